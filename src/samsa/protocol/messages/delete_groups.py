@@ -1,0 +1,24 @@
+"""DeleteGroups (key 42): remove empty groups and their committed offsets."""
+
+from samsa.protocol.schema import F, api
+
+API = api(
+    42,
+    "DeleteGroups",
+    valid="0-2",
+    flexible="2+",
+    request=[
+        F("groups_names", "[]string"),
+    ],
+    response=[
+        F("throttle_time_ms", "int32"),
+        F(
+            "results",
+            "[]struct",
+            fields=[
+                F("group_id", "string"),
+                F("error_code", "int16"),
+            ],
+        ),
+    ],
+)

@@ -1,0 +1,54 @@
+"""WriteTxnMarkers (key 27): the transaction coordinator asks partition leaders to write commit/abort markers."""
+
+from samsa.protocol.schema import F, api
+
+API = api(
+    27,
+    "WriteTxnMarkers",
+    valid="0-1",
+    flexible="1+",
+    request=[
+        F(
+            "markers",
+            "[]struct",
+            fields=[
+                F("producer_id", "int64"),
+                F("producer_epoch", "int16"),
+                F("transaction_result", "bool"),
+                F(
+                    "topics",
+                    "[]struct",
+                    fields=[
+                        F("name", "string"),
+                        F("partition_indexes", "[]int32"),
+                    ],
+                ),
+                F("coordinator_epoch", "int32"),
+            ],
+        ),
+    ],
+    response=[
+        F(
+            "markers",
+            "[]struct",
+            fields=[
+                F("producer_id", "int64"),
+                F(
+                    "topics",
+                    "[]struct",
+                    fields=[
+                        F("name", "string"),
+                        F(
+                            "partitions",
+                            "[]struct",
+                            fields=[
+                                F("partition_index", "int32"),
+                                F("error_code", "int16"),
+                            ],
+                        ),
+                    ],
+                ),
+            ],
+        ),
+    ],
+)
