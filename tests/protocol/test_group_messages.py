@@ -10,6 +10,7 @@ of ``kafka.protocol.old`` (older versions) and the JSON-driven
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -591,3 +592,153 @@ def test_heartbeat_bytes_match_a_hand_written_frame() -> None:
     assert encode_message(12, 0, body, True) == b"\x00\x01g\x00\x00\x00\x03\x00\x01m"
     # v4: compact strings (length + 1), a null compact string is 0, then an empty tag section.
     assert encode_message(12, 4, body, True) == b"\x02g\x00\x00\x00\x03\x02m\x00\x00"
+
+
+# ----------------------------------------------------------------------------- kafka-python oracles
+
+kp_consumer = pytest.importorskip("kafka.protocol.consumer")
+kp_metadata = pytest.importorskip("kafka.protocol.metadata")
+kp_producer = pytest.importorskip("kafka.protocol.producer")
+kp_admin = pytest.importorskip("kafka.protocol.admin")
+kp_old_group = pytest.importorskip("kafka.protocol.old.group")
+kp_old_commit = pytest.importorskip("kafka.protocol.old.commit")
+kp_old_find = pytest.importorskip("kafka.protocol.old.find_coordinator")
+
+# Our API key -> kafka-python's JSON-driven (request, response) message classes.
+KP_MESSAGES: dict[int, tuple[Any, Any]] = {
+    8: (kp_consumer.OffsetCommitRequest, kp_consumer.OffsetCommitResponse),
+    9: (kp_consumer.OffsetFetchRequest, kp_consumer.OffsetFetchResponse),
+    10: (kp_metadata.FindCoordinatorRequest, kp_metadata.FindCoordinatorResponse),
+    11: (kp_consumer.JoinGroupRequest, kp_consumer.JoinGroupResponse),
+    12: (kp_consumer.HeartbeatRequest, kp_consumer.HeartbeatResponse),
+    13: (kp_consumer.LeaveGroupRequest, kp_consumer.LeaveGroupResponse),
+    14: (kp_consumer.SyncGroupRequest, kp_consumer.SyncGroupResponse),
+    15: (kp_admin.DescribeGroupsRequest, kp_admin.DescribeGroupsResponse),
+    16: (kp_admin.ListGroupsRequest, kp_admin.ListGroupsResponse),
+    42: (kp_admin.DeleteGroupsRequest, kp_admin.DeleteGroupsResponse),
+    47: (kp_consumer.OffsetDeleteRequest, kp_consumer.OffsetDeleteResponse),
+    24: (kp_producer.AddPartitionsToTxnRequest, kp_producer.AddPartitionsToTxnResponse),
+    25: (kp_producer.AddOffsetsToTxnRequest, kp_producer.AddOffsetsToTxnResponse),
+    26: (kp_producer.EndTxnRequest, kp_producer.EndTxnResponse),
+    28: (kp_producer.TxnOffsetCommitRequest, kp_producer.TxnOffsetCommitResponse),
+    27: (kp_producer.WriteTxnMarkersRequest, kp_producer.WriteTxnMarkersResponse),
+    66: (kp_admin.ListTransactionsRequest, kp_admin.ListTransactionsResponse),
+    65: (kp_admin.DescribeTransactionsRequest, kp_admin.DescribeTransactionsResponse),
+}
+
+# kafka-python's hand-written classes (indexed by version), independent of Kafka's JSON.
+KP_OLD: dict[int, tuple[list[Any], list[Any]]] = {
+    8: (kp_old_commit.OffsetCommitRequest, kp_old_commit.OffsetCommitResponse),
+    9: (kp_old_commit.OffsetFetchRequest, kp_old_commit.OffsetFetchResponse),
+    10: (kp_old_find.FindCoordinatorRequest, kp_old_find.FindCoordinatorResponse),
+    11: (kp_old_group.JoinGroupRequest, kp_old_group.JoinGroupResponse),
+    12: (kp_old_group.HeartbeatRequest, kp_old_group.HeartbeatResponse),
+    13: (kp_old_group.LeaveGroupRequest, kp_old_group.LeaveGroupResponse),
+    14: (kp_old_group.SyncGroupRequest, kp_old_group.SyncGroupResponse),
+}
+
+
+# kafka-python shows these int32 bit masks as sets of bit numbers (None = "not asked").
+KP_BITFIELDS = frozenset({"authorized_operations"})
+
+
+def _to_bits(mask: int) -> set[int] | None:
+    return None if mask == -(2**31) else {b for b in range(32) if mask >> b & 1}
+
+
+def _from_kp(value: Any) -> Any:
+    """kafka-python's decoded dicts in our shape: bit sets back to int32 masks."""
+    if isinstance(value, dict):
+        return {k: (_from_bits(v) if k in KP_BITFIELDS else _from_kp(v)) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_from_kp(v) for v in value]
+    return value
+
+
+def _from_bits(bits: set[int] | None) -> int:
+    if bits is None:
+        return -(2**31)
+    mask = sum(1 << b for b in bits)
+    return mask - (1 << 32) if mask >= 1 << 31 else mask
+
+
+def _snake(name: str) -> str:
+    s = re.sub(r"(?<=[a-z0-9])([A-Z])", r"_\1", name)
+    return re.sub(r"(?<=[A-Z])([A-Z][a-z])", r"_\1", s).lower()
+
+
+def kp_build(top: Any, cls: Any, json_fields: list[dict[str, Any]], body: dict[str, Any]) -> Any:
+    """Build a kafka-python message object from one of our bodies, nested classes and all."""
+    values: dict[str, Any] = {}
+    for jf in json_fields:
+        name = _snake(jf["name"])
+        if name not in body:
+            continue
+        value = body[name]
+        if name in KP_BITFIELDS:
+            value = _to_bits(value)
+        type_name = jf["type"].removeprefix("[]")
+        if value is not None and type_name[0].isupper():
+            nested = getattr(cls, type_name, None) or getattr(top, type_name)
+            nested_fields = jf.get("fields") or next(
+                s["fields"] for s in top.json.get("commonStructs", []) if s["name"] == type_name
+            )
+            if jf["type"].startswith("[]"):
+                value = [kp_build(top, nested, nested_fields, v) for v in value]
+            else:
+                value = kp_build(top, nested, nested_fields, value)
+        values[name] = value
+    return cls(**values)
+
+
+def present_only(fields: tuple[Field, ...], version: int, body: dict[str, Any]) -> dict[str, Any]:
+    """The fields of ``body`` that exist at ``version`` (defaults of absent ones differ by library)."""
+    out: dict[str, Any] = {}
+    for f in fields:
+        if version not in f.versions:
+            continue
+        value = body[f.name]
+        if value is not None and f.type == "[]struct":
+            value = [present_only(f.fields, version, v) for v in value]
+        out[f.name] = value
+    return out
+
+
+def wire_tuple(fields: tuple[Field, ...], version: int, body: dict[str, Any]) -> tuple[Any, ...]:
+    """Our body as positional values in wire order, the form kafka-python's old Structs take."""
+    out = []
+    for f in fields:
+        if version not in f.versions:
+            continue
+        value = body[f.name]
+        if value is not None and f.type == "[]struct":
+            value = [wire_tuple(f.fields, version, v) for v in value]
+        out.append(value)
+    return tuple(out)
+
+
+@pytest.mark.parametrize("case", [c for c in cases() if c[0] in KP_MESSAGES], ids=case_id)
+def test_bytes_match_kafka_python_messages(case: tuple[int, int, bool]) -> None:
+    key, version, request = case
+    cls = KP_MESSAGES[key][0 if request else 1]
+    body = body_at(key, version, request)
+    ours = encode_message(key, version, body, request)
+    theirs = kp_build(cls, cls, cls.json["fields"], body)
+    assert bytes(theirs.encode(version=version)) == ours
+    api = APIS[key]
+    fields = api.request if request else api.response
+    decoded = _from_kp(cls.decode(ours, version=version).to_dict(json=False))
+    assert present_only(fields, version, decoded) == present_only(fields, version, body)
+
+
+OLD_CASES = [c for c in cases() if c[0] in KP_OLD and c[1] < len(KP_OLD[c[0]][0 if c[2] else 1])]
+
+
+@pytest.mark.parametrize("case", OLD_CASES, ids=case_id)
+def test_bytes_match_kafka_python_hand_written_structs(case: tuple[int, int, bool]) -> None:
+    key, version, request = case
+    cls = KP_OLD[key][0 if request else 1][version]
+    api = APIS[key]
+    body = body_at(key, version, request)
+    theirs = cls(*wire_tuple(api.request if request else api.response, version, body)).encode()
+    assert encode_message(key, version, body, request) == bytes(theirs)
