@@ -200,10 +200,33 @@ class RecordBatchBuilder:
     def has_room_for(
         self, key: bytes | None, value: bytes | None, headers: Sequence[RecordHeader] | None = None
     ) -> bool:
-        """Whether one more record keeps the batch within ``batch_size``."""
+        """Whether one more record keeps the batch within ``batch_size``.
+
+        Uses the worst-case record overhead, so a batch may close a few bytes
+        early but never overshoots (except for its first record).
+        """
         if self._count == 0:
             return True
-        return self.estimated_size() + estimate_record_size(key, value, headers) <= self._batch_size
+        size = BATCH_HEADER_SIZE + MAX_RECORD_OVERHEAD + len(self._buf)
+        if key is not None:
+            size += len(key)
+        if value is not None:
+            size += len(value)
+        if headers:
+            size += estimate_record_size(None, None, headers) - MAX_RECORD_OVERHEAD
+        return size <= self._batch_size
+
+    def try_append(
+        self,
+        timestamp_ms: int,
+        key: bytes | None,
+        value: bytes | None,
+        headers: Sequence[RecordHeader] | None = None,
+    ) -> int | None:
+        """Append if the record fits (see :meth:`has_room_for`); None when full."""
+        if self._count and not self.has_room_for(key, value, headers):
+            return None
+        return self.append(timestamp_ms, key, value, headers)
 
     def estimated_size(self) -> int:
         """Bytes of the batch if built uncompressed now (compression only shrinks it)."""
