@@ -141,7 +141,7 @@ def test_set_log_append_time_recomputes_crc_and_overrides_record_timestamps() ->
     assert header.max_timestamp == 99_999
     assert header.compression is Compression.SNAPPY
     validate_batch(data, 0, header)
-    (_, records), = decode_records(data)
+    ((_, records),) = decode_records(data)
     assert [r.timestamp for r in records] == [99_999] * 3
 
 
@@ -174,14 +174,22 @@ def test_validate_client_batch_rules() -> None:
     good = make_batch(2, producer_id=1, producer_epoch=0, base_sequence=0)
     validate_client_batch(good, 0, read_batch_header(good), max_batch_bytes=len(good))
     assert (
-        codes(validate_client_batch, good, 0, read_batch_header(good), max_batch_bytes=len(good) - 1)
+        codes(
+            validate_client_batch, good, 0, read_batch_header(good), max_batch_bytes=len(good) - 1
+        )
         == ErrorCode.MESSAGE_TOO_LARGE
     )
     no_seq = make_batch(2, producer_id=1, producer_epoch=0)
-    assert codes(validate_client_batch, no_seq, 0, read_batch_header(no_seq)) == ErrorCode.INVALID_RECORD
+    assert (
+        codes(validate_client_batch, no_seq, 0, read_batch_header(no_seq))
+        == ErrorCode.INVALID_RECORD
+    )
     marker = control_batch(ControlType.COMMIT, producer_id=1, producer_epoch=0, timestamp_ms=5)
     validate_batch(marker, 0, read_batch_header(marker))
-    assert codes(validate_client_batch, marker, 0, read_batch_header(marker)) == ErrorCode.INVALID_RECORD
+    assert (
+        codes(validate_client_batch, marker, 0, read_batch_header(marker))
+        == ErrorCode.INVALID_RECORD
+    )
     # records_count disagreeing with last_offset_delta, CRC made valid again
     bad = bytearray(good)
     struct.pack_into(">i", bad, 23, 5)

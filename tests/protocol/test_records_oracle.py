@@ -133,9 +133,7 @@ def test_transactional_header_matches_kafka_python() -> None:
 
 
 def test_multi_batch_fetch_blob_with_truncated_tail() -> None:
-    blob = b"".join(
-        build_kafka_python(codec, sample_records(10 + int(codec))) for codec in CODECS
-    )
+    blob = b"".join(build_kafka_python(codec, sample_records(10 + int(codec))) for codec in CODECS)
     full = [len(records) for _, records in decode_records(blob)]
     assert full == [10, 11, 12, 13, 14]
     assert [len(r) for _, r in decode_records(blob[:-1])] == full[:-1]

@@ -229,7 +229,13 @@ class RecordBatchBuilder:
         return self.append(timestamp_ms, key, value, headers)
 
     def estimated_size(self) -> int:
-        """Bytes of the batch if built uncompressed now (compression only shrinks it)."""
+        """Bytes of the batch if built uncompressed now; the exact size once built.
+
+        Compression is not estimated: the accumulator closes batches on the
+        uncompressed size, as kafka-python does, which is never too big.
+        """
+        if self._built_records is not None:
+            return BATCH_HEADER_SIZE + len(self._built_records)
         return BATCH_HEADER_SIZE + len(self._buf)
 
     @property
