@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import struct
+from typing import Any
 
 import pytest
 from crc32c import crc32c
@@ -26,8 +27,8 @@ from samsa.protocol.records import (
 )
 
 
-def make_batch(count: int = 3, codec: Compression = Compression.NONE, **kwargs: object) -> bytes:
-    builder = RecordBatchBuilder(codec, **kwargs)  # type: ignore[arg-type]
+def make_batch(count: int = 3, codec: Compression = Compression.NONE, **kwargs: Any) -> bytes:
+    builder = RecordBatchBuilder(codec, **kwargs)
     for i in range(count):
         builder.append(1_000 + i, f"k{i}".encode(), f"value-{i}".encode() * 5)
     return builder.build()

@@ -140,3 +140,23 @@ def test_record_count_larger_than_records_is_decode_error() -> None:
     struct.pack_into(">i", data, 57, 1)
     with pytest.raises(DecodeError):
         list(decode_records(data, check_crc=False))
+
+
+def test_try_append_sizes_exactly_and_leaves_the_batch_unchanged_when_full() -> None:
+    builder = RecordBatchBuilder(batch_size=400)
+    assert builder.try_append(100, None, b"x" * 1_000) == 0  # first record always fits
+    assert builder.try_append(200, None, b"y") is None
+    builder = RecordBatchBuilder(batch_size=400)
+    deltas = []
+    while (delta := builder.try_append(50 - len(deltas), b"k", b"v" * 50)) is not None:
+        deltas.append(delta)
+    assert deltas == list(range(len(deltas)))
+    assert builder.estimated_size() <= 400 < builder.estimated_size() + 60
+    assert builder.try_append(10**6, None, b"z" * 500) is None
+    assert builder.max_timestamp == 50  # the refused record left no trace
+    data = builder.build()
+    assert len(data) == builder.estimated_size()
+    ((header, records),) = decode_records(data)
+    assert header.records_count == len(deltas)
+    assert header.base_timestamp == 50 and header.max_timestamp == 50
+    assert [r.timestamp for r in records] == [50 - i for i in deltas]

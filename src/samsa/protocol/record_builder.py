@@ -59,6 +59,7 @@ _TABLE_SIZE = 1 << 14
 _VARINT: list[bytes] = [varint_bytes(v) for v in range(_TABLE_SIZE)] + [
     varint_bytes(v) for v in range(-_TABLE_SIZE, 0)
 ]
+_UNLIMITED = 1 << 62
 _NULL = b"\x01"  # varint -1: a null key, value or header value
 _ZERO = b"\x00"  # record attributes, or an empty header list
 
@@ -159,22 +160,43 @@ class RecordBatchBuilder:
         key: bytes | None,
         value: bytes | None,
         headers: Sequence[RecordHeader] | None = None,
-        *,
+    ) -> int:
+        """Encode one record at the next offset delta and return that delta."""
+        delta = self._add(timestamp_ms, key, value, headers, _UNLIMITED)
+        assert delta is not None
+        return delta
+
+    def try_append(
+        self,
+        timestamp_ms: int,
+        key: bytes | None,
+        value: bytes | None,
+        headers: Sequence[RecordHeader] | None = None,
+    ) -> int | None:
+        """Append unless the encoded record would take the batch past ``batch_size``.
+
+        Returns the offset delta, or None (nothing changed) when the batch is
+        full; the first record is always accepted.  This is the producer's
+        path: one call that sizes the record exactly.
+        """
+        return self._add(timestamp_ms, key, value, headers, self._batch_size - BATCH_HEADER_SIZE)
+
+    def _add(
+        self,
+        timestamp_ms: int,
+        key: bytes | None,
+        value: bytes | None,
+        headers: Sequence[RecordHeader] | None,
+        room: int,
         _table: list[bytes] = _VARINT,
         _limit: int = _TABLE_SIZE,
         _len: Callable[[Sized], int] = len,
-    ) -> int:
-        """Encode one record at the next offset delta and return that delta."""
+    ) -> int | None:
+        # The hot loop of the producer: keep it free of calls and objects.
         if self._built_records is not None:
             raise RuntimeError("cannot append to a batch that has been built")
         n = self._count
-        if n:
-            delta = timestamp_ms - self._base_timestamp
-            if timestamp_ms > self._max_timestamp:
-                self._max_timestamp = timestamp_ms
-        else:
-            self._base_timestamp = self._max_timestamp = timestamp_ms
-            delta = 0
+        delta = timestamp_ms - self._base_timestamp if n else 0
         pre = (_table[delta] if -_limit <= delta < _limit else varint_bytes(delta)) + (
             _table[n] if n < _limit else varint_bytes(n)
         )
@@ -193,17 +215,26 @@ class RecordBatchBuilder:
         else:
             pre += _ZERO
         size = _len(pre) + 1  # + the attributes byte
-        self._buf += (_table[size] if size < _limit else varint_bytes(size)) + _ZERO + pre
+        record = (_table[size] if size < _limit else varint_bytes(size)) + _ZERO + pre
+        buf = self._buf
+        if n:
+            if _len(buf) + _len(record) > room:
+                return None
+            if timestamp_ms > self._max_timestamp:
+                self._max_timestamp = timestamp_ms
+        else:
+            self._base_timestamp = self._max_timestamp = timestamp_ms
+        buf += record
         self._count = n + 1
         return n
 
     def has_room_for(
         self, key: bytes | None, value: bytes | None, headers: Sequence[RecordHeader] | None = None
     ) -> bool:
-        """Whether one more record keeps the batch within ``batch_size``.
+        """Whether one more record surely keeps the batch within ``batch_size``.
 
-        Uses the worst-case record overhead, so a batch may close a few bytes
-        early but never overshoots (except for its first record).
+        Uses the worst-case record overhead, so it may say no a few bytes
+        early; :meth:`try_append` sizes exactly.
         """
         if self._count == 0:
             return True
@@ -215,18 +246,6 @@ class RecordBatchBuilder:
         if headers:
             size += estimate_record_size(None, None, headers) - MAX_RECORD_OVERHEAD
         return size <= self._batch_size
-
-    def try_append(
-        self,
-        timestamp_ms: int,
-        key: bytes | None,
-        value: bytes | None,
-        headers: Sequence[RecordHeader] | None = None,
-    ) -> int | None:
-        """Append if the record fits (see :meth:`has_room_for`); None when full."""
-        if self._count and not self.has_room_for(key, value, headers):
-            return None
-        return self.append(timestamp_ms, key, value, headers)
 
     def estimated_size(self) -> int:
         """Bytes of the batch if built uncompressed now; the exact size once built.
