@@ -36,14 +36,23 @@ from samsa.errors import DecodeError, ErrorCode, KafkaError
 from samsa.protocol.compression import Compression
 
 __all__ = [
+    "ATTRIBUTES_OFFSET",
     "BATCH_HEADER_SIZE",
+    "COMPRESSION_MASK",
+    "CONTROL_MASK",
+    "CRC_OFFSET",
     "CURRENT_MAGIC",
+    "DELETE_HORIZON_MASK",
     "LOG_OVERHEAD",
     "NO_PARTITION_LEADER_EPOCH",
     "NO_PRODUCER_EPOCH",
     "NO_PRODUCER_ID",
     "NO_SEQUENCE",
     "RECORD_BATCH_OVERHEAD",
+    "TIMESTAMP_CREATE_TIME",
+    "TIMESTAMP_LOG_APPEND_TIME",
+    "TIMESTAMP_TYPE_MASK",
+    "TRANSACTIONAL_MASK",
     "BatchHeader",
     "BufferLike",
     "batch_crc",
