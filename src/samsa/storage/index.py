@@ -1,0 +1,251 @@
+"""Sparse offset and time indexes of a segment, in Kafka's on-disk format.
+
+``<base>.index`` (OffsetIndex) holds 8-byte entries: relative offset (int32,
+offset - segment base) and file position (int32) of a batch.  ``<base>.timeindex``
+(TimeIndex) holds 12-byte entries: timestamp (int64) and relative offset
+(int32).  All big-endian, no header, entries sorted by both fields.
+
+Kafka preallocates index files to ``segment.index.bytes`` and trims them on
+roll; we simply append entries, so a file's length is always a whole number of
+valid entries and Kafka's tools can read it at any moment.  The entries are
+mirrored in memory (a few MB at most per 1 GB segment) so lookups are a binary
+search without syscalls.
+
+Indexes are caches.  The log is written before its index entries, so after a
+crash an index may lag behind the log or end with a torn entry; the loader
+runs ``sanity_check`` and rebuilds any index that fails it (or is missing) by
+scanning the segment.  Nothing else depends on an index being durable.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import struct
+from pathlib import Path
+
+_OFFSET_ENTRY = struct.Struct(">ii")
+_TIME_ENTRY = struct.Struct(">qi")
+
+
+class CorruptIndexError(Exception):
+    """An index file that fails its sanity check; the caller rebuilds it."""
+
+
+class _Index:
+    """Append-only file of fixed-size entries plus its in-memory mirror."""
+
+    entry_struct: struct.Struct
+
+    def __init__(self, path: Path, base_offset: int, max_index_bytes: int) -> None:
+        self.path = path
+        self.base_offset = base_offset
+        size = self.entry_struct.size
+        self.max_entries = max(1, max_index_bytes // size)
+        self._fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        data = bytearray()
+        length = os.fstat(self._fd).st_size
+        while len(data) < length:
+            chunk = os.pread(self._fd, length - len(data), len(data))
+            if not chunk:
+                break
+            data += chunk
+        self._torn = len(data) % size != 0
+        del data[len(data) - len(data) % size :]
+        self._data = data
+        self._entries = len(data) // size
+
+    @property
+    def entries(self) -> int:
+        return self._entries
+
+    def is_full(self) -> bool:
+        return self._entries >= self.max_entries
+
+    def size_bytes(self) -> int:
+        return len(self._data)
+
+    def _entry(self, n: int) -> tuple[int, int]:
+        a, b = self.entry_struct.unpack_from(self._data, n * self.entry_struct.size)
+        return int(a), int(b)
+
+    def _append_entry(self, a: int, b: int) -> None:
+        raw = self.entry_struct.pack(a, b)
+        os.pwrite(self._fd, raw, len(self._data))
+        self._data += raw
+        self._entries += 1
+
+    def _truncate_entries(self, n: int) -> None:
+        if n < self._entries or self._torn:
+            self._entries = n
+            del self._data[n * self.entry_struct.size :]
+            os.ftruncate(self._fd, len(self._data))
+            self._torn = False
+
+    def _search(self, target: int, field: int) -> int:
+        """Index of the last entry whose ``field`` <= target, or -1."""
+        lo, hi = 0, self._entries - 1
+        found = -1
+        while lo <= hi:
+            mid = (lo + hi) >> 1
+            if self._entry(mid)[field] <= target:
+                found = mid
+                lo = mid + 1
+            else:
+                hi = mid - 1
+        return found
+
+    def reset(self) -> None:
+        """Drop every entry (before a rebuild)."""
+        self._entries = 0
+        self._data = bytearray()
+        os.ftruncate(self._fd, 0)
+        self._torn = False
+
+    def flush(self) -> None:
+        os.fsync(self._fd)
+
+    def rename(self, path: Path) -> None:
+        os.replace(self.path, path)
+        self.path = path
+
+    def close(self) -> None:
+        if self._fd >= 0:
+            os.close(self._fd)
+            self._fd = -1
+
+    def delete(self) -> None:
+        self.close()
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(self.path)
+
+    def __del__(self) -> None:
+        if getattr(self, "_fd", -1) >= 0:
+            with contextlib.suppress(OSError):
+                os.close(self._fd)
+
+
+class OffsetIndex(_Index):
+    """Maps an offset to the file position of the batch to start scanning from.
+
+    Each entry is (last offset of a batch, position of that batch), as Kafka
+    writes them, so the batch holding offset ``o`` starts at or after the
+    position of the last entry whose offset is <= ``o``."""
+
+    entry_struct = _OFFSET_ENTRY
+
+    def sanity_check(self, log_size: int) -> None:
+        if self._torn:
+            raise CorruptIndexError(f"{self.path}: length is not a multiple of 8")
+        if self._entries:
+            rel, pos = self._entry(self._entries - 1)
+            if rel < 0 or pos < 0 or pos >= log_size:
+                raise CorruptIndexError(f"{self.path}: last entry ({rel}, {pos}) is out of range")
+            if self._entries > 1 and self._entry(self._entries - 2) >= (rel, pos):
+                raise CorruptIndexError(f"{self.path}: entries are not increasing")
+
+    def last_entry(self) -> tuple[int, int]:
+        """(offset, position) of the last entry, or (base_offset, 0)."""
+        if not self._entries:
+            return self.base_offset, 0
+        rel, pos = self._entry(self._entries - 1)
+        return self.base_offset + rel, pos
+
+    def append(self, offset: int, position: int) -> None:
+        """Add an entry; entries must grow in both offset and position.
+
+        Crash behaviour: written after the log bytes it points to and never
+        fsynced here; a lost or torn entry is repaired by the rebuild."""
+        rel = offset - self.base_offset
+        if self._entries:
+            last_rel, last_pos = self._entry(self._entries - 1)
+            if rel <= last_rel or position <= last_pos:
+                raise ValueError(
+                    f"{self.path}: entry ({offset}, {position}) does not follow "
+                    f"({self.base_offset + last_rel}, {last_pos})"
+                )
+        self._append_entry(rel, position)
+
+    def lookup(self, offset: int) -> tuple[int, int]:
+        """(offset, position) of the last entry with offset <= ``offset``, or
+        (base_offset, 0) when there is none."""
+        n = self._search(offset - self.base_offset, 0)
+        if n < 0:
+            return self.base_offset, 0
+        rel, pos = self._entry(n)
+        return self.base_offset + rel, pos
+
+    def lookup_by_position(self, position: int) -> tuple[int, int]:
+        """(offset, position) of the last entry with position <= ``position``."""
+        n = self._search(position, 1)
+        if n < 0:
+            return self.base_offset, 0
+        rel, pos = self._entry(n)
+        return self.base_offset + rel, pos
+
+    def truncate_to_position(self, position: int) -> None:
+        """Drop entries that point at or beyond ``position`` (the log was cut there)."""
+        self._truncate_entries(self._search(position - 1, 1) + 1)
+
+
+class TimeIndex(_Index):
+    """Maps a timestamp to the offset from which to scan for it.
+
+    Entries are (max timestamp seen so far in the segment, offset of the batch
+    that raised it) and are added only when the timestamp grows, so every batch
+    before an entry's offset has only timestamps below the entry's."""
+
+    entry_struct = _TIME_ENTRY
+
+    def sanity_check(self, log_size: int) -> None:
+        del log_size
+        if self._torn:
+            raise CorruptIndexError(f"{self.path}: length is not a multiple of 12")
+        if self._entries:
+            ts, rel = self._entry(self._entries - 1)
+            if rel < 0 or ts < self._entry(0)[0]:
+                raise CorruptIndexError(f"{self.path}: last entry ({ts}, {rel}) is out of order")
+
+    def last_entry(self) -> tuple[int, int]:
+        """(timestamp, offset) of the last entry, or (-1, base_offset)."""
+        if not self._entries:
+            return -1, self.base_offset
+        ts, rel = self._entry(self._entries - 1)
+        return ts, self.base_offset + rel
+
+    def maybe_append(self, timestamp: int, offset: int, *, skip_full_check: bool = False) -> None:
+        """Add (timestamp, offset) if the timestamp is larger than the last entry's.
+
+        ``skip_full_check`` lets the final entry be written when a segment is
+        rolled or closed, even into a full index (as Kafka does), so the
+        segment's max timestamp survives a restart.  Crash behaviour: as for the
+        offset index, a lost entry is rebuilt from the log."""
+        if timestamp < 0:
+            return
+        if self.is_full() and not skip_full_check:
+            raise ValueError(f"{self.path}: time index is full")
+        if self._entries:
+            last_ts, last_rel = self._entry(self._entries - 1)
+            if timestamp <= last_ts:
+                return
+            rel = max(offset - self.base_offset, last_rel)
+        else:
+            rel = offset - self.base_offset
+        self._append_entry(timestamp, rel)
+
+    def lookup(self, timestamp: int) -> tuple[int, int]:
+        """(timestamp, offset) of the last entry with timestamp <= ``timestamp``,
+        or (-1, base_offset) when there is none."""
+        n = self._search(timestamp, 0)
+        if n < 0:
+            return -1, self.base_offset
+        ts, rel = self._entry(n)
+        return ts, self.base_offset + rel
+
+    def truncate_to_offset(self, offset: int) -> None:
+        """Drop entries whose offset is >= ``offset``."""
+        rel = offset - self.base_offset
+        n = self._entries
+        while n > 0 and self._entry(n - 1)[1] >= rel:
+            n -= 1
+        self._truncate_entries(n)

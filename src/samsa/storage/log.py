@@ -1,0 +1,558 @@
+"""The log of one partition: an ordered list of segments in ``<topic>-<partition>/``.
+
+Offsets grow without gaps on the leader: ``append`` stamps each incoming batch
+with the next offset (rewriting only the base offset and leader epoch fields,
+which lie outside the CRC) and never decodes records.  The last segment is
+the active one; it is rolled when full (``segment.bytes``), old
+(``segment.ms``), when an index is full, or when offsets no longer fit the
+indexes' 32-bit relative offsets.
+
+Invariants: ``log_start_offset <= recovery_point <= log_end_offset``... except
+that the recovery point may lag the start after ``delete_records``; segments
+are contiguous and sorted; only the last segment is written to.
+
+Durability: appends stay in the page cache (Kafka's default); ``flush.messages``
+forces an fsync every N messages, ``flush.ms`` is applied by
+``LogManager.flush_dirty``; a rolled segment is fsynced by the next
+``flush_dirty`` (so a roll never blocks the appender on a 1 GB fsync); a clean
+``close`` fsyncs everything.  The recovery point is the offset below which all
+data is known to be on disk; recovery after a crash starts there.
+
+Thread-safety: every public method takes the log's lock, so the broker may run
+fsyncs and retention in a worker thread while the event loop appends.
+"""
+
+from __future__ import annotations
+
+import bisect
+import logging
+import shutil
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from samsa.errors import ErrorCode, KafkaError
+from samsa.protocol.record_batch import (
+    BatchHeader,
+    iter_batches,
+    read_batch_header,
+    set_log_append_time,
+    stamp_batch,
+)
+from samsa.storage.file_region import FileRegion
+from samsa.storage.log_config import LogConfig
+from samsa.storage.log_loader import load_log, open_segment
+from samsa.storage.segment import LogSegment
+
+logger = logging.getLogger("samsa.storage")
+
+Clock = Callable[[], int]
+
+
+def wall_clock_ms() -> int:
+    return time.time_ns() // 1_000_000
+
+
+@dataclass(slots=True, frozen=True)
+class AppendInfo:
+    """What an append did.  ``offset_of_max_timestamp`` is the last offset of
+    the batch holding the max timestamp (batch granularity, like Kafka's
+    shallow offset); ``log_append_time`` is -1 for CreateTime."""
+
+    first_offset: int
+    last_offset: int
+    max_timestamp: int
+    offset_of_max_timestamp: int
+    log_append_time: int
+    num_batches: int
+    valid_bytes: int
+
+
+@dataclass(slots=True, frozen=True)
+class FetchDataInfo:
+    """Result of a read: whole batches starting with the one holding
+    ``fetch_offset`` (possibly before it), as a FileRegion to sendfile, or
+    ``b""`` when there is nothing to return."""
+
+    fetch_offset: int
+    records: FileRegion | bytes
+    segment_base_offset: int
+    position: int
+
+
+class Log:
+    """One partition's log.  Open with ``Log.open``."""
+
+    def __init__(
+        self,
+        directory: Path,
+        topic: str,
+        partition: int,
+        config: LogConfig,
+        segments: list[LogSegment],
+        *,
+        log_start_offset: int,
+        next_offset: int,
+        recovery_point: int,
+        clock: Clock,
+    ) -> None:
+        self.directory = directory
+        self.topic = topic
+        self.partition = partition
+        self.config = config
+        self.name = f"{topic}-{partition}"
+        self._segments = segments
+        self._bases = [s.base_offset for s in segments]
+        self._log_start_offset = log_start_offset
+        self._next_offset = next_offset
+        self._recovery_point = recovery_point
+        self._clock = clock
+        self._lock = threading.RLock()
+        self._last_flush_ms = clock()
+        self._closed = False
+
+    @classmethod
+    def open(
+        cls,
+        directory: Path,
+        topic: str,
+        partition: int,
+        config: LogConfig,
+        *,
+        recovery_point: int = 0,
+        log_start_offset: int = 0,
+        had_clean_shutdown: bool = False,
+        clock: Clock = wall_clock_ms,
+    ) -> Log:
+        """Open (creating the directory if needed) and recover; see log_loader."""
+        directory.mkdir(parents=True, exist_ok=True)
+        loaded = load_log(
+            directory,
+            f"{topic}-{partition}",
+            config,
+            recovery_point=recovery_point,
+            log_start_offset=log_start_offset,
+            had_clean_shutdown=had_clean_shutdown,
+            now_ms=clock(),
+        )
+        return cls(
+            directory,
+            topic,
+            partition,
+            config,
+            loaded.segments,
+            log_start_offset=loaded.log_start_offset,
+            next_offset=loaded.next_offset,
+            recovery_point=loaded.recovery_point,
+            clock=clock,
+        )
+
+    # -- facts ------------------------------------------------------------
+
+    @property
+    def log_start_offset(self) -> int:
+        return self._log_start_offset
+
+    @property
+    def log_end_offset(self) -> int:
+        return self._next_offset
+
+    @property
+    def recovery_point(self) -> int:
+        return self._recovery_point
+
+    @property
+    def active_segment(self) -> LogSegment:
+        return self._segments[-1]
+
+    @property
+    def segments(self) -> list[LogSegment]:
+        """A snapshot of the segments, oldest first."""
+        return list(self._segments)
+
+    @property
+    def size_bytes(self) -> int:
+        return sum(s.size for s in self._segments)
+
+    @property
+    def unflushed_messages(self) -> int:
+        return self._next_offset - self._recovery_point
+
+    # -- append -----------------------------------------------------------
+
+    def append(
+        self,
+        records: bytearray,
+        *,
+        assign_offsets: bool = True,
+        leader_epoch: int = 0,
+        log_append_time_ms: int | None = None,
+        now_ms: int | None = None,
+    ) -> AppendInfo:
+        """Append validated batches as bytes; return what was written.
+
+        As leader (``assign_offsets``) each batch is stamped in place with the
+        next offsets and ``leader_epoch``, and with ``log_append_time_ms`` (or
+        now, when the topic uses LogAppendTime) as its max timestamp.  As
+        follower the batches keep their offsets, which must not go backwards.
+        Crash behaviour: one write of all the bytes, then index entries, no
+        fsync (unless ``flush.messages`` is reached); a torn write is cut off
+        by recovery."""
+        with self._lock:
+            self._check_open()
+            now = self._clock() if now_ms is None else now_ms
+            if (
+                log_append_time_ms is None
+                and assign_offsets
+                and self.config.message_timestamp_type == "LogAppendTime"
+            ):
+                log_append_time_ms = now
+            headers: list[BatchHeader] = []
+            next_offset = self._next_offset
+            end = 0
+            for pos, header in iter_batches(records):
+                if assign_offsets:
+                    stamp_batch(records, pos, next_offset, leader_epoch)
+                    if log_append_time_ms is not None:
+                        set_log_append_time(records, pos, log_append_time_ms)
+                    header = read_batch_header(records, pos)
+                elif header.base_offset < next_offset:
+                    raise KafkaError(
+                        ErrorCode.CORRUPT_MESSAGE,
+                        f"[{self.name}] append of offset {header.base_offset} "
+                        f"below the log end offset {next_offset}",
+                    )
+                headers.append(header)
+                next_offset = header.next_offset
+                end = pos + header.size
+            if end != len(records):
+                raise KafkaError(
+                    ErrorCode.CORRUPT_MESSAGE,
+                    f"[{self.name}] {len(records) - end} trailing bytes do not form a batch",
+                )
+            if not headers:
+                return AppendInfo(self._next_offset, self._next_offset - 1, -1, -1, -1, 0, 0)
+            max_batch = max(headers, key=lambda h: h.max_timestamp)
+            segment = self._maybe_roll(len(records), headers, max_batch.max_timestamp, now)
+            segment.append(records, headers)
+            self._next_offset = next_offset
+            if self.unflushed_messages >= self.config.flush_messages:
+                self._flush(self._next_offset, now)
+            return AppendInfo(
+                first_offset=headers[0].base_offset,
+                last_offset=headers[-1].last_offset,
+                max_timestamp=max_batch.max_timestamp,
+                offset_of_max_timestamp=max_batch.last_offset,
+                log_append_time=-1 if log_append_time_ms is None else log_append_time_ms,
+                num_batches=len(headers),
+                valid_bytes=len(records),
+            )
+
+    def _maybe_roll(
+        self, size: int, headers: list[BatchHeader], max_timestamp: int, now_ms: int
+    ) -> LogSegment:
+        segment = self._segments[-1]
+        if segment.size == 0 and segment.can_hold_offset(headers[-1].last_offset):
+            return segment
+        jitter = (
+            segment.base_offset % self.config.segment_jitter_ms
+            if self.config.segment_jitter_ms
+            else 0
+        )
+        reason = ""
+        if segment.size > self.config.segment_bytes - size:
+            reason = f"size {segment.size} + {size} > segment.bytes {self.config.segment_bytes}"
+        elif segment.time_waited_for_roll(now_ms, max_timestamp) > self.config.segment_ms - jitter:
+            reason = f"segment.ms {self.config.segment_ms} elapsed"
+        elif segment.indexes_full():
+            reason = "index full"
+        elif not segment.can_hold_offset(headers[-1].last_offset):
+            reason = "offsets no longer fit the index"
+        if not reason:
+            return segment
+        logger.info("[%s] rolling segment %d: %s", self.name, segment.base_offset, reason)
+        return self._roll(headers[0].base_offset, now_ms)
+
+    def roll(self, now_ms: int | None = None) -> LogSegment:
+        """Start a new active segment at the log end offset (an empty active
+        segment is kept as is)."""
+        with self._lock:
+            return self._roll(self._next_offset, self._clock() if now_ms is None else now_ms)
+
+    def _roll(self, expected_next_offset: int, now_ms: int) -> LogSegment:
+        active = self._segments[-1]
+        new_base = max(expected_next_offset, self._next_offset)
+        if active.size == 0 and active.base_offset == new_base:
+            return active
+        active.on_become_inactive()
+        segment = open_segment(self.directory, new_base, self.config, now_ms)
+        self._segments.append(segment)
+        self._bases.append(new_base)
+        return segment
+
+    # -- read -------------------------------------------------------------
+
+    def read(
+        self,
+        offset: int,
+        max_bytes: int,
+        *,
+        min_one: bool = True,
+        max_offset: int | None = None,
+    ) -> FetchDataInfo:
+        """Whole batches from the one holding ``offset``: at most ``max_bytes``,
+        but at least the first batch when ``min_one``, and only batches that end
+        before ``max_offset`` (exclusive; the high watermark for consumers).
+        Raises KafkaError(OFFSET_OUT_OF_RANGE) outside [log start, log end]."""
+        with self._lock:
+            self._check_open()
+            if offset < self._log_start_offset or offset > self._next_offset:
+                raise KafkaError(
+                    ErrorCode.OFFSET_OUT_OF_RANGE,
+                    f"[{self.name}] offset {offset} is outside "
+                    f"[{self._log_start_offset}, {self._next_offset}]",
+                )
+            limit = self._next_offset if max_offset is None else min(max_offset, self._next_offset)
+            i = max(0, bisect.bisect_right(self._bases, offset) - 1)
+            while offset < limit and i < len(self._segments):
+                segment = self._segments[i]
+                next_base = self._bases[i + 1] if i + 1 < len(self._bases) else None
+                max_position = None
+                if limit <= segment.base_offset:
+                    break
+                if next_base is None or limit < next_base:
+                    found = segment.translate_offset(limit)
+                    max_position = found[0] if found else None
+                result = segment.read(offset, max_bytes, max_position=max_position, min_one=min_one)
+                if result is not None:
+                    return FetchDataInfo(
+                        offset, result.region, segment.base_offset, result.position
+                    )
+                i += 1
+            return FetchDataInfo(
+                offset, b"", self._segments[-1].base_offset, self._segments[-1].size
+            )
+
+    def iter_batch_headers(self, from_offset: int | None = None) -> Iterator[BatchHeader]:
+        """Headers of every batch holding offsets >= ``from_offset`` (default:
+        the log start), in order; used to rebuild producer state.  Iterates a
+        snapshot of the segments: do not interleave with truncation."""
+        start = self._log_start_offset if from_offset is None else from_offset
+        segments = self.segments
+        for i, segment in enumerate(segments):
+            if i + 1 < len(segments) and segments[i + 1].base_offset <= start:
+                continue
+            _, position = segment.offset_index.lookup(start)
+            for _, header in segment.iter_headers(position):
+                if header.last_offset >= start:
+                    yield header
+
+    def offset_for_timestamp(self, timestamp: int) -> tuple[int, int] | None:
+        """(offset, timestamp) of the earliest record whose timestamp is >=
+        ``timestamp`` (ListOffsets by time), or None if there is none."""
+        with self._lock:
+            for segment in self._segments:
+                if 0 <= segment.max_timestamp < timestamp:
+                    continue
+                found = segment.find_offset_by_timestamp(timestamp, self._log_start_offset)
+                if found is not None:
+                    return found
+            return None
+
+    def max_timestamp_and_offset(self) -> tuple[int, int] | None:
+        """(offset, timestamp) of the record with the largest timestamp
+        (ListOffsets -3), the earliest such record on ties; None if empty."""
+        with self._lock:
+            best: LogSegment | None = None
+            for segment in self._segments:
+                if best is None or segment.max_timestamp > best.max_timestamp:
+                    best = segment
+            if best is None or best.max_timestamp < 0:
+                return None
+            return best.record_with_max_timestamp()
+
+    # -- flush ------------------------------------------------------------
+
+    def flush(self, up_to_offset: int | None = None) -> None:
+        """fsync every segment holding offsets below ``up_to_offset`` (default:
+        the log end) and advance the recovery point to it."""
+        with self._lock:
+            self._flush(self._next_offset if up_to_offset is None else up_to_offset, self._clock())
+
+    def _flush(self, up_to_offset: int, now_ms: int) -> None:
+        up_to_offset = min(up_to_offset, self._next_offset)
+        if up_to_offset <= self._recovery_point:
+            return
+        first = max(0, bisect.bisect_right(self._bases, self._recovery_point) - 1)
+        for i in range(first, len(self._segments)):
+            if self._bases[i] >= up_to_offset:
+                break
+            self._segments[i].flush()
+        self._recovery_point = up_to_offset
+        self._last_flush_ms = now_ms
+
+    def flush_if_due(self, now_ms: int) -> None:
+        """Apply ``flush.ms`` and fsync segments that were rolled since the last
+        flush; the broker calls this periodically, off the event loop."""
+        with self._lock:
+            if self._closed:
+                return
+            if now_ms - self._last_flush_ms >= self.config.flush_ms:
+                self._flush(self._next_offset, now_ms)
+            elif self._bases[-1] > self._recovery_point:
+                self._flush(self._bases[-1], now_ms)
+
+    # -- truncation, retention ----------------------------------------------
+
+    def truncate_to(self, offset: int) -> bool:
+        """Remove every batch holding offsets >= ``offset`` (the whole batch
+        holding ``offset``); True if anything was removed.  Used by replicas
+        to drop a diverging suffix.  Crash behaviour: later segments are
+        deleted last-first, then the segment holding the offset is cut, so a
+        crash leaves a prefix of the old log, which recovery accepts."""
+        with self._lock:
+            self._check_open()
+            if offset >= self._next_offset:
+                return False
+            if offset < self._bases[0]:
+                self._truncate_fully_and_start_at(offset)
+                return True
+            while len(self._segments) > 1 and self._bases[-1] > offset:
+                self._bases.pop()
+                self._segments.pop().delete()
+            segment = self._segments[-1]
+            segment.truncate_to(offset)
+            self._next_offset = segment.read_next_offset()
+            self._recovery_point = min(self._recovery_point, self._next_offset)
+            self._log_start_offset = min(self._log_start_offset, self._next_offset)
+            logger.info("[%s] truncated to offset %d", self.name, self._next_offset)
+            return True
+
+    def truncate_fully_and_start_at(self, offset: int) -> None:
+        """Delete everything and continue as an empty log starting at ``offset``."""
+        with self._lock:
+            self._check_open()
+            self._truncate_fully_and_start_at(offset)
+
+    def _truncate_fully_and_start_at(self, offset: int) -> None:
+        for segment in reversed(self._segments):
+            segment.delete()
+        self._segments = [open_segment(self.directory, offset, self.config, self._clock())]
+        self._bases = [offset]
+        self._next_offset = self._log_start_offset = self._recovery_point = offset
+        logger.info("[%s] truncated fully; log now starts at %d", self.name, offset)
+
+    def delete_records(self, offset: int) -> int:
+        """Advance the log start offset to ``offset`` (DeleteRecords; the caller
+        checks it against the high watermark) and delete segments wholly below
+        it.  Returns the new log start offset."""
+        with self._lock:
+            self._check_open()
+            if offset > self._next_offset or offset < 0:
+                raise KafkaError(
+                    ErrorCode.OFFSET_OUT_OF_RANGE,
+                    f"[{self.name}] cannot delete records below {offset}: log end is "
+                    f"{self._next_offset}",
+                )
+            if offset > self._log_start_offset:
+                self._log_start_offset = offset
+                count = 0
+                while count + 1 < len(self._bases) and self._bases[count + 1] <= offset:
+                    count += 1
+                self._delete_oldest(count, f"log start offset moved to {offset}")
+            return self._log_start_offset
+
+    def run_retention(self, now_ms: int) -> int:
+        """Delete old segments by ``retention.ms`` (segment's max timestamp
+        older than now - retention.ms) and ``retention.bytes``; never the
+        active segment, never for a compact-only topic.  Returns the number
+        of segments deleted."""
+        with self._lock:
+            if self._closed or not self.config.delete:
+                return 0
+            deleted = 0
+            retention_ms = self.config.retention_ms
+            if retention_ms >= 0:
+                count = 0
+                while count + 1 < len(self._segments) and (
+                    now_ms - self._segments[count].largest_timestamp() > retention_ms
+                ):
+                    count += 1
+                deleted += self._delete_oldest(count, f"retention.ms {retention_ms} breached")
+            retention_bytes = self.config.retention_bytes
+            if retention_bytes >= 0:
+                excess = self.size_bytes - retention_bytes
+                count = 0
+                while count + 1 < len(self._segments) and excess >= self._segments[count].size:
+                    excess -= self._segments[count].size
+                    count += 1
+                deleted += self._delete_oldest(count, f"retention.bytes {retention_bytes} breached")
+            return deleted
+
+    def _delete_oldest(self, count: int, reason: str) -> int:
+        """Delete the ``count`` oldest segments, oldest first, and move the log
+        start offset up to the new first segment.  Crash behaviour: each
+        segment's files go before the next one's, so what remains is a suffix;
+        the loader raises the start offset to the first segment's base."""
+        count = min(count, len(self._segments) - 1)
+        for _ in range(count):
+            segment = self._segments.pop(0)
+            self._bases.pop(0)
+            logger.info(
+                "[%s] deleting segment %d (%d bytes): %s",
+                self.name,
+                segment.base_offset,
+                segment.size,
+                reason,
+            )
+            segment.delete()
+        if count:
+            self._log_start_offset = max(self._log_start_offset, self._bases[0])
+        return count
+
+    # -- lifecycle ----------------------------------------------------------
+
+    def update_config(self, config: LogConfig) -> None:
+        """Use ``config`` from now on (rolls and retention read it each time)."""
+        with self._lock:
+            self.config = config
+
+    def close(self) -> None:
+        """fsync everything and close the files (a clean shutdown)."""
+        with self._lock:
+            if self._closed:
+                return
+            self._segments[-1].on_become_inactive()
+            for segment in self._segments:
+                segment.flush()
+            self._recovery_point = self._next_offset
+            for segment in self._segments:
+                segment.close()
+            self._closed = True
+
+    def rename_dir(self, directory: Path) -> None:
+        """Move the partition directory (used to mark it for deletion)."""
+        with self._lock:
+            self.directory.rename(directory)
+            self.directory = directory
+            for segment in self._segments:
+                segment.log.path = directory / segment.log.path.name
+                segment.offset_index.path = directory / segment.offset_index.path.name
+                segment.time_index.path = directory / segment.time_index.path.name
+
+    def delete(self) -> None:
+        """Close and remove the directory and everything in it."""
+        with self._lock:
+            if not self._closed:
+                for segment in self._segments:
+                    # The .log descriptor is left to in-flight FileRegions.
+                    segment.offset_index.close()
+                    segment.time_index.close()
+                self._closed = True
+            shutil.rmtree(self.directory, ignore_errors=True)
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise KafkaError(ErrorCode.KAFKA_STORAGE_ERROR, f"[{self.name}] log is closed")

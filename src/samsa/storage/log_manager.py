@@ -1,0 +1,239 @@
+"""All partition logs of one data directory, and its checkpoint files.
+
+Layout of a data directory (Kafka's)::
+
+    recovery-point-offset-checkpoint   offsets below which each log is fsynced
+    log-start-offset-checkpoint        each log's start offset (DeleteRecords, retention)
+    .kafka_cleanshutdown               present only after a clean close
+    orders-0/00000000000000000000.log  one directory per partition
+    orders-0.3f2a...-delete/           a deleted partition, removed in the background
+
+Start-up loads every partition directory; if the previous run did not close
+cleanly, each log recovers from its checkpointed recovery point (see
+log_loader).  A missing or unreadable checkpoint means recovery from offset 0:
+slower, never wrong.
+
+Crash behaviour: checkpoints are replaced atomically; the clean-shutdown
+marker is written last on close and removed right after start-up, so a crash
+at any moment leads to a recovery, never to trusting unflushed data.
+``delete_log`` renames the directory first (atomic), so a crash mid-removal
+leaves a ``-delete`` directory that the next start-up removes.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+import threading
+import uuid
+from collections.abc import Mapping
+from pathlib import Path
+
+from samsa.errors import ErrorCode, KafkaError
+from samsa.storage.checkpoint import (
+    LOG_START_OFFSET_CHECKPOINT,
+    RECOVERY_POINT_CHECKPOINT,
+    CorruptCheckpointError,
+    TopicPartitionKey,
+    fsync_dir,
+    read_checkpoint,
+    write_checkpoint,
+)
+from samsa.storage.log import Clock, Log, wall_clock_ms
+from samsa.storage.log_config import LogConfig
+
+logger = logging.getLogger("samsa.storage")
+
+CLEAN_SHUTDOWN_FILE = ".kafka_cleanshutdown"
+DELETE_DIR_SUFFIX = "-delete"
+_SKIPPED_DIR_SUFFIXES = (DELETE_DIR_SUFFIX, "-future", "-stray")
+
+
+def partition_dir_name(topic: str, partition: int) -> str:
+    return f"{topic}-{partition}"
+
+
+def parse_partition_dir(name: str) -> TopicPartitionKey | None:
+    """(topic, partition) of a ``<topic>-<partition>`` directory name, else None."""
+    topic, dash, partition = name.rpartition("-")
+    if not dash or not topic or not partition.isdigit():
+        return None
+    return topic, int(partition)
+
+
+class LogManager:
+    """Owner of every Log in ``data_dir``; thread-safe for create/delete/lookups."""
+
+    def __init__(
+        self,
+        data_dir: Path,
+        default_config: LogConfig,
+        *,
+        topic_configs: Mapping[str, LogConfig] | None = None,
+        clock: Clock = wall_clock_ms,
+    ) -> None:
+        self.data_dir = Path(data_dir)
+        self.default_config = default_config
+        self._topic_configs: dict[str, LogConfig] = dict(topic_configs or {})
+        self._clock = clock
+        self._logs: dict[TopicPartitionKey, Log] = {}
+        self._lock = threading.RLock()
+        self._closed = False
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        self._load()
+
+    # -- start-up -------------------------------------------------------
+
+    def _load(self) -> None:
+        marker = self.data_dir / CLEAN_SHUTDOWN_FILE
+        clean = marker.exists()
+        recovery_points = self._read_checkpoint(RECOVERY_POINT_CHECKPOINT)
+        start_offsets = self._read_checkpoint(LOG_START_OFFSET_CHECKPOINT)
+        for entry in sorted(os.scandir(self.data_dir), key=lambda e: e.name):
+            if not entry.is_dir():
+                continue
+            if entry.name.endswith(DELETE_DIR_SUFFIX):
+                logger.info("removing partition directory %s deleted before restart", entry.name)
+                shutil.rmtree(entry.path, ignore_errors=True)
+                continue
+            key = parse_partition_dir(entry.name)
+            if key is None or entry.name.endswith(_SKIPPED_DIR_SUFFIXES):
+                continue
+            topic, partition = key
+            self._logs[key] = Log.open(
+                Path(entry.path),
+                topic,
+                partition,
+                self.config_for(topic),
+                recovery_point=recovery_points.get(key, 0),
+                log_start_offset=start_offsets.get(key, 0),
+                had_clean_shutdown=clean,
+                clock=self._clock,
+            )
+        # From here on a crash must lead to recovery.
+        marker.unlink(missing_ok=True)
+        fsync_dir(self.data_dir)
+        logger.info(
+            "loaded %d logs from %s (%s shutdown)",
+            len(self._logs),
+            self.data_dir,
+            "clean" if clean else "unclean",
+        )
+
+    def _read_checkpoint(self, file_name: str) -> dict[TopicPartitionKey, int]:
+        try:
+            return read_checkpoint(self.data_dir / file_name)
+        except (CorruptCheckpointError, OSError) as e:
+            logger.warning("ignoring unreadable checkpoint (recovering from 0): %s", e)
+            return {}
+
+    # -- logs -----------------------------------------------------------
+
+    def config_for(self, topic: str) -> LogConfig:
+        return self._topic_configs.get(topic, self.default_config)
+
+    def get_log(self, topic: str, partition: int) -> Log | None:
+        return self._logs.get((topic, partition))
+
+    def all_logs(self) -> dict[TopicPartitionKey, Log]:
+        with self._lock:
+            return dict(self._logs)
+
+    def create_log(self, topic: str, partition: int, config: LogConfig | None = None) -> Log:
+        """Create the partition's log, or return it if it already exists."""
+        with self._lock:
+            self._check_open()
+            existing = self._logs.get((topic, partition))
+            if existing is not None:
+                return existing
+            if config is not None:
+                self._topic_configs[topic] = config
+            log = Log.open(
+                self.data_dir / partition_dir_name(topic, partition),
+                topic,
+                partition,
+                self.config_for(topic),
+                clock=self._clock,
+            )
+            fsync_dir(self.data_dir)
+            self._logs[(topic, partition)] = log
+            return log
+
+    def delete_log(self, topic: str, partition: int) -> None:
+        """Remove a partition's log: rename its directory to
+        ``<topic>-<partition>.<uuid>-delete`` (atomic, so the partition is gone
+        even if we crash now), then remove the files."""
+        with self._lock:
+            log = self._logs.pop((topic, partition), None)
+            if log is None:
+                raise KafkaError(
+                    ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"no log for {topic}-{partition}"
+                )
+            doomed = self.data_dir / (
+                f"{partition_dir_name(topic, partition)}.{uuid.uuid4().hex}{DELETE_DIR_SUFFIX}"
+            )
+            log.rename_dir(doomed)
+            fsync_dir(self.data_dir)
+            log.delete()
+            logger.info("[%s-%d] deleted log", topic, partition)
+
+    def update_config(self, topic: str, config: LogConfig) -> None:
+        """Apply a topic's new config to all its partitions."""
+        with self._lock:
+            self._topic_configs[topic] = config
+            for (t, _), log in self._logs.items():
+                if t == topic:
+                    log.update_config(config)
+
+    # -- periodic work ----------------------------------------------------
+
+    def checkpoint_recovery_points(self) -> None:
+        logs = self.all_logs()
+        write_checkpoint(
+            self.data_dir / RECOVERY_POINT_CHECKPOINT,
+            {key: log.recovery_point for key, log in logs.items()},
+        )
+
+    def checkpoint_log_start_offsets(self) -> None:
+        logs = self.all_logs()
+        write_checkpoint(
+            self.data_dir / LOG_START_OFFSET_CHECKPOINT,
+            {key: log.log_start_offset for key, log in logs.items()},
+        )
+
+    def run_retention(self, now_ms: int) -> int:
+        """Apply retention to every log; checkpoint start offsets if anything went."""
+        deleted = sum(log.run_retention(now_ms) for log in self.all_logs().values())
+        if deleted:
+            self.checkpoint_log_start_offsets()
+        return deleted
+
+    def flush_dirty(self, now_ms: int) -> None:
+        """fsync rolled segments and logs past ``flush.ms``; then checkpoint."""
+        for log in self.all_logs().values():
+            log.flush_if_due(now_ms)
+        self.checkpoint_recovery_points()
+
+    def flush_all(self) -> None:
+        for log in self.all_logs().values():
+            log.flush()
+        self.checkpoint_recovery_points()
+
+    def close(self) -> None:
+        """Clean shutdown: fsync and close every log, write both checkpoints,
+        then the clean-shutdown marker (last, see module doc)."""
+        with self._lock:
+            if self._closed:
+                return
+            for log in self._logs.values():
+                log.close()
+            self.checkpoint_recovery_points()
+            self.checkpoint_log_start_offsets()
+            (self.data_dir / CLEAN_SHUTDOWN_FILE).touch()
+            fsync_dir(self.data_dir)
+            self._closed = True
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise KafkaError(ErrorCode.KAFKA_STORAGE_ERROR, "log manager is closed")
