@@ -1,0 +1,151 @@
+"""One non-blocking TCP connection to a broker, with Kafka's size-prefixed framing.
+
+The connection knows nothing about requests or versions: it queues outgoing
+frames, writes as much as the socket takes (partial writes keep their place in
+a memoryview), and cuts the incoming byte stream into whole frames whatever way
+the kernel splits it.  ``NetworkClient`` owns the state machine above it.
+
+Not thread-safe: only the network thread (the producer's Sender) touches it.
+"""
+
+from __future__ import annotations
+
+import socket
+import struct
+from collections import deque
+from typing import Any, Protocol
+
+__all__ = ["BrokerConnection", "SocketLike"]
+
+_SIZE = struct.Struct(">i")
+_RECV_CHUNK = 256 * 1024
+# A response larger than this is a corrupt stream, not a real reply.
+MAX_RESPONSE_SIZE = 512 * 1024 * 1024
+
+
+class SocketLike(Protocol):
+    """What the connection needs from a socket, so tests can pass a fake."""
+
+    def send(self, data: Any, /) -> int: ...
+    def recv(self, bufsize: int, /) -> bytes: ...
+    def close(self) -> None: ...
+    def fileno(self) -> int: ...
+
+
+class FramingError(Exception):
+    """The peer sent a length prefix that cannot be a real frame."""
+
+
+class BrokerConnection:
+    """Byte pump for one socket: queued writes out, whole frames in."""
+
+    __slots__ = ("_in", "_out", "_out_bytes", "node_id", "sock")
+
+    def __init__(self, node_id: int, sock: SocketLike) -> None:
+        self.node_id = node_id
+        self.sock = sock
+        self._out: deque[memoryview] = deque()
+        self._out_bytes = 0
+        self._in = bytearray()
+
+    @property
+    def has_pending_writes(self) -> bool:
+        return self._out_bytes > 0
+
+    def enqueue(self, frame: bytes) -> None:
+        """Queue one already size-prefixed frame for writing."""
+        if frame:
+            self._out.append(memoryview(frame))
+            self._out_bytes += len(frame)
+
+    def write(self) -> bool:
+        """Write queued bytes until the socket would block; True when all were sent.
+
+        Raises OSError when the socket fails (the caller disconnects).
+        """
+        out = self._out
+        while out:
+            head = out[0]
+            try:
+                sent = self.sock.send(head)
+            except (BlockingIOError, InterruptedError):
+                return False
+            if sent <= 0:
+                return False
+            self._out_bytes -= sent
+            if sent == len(head):
+                out.popleft()
+            else:
+                out[0] = head[sent:]
+        return True
+
+    def read(self) -> list[bytes] | None:
+        """Read what the socket has; returns the whole frames (without size prefix).
+
+        Returns None when the peer closed the connection (EOF).  Raises OSError
+        on socket errors and FramingError on an impossible length prefix.
+        """
+        buf = self._in
+        eof = False
+        while True:
+            try:
+                chunk = self.sock.recv(_RECV_CHUNK)
+            except (BlockingIOError, InterruptedError):
+                break
+            if not chunk:
+                eof = True
+                break
+            buf += chunk
+            if len(chunk) < _RECV_CHUNK:
+                break
+        frames: list[bytes] = []
+        pos = 0
+        end = len(buf)
+        while end - pos >= 4:
+            (size,) = _SIZE.unpack_from(buf, pos)
+            if size < 0 or size > MAX_RESPONSE_SIZE:
+                raise FramingError(f"impossible frame size {size}")
+            if end - pos - 4 < size:
+                break
+            frames.append(bytes(buf[pos + 4 : pos + 4 + size]))
+            pos += 4 + size
+        if pos:
+            del buf[:pos]
+        if eof and not frames:
+            return None
+        if eof:
+            # Deliver what arrived; the caller sees EOF on the next read.
+            self._in = buf
+        return frames
+
+    def close(self) -> None:
+        try:
+            self.sock.close()
+        except OSError:
+            pass
+        self._out.clear()
+        self._out_bytes = 0
+        self._in.clear()
+
+
+def open_socket(
+    host: str, port: int, send_buffer: int, receive_buffer: int, keepalive: bool, nodelay: bool
+) -> socket.socket:
+    """Start a non-blocking connect; completion is seen as writability."""
+    infos = socket.getaddrinfo(host, port, 0, socket.SOCK_STREAM)
+    family, kind, proto, _, addr = infos[0]
+    sock = socket.socket(family, kind, proto)
+    sock.setblocking(False)
+    if send_buffer > 0:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, send_buffer)
+    if receive_buffer > 0:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, receive_buffer)
+    if keepalive:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1)
+    if nodelay:
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    err = sock.connect_ex(addr)
+    if err not in (0, 115, 36, 10035):  # 0, EINPROGRESS (Linux, macOS), WSAEWOULDBLOCK
+        sock.close()
+        raise OSError(err, f"connect to {host}:{port} failed")
+    return sock

@@ -1,0 +1,327 @@
+"""RecordAccumulator: per-partition queues of batches waiting for the Sender.
+
+``send()`` appends here and returns; the Sender thread asks which brokers have
+something worth sending (``ready``) and takes at most one batch per partition
+per request (``drain``).  This is Kafka's RecordAccumulator:
+
+* each partition has a deque of ProducerBatch guarded by its own lock, so
+  application threads writing to different partitions do not contend;
+* appending tries the last batch under the lock; when it is full, a new buffer
+  is allocated *outside* the lock (allocation may block on buffer.memory), and
+  the lock is taken again to re-check -- another thread may have opened a batch
+  meanwhile, in which case the fresh buffer is given back (the double-check);
+* a partition is sendable when its head batch is full, has waited linger.ms
+  (or its retry backoff), or when a flush or close is under way, or when other
+  threads are blocked waiting for memory;
+* retried batches go back to the *head* of their deque (in sequence order when
+  idempotent) so records keep their order.
+
+Times are monotonic milliseconds passed in by the caller, except for batch
+creation, which reads the injected clock only when a new batch opens.
+"""
+
+from __future__ import annotations
+
+import random
+import threading
+from collections import deque
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from samsa.client.errors import ProducerClosedError
+from samsa.client.metadata import Cluster
+from samsa.client.producer.batch import DeliveryCallback, ProducerBatch
+from samsa.client.producer.buffer_pool import BufferPool
+from samsa.client.producer.future import FutureRecordMetadata
+from samsa.client.producer.records_builder import BATCH_OVERHEAD, Header, estimate_record_size
+
+if TYPE_CHECKING:
+    from samsa.client.producer.idempotence import TransactionManager
+
+__all__ = ["ReadyCheckResult", "RecordAccumulator"]
+
+TP = tuple[str, int]
+
+
+class _PartitionQueue:
+    __slots__ = ("batches", "lock")
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.batches: deque[ProducerBatch] = deque()
+
+
+@dataclass(slots=True)
+class ReadyCheckResult:
+    ready_nodes: set[int] = field(default_factory=set)
+    next_ready_check_delay_ms: int = 2**31 - 1
+    unknown_leader_topics: set[str] = field(default_factory=set)
+
+
+class RecordAccumulator:
+    def __init__(
+        self,
+        *,
+        batch_size: int,
+        compression: int,
+        linger_ms: int,
+        retry_backoff_ms: int,
+        retry_backoff_max_ms: int,
+        delivery_timeout_ms: int,
+        pool: BufferPool,
+        clock_ms: Callable[[], int],
+        transaction_manager: TransactionManager | None = None,
+        wakeup: Callable[[], None] | None = None,
+    ) -> None:
+        self.batch_size = batch_size
+        self.compression = compression
+        self.linger_ms = linger_ms
+        self.retry_backoff_ms = retry_backoff_ms
+        self.retry_backoff_max_ms = max(retry_backoff_ms, retry_backoff_max_ms)
+        self.delivery_timeout_ms = delivery_timeout_ms
+        self.pool = pool
+        self.txn = transaction_manager
+        self._clock = clock_ms
+        self._wakeup = wakeup or (lambda: None)
+        self._queues: dict[TP, _PartitionQueue] = {}
+        self._queues_lock = threading.Lock()
+        self._incomplete: set[ProducerBatch] = set()
+        self._incomplete_lock = threading.Lock()
+        self._drain_index: dict[int, int] = {}
+        self._flushes_in_progress = 0
+        self._flush_lock = threading.Lock()
+        self.muted: set[TP] = set()
+        self.closed = False
+        self._rng = random.Random()
+
+    # -- append (application threads) -------------------------------------------
+    def _queue_for(self, tp: TP) -> _PartitionQueue:
+        with self._queues_lock:
+            q = self._queues.get(tp)
+            if q is None:
+                q = self._queues[tp] = _PartitionQueue()
+            return q
+
+    def append(
+        self,
+        tp: TP,
+        timestamp_ms: int,
+        key: bytes | None,
+        value: bytes | None,
+        headers: Sequence[Header] | None,
+        callback: DeliveryCallback | None,
+        max_block_ms: float,
+    ) -> FutureRecordMetadata:
+        """Add a record to the partition's last batch, opening one if needed.
+
+        Blocks up to ``max_block_ms`` for buffer memory (BufferExhaustedError).
+        """
+        q = self._queues.get(tp)
+        if q is None:
+            q = self._queue_for(tp)
+        with q.lock:
+            if self.closed:
+                raise ProducerClosedError("producer is closed")
+            dq = q.batches
+            if dq:
+                future = dq[-1].try_append(timestamp_ms, key, value, headers, callback)
+                if future is not None:
+                    return future
+        # Needs a new batch: allocate outside the lock (may block).
+        size = max(self.batch_size, BATCH_OVERHEAD + estimate_record_size(key, value, headers))
+        buf = self.pool.allocate(size, max_block_ms)
+        with q.lock:
+            if self.closed:
+                self.pool.deallocate(buf, size)
+                raise ProducerClosedError("producer is closed")
+            dq = q.batches
+            if dq:
+                future = dq[-1].try_append(timestamp_ms, key, value, headers, callback)
+                if future is not None:
+                    self.pool.deallocate(buf, size)  # someone else opened a batch
+                    return future
+            batch = ProducerBatch(tp, buf, self.compression, self._clock())
+            future = batch.try_append(timestamp_ms, key, value, headers, callback)
+            assert future is not None, "a new batch always takes its first record"
+            dq.append(batch)
+        with self._incomplete_lock:
+            self._incomplete.add(batch)
+        # A new batch means either the previous one is full or the partition
+        # just became non-empty: either way the Sender must re-plan its wait.
+        self._wakeup()
+        return future
+
+    # -- readiness and draining (Sender thread) -----------------------------------
+    def retry_backoff_for(self, attempts: int) -> int:
+        """Exponential retry backoff with 20 % jitter (KIP-580)."""
+        if attempts <= 0:
+            return 0
+        base = min(self.retry_backoff_max_ms, self.retry_backoff_ms * (2 ** min(attempts - 1, 20)))
+        return int(base * self._rng.uniform(0.8, 1.2)) if base else 0
+
+    def _backoff_left(self, batch: ProducerBatch, now_ms: int) -> int:
+        if not batch.in_retry:
+            return 0
+        return max(0, batch.last_attempt_ms + self.retry_backoff_for(batch.attempts) - now_ms)
+
+    def ready(self, cluster: Cluster, now_ms: int) -> ReadyCheckResult:
+        """Nodes with sendable data, and how long until the next one might be."""
+        result = ReadyCheckResult()
+        exhausted = self.pool.queued() > 0
+        force = exhausted or self.closed or self._flushes_in_progress > 0
+        linger = self.linger_ms
+        for tp, q in list(self._queues.items()):
+            dq = q.batches
+            if not dq:
+                continue
+            leader = cluster.leaders.get(tp)
+            if leader is None:
+                result.unknown_leader_topics.add(tp[0])
+                continue
+            if leader in result.ready_nodes or tp in self.muted:
+                continue
+            with q.lock:
+                if not dq:
+                    continue
+                first = dq[0]
+                full = len(dq) > 1 or first.full
+                if first.in_retry:
+                    backoff = self.retry_backoff_for(first.attempts)
+                    waited = now_ms - first.last_attempt_ms
+                    if waited < backoff:
+                        result.next_ready_check_delay_ms = min(
+                            result.next_ready_check_delay_ms, backoff - waited
+                        )
+                        continue
+                    sendable = True
+                else:
+                    waited = now_ms - first.created_ms
+                    sendable = full or force or waited >= linger
+                    if not sendable:
+                        result.next_ready_check_delay_ms = min(
+                            result.next_ready_check_delay_ms, linger - waited
+                        )
+            if sendable:
+                result.ready_nodes.add(leader)
+        return result
+
+    def drain(
+        self, cluster: Cluster, nodes: Sequence[int], max_size: int, now_ms: int
+    ) -> dict[int, list[ProducerBatch]]:
+        """At most one batch per partition per node, up to ``max_size`` bytes each."""
+        out: dict[int, list[ProducerBatch]] = {}
+        txn = self.txn
+        for node in nodes:
+            parts = cluster.partitions_by_node.get(node)
+            if not parts:
+                continue
+            n = len(parts)
+            start = self._drain_index.get(node, 0) % n
+            self._drain_index[node] = (start + 1) % n
+            size = 0
+            ready: list[ProducerBatch] = []
+            for i in range(n):
+                tp = parts[(start + i) % n]
+                q = self._queues.get(tp)
+                if q is None or not q.batches or tp in self.muted:
+                    continue
+                with q.lock:
+                    dq = q.batches
+                    if not dq:
+                        continue
+                    first = dq[0]
+                    if self._backoff_left(first, now_ms) > 0:
+                        continue
+                    if ready and size + first.size_bytes > max_size:
+                        break
+                    if txn is not None and not txn.prepare_for_drain(tp, first):
+                        continue
+                    dq.popleft()
+                first.drained_ms = now_ms
+                size += first.size_bytes
+                ready.append(first)
+            if ready:
+                out[node] = ready
+        return out
+
+    def expired_batches(self, now_ms: int) -> list[ProducerBatch]:
+        """Remove and return queued batches older than delivery.timeout.ms."""
+        expired: list[ProducerBatch] = []
+        limit = self.delivery_timeout_ms
+        for q in list(self._queues.values()):
+            if not q.batches:
+                continue
+            with q.lock:
+                dq = q.batches
+                while dq and now_ms - dq[0].created_ms >= limit:
+                    expired.append(dq.popleft())
+        return expired
+
+    def reenqueue(self, batch: ProducerBatch, now_ms: int) -> None:
+        """Put a batch back at the head of its deque for a retry.
+
+        With idempotence, batches carrying a sequence are kept in sequence
+        order among the retries at the head, so the broker sees no gap.
+        """
+        batch.reenqueued(now_ms)
+        q = self._queue_for(batch.tp)
+        with q.lock:
+            dq = q.batches
+            if batch.has_sequence:
+                i = 0
+                while (
+                    i < len(dq) and dq[i].has_sequence and dq[i].base_sequence < batch.base_sequence
+                ):
+                    i += 1
+                dq.insert(i, batch)
+            else:
+                dq.appendleft(batch)
+
+    def deallocate(self, batch: ProducerBatch) -> None:
+        """Return a finished batch's buffer and forget it."""
+        with self._incomplete_lock:
+            self._incomplete.discard(batch)
+        self.pool.deallocate(batch.buffer, batch.allocated_size)
+
+    # -- flush / close --------------------------------------------------------------
+    def begin_flush(self) -> None:
+        with self._flush_lock:
+            self._flushes_in_progress += 1
+
+    def end_flush(self) -> None:
+        with self._flush_lock:
+            self._flushes_in_progress -= 1
+
+    @property
+    def flush_in_progress(self) -> bool:
+        return self._flushes_in_progress > 0
+
+    def incomplete_batches(self) -> list[ProducerBatch]:
+        with self._incomplete_lock:
+            return list(self._incomplete)
+
+    def has_undrained(self) -> bool:
+        return any(q.batches for q in list(self._queues.values()))
+
+    def has_incomplete(self) -> bool:
+        return bool(self._incomplete)
+
+    def close(self) -> None:
+        """No more appends; everything queued becomes sendable at once."""
+        self.closed = True
+        for q in list(self._queues.values()):
+            with q.lock:
+                pass  # appends in progress finish before we return
+
+    def abort_undrained(self, error: BaseException) -> list[ProducerBatch]:
+        """Fail every batch still queued (forced close); returns them."""
+        aborted: list[ProducerBatch] = []
+        for q in list(self._queues.values()):
+            with q.lock:
+                aborted.extend(q.batches)
+                q.batches.clear()
+        for batch in aborted:
+            batch.done(-1, -1, error)
+            self.deallocate(batch)
+        return aborted

@@ -1,0 +1,243 @@
+"""Producer: the public façade (Kafka's KafkaProducer).
+
+``send()`` does only cheap, local work on the caller's thread -- interceptors,
+serializers, the partitioner, and an append to the RecordAccumulator -- and
+returns a future.  A single Sender thread does all network I/O.  The first
+send to a topic blocks (at most ``max.block.ms``) until its metadata is known;
+later sends read the cached snapshot without locking.
+
+``close()`` stops new sends, lets the Sender deliver everything queued and in
+flight, and only after ``timeout`` fails whatever is left: when it returns,
+every future has resolved.
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import time
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from samsa.client.config import COMMON_DEFS, PRODUCER_DEFS, parse_config, validate_producer
+from samsa.client.errors import KafkaTimeoutError, ProducerClosedError, RecordTooLargeError
+from samsa.client.metadata import Metadata, PartitionInfo
+from samsa.client.network.network_client import NetworkClient
+from samsa.client.producer.accumulator import RecordAccumulator
+from samsa.client.producer.batch import DeliveryCallback
+from samsa.client.producer.buffer_pool import BufferPool
+from samsa.client.producer.future import FailedFuture, FutureRecordMetadata, RecordMetadata
+from samsa.client.producer.idempotence import TransactionManager
+from samsa.client.producer.partitioner import Partitioner
+from samsa.client.producer.records_builder import BATCH_OVERHEAD, Header, estimate_record_size
+from samsa.client.producer.sender import Sender
+
+__all__ = ["Producer"]
+
+log = logging.getLogger(__name__)
+_ids = itertools.count(1)
+
+
+def _monotonic_ms() -> int:
+    return int(time.monotonic() * 1000)
+
+
+class Producer:
+    """Asynchronous, batching Kafka producer.  Thread-safe: share one per process."""
+
+    def __init__(self, config: Mapping[str, Any] | None = None, **overrides: Any) -> None:
+        values = dict(config or {})
+        values.update(overrides)
+        cfg = parse_config(COMMON_DEFS + PRODUCER_DEFS, values, "producer")
+        validate_producer(cfg)
+        self.config = cfg
+        self._client_id = (
+            cfg["client.id"] if "client.id" in values else f"samsa-producer-{next(_ids)}"
+        )
+        self._max_block_ms: int = cfg["max.block.ms"]
+        self._max_request_size: int = cfg["max.request.size"]
+        self._buffer_memory: int = cfg["buffer.memory"]
+        self._key_serializer = cfg["key.serializer"]
+        self._value_serializer = cfg["value.serializer"]
+        self._interceptors: list[Any] = cfg["interceptors"]
+        self._partitioner = Partitioner(
+            cfg["partitioner"], cfg["batch.size"], cfg["partitioner.ignore.keys"]
+        )
+        self._metadata = Metadata(
+            cfg["bootstrap.servers"], cfg["metadata.max.age.ms"], cfg["retry.backoff.ms"]
+        )
+        self._txn = (
+            TransactionManager(cfg["transaction.timeout.ms"]) if cfg["enable.idempotence"] else None
+        )
+        self._pool = BufferPool(cfg["buffer.memory"], cfg["batch.size"])
+        self._client = NetworkClient(
+            self._metadata,
+            client_id=self._client_id,
+            max_in_flight=cfg["max.in.flight.requests.per.connection"],
+            request_timeout_ms=cfg["request.timeout.ms"],
+            reconnect_backoff_ms=cfg["reconnect.backoff.ms"],
+            reconnect_backoff_max_ms=cfg["reconnect.backoff.max.ms"],
+            connections_max_idle_ms=cfg["connections.max.idle.ms"],
+            connection_setup_timeout_ms=cfg["socket.connection.setup.timeout.ms"],
+            send_buffer_bytes=cfg["send.buffer.bytes"],
+            receive_buffer_bytes=cfg["receive.buffer.bytes"],
+            keepalive=cfg["socket.keepalive.enable"],
+            nodelay=cfg["socket.nagle.disable"],
+        )
+        self._accumulator = RecordAccumulator(
+            batch_size=cfg["batch.size"],
+            compression=cfg["compression.type"],
+            linger_ms=cfg["linger.ms"],
+            retry_backoff_ms=cfg["retry.backoff.ms"],
+            retry_backoff_max_ms=cfg["retry.backoff.max.ms"],
+            delivery_timeout_ms=cfg["delivery.timeout.ms"],
+            pool=self._pool,
+            clock_ms=_monotonic_ms,
+            transaction_manager=self._txn,
+            wakeup=self._client.wakeup,
+        )
+        self._sender = Sender(
+            self._client,
+            self._metadata,
+            self._accumulator,
+            acks=cfg["acks"],
+            retries=cfg["retries"],
+            request_timeout_ms=cfg["request.timeout.ms"],
+            max_request_size=cfg["max.request.size"],
+            delivery_timeout_ms=cfg["delivery.timeout.ms"],
+            guarantee_order=cfg["max.in.flight.requests.per.connection"] == 1,
+            transaction_manager=self._txn,
+        )
+        self._closed = False
+        self._sender.start(f"samsa-producer-network-thread | {self._client_id}")
+
+    # -- sending --------------------------------------------------------------------------
+    def send(
+        self,
+        topic: str,
+        value: Any = None,
+        key: Any = None,
+        headers: Sequence[Header] | Mapping[str, bytes | None] | None = None,
+        partition: int | None = None,
+        timestamp: int | None = None,
+        on_delivery: DeliveryCallback | None = None,
+    ) -> FutureRecordMetadata:
+        """Queue a record; returns a future of its RecordMetadata.
+
+        ``on_delivery(metadata, error)`` runs on the Sender thread once the record
+        is acknowledged or has failed (exactly one of the two is None).  Blocks
+        only for unknown-topic metadata or exhausted buffer.memory, each at most
+        ``max.block.ms``; raises KafkaTimeoutError / BufferExhaustedError then.
+        """
+        if self._closed:
+            raise ProducerClosedError("cannot send after the producer is closed")
+        if self._interceptors:
+            topic, value, key, headers, partition, timestamp = self._on_send(
+                topic, value, key, headers, partition, timestamp
+            )
+            on_delivery = self._wrap_interceptors(on_delivery)
+        cluster = self._metadata.cluster
+        ps = cluster.partitions_by_topic.get(topic)
+        if ps is None or (partition is not None and not 0 <= partition < len(ps)):
+            cluster = self._metadata.wait_for_topic(
+                topic, self._max_block_ms, self._sender.wakeup, partition
+            )
+        key_bytes = self._key_serializer(key) if self._key_serializer is not None else key
+        value_bytes = self._value_serializer(value) if self._value_serializer is not None else value
+        if headers is not None and isinstance(headers, Mapping):
+            headers = list(headers.items())
+        size = estimate_record_size(key_bytes, value_bytes, headers)
+        if partition is None:
+            partition = self._partitioner.partition(topic, key_bytes, cluster, size)
+        if timestamp is None:
+            timestamp = int(time.time() * 1000)
+        if size + BATCH_OVERHEAD > self._max_request_size or size > self._buffer_memory:
+            error = RecordTooLargeError(
+                f"record of about {size} bytes exceeds max.request.size={self._max_request_size} "
+                f"or buffer.memory={self._buffer_memory}"
+            )
+            if on_delivery is not None:
+                on_delivery(None, error)
+            return FailedFuture(topic, partition, error)
+        return self._accumulator.append(
+            (topic, partition),
+            timestamp,
+            key_bytes,
+            value_bytes,
+            headers,
+            on_delivery,
+            self._max_block_ms,
+        )
+
+    def _on_send(self, *record: Any) -> Any:
+        for interceptor in self._interceptors:
+            try:
+                record = interceptor.on_send(*record)
+            except Exception:
+                log.exception("interceptor %r on_send failed", interceptor)
+        return record
+
+    def _wrap_interceptors(self, callback: DeliveryCallback | None) -> DeliveryCallback:
+        interceptors = self._interceptors
+
+        def on_done(metadata: RecordMetadata | None, error: BaseException | None) -> None:
+            for interceptor in interceptors:
+                try:
+                    interceptor.on_acknowledgement(metadata, error)
+                except Exception:
+                    log.exception("interceptor %r on_acknowledgement failed", interceptor)
+            if callback is not None:
+                callback(metadata, error)
+
+        return on_done
+
+    # -- flush / metadata / close ------------------------------------------------------
+    def flush(self, timeout: float | None = None) -> None:
+        """Send everything queued now and wait for it (raises KafkaTimeoutError on timeout)."""
+        acc = self._accumulator
+        acc.begin_flush()
+        try:
+            self._sender.wakeup()
+            deadline = None if timeout is None else time.monotonic() + timeout
+            for batch in acc.incomplete_batches():
+                left = None if deadline is None else max(0.0, deadline - time.monotonic())
+                if not batch.result.wait(left):
+                    raise KafkaTimeoutError(f"flush did not complete within {timeout} s")
+        finally:
+            acc.end_flush()
+
+    def partitions_for(self, topic: str) -> list[PartitionInfo]:
+        """Partitions of ``topic``, fetching its metadata if needed (max.block.ms)."""
+        cluster = self._metadata.wait_for_topic(topic, self._max_block_ms, self._sender.wakeup)
+        return list(cluster.partitions_by_topic[topic])
+
+    def close(self, timeout: float | None = None) -> None:
+        """Deliver what is pending (up to ``timeout`` seconds), then stop.
+
+        On return every future has resolved: delivered, or failed with the reason.
+        """
+        if self._closed:
+            return
+        self._closed = True
+        self._sender.initiate_close()
+        if not self._sender.join(timeout):
+            log.warning("producer close timed out; failing unsent records")
+            self._sender.force_close()
+            self._pool.close()
+            self._sender.join(None)
+        self._metadata.close()
+
+    def __enter__(self) -> Producer:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # For tests and benchmarks.
+    @property
+    def accumulator(self) -> RecordAccumulator:
+        return self._accumulator
+
+    @property
+    def metadata(self) -> Metadata:
+        return self._metadata
