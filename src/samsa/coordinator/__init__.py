@@ -1,0 +1,31 @@
+"""The classic group coordinator and ``__consumer_offsets`` persistence.
+
+The broker builds one ``GroupCoordinator`` over an ``OffsetsStore`` adapter of
+its log and calls one method per group API.  This package imports only
+``samsa.protocol`` and ``samsa.errors``; storage is wired in by the broker.
+"""
+
+from samsa.coordinator.config import GroupConfig
+from samsa.coordinator.coordinator import (
+    KEY_TYPE_GROUP,
+    KEY_TYPE_TRANSACTION,
+    GroupCoordinator,
+    coordinator_key_type_supported,
+)
+from samsa.coordinator.group import GroupState
+from samsa.coordinator.memory_store import MemoryOffsetsStore
+from samsa.coordinator.partitioning import partition_for
+from samsa.coordinator.store import OffsetsStore, Record
+
+__all__ = [
+    "KEY_TYPE_GROUP",
+    "KEY_TYPE_TRANSACTION",
+    "GroupConfig",
+    "GroupCoordinator",
+    "GroupState",
+    "MemoryOffsetsStore",
+    "OffsetsStore",
+    "Record",
+    "coordinator_key_type_supported",
+    "partition_for",
+]

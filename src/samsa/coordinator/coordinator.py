@@ -1,0 +1,390 @@
+"""The group coordinator façade: one async method per Kafka API, dicts in and out.
+
+The broker decodes a request into a dict (snake_case of Kafka's JSON field
+names), calls the method for its API key with the request version, and encodes
+the returned dict with the response schema of that version.  Version
+differences live only here — the layers below (``membership``, ``offsets``,
+``admin``) work on plain values — so adding a version touches one file.
+
+Composition: ``GroupRegistry`` (state, store, replay) is shared by
+``Rebalancer`` (timers, transitions), ``Membership`` (Join/Sync/Heartbeat/
+Leave), ``OffsetManager`` (commit/fetch/delete/expire) and ``GroupAdmin``
+(list/describe/delete groups).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+from samsa.coordinator.admin import GroupAdmin
+from samsa.coordinator.config import GroupConfig
+from samsa.coordinator.group import GroupState, JoinResult, SyncResult
+from samsa.coordinator.membership import JoinRequest, Membership
+from samsa.coordinator.offsets import OffsetManager, OffsetToCommit, PartitionExists
+from samsa.coordinator.rebalance import Rebalancer, TransitionListener
+from samsa.coordinator.registry import GroupRegistry
+from samsa.coordinator.store import OffsetsStore
+from samsa.errors import ErrorCode
+
+Body = dict[str, Any]
+
+KEY_TYPE_GROUP = 0
+KEY_TYPE_TRANSACTION = 1
+
+
+def _wall_clock_ms() -> int:
+    return int(time.time() * 1000)
+
+
+def _always(topic: str, partition: int) -> bool:
+    return True
+
+
+def coordinator_key_type_supported(key_type: int) -> bool:
+    """FindCoordinator key types this broker coordinates.
+
+    Only groups (0) for now: the broker must answer a transaction key (1) with
+    COORDINATOR_NOT_AVAILABLE until a transaction coordinator exists, which
+    producers treat as retriable rather than fatal.
+    """
+    return key_type == KEY_TYPE_GROUP
+
+
+class GroupCoordinator:
+    """Kafka's classic group coordinator for the partitions of ``__consumer_offsets`` we own."""
+
+    def __init__(
+        self,
+        store: OffsetsStore,
+        config: GroupConfig,
+        *,
+        time_ms: Callable[[], int] = _wall_clock_ms,
+        partition_exists: PartitionExists = _always,
+        on_transition: TransitionListener | None = None,
+    ) -> None:
+        self.config = config
+        self.registry = GroupRegistry(store, config, time_ms)
+        self.rebalancer = Rebalancer(self.registry, on_transition)
+        self.membership = Membership(self.registry, self.rebalancer)
+        self.offsets = OffsetManager(self.registry, self.rebalancer, partition_exists)
+        self.admin = GroupAdmin(self.registry, self.rebalancer)
+
+    # ------------------------------------------------------------ lifecycle
+
+    def partition_for(self, group_id: str) -> int:
+        """The ``__consumer_offsets`` partition of a group (Kafka's placement)."""
+        return self.registry.partition_for(group_id)
+
+    def is_loading(self, partition: int) -> bool:
+        return partition in self.registry.loading
+
+    def owns(self, partition: int) -> bool:
+        return partition in self.registry.owned
+
+    async def load(self, partition: int) -> None:
+        """Become coordinator for ``partition``: replay its records; its groups answer LOAD_IN_PROGRESS meanwhile."""
+        await self.registry.load(partition)
+
+    async def load_all(self) -> None:
+        """Load every partition (a single broker coordinates all groups)."""
+        for partition in range(self.config.offsets_topic_num_partitions):
+            await self.load(partition)
+
+    def unload(self, partition: int) -> None:
+        """Stop coordinating ``partition``: waiting requests get NOT_COORDINATOR and retry elsewhere."""
+        for group in self.registry.unload(partition):
+            self.rebalancer.cancel_all(group)
+            for member in group.members.values():
+                member.complete_join(JoinResult(ErrorCode.NOT_COORDINATOR, member.member_id))
+                member.complete_sync(SyncResult(ErrorCode.NOT_COORDINATOR))
+            group.state = GroupState.DEAD
+
+    async def shutdown(self) -> None:
+        """Unload everything and let in-flight background writes finish."""
+        for partition in sorted(self.registry.owned):
+            self.unload(partition)
+        await self.rebalancer.drain()
+
+    async def expire_offsets(self, now_ms: int | None = None) -> int:
+        """Tombstone offsets older than ``offsets.retention.minutes``; call periodically."""
+        return await self.offsets.expire(self.registry.time_ms() if now_ms is None else now_ms)
+
+    # ----------------------------------------------------------- membership
+
+    async def join_group(
+        self, request: Body, version: int, *, client_id: str = "", client_host: str = ""
+    ) -> Body:
+        """JoinGroup (11); ``client_id``/``client_host`` come from the request header and socket."""
+        session = request["session_timeout_ms"]
+        rebalance = request.get("rebalance_timeout_ms", -1)
+        result = await self.membership.join(
+            JoinRequest(
+                group_id=request["group_id"],
+                member_id=request.get("member_id") or "",
+                group_instance_id=request.get("group_instance_id") if version >= 5 else None,
+                session_timeout_ms=session,
+                rebalance_timeout_ms=session if rebalance is None or rebalance < 0 else rebalance,
+                protocol_type=request["protocol_type"],
+                protocols=[
+                    (p["name"], bytes(p["metadata"])) for p in request.get("protocols") or ()
+                ],
+                client_id=client_id,
+                client_host=client_host,
+                require_known_member_id=version >= 4,
+                supports_skip_assignment=version >= 9,
+                reason=request.get("reason"),
+            )
+        )
+        protocol_name = result.protocol_name
+        if version < 7 and protocol_name is None:
+            protocol_name = ""
+        return {
+            "throttle_time_ms": 0,
+            "error_code": int(result.error),
+            "generation_id": result.generation_id,
+            "protocol_type": result.protocol_type,
+            "protocol_name": protocol_name,
+            "leader": result.leader,
+            "skip_assignment": result.skip_assignment,
+            "member_id": result.member_id,
+            "members": [
+                {"member_id": m, "group_instance_id": i, "metadata": meta}
+                for m, i, meta in result.members
+            ],
+        }
+
+    async def sync_group(self, request: Body, version: int) -> Body:
+        """SyncGroup (14): the leader hands in assignments, everyone gets theirs."""
+        result = await self.membership.sync(
+            request["group_id"],
+            request["generation_id"],
+            request["member_id"],
+            request.get("group_instance_id") if version >= 3 else None,
+            request.get("protocol_type") if version >= 5 else None,
+            request.get("protocol_name") if version >= 5 else None,
+            {a["member_id"]: bytes(a["assignment"]) for a in request.get("assignments") or ()},
+        )
+        return {
+            "throttle_time_ms": 0,
+            "error_code": int(result.error),
+            "protocol_type": result.protocol_type,
+            "protocol_name": result.protocol_name,
+            "assignment": result.assignment,
+        }
+
+    async def heartbeat(self, request: Body, version: int) -> Body:
+        """Heartbeat (12): keeps the session alive and tells members when to rejoin."""
+        error = self.membership.heartbeat(
+            request["group_id"],
+            request["generation_id"],
+            request["member_id"],
+            request.get("group_instance_id") if version >= 3 else None,
+        )
+        return {"throttle_time_ms": 0, "error_code": int(error)}
+
+    async def leave_group(self, request: Body, version: int) -> Body:
+        """LeaveGroup (13): one member (v0-2) or a batch by member or instance id (v3+)."""
+        if version >= 3:
+            leaving = [
+                (m.get("member_id") or "", m.get("group_instance_id"))
+                for m in request.get("members") or ()
+            ]
+        else:
+            leaving = [(request.get("member_id") or "", None)]
+        top, errors = self.membership.leave(request["group_id"], leaving)
+        if version < 3 and top is ErrorCode.NONE:
+            top = errors[0]
+        return {
+            "throttle_time_ms": 0,
+            "error_code": int(top),
+            "members": [
+                {"member_id": m, "group_instance_id": i, "error_code": int(e)}
+                for (m, i), e in zip(leaving, errors, strict=True)
+            ],
+        }
+
+    # -------------------------------------------------------------- offsets
+
+    async def offset_commit(self, request: Body, version: int) -> Body:
+        """OffsetCommit (8): durable once answered; errors per partition."""
+        topics = request.get("topics") or ()
+        offsets = [
+            OffsetToCommit(
+                t["name"],
+                p["partition_index"],
+                p["committed_offset"],
+                p.get("committed_leader_epoch", -1) if version >= 6 else -1,
+                p.get("committed_metadata"),
+            )
+            for t in topics
+            for p in t.get("partitions") or ()
+        ]
+        retention = request.get("retention_time_ms", -1) if 2 <= version <= 4 else -1
+        results = await self.offsets.commit(
+            request["group_id"],
+            request.get("generation_id_or_member_epoch", -1),
+            request.get("member_id") or "",
+            request.get("group_instance_id") if version >= 7 else None,
+            retention if retention is not None else -1,
+            offsets,
+        )
+        return {
+            "throttle_time_ms": 0,
+            "topics": [
+                {
+                    "name": t["name"],
+                    "partitions": [
+                        {
+                            "partition_index": p["partition_index"],
+                            "error_code": int(results[(t["name"], p["partition_index"])]),
+                        }
+                        for p in t.get("partitions") or ()
+                    ],
+                }
+                for t in topics
+            ],
+        }
+
+    async def offset_fetch(self, request: Body, version: int) -> Body:
+        """OffsetFetch (9): v1-7 one group, v8+ many; null topics mean every committed partition."""
+        if version >= 8:
+            return {
+                "throttle_time_ms": 0,
+                "groups": [
+                    self._fetch_group(g["group_id"], g.get("topics"), version)
+                    for g in request.get("groups") or ()
+                ],
+            }
+        single = self._fetch_group(request["group_id"], request.get("topics"), version)
+        return {
+            "throttle_time_ms": 0,
+            "topics": single["topics"],
+            "error_code": single["error_code"],
+        }
+
+    def _fetch_group(self, group_id: str, topics: list[Body] | None, version: int) -> Body:
+        wanted = (
+            None
+            if topics is None
+            else [(t["name"], p) for t in topics for p in t.get("partition_indexes") or ()]
+        )
+        error, fetched = self.offsets.fetch(group_id, wanted)
+        if error is not ErrorCode.NONE and version < 2:
+            # v1 has no group-level error: report it on every requested partition.
+            by_topic_err: dict[str, list[Body]] = {}
+            for t, p in wanted or ():
+                by_topic_err.setdefault(t, []).append(
+                    {
+                        "partition_index": p,
+                        "committed_offset": -1,
+                        "committed_leader_epoch": -1,
+                        "metadata": "",
+                        "error_code": int(error),
+                    }
+                )
+            return {
+                "group_id": group_id,
+                "topics": [{"name": t, "partitions": ps} for t, ps in by_topic_err.items()],
+                "error_code": int(error),
+            }
+        by_topic: dict[str, list[Body]] = {}
+        for f in fetched:
+            by_topic.setdefault(f.topic, []).append(
+                {
+                    "partition_index": f.partition,
+                    "committed_offset": f.offset,
+                    "committed_leader_epoch": f.leader_epoch,
+                    "metadata": f.metadata,
+                    "error_code": int(f.error),
+                }
+            )
+        return {
+            "group_id": group_id,
+            "topics": [{"name": t, "partitions": ps} for t, ps in by_topic.items()],
+            "error_code": int(error),
+        }
+
+    async def offset_delete(self, request: Body, version: int) -> Body:
+        """OffsetDelete (47): remove offsets of topics the group no longer consumes."""
+        topics = request.get("topics") or ()
+        wanted = [
+            (t["name"], p["partition_index"]) for t in topics for p in t.get("partitions") or ()
+        ]
+        error, results = await self.offsets.delete(request["group_id"], wanted)
+        if error is not ErrorCode.NONE:
+            return {"error_code": int(error), "throttle_time_ms": 0, "topics": []}
+        return {
+            "error_code": 0,
+            "throttle_time_ms": 0,
+            "topics": [
+                {
+                    "name": t["name"],
+                    "partitions": [
+                        {
+                            "partition_index": p["partition_index"],
+                            "error_code": int(results[(t["name"], p["partition_index"])]),
+                        }
+                        for p in t.get("partitions") or ()
+                    ],
+                }
+                for t in topics
+            ],
+        }
+
+    # ---------------------------------------------------------------- admin
+
+    async def list_groups(self, request: Body, version: int) -> Body:
+        """ListGroups (16): states filter from v4, types filter from v5."""
+        states = request.get("states_filter") if version >= 4 else None
+        types = request.get("types_filter") if version >= 5 else None
+        error, groups = self.admin.list(states, types)
+        return {
+            "throttle_time_ms": 0,
+            "error_code": int(error),
+            "groups": [
+                {
+                    "group_id": g.group_id,
+                    "protocol_type": g.protocol_type,
+                    "group_state": g.state,
+                    "group_type": g.group_type,
+                }
+                for g in groups
+            ],
+        }
+
+    async def describe_groups(self, request: Body, version: int) -> Body:
+        """DescribeGroups (15): unknown groups are reported Dead, as Kafka does before v6."""
+        out = []
+        for group_id in request.get("groups") or ():
+            d = self.admin.describe(group_id)
+            out.append(
+                {
+                    "error_code": int(d.error),
+                    "group_id": d.group_id,
+                    "group_state": d.state,
+                    "protocol_type": d.protocol_type,
+                    "protocol_data": d.protocol_data,
+                    "members": [
+                        {
+                            "member_id": m.member_id,
+                            "group_instance_id": m.group_instance_id,
+                            "client_id": m.client_id,
+                            "client_host": m.client_host,
+                            "member_metadata": m.metadata,
+                            "member_assignment": m.assignment,
+                        }
+                        for m in d.members
+                    ],
+                }
+            )
+        return {"throttle_time_ms": 0, "groups": out}
+
+    async def delete_groups(self, request: Body, version: int) -> Body:
+        """DeleteGroups (42): NON_EMPTY_GROUP while members exist, GROUP_ID_NOT_FOUND if unknown."""
+        results = []
+        for group_id in request.get("groups_names") or ():
+            error = await self.admin.delete(group_id)
+            results.append({"group_id": group_id, "error_code": int(error)})
+        return {"throttle_time_ms": 0, "results": results}

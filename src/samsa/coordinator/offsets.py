@@ -1,0 +1,264 @@
+"""OffsetCommit, OffsetFetch, OffsetDelete and offset expiry.
+
+Offsets change only by replaying their ``__consumer_offsets`` records (see
+``GroupRegistry.write``), so a commit is acknowledged only once its records are
+durable, and a reload reproduces exactly what was acknowledged.
+
+Commits are validated like Kafka's: a generation >= 0, a member id or an
+instance id means "a group member is committing" and must match the current
+generation; otherwise the commit is a standalone (admin/simple consumer) one,
+allowed only while the group has no members.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from samsa.coordinator.group import CommittedOffset, Group, GroupState
+from samsa.coordinator.rebalance import Rebalancer
+from samsa.coordinator.registry import GroupRegistry
+from samsa.coordinator.store import Record, commit_error
+from samsa.errors import ErrorCode, KafkaError
+from samsa.protocol.consumer_protocol import PROTOCOL_TYPE
+from samsa.protocol.group_records import encode_offset_commit_key, encode_offset_commit_value
+
+log = logging.getLogger("samsa.coordinator")
+
+S = GroupState
+TopicPartition = tuple[str, int]
+PartitionExists = Callable[[str, int], bool]
+
+
+@dataclass(frozen=True, slots=True)
+class OffsetToCommit:
+    topic: str
+    partition: int
+    offset: int
+    leader_epoch: int
+    metadata: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class FetchedOffset:
+    topic: str
+    partition: int
+    offset: int
+    leader_epoch: int
+    metadata: str
+    error: ErrorCode
+
+
+class OffsetManager:
+    """Committed offsets of every group this coordinator owns."""
+
+    def __init__(
+        self, registry: GroupRegistry, rebalancer: Rebalancer, partition_exists: PartitionExists
+    ) -> None:
+        self.registry = registry
+        self.rebalancer = rebalancer
+        self.partition_exists = partition_exists
+
+    # ------------------------------------------------------------ commit
+
+    async def commit(
+        self,
+        group_id: str,
+        generation_id: int,
+        member_id: str,
+        group_instance_id: str | None,
+        retention_time_ms: int,
+        offsets: list[OffsetToCommit],
+    ) -> dict[TopicPartition, ErrorCode]:
+        """Commit offsets; returns the error of every requested partition."""
+        results: dict[TopicPartition, ErrorCode] = {}
+        valid: list[OffsetToCommit] = []
+        for o in offsets:
+            if self.partition_exists(o.topic, o.partition):
+                valid.append(o)
+            else:
+                results[(o.topic, o.partition)] = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+        err = self._validate_commit(group_id, generation_id, member_id, group_instance_id)
+        if err is not None:
+            results.update({(o.topic, o.partition): err for o in valid})
+            return results
+        group = self.registry.get_or_create(group_id)
+        member = group.members.get(member_id)
+        if member is not None:
+            self.rebalancer.schedule_heartbeat(group, member)
+        now = self.registry.time_ms()
+        expire = now + retention_time_ms if retention_time_ms >= 0 else -1
+        records: list[Record] = []
+        limit = self.registry.config.offset_metadata_max_bytes
+        for o in valid:
+            metadata = o.metadata or ""
+            if len(metadata.encode()) > limit:
+                results[(o.topic, o.partition)] = ErrorCode.OFFSET_METADATA_TOO_LARGE
+                continue
+            key = encode_offset_commit_key(group_id, o.topic, o.partition)
+            value = encode_offset_commit_value(o.offset, o.leader_epoch, metadata, now, expire)
+            records.append((key, value))
+            results[(o.topic, o.partition)] = ErrorCode.NONE
+        if records:
+            try:
+                await self.registry.write(group.partition, records)
+            except KafkaError as exc:
+                code = commit_error(exc.code)
+                for o in valid:
+                    if results[(o.topic, o.partition)] is ErrorCode.NONE:
+                        results[(o.topic, o.partition)] = code
+        self.registry.drop_if_vacant(group)
+        return results
+
+    def _validate_commit(
+        self, group_id: str, generation_id: int, member_id: str, instance_id: str | None
+    ) -> ErrorCode | None:
+        err = self.registry.check(group_id)
+        if err is not None:
+            return err
+        group = self.registry.groups.get(group_id)
+        if group is None:
+            return None if generation_id < 0 else ErrorCode.ILLEGAL_GENERATION
+        if group.is_(S.DEAD):
+            return ErrorCode.COORDINATOR_NOT_AVAILABLE
+        if generation_id >= 0 or member_id or instance_id is not None:
+            err = group.validate_member(member_id, instance_id)
+            if err is not None:
+                return err
+            if generation_id != group.generation_id:
+                return ErrorCode.ILLEGAL_GENERATION
+        elif not group.is_(S.EMPTY):
+            # Someone outside the group commits while it has members: Kafka refuses.
+            return ErrorCode.UNKNOWN_MEMBER_ID
+        if group.is_(S.COMPLETING_REBALANCE):
+            return ErrorCode.REBALANCE_IN_PROGRESS
+        return None
+
+    # ------------------------------------------------------------- fetch
+
+    def fetch(
+        self, group_id: str, partitions: list[TopicPartition] | None
+    ) -> tuple[ErrorCode, list[FetchedOffset]]:
+        """Committed offsets of the requested partitions, or of all of them when None."""
+        err = self.registry.check(group_id)
+        if err is not None:
+            return err, []
+        group = self.registry.groups.get(group_id)
+        committed = group.offsets if group is not None else {}
+        wanted = sorted(committed) if partitions is None else partitions
+        out = []
+        for tp in wanted:
+            c: CommittedOffset | None = committed.get(tp)
+            if c is None:
+                out.append(FetchedOffset(tp[0], tp[1], -1, -1, "", ErrorCode.NONE))
+            else:
+                out.append(
+                    FetchedOffset(
+                        tp[0], tp[1], c.offset, c.leader_epoch, c.metadata, ErrorCode.NONE
+                    )
+                )
+        return ErrorCode.NONE, out
+
+    # ------------------------------------------------------------ delete
+
+    async def delete(
+        self, group_id: str, partitions: list[TopicPartition]
+    ) -> tuple[ErrorCode, dict[TopicPartition, ErrorCode]]:
+        """OffsetDelete: drop offsets of topics the group does not consume."""
+        err = self.registry.check(group_id)
+        if err is not None:
+            return err, {}
+        group = self.registry.groups.get(group_id)
+        if group is None or group.is_(S.DEAD):
+            return ErrorCode.GROUP_ID_NOT_FOUND, {}
+        results: dict[TopicPartition, ErrorCode] = {}
+        if group.is_(S.EMPTY):
+            deletable = list(partitions)
+        elif group.protocol_type == PROTOCOL_TYPE:
+            subscribed = group.subscribed_topics()
+            deletable = []
+            for tp in partitions:
+                if subscribed is None or tp[0] in subscribed:
+                    results[tp] = ErrorCode.GROUP_SUBSCRIBED_TO_TOPIC
+                else:
+                    deletable.append(tp)
+        else:
+            return ErrorCode.NON_EMPTY_GROUP, {}
+        present = [tp for tp in deletable if tp in group.offsets]
+        try:
+            await self._remove(group, present)
+        except KafkaError as exc:
+            return commit_error(exc.code), {}
+        results.update({tp: ErrorCode.NONE for tp in deletable})
+        return ErrorCode.NONE, results
+
+    async def _remove(self, group: Group, partitions: list[TopicPartition]) -> None:
+        """Tombstone offsets; an Empty group left without offsets dies (and is tombstoned too)."""
+        records = self.registry.tombstones(group, partitions)
+        dies = (
+            group.is_(S.EMPTY)
+            and not group.pending_members
+            and not (set(group.offsets) - set(partitions))
+        )
+        if dies and (group.generation_id > 0 or group.protocol_type is not None):
+            records.append((self.registry.group_record(group)[0], None))
+        if records:
+            await self.registry.write(group.partition, records)
+        if dies:
+            self.rebalancer.cancel_all(group)
+            group.state = S.DEAD
+            self.registry.groups.pop(group.group_id, None)
+
+    # ------------------------------------------------------------ expire
+
+    async def expire(self, now_ms: int) -> int:
+        """Tombstone offsets past ``offsets.retention.minutes``; returns how many expired."""
+        retention = self.registry.config.offsets_retention_ms
+        total = 0
+        for group in list(self.registry.groups.values()):
+            if group.partition not in self.registry.owned:
+                continue
+            expired = self._expired(group, now_ms, retention)
+            dies = (
+                group.is_(S.EMPTY)
+                and not group.pending_members
+                and not (set(group.offsets) - set(expired))
+            )
+            if not expired and not dies:
+                continue
+            try:
+                await self._remove(group, expired)
+            except KafkaError as exc:
+                log.warning("group %s: could not expire offsets: %s", group.group_id, exc)
+                continue
+            total += len(expired)
+        return total
+
+    def _expired(self, group: Group, now_ms: int, retention_ms: int) -> list[TopicPartition]:
+        def is_expired(c: CommittedOffset, base: int) -> bool:
+            if c.expire_timestamp >= 0:
+                return now_ms >= c.expire_timestamp
+            return now_ms - base >= retention_ms
+
+        if group.protocol_type is None:
+            # Standalone consumer: each offset ages from its own commit.
+            return [tp for tp, c in group.offsets.items() if is_expired(c, c.commit_timestamp)]
+        if group.is_(S.EMPTY):
+            # Offsets of an Empty group age from when it became Empty.
+            return [
+                tp
+                for tp, c in group.offsets.items()
+                if is_expired(
+                    c, group.state_timestamp if group.state_timestamp >= 0 else c.commit_timestamp
+                )
+            ]
+        if group.is_(S.STABLE) and group.protocol_type == PROTOCOL_TYPE:
+            subscribed = group.subscribed_topics()
+            if subscribed is not None:
+                return [
+                    tp
+                    for tp, c in group.offsets.items()
+                    if tp[0] not in subscribed and is_expired(c, c.commit_timestamp)
+                ]
+        return []
