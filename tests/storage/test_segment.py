@@ -1,0 +1,108 @@
+"""LogSegment: append, indexed reads, timestamp lookups, recovery of one segment."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from samsa.protocol.compression import Compression
+from samsa.protocol.record_batch import iter_batches, read_batch_header, stamp_batch
+from samsa.storage.segment import LogSegment, segment_file_name
+
+from .log_helpers import make_batch
+
+
+def _open(tmp_path: Path, base: int = 0, interval: int = 0) -> LogSegment:
+    return LogSegment.open(
+        tmp_path, base, index_interval_bytes=interval, max_index_bytes=4096, now_ms=0
+    )
+
+
+def _append(segment: LogSegment, offset: int, count: int, ts: int = 1000, **kw: object) -> int:
+    batch = make_batch(count, timestamp=ts, **kw)  # type: ignore[arg-type]
+    stamp_batch(batch, 0, offset, 0)
+    segment.append(batch, [read_batch_header(batch)])
+    return offset + count
+
+
+def test_files_are_named_by_20_digit_base_offset(tmp_path: Path) -> None:
+    _open(tmp_path, 42)
+    assert segment_file_name(42, ".log") == "00000000000000000042.log"
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "00000000000000000042.index",
+        "00000000000000000042.log",
+        "00000000000000000042.timeindex",
+    ]
+
+
+def test_append_indexes_every_interval_and_reads_whole_batches(tmp_path: Path) -> None:
+    segment = _open(tmp_path, 100, interval=1)
+    offset = 100
+    for i in range(10):
+        offset = _append(segment, offset, 3, ts=1000 + i)
+    # interval 1 byte: every batch after the first gets an entry
+    assert segment.offset_index.entries == 9
+    assert segment.read_next_offset() == 130
+    found = segment.translate_offset(107)
+    assert found is not None
+    assert found[1].base_offset == 106 and found[1].last_offset == 108
+    read = segment.read(107, 10_000)
+    assert read is not None
+    data = read.region.read_bytes()
+    assert [h.base_offset for _, h in iter_batches(data)] == list(range(106, 130, 3))
+    assert segment.read(130, 100) is None
+
+
+def test_read_respects_max_bytes_and_min_one(tmp_path: Path) -> None:
+    segment = _open(tmp_path, interval=1)
+    offset = 0
+    for _ in range(5):
+        offset = _append(segment, offset, 2)
+    size = read_batch_header(segment.log.read(0, 61)).size
+    read = segment.read(0, size * 2 + 5)
+    assert read is not None and len(read.region) == size * 2
+    read = segment.read(0, 1)
+    assert read is not None and len(read.region) == size  # at least one whole batch
+    read = segment.read(0, 1, min_one=False)
+    assert read is not None and len(read.region) == 0
+    read = segment.read(0, 10_000, max_position=size * 3)
+    assert read is not None and len(read.region) == size * 3
+
+
+def test_find_offset_by_timestamp_inside_compressed_batch(tmp_path: Path) -> None:
+    segment = _open(tmp_path)
+    batch = make_batch(5, timestamps=[100, 300, 200, 500, 400], compression=Compression.ZSTD)
+    segment.append(batch, [read_batch_header(batch)])
+    assert segment.find_offset_by_timestamp(250, 0) == (1, 300)
+    assert segment.find_offset_by_timestamp(450, 0) == (3, 500)
+    assert segment.find_offset_by_timestamp(501, 0) is None
+    assert segment.record_with_max_timestamp() == (3, 500)
+
+
+def test_recover_truncates_torn_tail_and_rebuilds_indexes(tmp_path: Path) -> None:
+    segment = _open(tmp_path, interval=1)
+    offset = 0
+    for _ in range(4):
+        offset = _append(segment, offset, 2)
+    good = segment.size
+    offset = _append(segment, offset, 2)
+    segment.log.truncate_to(segment.size - 7)  # torn last batch
+    segment.offset_index.reset()
+    result = segment.recover()
+    assert result.valid_bytes == good
+    assert result.next_offset == 8
+    assert result.truncated_bytes > 0
+    assert segment.offset_index.entries == 3
+    assert segment.read_next_offset() == 8
+
+
+@pytest.mark.parametrize("size", [0, 1, 12, 30])
+def test_recover_handles_tiny_garbage_tails(tmp_path: Path, size: int) -> None:
+    segment = _open(tmp_path)
+    _append(segment, 0, 2)
+    good = segment.size
+    segment.log.append(b"\xff" * size)
+    result = segment.recover()
+    assert result.valid_bytes == good
+    assert segment.size == good
