@@ -91,9 +91,9 @@ def decode_request(frame: memoryview) -> tuple[RequestHeader, dict[str, Any]]:
     if api is None or not (api.valid[0] <= version <= api.valid[1]):
         raise UnsupportedVersion(key, version)
     header, pos = decode_request_header(frame, api)
-    body, end = decoder_for(api.request, version, api.is_flexible(version))(frame, pos)
-    if end != len(frame):
-        raise DecodeError(f"{api.name} v{version} request has {len(frame) - end} trailing bytes")
+    body, _end = decoder_for(api.request, version, api.is_flexible(version))(frame, pos)
+    # Trailing bytes are ignored, as Kafka's own request parser does: librdkafka
+    # 2.x appends bytes to some requests (e.g. Metadata v12) that Kafka never reads.
     return header, body
 
 

@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# Set up everything (venv, test dependencies, Debian's kcat) and run the checks:
+# ruff (lint + format), mypy, then the whole pytest suite against real broker
+# processes and real Kafka clients.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+./scripts/setup.sh --with-system-packages
+
+.venv/bin/ruff check src tests bench
+.venv/bin/ruff format --check src tests bench
+.venv/bin/mypy
+.venv/bin/python -m pytest -q "$@"

@@ -1,0 +1,5 @@
+import sys
+
+from samsa.cli.main import main
+
+sys.exit(main())

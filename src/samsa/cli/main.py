@@ -1,0 +1,42 @@
+"""The ``samsa`` command.
+
+``main(argv)`` returns an exit code instead of exiting, so it is testable;
+errors the user can fix (bad flags, bad config) print one readable line and exit
+with status 2, never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from samsa.errors import SamsaError
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="samsa", description="Samsa: a Kafka-compatible broker in Python"
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+    from samsa.cli import broker_command
+
+    broker_command.add_parser(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        result: int = args.run(args)
+        return result
+    except SamsaError as exc:
+        print(f"samsa: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

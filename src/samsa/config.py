@@ -1,0 +1,245 @@
+"""Typed broker configuration with Kafka's key names and defaults.
+
+Every key is declared once (name, type, default, doc); values come from, in
+increasing precedence, the defaults, a ``server.properties`` file, ``--set
+key=value`` pairs and explicit command-line flags.  Unknown keys are refused with
+a message naming the key, so typos do not silently fall back to defaults.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from samsa.errors import ConfigError
+
+INT32_MAX = 2**31 - 1
+
+
+@dataclass(frozen=True)
+class ConfigKey:
+    name: str
+    type: Callable[[str], Any]
+    default: Any
+    doc: str
+
+
+def _bool(value: str) -> bool:
+    lowered = value.strip().lower()
+    if lowered in ("true", "1", "yes"):
+        return True
+    if lowered in ("false", "0", "no"):
+        return False
+    raise ValueError(f"expected true or false, got {value!r}")
+
+
+def _list(value: str) -> list[str]:
+    return [part.strip() for part in value.split(",") if part.strip()]
+
+
+_KEYS: list[ConfigKey] = [
+    ConfigKey("node.id", int, 1, "This broker's id; also the controller id on a single node."),
+    ConfigKey(
+        "listeners", str, "PLAINTEXT://127.0.0.1:9092", "Address to bind (port 0 = any free port)."
+    ),
+    ConfigKey(
+        "advertised.listeners",
+        str,
+        "",
+        "Address clients are told to connect to (default: the bound one).",
+    ),
+    ConfigKey("log.dirs", str, "./samsa-data", "Data directory (Samsa uses the first entry)."),
+    ConfigKey("log.dir", str, "", "Alias of log.dirs used when log.dirs is unset."),
+    ConfigKey("num.partitions", int, 1, "Partitions of auto-created topics."),
+    ConfigKey("default.replication.factor", int, 1, "Replication factor of auto-created topics."),
+    ConfigKey(
+        "auto.create.topics.enable", _bool, True, "Create unknown topics on Metadata/Produce."
+    ),
+    ConfigKey("delete.topic.enable", _bool, True, "Allow DeleteTopics."),
+    ConfigKey(
+        "message.max.bytes",
+        int,
+        1048588,
+        "Largest record batch accepted (topic default max.message.bytes).",
+    ),
+    ConfigKey("socket.request.max.bytes", int, 104857600, "Largest request frame accepted."),
+    ConfigKey("connections.max.idle.ms", int, 600000, "Idle connections are closed after this."),
+    ConfigKey("log.segment.bytes", int, 1073741824, "Segment size before rolling."),
+    ConfigKey("log.roll.ms", int, 604800000, "Segment age before rolling."),
+    ConfigKey(
+        "log.roll.hours", int, 168, "Segment age before rolling, in hours (log.roll.ms wins)."
+    ),
+    ConfigKey("log.retention.ms", int, 604800000, "Time retention of the delete policy."),
+    ConfigKey(
+        "log.retention.minutes", int, -2, "Time retention in minutes (log.retention.ms wins)."
+    ),
+    ConfigKey("log.retention.hours", int, 168, "Time retention in hours."),
+    ConfigKey("log.retention.bytes", int, -1, "Size retention per partition (-1 = none)."),
+    ConfigKey("log.retention.check.interval.ms", int, 300000, "How often retention runs."),
+    ConfigKey("log.index.interval.bytes", int, 4096, "Bytes between offset index entries."),
+    ConfigKey("log.index.size.max.bytes", int, 10485760, "Maximum index file size."),
+    ConfigKey("log.flush.interval.messages", int, 2**63 - 1, "fsync after this many messages."),
+    ConfigKey("log.flush.interval.ms", int, -1, "fsync after this long (-1 = page cache decides)."),
+    ConfigKey(
+        "log.flush.offset.checkpoint.interval.ms",
+        int,
+        60000,
+        "How often recovery points are checkpointed.",
+    ),
+    ConfigKey("log.message.timestamp.type", str, "CreateTime", "CreateTime or LogAppendTime."),
+    ConfigKey("log.cleanup.policy", str, "delete", "delete, compact or compact,delete."),
+    ConfigKey("log.cleaner.enable", _bool, True, "Run the log cleaner for compacted topics."),
+    ConfigKey("log.cleaner.backoff.ms", int, 15000, "Cleaner sleep between passes."),
+    ConfigKey("log.cleaner.delete.retention.ms", int, 86400000, "Tombstone retention."),
+    ConfigKey("log.cleaner.min.cleanable.ratio", float, 0.5, "Dirty ratio before cleaning."),
+    ConfigKey("compression.type", str, "producer", "Broker-side compression (producer = keep)."),
+    ConfigKey("min.insync.replicas", int, 1, "Replicas that must acknowledge acks=all."),
+    ConfigKey("producer.id.expiration.ms", int, 86400000, "Idle producer state expiry."),
+    ConfigKey(
+        "group.initial.rebalance.delay.ms",
+        int,
+        3000,
+        "Wait for more members of a new group (tests: 0).",
+    ),
+    ConfigKey("group.min.session.timeout.ms", int, 6000, "Smallest accepted session timeout."),
+    ConfigKey("group.max.session.timeout.ms", int, 1800000, "Largest accepted session timeout."),
+    ConfigKey("group.max.size", int, INT32_MAX, "Members per group."),
+    ConfigKey("offsets.topic.num.partitions", int, 50, "Partitions of __consumer_offsets."),
+    ConfigKey(
+        "offsets.topic.replication.factor",
+        int,
+        3,
+        "Replication of __consumer_offsets (1 on one node).",
+    ),
+    ConfigKey(
+        "offsets.retention.minutes",
+        int,
+        10080,
+        "Committed offsets of empty groups expire after this.",
+    ),
+    ConfigKey("offsets.retention.check.interval.ms", int, 600000, "How often offset expiry runs."),
+    ConfigKey("offset.metadata.max.bytes", int, 4096, "Largest commit metadata string."),
+    ConfigKey(
+        "transaction.state.log.num.partitions", int, 50, "Partitions of __transaction_state."
+    ),
+    ConfigKey("cluster.id", str, "", "Cluster id for a new data dir (default: random)."),
+    ConfigKey("process.roles", str, "broker,controller", "Roles of this node (single node: both)."),
+    ConfigKey(
+        "controller.quorum.voters", str, "", "Raft voters (id@host:port,...); empty = single node."
+    ),
+    ConfigKey("log4j.level", str, "INFO", "Log level of the broker's logger."),
+]
+
+KEYS: dict[str, ConfigKey] = {k.name: k for k in _KEYS}
+
+
+class BrokerConfig:
+    """Resolved broker configuration; read values with ``config["log.dirs"]``."""
+
+    def __init__(self, values: Mapping[str, str] | None = None) -> None:
+        self._values: dict[str, Any] = {k.name: k.default for k in _KEYS}
+        self._explicit: set[str] = set()
+        if values:
+            self.update(values)
+
+    def update(self, values: Mapping[str, str]) -> None:
+        for name, raw in values.items():
+            self.set(name, raw)
+
+    def set(self, name: str, raw: str) -> None:
+        key = KEYS.get(name)
+        if key is None:
+            raise ConfigError(f"unknown broker config key {name!r}")
+        try:
+            value = key.type(str(raw))
+        except ValueError as exc:
+            raise ConfigError(f"invalid value {raw!r} for {name}: {exc}") from None
+        self._values[name] = value
+        self._explicit.add(name)
+
+    def __getitem__(self, name: str) -> Any:
+        return self._values[name]
+
+    def is_explicit(self, name: str) -> bool:
+        return name in self._explicit
+
+    def items(self) -> Iterable[tuple[str, Any]]:
+        return self._values.items()
+
+    @property
+    def data_dir(self) -> Path:
+        dirs = (
+            _list(self["log.dirs"]) if self.is_explicit("log.dirs") or not self["log.dir"] else []
+        )
+        if not dirs:
+            dirs = _list(self["log.dir"]) or ["./samsa-data"]
+        return Path(dirs[0])
+
+    @property
+    def retention_ms(self) -> int:
+        if self.is_explicit("log.retention.ms"):
+            return int(self["log.retention.ms"])
+        if self.is_explicit("log.retention.minutes"):
+            return int(self["log.retention.minutes"]) * 60_000
+        if self.is_explicit("log.retention.hours"):
+            return int(self["log.retention.hours"]) * 3_600_000
+        return int(self["log.retention.ms"])
+
+    @property
+    def roll_ms(self) -> int:
+        if self.is_explicit("log.roll.ms") or not self.is_explicit("log.roll.hours"):
+            return int(self["log.roll.ms"])
+        return int(self["log.roll.hours"]) * 3_600_000
+
+    def topic_defaults(self) -> dict[str, str]:
+        """Broker-level defaults of topic configs, under their topic key names."""
+        return {
+            "segment.bytes": str(self["log.segment.bytes"]),
+            "segment.ms": str(self.roll_ms),
+            "retention.ms": str(self.retention_ms),
+            "retention.bytes": str(self["log.retention.bytes"]),
+            "index.interval.bytes": str(self["log.index.interval.bytes"]),
+            "segment.index.bytes": str(self["log.index.size.max.bytes"]),
+            "flush.messages": str(self["log.flush.interval.messages"]),
+            "flush.ms": str(
+                self["log.flush.interval.ms"] if self["log.flush.interval.ms"] >= 0 else 2**63 - 1
+            ),
+            "message.timestamp.type": str(self["log.message.timestamp.type"]),
+            "cleanup.policy": str(self["log.cleanup.policy"]),
+            "max.message.bytes": str(self["message.max.bytes"]),
+            "min.insync.replicas": str(self["min.insync.replicas"]),
+            "delete.retention.ms": str(self["log.cleaner.delete.retention.ms"]),
+            "min.cleanable.dirty.ratio": str(self["log.cleaner.min.cleanable.ratio"]),
+            "compression.type": str(self["compression.type"]),
+        }
+
+
+def parse_properties(text: str) -> dict[str, str]:
+    """Parse a Java ``.properties`` file (``key=value`` or ``key: value``, ``#``/``!`` comments)."""
+    values: dict[str, str] = {}
+    for lineno, line in enumerate(text.splitlines(), 1):
+        stripped = line.strip()
+        if not stripped or stripped[0] in "#!":
+            continue
+        for sep in ("=", ":"):
+            if sep in stripped:
+                key, value = stripped.split(sep, 1)
+                values[key.strip()] = value.strip()
+                break
+        else:
+            raise ConfigError(f"line {lineno}: expected key=value, got {stripped!r}")
+    return values
+
+
+def parse_host_port(value: str) -> tuple[str, int]:
+    """Parse ``HOST:PORT`` or ``PLAINTEXT://HOST:PORT`` (first listener of a list)."""
+    first = _list(value)[0] if value.strip() else ""
+    if "://" in first:
+        first = first.split("://", 1)[1]
+    host, sep, port = first.rpartition(":")
+    if not sep or not port.isdigit():
+        raise ConfigError(f"expected HOST:PORT, got {value!r}")
+    host = host.strip("[]") or "0.0.0.0"
+    return host, int(port)

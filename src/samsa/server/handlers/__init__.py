@@ -1,0 +1,38 @@
+"""Request handlers, one module per API family.
+
+Each module has ``register(router, broker)``; handlers take the decoded request
+dict and return the response dict (or an awaitable of it) for the same version.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from samsa.server.handlers import (
+    admin_configs,
+    admin_topics,
+    cluster,
+    fetch,
+    groups,
+    list_offsets,
+    produce,
+    producer_ids,
+)
+
+if TYPE_CHECKING:
+    from samsa.server.broker import Broker
+    from samsa.server.router import Router
+
+
+def register_all(router: Router, broker: Broker) -> None:
+    for module in (
+        cluster,
+        produce,
+        fetch,
+        list_offsets,
+        admin_topics,
+        admin_configs,
+        producer_ids,
+        groups,
+    ):
+        module.register(router, broker)

@@ -1,0 +1,118 @@
+"""Group APIs (8, 9, 11-16, 42, 47): thin adapters onto the group coordinator.
+
+The coordinator answers each request with the response body for that version;
+while ``__consumer_offsets`` is still being created or loaded every call is
+answered COORDINATOR_LOAD_IN_PROGRESS (retriable), as Kafka does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable
+from typing import TYPE_CHECKING, Any
+
+from samsa.errors import ErrorCode
+from samsa.server.router import Body, RequestContext, Router
+
+if TYPE_CHECKING:
+    from samsa.server.broker import Broker
+
+APIS = {
+    8: "offset_commit",
+    9: "offset_fetch",
+    11: "join_group",
+    12: "heartbeat",
+    13: "leave_group",
+    14: "sync_group",
+    15: "describe_groups",
+    16: "list_groups",
+    42: "delete_groups",
+    47: "offset_delete",
+}
+
+
+def register(router: Router, broker: Broker) -> None:
+    for key, method in APIS.items():
+        router.register(key, _adapter(broker, key, method))
+
+
+def _adapter(broker: Broker, key: int, method: str) -> Any:
+    def handle(ctx: RequestContext, req: Body) -> Body | Awaitable[Body]:
+        error = broker.ensure_group_coordinator()
+        if error is not None:
+            return loading_response(key, ctx.version, req, error)
+        result: Awaitable[Body] = getattr(broker.groups, method)(req, ctx.version)
+        return result
+
+    return handle
+
+
+def loading_response(key: int, version: int, req: Body, error: ErrorCode) -> Body:
+    """The response of each group API when the coordinator cannot serve it yet."""
+    if key == 8:  # OffsetCommit
+        return {
+            "throttle_time_ms": 0,
+            "topics": [
+                {
+                    "name": t["name"],
+                    "partitions": [
+                        {"partition_index": p["partition_index"], "error_code": error}
+                        for p in t["partitions"]
+                    ],
+                }
+                for t in req["topics"]
+            ],
+        }
+    if key == 9:  # OffsetFetch
+        groups = [
+            {"group_id": g["group_id"], "topics": [], "error_code": error}
+            for g in req.get("groups", [])
+        ]
+        return {"throttle_time_ms": 0, "topics": [], "error_code": error, "groups": groups}
+    if key == 15:  # DescribeGroups
+        return {
+            "throttle_time_ms": 0,
+            "groups": [
+                {
+                    "error_code": error,
+                    "group_id": g,
+                    "group_state": "",
+                    "protocol_type": "",
+                    "protocol_data": "",
+                    "members": [],
+                    "authorized_operations": -(2**31),
+                }
+                for g in req["groups"]
+            ],
+        }
+    if key == 16:  # ListGroups
+        return {"throttle_time_ms": 0, "error_code": error, "groups": []}
+    if key == 42:  # DeleteGroups
+        return {
+            "throttle_time_ms": 0,
+            "results": [{"group_id": g, "error_code": error} for g in req["groups_names"]],
+        }
+    if key == 47:  # OffsetDelete
+        return {"error_code": error, "throttle_time_ms": 0, "topics": []}
+    if key == 11:  # JoinGroup
+        return {
+            "throttle_time_ms": 0,
+            "error_code": error,
+            "generation_id": -1,
+            "protocol_type": None,
+            "protocol_name": None,
+            "leader": "",
+            "skip_assignment": False,
+            "member_id": req.get("member_id", ""),
+            "members": [],
+        }
+    if key == 13:  # LeaveGroup
+        return {"throttle_time_ms": 0, "error_code": error, "members": []}
+    if key == 14:  # SyncGroup
+        return {
+            "throttle_time_ms": 0,
+            "error_code": error,
+            "protocol_type": None,
+            "protocol_name": None,
+            "assignment": b"",
+        }
+    return {"throttle_time_ms": 0, "error_code": error}  # Heartbeat

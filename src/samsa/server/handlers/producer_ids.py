@@ -1,0 +1,56 @@
+"""InitProducerId (22) for idempotent (non-transactional) producers.
+
+Each call hands out a fresh producer id that is never reused, even across
+restarts (ids are reserved through the metadata log).  v3+ callers that pass
+their current id and epoch get the same id with the epoch bumped, which is how
+an idempotent producer recovers from an unknown sequence without losing order.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from samsa.errors import ErrorCode
+from samsa.server.router import Body, RequestContext, Router
+
+if TYPE_CHECKING:
+    from samsa.server.broker import Broker
+
+API_KEY = 22
+MAX_EPOCH = 32767
+
+
+def register(router: Router, broker: Broker) -> None:
+    router.register(API_KEY, lambda ctx, req: handle_init_producer_id(broker, ctx, req))
+
+
+def handle_init_producer_id(broker: Broker, ctx: RequestContext, req: Body) -> Body:
+    if req.get("transactional_id") is not None:
+        return {
+            "throttle_time_ms": 0,
+            "error_code": ErrorCode.COORDINATOR_NOT_AVAILABLE,
+            "producer_id": -1,
+            "producer_epoch": -1,
+        }
+    current_id = req.get("producer_id", -1)
+    current_epoch = req.get("producer_epoch", -1)
+    if current_id >= 0 and current_epoch >= 0 and current_epoch < MAX_EPOCH - 1:
+        if current_id >= broker.image.next_producer_id_block:
+            return {
+                "throttle_time_ms": 0,
+                "error_code": ErrorCode.INVALID_PRODUCER_ID_MAPPING,
+                "producer_id": -1,
+                "producer_epoch": -1,
+            }
+        return {
+            "throttle_time_ms": 0,
+            "error_code": 0,
+            "producer_id": current_id,
+            "producer_epoch": current_epoch + 1,
+        }
+    return {
+        "throttle_time_ms": 0,
+        "error_code": 0,
+        "producer_id": broker.topics.allocate_producer_id(),
+        "producer_epoch": 0,
+    }

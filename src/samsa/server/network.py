@@ -1,0 +1,210 @@
+"""The broker's socket server: size-prefixed framing and in-order handling.
+
+Kafka clients pipeline requests on one connection and expect responses in the
+same order, so each connection handles one request at a time: requests that can
+be answered at once (most produce and metadata calls) are answered inline from
+``data_received`` with no task switch; a request that must wait (a long-poll
+fetch, a group join) parks the connection's queue until its response is written.
+
+A malformed or oversized frame closes only that connection, with a log line;
+every other connection carries on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import socket
+import struct
+import time
+from collections import deque
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+log = logging.getLogger("samsa.server")
+
+_SIZE = struct.Struct(">i")
+
+# A handler returns output chunks, None (no response, e.g. acks=0), or an awaitable of either.
+Result = list[Any] | None
+Dispatch = Callable[[bytes, "Connection"], "Result | Awaitable[Result]"]
+
+
+class CloseConnection(Exception):
+    """Raised by a handler when the connection must be closed (Kafka's behaviour on bad input)."""
+
+
+class Connection(asyncio.Protocol):
+    """One client connection."""
+
+    def __init__(self, server: SocketServer) -> None:
+        self.server = server
+        self.transport: asyncio.Transport | None = None
+        self.peer = "?"
+        self._buf = bytearray()
+        self._queue: deque[bytes] = deque()
+        self._busy = False
+        self._pending_task: asyncio.Future[None] | None = None
+        self._closed = False
+        self._reading_paused = False
+        self._can_write = asyncio.Event()
+        self._can_write.set()
+        self.last_active = time.monotonic()
+
+    # --------------------------------------------------------------- asyncio callbacks
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.Transport)
+        self.transport = transport
+        peer = transport.get_extra_info("peername")
+        self.peer = f"{peer[0]}:{peer[1]}" if peer else "?"
+        sock = transport.get_extra_info("socket")
+        if sock is not None:
+            with contextlib.suppress(OSError):
+                sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        transport.set_write_buffer_limits(high=4 * 1024 * 1024)
+        self.server.connections.add(self)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._closed = True
+        self.server.connections.discard(self)
+        self._can_write.set()
+
+    def pause_writing(self) -> None:
+        self._can_write.clear()
+
+    def resume_writing(self) -> None:
+        self._can_write.set()
+
+    def data_received(self, data: bytes) -> None:
+        self.last_active = time.monotonic()
+        buf = self._buf
+        buf += data
+        pos = 0
+        end = len(buf)
+        max_size = self.server.max_request_size
+        while end - pos >= 4:
+            (size,) = _SIZE.unpack_from(buf, pos)
+            if size < 0 or size > max_size:
+                self.close(f"frame of {size} bytes exceeds socket.request.max.bytes={max_size}")
+                return
+            if end - pos - 4 < size:
+                break
+            self._queue.append(bytes(buf[pos + 4 : pos + 4 + size]))
+            pos += 4 + size
+        if pos:
+            del buf[:pos]
+        self._process()
+        # Backpressure: stop reading while many requests wait behind a slow one.
+        if len(self._queue) > 64 and not self._reading_paused and self.transport is not None:
+            self.transport.pause_reading()
+            self._reading_paused = True
+
+    # --------------------------------------------------------------- processing
+    def _process(self) -> None:
+        while self._queue and not self._busy and not self._closed:
+            frame = self._queue.popleft()
+            try:
+                result = self.server.dispatch(frame, self)
+            except CloseConnection as exc:
+                self.close(str(exc))
+                return
+            except Exception:
+                log.exception("unexpected error handling a request from %s; closing it", self.peer)
+                self.close("internal error")
+                return
+            if isinstance(result, list):
+                self.write(result)
+            elif result is not None:
+                self._busy = True
+                self._pending_task = asyncio.ensure_future(self._finish(result))
+                return
+        if self._reading_paused and len(self._queue) < 16 and self.transport is not None:
+            self._reading_paused = False
+            self.transport.resume_reading()
+
+    async def _finish(self, pending: Awaitable[Result]) -> None:
+        try:
+            result = await pending
+            if result is not None:
+                self.write(result)
+                if not self._can_write.is_set():
+                    await self._can_write.wait()
+        except CloseConnection as exc:
+            self.close(str(exc))
+            return
+        except Exception:
+            log.exception("unexpected error handling a request from %s; closing it", self.peer)
+            self.close("internal error")
+            return
+        finally:
+            self._busy = False
+        self._process()
+
+    def write(self, chunks: list[Any]) -> None:
+        if self._closed or self.transport is None:
+            return
+        out = []
+        for chunk in chunks:
+            if isinstance(chunk, (bytes, bytearray, memoryview)):
+                out.append(chunk)
+            else:
+                out.append(chunk.read_bytes())
+        self.transport.writelines(out)
+
+    def close(self, reason: str) -> None:
+        if not self._closed:
+            log.warning("closing connection from %s: %s", self.peer, reason)
+            self._closed = True
+            self._queue.clear()
+            if self.transport is not None:
+                self.transport.close()
+
+
+class SocketServer:
+    """Listens on one address and feeds frames to ``dispatch``."""
+
+    def __init__(
+        self,
+        dispatch: Dispatch,
+        *,
+        max_request_size: int,
+        idle_timeout_ms: int,
+    ) -> None:
+        self.dispatch = dispatch
+        self.max_request_size = max_request_size
+        self.idle_timeout_s = idle_timeout_ms / 1000
+        self.connections: set[Connection] = set()
+        self._server: asyncio.base_events.Server | None = None
+        self._reaper: asyncio.Task[None] | None = None
+
+    async def start(self, host: str, port: int) -> tuple[str, int]:
+        loop = asyncio.get_running_loop()
+        self._server = await loop.create_server(
+            lambda: Connection(self), host, port, reuse_address=True, backlog=512
+        )
+        sock = self._server.sockets[0]
+        bound_host, bound_port = sock.getsockname()[:2]
+        self._reaper = asyncio.ensure_future(self._reap_idle())
+        return bound_host, bound_port
+
+    async def _reap_idle(self) -> None:
+        interval = max(0.05, min(self.idle_timeout_s / 4, 30.0))
+        while True:
+            await asyncio.sleep(interval)
+            cutoff = time.monotonic() - self.idle_timeout_s
+            for conn in list(self.connections):
+                if conn.last_active < cutoff and not conn._busy:
+                    conn.close("idle longer than connections.max.idle.ms")
+
+    async def stop(self) -> None:
+        if self._reaper is not None:
+            self._reaper.cancel()
+        if self._server is not None:
+            self._server.close()
+        for conn in list(self.connections):
+            if conn.transport is not None:
+                conn.transport.close()
+        if self._server is not None:
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(self._server.wait_closed(), 2)

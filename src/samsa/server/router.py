@@ -1,0 +1,122 @@
+"""Request router: api key -> handler, and the ApiVersions answer derived from it.
+
+The advertised ApiVersions are built from the handlers actually registered, so a
+version is only ever advertised when something serves it.  Kafka's rules for bad
+requests: an ApiVersions request of a version we do not know is answered in v0
+format with UNSUPPORTED_VERSION plus our ranges (so the client can retry); any
+other unknown key, unknown version or undecodable body closes the connection.
+"""
+
+from __future__ import annotations
+
+import inspect
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from samsa.errors import DecodeError, ErrorCode
+from samsa.protocol.api import (
+    API_VERSIONS_KEY,
+    UnsupportedVersion,
+    decode_request,
+    encode_response,
+    peek_header,
+)
+from samsa.protocol.api import RequestHeader as RequestHeader
+from samsa.protocol.messages import APIS
+from samsa.server.network import CloseConnection
+
+if TYPE_CHECKING:
+    from samsa.server.network import Connection
+
+log = logging.getLogger("samsa.server")
+
+Body = dict[str, Any]
+HandlerResult = Body | None | Awaitable[Body | None]
+
+
+@dataclass(frozen=True, slots=True)
+class RequestContext:
+    header: RequestHeader
+    connection: Connection | None
+
+    @property
+    def version(self) -> int:
+        return self.header.api_version
+
+
+Handler = Callable[[RequestContext, Body], HandlerResult]
+
+
+class Router:
+    def __init__(self) -> None:
+        self._handlers: dict[int, Handler] = {}
+        self.register(API_VERSIONS_KEY, self._api_versions)
+
+    def register(self, api_key: int, handler: Handler) -> None:
+        if api_key not in APIS:
+            raise ValueError(f"no schema for api key {api_key}")
+        self._handlers[api_key] = handler
+
+    def advertised(self) -> list[Body]:
+        return [
+            {
+                "api_key": key,
+                "min_version": APIS[key].advertised_range[0],
+                "max_version": APIS[key].advertised_range[1],
+            }
+            for key in sorted(self._handlers)
+        ]
+
+    def _api_versions(self, ctx: RequestContext, body: Body) -> Body:
+        return {"error_code": 0, "api_keys": self.advertised(), "throttle_time_ms": 0}
+
+    def dispatch(
+        self, frame: bytes, conn: Connection | None
+    ) -> list[Any] | Awaitable[list[Any] | None] | None:
+        view = memoryview(frame)
+        try:
+            api_key, version, correlation_id = peek_header(view)
+        except DecodeError as exc:
+            log.debug("malformed request bytes: %s", frame[:512].hex())
+            raise CloseConnection(f"malformed request header: {exc}") from None
+        handler = self._handlers.get(api_key)
+        if handler is None:
+            raise CloseConnection(f"unsupported api key {api_key}")
+        adv_low, adv_high = APIS[api_key].advertised_range
+        if api_key == API_VERSIONS_KEY and not adv_low <= version <= adv_high:
+            body = {
+                "error_code": ErrorCode.UNSUPPORTED_VERSION,
+                "api_keys": [
+                    {"api_key": API_VERSIONS_KEY, "min_version": adv_low, "max_version": adv_high}
+                ],
+            }
+            return encode_response(api_key, 0, correlation_id, body)
+        try:
+            header, request = decode_request(view)
+        except UnsupportedVersion:
+            raise CloseConnection(
+                f"unsupported version {version} of {APIS[api_key].name} (api key {api_key})"
+            ) from None
+        except DecodeError as exc:
+            log.debug("malformed request bytes: %s", frame[:512].hex())
+            raise CloseConnection(
+                f"malformed {APIS[api_key].name} v{version} request: {exc}"
+            ) from None
+        ctx = RequestContext(header, conn)
+        result = handler(ctx, request)
+        if inspect.isawaitable(result):
+            return self._finish(api_key, version, correlation_id, result)
+        if result is None:
+            return None
+        assert isinstance(result, dict)
+        return encode_response(api_key, version, correlation_id, result)
+
+    async def _finish(
+        self, api_key: int, version: int, correlation_id: int, pending: Awaitable[Body | None]
+    ) -> list[Any] | None:
+        body = await pending
+        if body is None:
+            return None
+        return encode_response(api_key, version, correlation_id, body)

@@ -1,0 +1,196 @@
+"""Bad input closes only the offending connection; duplicates are not stored twice."""
+
+from __future__ import annotations
+
+import socket
+import struct
+import threading
+import time
+
+from confluent_kafka import Consumer, Producer, TopicPartition
+from tests.integration.conftest import stored_batches
+
+from samsa.errors import ErrorCode
+from samsa.protocol.api import decode_response, encode_request
+from samsa.protocol.record_builder import RecordBatchBuilder
+from samsa.testing import BrokerProcess
+
+
+class RawClient:
+    """A bare socket speaking the Kafka protocol through Samsa's codec."""
+
+    def __init__(self, bootstrap: str) -> None:
+        host, port = bootstrap.rsplit(":", 1)
+        self.sock = socket.create_connection((host, int(port)), timeout=10)
+        self.correlation = 0
+
+    def send_raw(self, data: bytes) -> None:
+        self.sock.sendall(data)
+
+    def read_frame(self) -> bytes:
+        size = struct.unpack(">i", self._read(4))[0]
+        return self._read(size)
+
+    def _read(self, n: int) -> bytes:
+        out = b""
+        while len(out) < n:
+            chunk = self.sock.recv(n - len(out))
+            if not chunk:
+                raise ConnectionError("closed by broker")
+            out += chunk
+        return out
+
+    def call(self, api_key: int, version: int, body: dict) -> dict:
+        self.correlation += 1
+        self.send_raw(encode_request(api_key, version, self.correlation, "raw", body))
+        corr, response = decode_response(api_key, version, memoryview(self.read_frame()))
+        assert corr == self.correlation
+        return response
+
+    def is_closed_by_peer(self) -> bool:
+        try:
+            return self.sock.recv(1) == b""
+        except ConnectionResetError:
+            return True
+
+    def close(self) -> None:
+        self.sock.close()
+
+
+def test_garbage_frame_closes_only_that_connection(broker: BrokerProcess, topic_name: str) -> None:
+    producer = Producer({"bootstrap.servers": broker.bootstrap, "linger.ms": 1})
+    stop = threading.Event()
+    produced = 0
+
+    def stream() -> None:
+        nonlocal produced
+        while not stop.is_set():
+            producer.produce(topic_name, value=b"steady-%d" % produced)
+            produced += 1
+            producer.poll(0)
+            time.sleep(0.001)
+
+    producer.produce(topic_name, value=b"warmup")
+    assert producer.flush(10) == 0
+    thread = threading.Thread(target=stream)
+    thread.start()
+    try:
+        bad = [RawClient(broker.bootstrap) for _ in range(4)]
+        bad[0].send_raw(struct.pack(">i", 12) + b"\xff" * 12)  # garbage header
+        bad[1].send_raw(struct.pack(">i", 2**30))  # over socket.request.max.bytes
+        bad[2].send_raw(struct.pack(">i", 10) + struct.pack(">hhih", 9999, 0, 1, -1))  # unknown api
+        bad[3].send_raw(
+            struct.pack(">i", 14) + struct.pack(">hhih", 3, 5, 1, -1) + b"\x00\x00\x00\x05"
+        )  # truncated body
+        for client in bad:
+            assert client.is_closed_by_peer()
+            client.close()
+    finally:
+        stop.set()
+        thread.join()
+    assert producer.flush(10) == 0
+    consumer = Consumer({"bootstrap.servers": broker.bootstrap, "group.id": "g"})
+    low, high = consumer.get_watermark_offsets(TopicPartition(topic_name, 0), timeout=10)
+    consumer.close()
+    assert high == produced + 1
+    assert "closing connection" in broker.log_text()
+
+
+def test_api_versions_of_unknown_version_answers_v0(broker: BrokerProcess) -> None:
+    client = RawClient(broker.bootstrap)
+    request = struct.pack(">hhih", 18, 99, 7, 3) + b"raw" + b"\x00"
+    client.send_raw(struct.pack(">i", len(request)) + request)
+    corr, body = decode_response(18, 0, memoryview(client.read_frame()))
+    assert corr == 7
+    assert body["error_code"] == ErrorCode.UNSUPPORTED_VERSION
+    assert any(k["api_key"] == 18 for k in body["api_keys"])
+    client.close()
+
+
+def test_old_produce_versions_refused(broker: BrokerProcess, topic_name: str) -> None:
+    client = RawClient(broker.bootstrap)
+    body = {
+        "acks": 1,
+        "timeout_ms": 1000,
+        "topic_data": [{"name": topic_name, "partition_data": [{"index": 0, "records": b""}]}],
+    }
+    response = client.call(0, 2, body)
+    code = response["responses"][0]["partition_responses"][0]["error_code"]
+    assert code == ErrorCode.UNSUPPORTED_VERSION
+    client.close()
+
+
+def test_identical_idempotent_produce_is_stored_once(
+    broker: BrokerProcess, topic_name: str
+) -> None:
+    client = RawClient(broker.bootstrap)
+    client.call(3, 9, {"topics": [{"name": topic_name}], "allow_auto_topic_creation": True})
+    init = client.call(
+        22,
+        4,
+        {
+            "transactional_id": None,
+            "transaction_timeout_ms": 60000,
+            "producer_id": -1,
+            "producer_epoch": -1,
+        },
+    )
+    assert init["error_code"] == 0
+    pid, epoch = init["producer_id"], init["producer_epoch"]
+
+    def produce(seq: int, values: list[bytes]) -> dict:
+        builder = RecordBatchBuilder(producer_id=pid, producer_epoch=epoch, base_sequence=seq)
+        for v in values:
+            builder.append(int(time.time() * 1000), None, v)
+        body = {
+            "transactional_id": None,
+            "acks": -1,
+            "timeout_ms": 5000,
+            "topic_data": [
+                {"name": topic_name, "partition_data": [{"index": 0, "records": builder.build()}]}
+            ],
+        }
+        return client.call(0, 9, body)["responses"][0]["partition_responses"][0]
+
+    first = produce(0, [b"a", b"b", b"c"])
+    again = produce(0, [b"a", b"b", b"c"])
+    assert first["error_code"] == 0 and again["error_code"] == 0
+    assert again["base_offset"] == first["base_offset"] == 0
+    gap = produce(10, [b"x"])
+    assert gap["error_code"] == ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER
+    nxt = produce(3, [b"d"])
+    assert nxt["error_code"] == 0 and nxt["base_offset"] == 3
+    batches = stored_batches(broker.data_dir, topic_name)
+    assert [(h.base_offset, h.records_count) for h in batches] == [(0, 3), (3, 1)]
+    client.close()
+
+
+def test_corrupt_batch_gets_corrupt_message(broker: BrokerProcess, topic_name: str) -> None:
+    client = RawClient(broker.bootstrap)
+    client.call(3, 9, {"topics": [{"name": topic_name}], "allow_auto_topic_creation": True})
+    builder = RecordBatchBuilder()
+    builder.append(0, b"k", b"v")
+    data = bytearray(builder.build())
+    data[-1] ^= 0x55
+    body = {
+        "transactional_id": None,
+        "acks": 1,
+        "timeout_ms": 5000,
+        "topic_data": [
+            {
+                "name": topic_name,
+                "partition_data": [
+                    {"index": 0, "records": bytes(data)},
+                    {"index": 7, "records": builder.build()},
+                ],
+            }
+        ],
+    }
+    parts = client.call(0, 9, body)["responses"][0]["partition_responses"]
+    assert parts[0]["error_code"] == ErrorCode.CORRUPT_MESSAGE
+    assert parts[1]["error_code"] == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+    bad_name = client.call(
+        3, 9, {"topics": [{"name": "bad name!"}], "allow_auto_topic_creation": True}
+    )
+    assert bad_name["topics"][0]["error_code"] == ErrorCode.INVALID_TOPIC_EXCEPTION
+    client.close()
