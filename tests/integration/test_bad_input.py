@@ -90,7 +90,7 @@ def test_garbage_frame_closes_only_that_connection(broker: BrokerProcess, topic_
         thread.join()
     assert producer.flush(10) == 0
     consumer = Consumer({"bootstrap.servers": broker.bootstrap, "group.id": "g"})
-    low, high = consumer.get_watermark_offsets(TopicPartition(topic_name, 0), timeout=10)
+    _low, high = consumer.get_watermark_offsets(TopicPartition(topic_name, 0), timeout=10)
     consumer.close()
     assert high == produced + 1
     assert "closing connection" in broker.log_text()

@@ -55,7 +55,7 @@ def test_produce_consume_default_idempotent(
     sent = []
     for i in range(100):
         key = None if i % 5 == 0 else b"k%d" % i
-        value = None if i % 9 == 0 else b"value-%d" % i * 10
+        value = None if i % 9 == 0 and key is not None else b"value-%d" % i * 10
         headers = [("h", b"%d" % i)] if i % 2 else []
         producer.send(topic_name, value=value, key=key, headers=headers)
         sent.append((key, value, headers))
