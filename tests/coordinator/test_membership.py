@@ -286,7 +286,6 @@ async def test_leave_group_batch_by_instance_and_member_id() -> None:
         ErrorCode.UNKNOWN_MEMBER_ID,
         ErrorCode.UNKNOWN_MEMBER_ID,
     ]
-    await asyncio.sleep(0)
     assert cluster.state("g") is GroupState.EMPTY
     old = await cluster.call(LEAVE, 1, {"group_id": "g", "member_id": "nobody"})
     assert old["error_code"] == ErrorCode.UNKNOWN_MEMBER_ID
