@@ -7,9 +7,9 @@ the active one; it is rolled when full (``segment.bytes``), old
 (``segment.ms``), when an index is full, or when offsets no longer fit the
 indexes' 32-bit relative offsets.
 
-Invariants: ``log_start_offset <= recovery_point <= log_end_offset``... except
-that the recovery point may lag the start after ``delete_records``; segments
-are contiguous and sorted; only the last segment is written to.
+Invariants: segments are sorted and contiguous in offsets; only the last
+(active) one is written to; ``log_start_offset <= log_end_offset`` and
+``recovery_point <= log_end_offset``.
 
 Durability: appends stay in the page cache (Kafka's default); ``flush.messages``
 forces an fsync every N messages, ``flush.ms`` is applied by
@@ -30,7 +30,6 @@ import shutil
 import threading
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 from samsa.errors import ErrorCode, KafkaError
@@ -41,9 +40,15 @@ from samsa.protocol.record_batch import (
     set_log_append_time,
     stamp_batch,
 )
-from samsa.storage.file_region import FileRegion
 from samsa.storage.log_config import LogConfig
+from samsa.storage.log_info import AppendInfo, FetchDataInfo
 from samsa.storage.log_loader import load_log, open_segment
+from samsa.storage.log_policy import (
+    count_below_log_start,
+    count_retention_bytes_breached,
+    count_retention_ms_breached,
+    roll_reason,
+)
 from samsa.storage.segment import LogSegment
 
 logger = logging.getLogger("samsa.storage")
@@ -53,33 +58,6 @@ Clock = Callable[[], int]
 
 def wall_clock_ms() -> int:
     return time.time_ns() // 1_000_000
-
-
-@dataclass(slots=True, frozen=True)
-class AppendInfo:
-    """What an append did.  ``offset_of_max_timestamp`` is the last offset of
-    the batch holding the max timestamp (batch granularity, like Kafka's
-    shallow offset); ``log_append_time`` is -1 for CreateTime."""
-
-    first_offset: int
-    last_offset: int
-    max_timestamp: int
-    offset_of_max_timestamp: int
-    log_append_time: int
-    num_batches: int
-    valid_bytes: int
-
-
-@dataclass(slots=True, frozen=True)
-class FetchDataInfo:
-    """Result of a read: whole batches starting with the one holding
-    ``fetch_offset`` (possibly before it), as a FileRegion to sendfile, or
-    ``b""`` when there is nothing to return."""
-
-    fetch_offset: int
-    records: FileRegion | bytes
-    segment_base_offset: int
-    position: int
 
 
 class Log:
@@ -254,22 +232,14 @@ class Log:
         self, size: int, headers: list[BatchHeader], max_timestamp: int, now_ms: int
     ) -> LogSegment:
         segment = self._segments[-1]
-        if segment.size == 0 and segment.can_hold_offset(headers[-1].last_offset):
-            return segment
-        jitter = (
-            segment.base_offset % self.config.segment_jitter_ms
-            if self.config.segment_jitter_ms
-            else 0
+        reason = roll_reason(
+            segment,
+            self.config,
+            append_bytes=size,
+            last_offset=headers[-1].last_offset,
+            max_timestamp=max_timestamp,
+            now_ms=now_ms,
         )
-        reason = ""
-        if segment.size > self.config.segment_bytes - size:
-            reason = f"size {segment.size} + {size} > segment.bytes {self.config.segment_bytes}"
-        elif segment.time_waited_for_roll(now_ms, max_timestamp) > self.config.segment_ms - jitter:
-            reason = f"segment.ms {self.config.segment_ms} elapsed"
-        elif segment.indexes_full():
-            reason = "index full"
-        elif not segment.can_hold_offset(headers[-1].last_offset):
-            reason = "offsets no longer fit the index"
         if not reason:
             return segment
         logger.info("[%s] rolling segment %d: %s", self.name, segment.base_offset, reason)
@@ -458,9 +428,7 @@ class Log:
                 )
             if offset > self._log_start_offset:
                 self._log_start_offset = offset
-                count = 0
-                while count + 1 < len(self._bases) and self._bases[count + 1] <= offset:
-                    count += 1
+                count = count_below_log_start(self._bases, offset)
                 self._delete_oldest(count, f"log start offset moved to {offset}")
             return self._log_start_offset
 
@@ -472,23 +440,12 @@ class Log:
         with self._lock:
             if self._closed or not self.config.delete:
                 return 0
-            deleted = 0
             retention_ms = self.config.retention_ms
-            if retention_ms >= 0:
-                count = 0
-                while count + 1 < len(self._segments) and (
-                    now_ms - self._segments[count].largest_timestamp() > retention_ms
-                ):
-                    count += 1
-                deleted += self._delete_oldest(count, f"retention.ms {retention_ms} breached")
+            count = count_retention_ms_breached(self._segments, now_ms, retention_ms)
+            deleted = self._delete_oldest(count, f"retention.ms {retention_ms} breached")
             retention_bytes = self.config.retention_bytes
-            if retention_bytes >= 0:
-                excess = self.size_bytes - retention_bytes
-                count = 0
-                while count + 1 < len(self._segments) and excess >= self._segments[count].size:
-                    excess -= self._segments[count].size
-                    count += 1
-                deleted += self._delete_oldest(count, f"retention.bytes {retention_bytes} breached")
+            count = count_retention_bytes_breached(self._segments, retention_bytes)
+            deleted += self._delete_oldest(count, f"retention.bytes {retention_bytes} breached")
             return deleted
 
     def _delete_oldest(self, count: int, reason: str) -> int:

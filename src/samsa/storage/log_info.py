@@ -1,0 +1,35 @@
+"""What the Log hands back from appends and reads."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from samsa.storage.file_region import FileRegion
+
+
+@dataclass(slots=True, frozen=True)
+class AppendInfo:
+    """What an append did.  ``offset_of_max_timestamp`` is the last offset of
+    the batch holding the max timestamp (batch granularity, like Kafka's
+    shallow offset); ``log_append_time`` is -1 for CreateTime."""
+
+    first_offset: int
+    last_offset: int
+    max_timestamp: int
+    offset_of_max_timestamp: int
+    log_append_time: int
+    num_batches: int
+    valid_bytes: int
+
+
+@dataclass(slots=True, frozen=True)
+class FetchDataInfo:
+    """Result of a read: whole batches starting with the one holding
+    ``fetch_offset`` (possibly before it), as a FileRegion to sendfile, or
+    ``b""`` when there is nothing to return.  ``segment_base_offset`` and
+    ``position`` locate the first batch (Kafka's LogOffsetMetadata)."""
+
+    fetch_offset: int
+    records: FileRegion | bytes
+    segment_base_offset: int
+    position: int
