@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
-
 from samsa.coordinator import GroupConfig, GroupState
 from samsa.errors import ErrorCode
 from samsa.protocol.group_records import GroupKey, OffsetKey, decode_key
