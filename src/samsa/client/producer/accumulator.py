@@ -33,7 +33,7 @@ from samsa.client.errors import ProducerClosedError
 from samsa.client.metadata import Cluster
 from samsa.client.producer.batch import DeliveryCallback, ProducerBatch
 from samsa.client.producer.buffer_pool import BufferPool
-from samsa.client.producer.future import FutureRecordMetadata
+from samsa.client.producer.future import FutureRecordMetadata, new_future
 from samsa.client.producer.records_builder import BATCH_OVERHEAD, Header, estimate_record_size
 
 if TYPE_CHECKING:
@@ -125,9 +125,23 @@ class RecordAccumulator:
                 raise ProducerClosedError("producer is closed")
             dq = q.batches
             if dq:
-                future = dq[-1].try_append(timestamp_ms, key, value, headers, callback)
-                if future is not None:
+                last = dq[-1]
+                offset = last.record_count
+                if last.try_append(timestamp_ms, key, value, headers):
+                    future = new_future(
+                        FutureRecordMetadata,
+                        (
+                            last.result,
+                            offset,
+                            timestamp_ms,
+                            -1 if key is None else len(key),
+                            -1 if value is None else len(value),
+                        ),
+                    )
+                    if callback is not None:
+                        last.thunks.append((future, callback))
                     return future
+                last.full = True
         # Needs a new batch: allocate outside the lock (may block).
         size = max(self.batch_size, BATCH_OVERHEAD + estimate_record_size(key, value, headers))
         buf = self.pool.allocate(size, max_block_ms)
@@ -136,15 +150,35 @@ class RecordAccumulator:
                 self.pool.deallocate(buf, size)
                 raise ProducerClosedError("producer is closed")
             dq = q.batches
-            if dq:
-                future = dq[-1].try_append(timestamp_ms, key, value, headers, callback)
-                if future is not None:
-                    self.pool.deallocate(buf, size)  # someone else opened a batch
-                    return future
-            batch = ProducerBatch(tp, buf, self.compression, self._clock())
-            future = batch.try_append(timestamp_ms, key, value, headers, callback)
-            assert future is not None, "a new batch always takes its first record"
-            dq.append(batch)
+            batch = dq[-1] if dq else None
+            offset = batch.record_count if batch is not None else 0
+            if batch is not None and batch.try_append(timestamp_ms, key, value, headers):
+                # Someone else opened a batch meanwhile: use it, return the buffer.
+                self.pool.deallocate(buf, size)
+                created = False
+            else:
+                if batch is not None:
+                    batch.full = True
+                batch = ProducerBatch(tp, buf, self.compression, self._clock())
+                dq.append(batch)
+                offset = 0
+                # A fresh buffer is sized for the record, so this cannot fail.
+                batch.try_append(timestamp_ms, key, value, headers)
+                created = True
+            future = new_future(
+                FutureRecordMetadata,
+                (
+                    batch.result,
+                    offset,
+                    timestamp_ms,
+                    -1 if key is None else len(key),
+                    -1 if value is None else len(value),
+                ),
+            )
+            if callback is not None:
+                batch.thunks.append((future, callback))
+        if not created:
+            return future
         with self._incomplete_lock:
             self._incomplete.add(batch)
         # A new batch means either the previous one is full or the partition

@@ -1,5 +1,8 @@
 """ProducerBatch: the records for one partition that travel in one request.
 
+A batch *is* a RecordsBuilder (records are appended straight into it, one
+Python call per record) plus the delivery state described below.
+
 A batch owns a pooled buffer (returned to the BufferPool when the batch is
 done), the per-batch result its records' futures share, and the bookkeeping the
 Sender needs: creation and last-attempt times for linger, backoff and
@@ -15,10 +18,10 @@ threads); everything after the batch is drained happens on the Sender thread.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 
 from samsa.client.producer.future import FutureRecordMetadata, ProduceRequestResult, RecordMetadata
-from samsa.client.producer.records_builder import Header, RecordsBuilder
+from samsa.client.producer.records_builder import RecordsBuilder
 
 __all__ = ["DeliveryCallback", "ProducerBatch"]
 
@@ -27,13 +30,12 @@ log = logging.getLogger(__name__)
 DeliveryCallback = Callable[[RecordMetadata | None, BaseException | None], object]
 
 
-class ProducerBatch:
+class ProducerBatch(RecordsBuilder):
     __slots__ = (
         "allocated_size",
         "attempts",
         "base_sequence",
         "buffer",
-        "builder",
         "created_ms",
         "drained_ms",
         "final",
@@ -52,9 +54,9 @@ class ProducerBatch:
     def __init__(self, tp: tuple[str, int], buffer: bytearray, compression: int, now_ms: int):
         self.tp = tp
         self.topic, self.partition = tp
+        super().__init__(buffer, compression)
         self.buffer = buffer
         self.allocated_size = len(buffer)
-        self.builder = RecordsBuilder(buffer, compression)
         self.result = ProduceRequestResult(self.topic, self.partition)
         self.thunks: list[tuple[FutureRecordMetadata, DeliveryCallback]] = []
         self.created_ms = now_ms
@@ -67,39 +69,6 @@ class ProducerBatch:
         self.producer_id = -1
         self.producer_epoch = -1
         self.base_sequence = -1
-
-    def try_append(
-        self,
-        timestamp_ms: int,
-        key: bytes | None,
-        value: bytes | None,
-        headers: Sequence[Header] | None,
-        callback: DeliveryCallback | None,
-    ) -> FutureRecordMetadata | None:
-        """Append a record; None means the batch is full (the caller opens a new one)."""
-        builder = self.builder
-        offset = builder.record_count
-        if not builder.try_append(timestamp_ms, key, value, headers):
-            self.full = True
-            return None
-        future = FutureRecordMetadata(
-            self.result,
-            offset,
-            timestamp_ms,
-            -1 if key is None else len(key),
-            -1 if value is None else len(value),
-        )
-        if callback is not None:
-            self.thunks.append((future, callback))
-        return future
-
-    @property
-    def record_count(self) -> int:
-        return self.builder.record_count
-
-    @property
-    def size_bytes(self) -> int:
-        return self.builder.pos
 
     @property
     def has_sequence(self) -> bool:
@@ -117,7 +86,7 @@ class ProducerBatch:
 
     def records(self) -> memoryview:
         """The batch bytes with the current producer id/epoch/sequence in its header."""
-        return self.builder.build(self.producer_id, self.producer_epoch, self.base_sequence)
+        return self.build(self.producer_id, self.producer_epoch, self.base_sequence)
 
     def reenqueued(self, now_ms: int) -> None:
         self.attempts += 1

@@ -11,6 +11,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
+from operator import itemgetter
 from typing import Any
 
 from samsa.client.errors import KafkaTimeoutError
@@ -82,24 +83,24 @@ class ProduceRequestResult:
         cb()
 
 
-class FutureRecordMetadata:
-    """The future ``send()`` returns (the subset of concurrent.futures.Future used in practice)."""
+class FutureRecordMetadata(tuple):
+    """The future ``send()`` returns (the subset of concurrent.futures.Future used in practice).
 
-    __slots__ = ("_result", "key_size", "relative_offset", "timestamp", "value_size")
+    A tuple subclass ``(result, relative_offset, timestamp, key_size, value_size)``
+    built with ``tuple.__new__`` so that creating one per record runs no Python
+    code -- it is on the ``send()`` hot path.
+    """
 
-    def __init__(
-        self,
-        result: ProduceRequestResult,
-        relative_offset: int,
-        timestamp: int,
-        key_size: int,
-        value_size: int,
-    ) -> None:
-        self._result = result
-        self.relative_offset = relative_offset
-        self.timestamp = timestamp
-        self.key_size = key_size
-        self.value_size = value_size
+    __slots__ = ()
+
+    _result: ProduceRequestResult = property(itemgetter(0))  # type: ignore[assignment]
+    relative_offset: int = property(itemgetter(1))  # type: ignore[assignment]
+    timestamp: int = property(itemgetter(2))  # type: ignore[assignment]
+    key_size: int = property(itemgetter(3))  # type: ignore[assignment]
+    value_size: int = property(itemgetter(4))  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"FutureRecordMetadata({self[0].topic}-{self[0].partition}, done={self.done()})"
 
     def done(self) -> bool:
         return self._result.completed
@@ -138,13 +139,16 @@ class FutureRecordMetadata:
         return None if self._result.error is not None else self._metadata()
 
 
+new_future = tuple.__new__
+
+
 class FailedFuture(FutureRecordMetadata):
     """A future failed before reaching the accumulator (e.g. record too large)."""
 
     __slots__ = ()
 
-    def __init__(self, topic: str, partition: int, error: BaseException) -> None:
+    def __new__(cls, topic: str, partition: int, error: BaseException) -> FailedFuture:
         result = ProduceRequestResult(topic, partition)
         result.set(-1, -1, error)
         result.done()
-        super().__init__(result, 0, -1, -1, -1)
+        return tuple.__new__(cls, (result, 0, -1, -1, -1))

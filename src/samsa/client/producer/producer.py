@@ -36,6 +36,7 @@ __all__ = ["Producer"]
 
 log = logging.getLogger(__name__)
 _ids = itertools.count(1)
+_time = time.time
 
 
 def _monotonic_ms() -> int:
@@ -57,6 +58,7 @@ class Producer:
         self._max_block_ms: int = cfg["max.block.ms"]
         self._max_request_size: int = cfg["max.request.size"]
         self._buffer_memory: int = cfg["buffer.memory"]
+        self._max_record_size = min(self._max_request_size - BATCH_OVERHEAD, self._buffer_memory)
         self._key_serializer = cfg["key.serializer"]
         self._value_serializer = cfg["value.serializer"]
         self._interceptors: list[Any] = cfg["interceptors"]
@@ -142,28 +144,31 @@ class Producer:
             cluster = self._metadata.wait_for_topic(
                 topic, self._max_block_ms, self._sender.wakeup, partition
             )
-        key_bytes = self._key_serializer(key) if self._key_serializer is not None else key
-        value_bytes = self._value_serializer(value) if self._value_serializer is not None else value
-        if headers is not None and isinstance(headers, Mapping):
-            headers = list(headers.items())
-        size = estimate_record_size(key_bytes, value_bytes, headers)
-        if partition is None:
-            partition = self._partitioner.partition(topic, key_bytes, cluster, size)
-        if timestamp is None:
-            timestamp = int(time.time() * 1000)
-        if size + BATCH_OVERHEAD > self._max_request_size or size > self._buffer_memory:
+        if self._key_serializer is not None:
+            key = self._key_serializer(key)
+        if self._value_serializer is not None:
+            value = self._value_serializer(value)
+        # Kafka's upper bound of the record's encoded size (estimateSizeInBytesUpperBound).
+        size = 21 + (len(value) if value is not None else 0) + (len(key) if key is not None else 0)
+        if headers is not None:
+            if isinstance(headers, Mapping):
+                headers = list(headers.items())
+            size = estimate_record_size(key, value, headers)
+        if size > self._max_record_size:
             error = RecordTooLargeError(
                 f"record of about {size} bytes exceeds max.request.size={self._max_request_size} "
                 f"or buffer.memory={self._buffer_memory}"
             )
             if on_delivery is not None:
                 on_delivery(None, error)
-            return FailedFuture(topic, partition, error)
+            return FailedFuture(topic, partition if partition is not None else -1, error)
+        if partition is None:
+            partition = self._partitioner.partition(topic, key, cluster, size)
         return self._accumulator.append(
             (topic, partition),
-            timestamp,
-            key_bytes,
-            value_bytes,
+            timestamp if timestamp is not None else int(_time() * 1000),
+            key,
+            value,
             headers,
             on_delivery,
             self._max_block_ms,

@@ -25,7 +25,7 @@ __all__ = ["BATCH_OVERHEAD", "RecordsBuilder", "estimate_record_size", "uvarint"
 BATCH_OVERHEAD = 61
 _HEADER = struct.Struct(">qiibIhiqqqhii")
 _CRC_START = 21
-_TABLE_SIZE = 1 << 14
+_TABLE_SIZE = 1 << 15
 
 
 def uvarint(value: int) -> bytes:
@@ -50,6 +50,9 @@ def zigzag(value: int) -> bytes:
 
 _NULL = zigzag(-1)
 _ZERO = b"\x00"
+# _ZZ[n]: zig-zag varint of a non-negative n < _HALF, the common case on the hot path.
+_HALF = _TABLE_SIZE // 2
+_ZZ: list[bytes] = [_UVAR[i << 1] for i in range(_HALF)]
 
 Header = tuple[str, bytes | None]
 
@@ -115,40 +118,46 @@ class RecordsBuilder:
         The first record always fits: the buffer was sized for it.
         """
         count = self.record_count
-        if count == 0:
-            self.base_timestamp = timestamp_ms
-            delta = 0
-        else:
+        if count:
             delta = timestamp_ms - self.base_timestamp
-        ts = _UVAR[delta << 1] if 0 <= delta < 8192 else zigzag(delta)
-        od = _UVAR[count << 1] if count < 8192 else zigzag(count)
-        if key is None:
-            kp = _NULL
+            ts = _ZZ[delta] if 0 <= delta < _HALF else zigzag(delta)
+            if timestamp_ms > self.max_timestamp:
+                self.max_timestamp = timestamp_ms
         else:
-            klen = len(key)
-            kp = (_UVAR[klen << 1] if klen < 8192 else zigzag(klen)) + key
-        hp = _encode_headers(headers) if headers else _ZERO
+            self.base_timestamp = self.max_timestamp = timestamp_ms
+            ts = _ZERO
+        od = _ZZ[count] if count < _HALF else zigzag(count)
         if value is None:
             vl = _NULL
-            vlen = 0
             value = b""
         else:
             vlen = len(value)
-            vl = _UVAR[vlen << 1] if vlen < 8192 else zigzag(vlen)
-        body_len = 1 + len(ts) + len(od) + len(kp) + len(vl) + vlen + len(hp)
-        ln = _UVAR[body_len << 1] if body_len < 8192 else zigzag(body_len)
+            vl = _ZZ[vlen] if vlen < _HALF else zigzag(vlen)
+        if key is None and not headers:
+            # attributes, null key and zero headers are one byte each
+            body_len = 3 + len(ts) + len(od) + len(vl) + len(value)
+            ln = _ZZ[body_len] if body_len < _HALF else zigzag(body_len)
+            record = b"".join((ln, _ZERO, ts, od, _NULL, vl, value, _ZERO))
+        else:
+            if key is None:
+                kp = _NULL
+            else:
+                klen = len(key)
+                kp = (_ZZ[klen] if klen < _HALF else zigzag(klen)) + key
+            hp = _encode_headers(headers) if headers else _ZERO
+            body_len = 1 + len(ts) + len(od) + len(kp) + len(vl) + len(value) + len(hp)
+            ln = _ZZ[body_len] if body_len < _HALF else zigzag(body_len)
+            record = b"".join((ln, _ZERO, ts, od, kp, vl, value, hp))
         pos = self.pos
-        end = pos + len(ln) + body_len
+        end = pos + len(record)
         if end > self.capacity:
             if count:
                 return False
             self.buf.extend(bytes(end - self.capacity))
             self.capacity = end
-        self.buf[pos:end] = b"".join((ln, _ZERO, ts, od, kp, vl, value, hp))
+        self.buf[pos:end] = record
         self.pos = end
         self.record_count = count + 1
-        if timestamp_ms > self.max_timestamp:
-            self.max_timestamp = timestamp_ms
         return True
 
     @property

