@@ -93,14 +93,20 @@ async def test_coordinator_load_in_progress_and_not_coordinator() -> None:
         FETCH, 1, {"group_id": "g", "topics": [{"name": "t", "partition_indexes": [0]}]}
     )
     assert v1["topics"][0]["partitions"][0]["error_code"] == ErrorCode.COORDINATOR_LOAD_IN_PROGRESS
+    assert (await client.join())["error_code"] == ErrorCode.COORDINATOR_LOAD_IN_PROGRESS
+    # As Kafka: heartbeats pass blindly and SyncGroup says "rejoin" while loading.
     hb = await cluster.call(HEARTBEAT, 0, {"group_id": "g", "generation_id": 1, "member_id": "m"})
-    assert hb["error_code"] == ErrorCode.COORDINATOR_LOAD_IN_PROGRESS
+    assert hb["error_code"] == 0
+    client.member_id, client.generation, client.last_join = "m", 1, {"leader": ""}
+    assert (await client.sync([]))["error_code"] == ErrorCode.REBALANCE_IN_PROGRESS
     await loading
     g = await fetch_v8(cluster, "g", [{"name": "t", "partition_indexes": [0, 5]}])
     assert offsets_of(g["topics"]) == {("t", 0): 2496, ("t", 5): 2495}
 
     cluster.coordinator.unload(partition)
     assert (await client.heartbeat(generation=1, member_id="m")) == ErrorCode.NOT_COORDINATOR
+    fetch = await cluster.call(FETCH, 7, {"group_id": "g", "topics": None})
+    assert fetch["error_code"] == ErrorCode.NOT_COORDINATOR
 
 
 @async_test

@@ -98,6 +98,20 @@ async def test_rebalance_timeout_drops_members_that_do_not_rejoin() -> None:
 
 
 @async_test
+async def test_absent_static_member_keeps_its_place_through_a_rebalance() -> None:
+    cluster = await Cluster().start()
+    a = Client(cluster, "g", "a", rebalance_ms=150)
+    b = Client(cluster, "g", "b", instance_id="ib", rebalance_ms=150)
+    await stable_group(cluster, a, b)
+    # Only `a` rejoins; the static `b` is kept (with its old metadata) at the timeout.
+    join = await asyncio.wait_for(a.join(), timeout=2)
+    assert join["error_code"] == 0 and join["generation_id"] == 2
+    assert join["leader"] == a.member_id
+    assert sorted(m["member_id"] for m in join["members"]) == sorted([a.member_id, b.member_id])
+    assert b.member_id in cluster.coordinator.registry.groups["g"].members
+
+
+@async_test
 async def test_static_member_rejoins_without_rebalance() -> None:
     cluster = await Cluster().start()
     a = Client(cluster, "g", "a", instance_id="ia")

@@ -74,9 +74,9 @@ class GroupAdmin:
         return error, out
 
     def describe(self, group_id: str) -> DescribedGroup:
-        err = self.registry.check(group_id)
+        err = self.registry.check(group_id, allow_empty=True)
         if err is not None:
-            return DescribedGroup(err, group_id)
+            return DescribedGroup(err, group_id, state="")
         group = self.registry.groups.get(group_id)
         if group is None:
             return DescribedGroup(ErrorCode.NONE, group_id)
@@ -102,7 +102,7 @@ class GroupAdmin:
         )
 
     async def delete(self, group_id: str) -> ErrorCode:
-        err = self.registry.check(group_id)
+        err = self.registry.check(group_id, allow_empty=True)
         if err is not None:
             return err
         group = self.registry.groups.get(group_id)

@@ -250,6 +250,11 @@ class Membership:
         assignments: dict[str, bytes],
     ) -> SyncResult:
         err = self.registry.check(group_id)
+        if err is ErrorCode.COORDINATOR_LOAD_IN_PROGRESS:
+            # The rebalance state was lost with the previous coordinator; old
+            # clients do not expect LOAD_IN_PROGRESS here, but all of them rejoin
+            # on REBALANCE_IN_PROGRESS.
+            return SyncResult(ErrorCode.REBALANCE_IN_PROGRESS)
         if err is not None:
             return SyncResult(err)
         group = self.registry.groups.get(group_id)
@@ -303,6 +308,8 @@ class Membership:
         self, group_id: str, generation_id: int, member_id: str, group_instance_id: str | None
     ) -> ErrorCode:
         err = self.registry.check(group_id)
+        if err is ErrorCode.COORDINATOR_LOAD_IN_PROGRESS:
+            return ErrorCode.NONE  # as Kafka: keep the member alive until its group is loaded
         if err is not None:
             return err
         group = self.registry.groups.get(group_id)

@@ -114,7 +114,7 @@ class OffsetManager:
     def _validate_commit(
         self, group_id: str, generation_id: int, member_id: str, instance_id: str | None
     ) -> ErrorCode | None:
-        err = self.registry.check(group_id)
+        err = self.registry.check(group_id, allow_empty=True)
         if err is not None:
             return err
         group = self.registry.groups.get(group_id)
@@ -122,6 +122,8 @@ class OffsetManager:
             return None if generation_id < 0 else ErrorCode.ILLEGAL_GENERATION
         if group.is_(S.DEAD):
             return ErrorCode.COORDINATOR_NOT_AVAILABLE
+        if generation_id < 0 and group.is_(S.EMPTY):
+            return None
         if generation_id >= 0 or member_id or instance_id is not None:
             err = group.validate_member(member_id, instance_id)
             if err is not None:
@@ -141,7 +143,7 @@ class OffsetManager:
         self, group_id: str, partitions: list[TopicPartition] | None
     ) -> tuple[ErrorCode, list[FetchedOffset]]:
         """Committed offsets of the requested partitions, or of all of them when None."""
-        err = self.registry.check(group_id)
+        err = self.registry.check(group_id, allow_empty=True)
         if err is not None:
             return err, []
         group = self.registry.groups.get(group_id)

@@ -187,13 +187,23 @@ class Rebalancer:
             group.join_timer = None
         if group.is_(S.DEAD) or not group.is_(S.PREPARING_REBALANCE):
             return
-        if group.leader_id is not None and not group.members[group.leader_id].awaiting_join:
-            joined = [m.member_id for m in group.members.values() if m.awaiting_join]
-            if joined:
-                group.leader_id = joined[0]
+        # Dynamic members that did not rejoin are gone; static ones keep their
+        # place (and old metadata) because they are expected back under the
+        # same group.instance.id — their session timeout decides.
         for member in [m for m in group.members.values() if not m.awaiting_join]:
-            log.info("group %s: member %s did not rejoin in time", group.group_id, member.member_id)
-            group.remove(member.member_id)
+            if member.group_instance_id is None:
+                log.info(
+                    "group %s: member %s did not rejoin in time", group.group_id, member.member_id
+                )
+                group.remove(member.member_id)
+        if group.members and not self._elect_joined_leader(group):
+            # Only absent static members are left: wait another rebalance timeout
+            # for them to rejoin or for their sessions to expire.
+            gen = group.generation_id
+            group.join_timer = self._later(
+                group.rebalance_timeout_ms, lambda: self._join_timeout(group, gen)
+            )
+            return
         group.generation_id += 1
         if not group.members:
             group.protocol_name = None
@@ -223,6 +233,18 @@ class Rebalancer:
             group.rebalance_timeout_ms, lambda: self._sync_timeout(group, gen)
         )
 
+    @staticmethod
+    def _elect_joined_leader(group: Group) -> bool:
+        """Make sure the leader is a member that rejoined; False when nobody did."""
+        leader = group.members.get(group.leader_id or "")
+        if leader is not None and leader.awaiting_join:
+            return True
+        joined = next((m.member_id for m in group.members.values() if m.awaiting_join), None)
+        if joined is None:
+            return False
+        group.leader_id = joined
+        return True
+
     def _sync_timeout(self, group: Group, generation: int) -> None:
         """Kafka's DelayedSync: members that never sent SyncGroup are removed."""
         group.sync_timer = None
@@ -235,7 +257,7 @@ class Rebalancer:
         for member in missing:
             member.complete_sync(SyncResult(ErrorCode.UNKNOWN_MEMBER_ID))
             group.remove(member.member_id)
-        self.maybe_prepare_rebalance(group, "members did not sync in time")
+        self.prepare_rebalance(group, "members did not sync in time")
 
     def _reset_and_propagate(self, group: Group, error: ErrorCode) -> None:
         for member in group.members.values():

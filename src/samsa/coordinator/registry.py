@@ -65,9 +65,14 @@ class GroupRegistry:
     def partition_for(self, group_id: str) -> int:
         return partition_for(group_id, self.config.offsets_topic_num_partitions)
 
-    def check(self, group_id: str | None) -> ErrorCode | None:
-        """Errors that stop any group request before the group is looked at."""
-        if not group_id:
+    def check(self, group_id: str | None, *, allow_empty: bool = False) -> ErrorCode | None:
+        """Errors that stop any group request before the group is looked at.
+
+        ``allow_empty``: Kafka accepts the empty group id for OffsetCommit,
+        OffsetFetch, DescribeGroups and DeleteGroups (old simple consumers used
+        it); membership APIs need a real id.
+        """
+        if group_id is None or (not group_id and not allow_empty):
             return ErrorCode.INVALID_GROUP_ID
         partition = self.partition_for(group_id)
         if partition in self.loading:
