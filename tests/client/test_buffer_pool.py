@@ -15,7 +15,7 @@ def test_pooled_buffers_are_reused_and_memory_is_bounded() -> None:
     pool.deallocate(bufs[0])
     again = pool.allocate(256, 0)
     assert again is bufs[0]
-    with pytest.raises(BufferExhaustedError, match="max.block.ms=0"):
+    with pytest.raises(BufferExhaustedError, match=r"max\.block\.ms=0"):
         pool.allocate(256, 0)
 
 
@@ -71,5 +71,5 @@ def test_timeout_error_is_clear() -> None:
 
 
 def test_request_larger_than_total_memory_is_refused() -> None:
-    with pytest.raises(ValueError, match="buffer.memory"):
+    with pytest.raises(ValueError, match=r"buffer\.memory"):
         BufferPool(100, 10).allocate(101, 0)

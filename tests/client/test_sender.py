@@ -189,7 +189,7 @@ def test_batches_expire_after_delivery_timeout() -> None:
     h.metadata.add_topic("other")
     h.clock.now_ms += 6000
     h.step()
-    with pytest.raises(DeliveryTimeoutError, match="delivery.timeout.ms"):
+    with pytest.raises(DeliveryTimeoutError, match=r"delivery\.timeout\.ms"):
         fut.result(0)
     assert h.acc.pool.available_memory() == 1 << 20
 
