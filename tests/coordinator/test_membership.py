@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
-from samsa.coordinator import GroupState
+from samsa.coordinator import GroupConfig, GroupState
 from samsa.errors import ErrorCode
 from samsa.protocol.consumer_protocol import decode_assignment, decode_subscription
 
@@ -315,3 +315,20 @@ async def test_fenced_instance_id() -> None:
         LEAVE, 3, {"group_id": "g", "members": [{"member_id": "x", "group_instance_id": "ia"}]}
     )
     assert resp["members"][0]["error_code"] == ErrorCode.FENCED_INSTANCE_ID
+
+
+@async_test
+async def test_group_max_size() -> None:
+    config = GroupConfig(
+        group_initial_rebalance_delay_ms=0,
+        group_min_session_timeout_ms=10,
+        offsets_topic_num_partitions=4,
+        group_max_size=2,
+    )
+    cluster = await Cluster(config=config).start()
+    a, b = Client(cluster, "g", "a"), Client(cluster, "g", "b")
+    await stable_group(cluster, a, b)
+    third = await Client(cluster, "g", "c").join()
+    assert third["error_code"] == ErrorCode.GROUP_MAX_SIZE_REACHED
+    assert cluster.state("g") is GroupState.STABLE
+    assert await a.heartbeat() == 0

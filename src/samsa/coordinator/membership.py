@@ -72,15 +72,34 @@ class Membership:
             group = self.registry.get_or_create(r.group_id)
         if group.is_(S.DEAD):
             return JoinResult(ErrorCode.COORDINATOR_NOT_AVAILABLE, r.member_id)
-        known = r.member_id in group.members or r.member_id in group.pending_members
-        if len(group.members) + len(group.pending_members) >= cfg.group_max_size and not known:
-            return JoinResult(ErrorCode.GROUP_MAX_SIZE_REACHED, r.member_id)
+        if not self._accepts(group, r.member_id):
+            member = group.members.get(r.member_id)
+            if member is not None:
+                member.complete_join(JoinResult(ErrorCode.GROUP_MAX_SIZE_REACHED, ""))
+                group.remove(r.member_id)
+                self.rebalancer.try_complete_join(group)
+            return JoinResult(ErrorCode.GROUP_MAX_SIZE_REACHED, "")
         waiter = self._join_new(group, r) if unknown else self._join_existing(group, r)
         if group.is_(S.PREPARING_REBALANCE):
             self.rebalancer.try_complete_join(group)
         if isinstance(waiter, JoinResult):
             return waiter
         return await waiter
+
+    def _accepts(self, group: Group, member_id: str) -> bool:
+        """Kafka's acceptJoiningMember: room for one more under ``group.max.size``?
+
+        While preparing, only members that already rejoined count, so that if the
+        limit was lowered the last members to rejoin are the ones turned away.
+        """
+        limit = self.config.group_max_size
+        member = group.members.get(member_id)
+        if group.is_(S.EMPTY, S.DEAD):
+            return True
+        if group.is_(S.PREPARING_REBALANCE):
+            awaiting = sum(1 for m in group.members.values() if m.awaiting_join)
+            return (member is not None and member.awaiting_join) or awaiting < limit
+        return member is not None or len(group.members) < limit
 
     def _join_new(self, group: Group, r: JoinRequest) -> _Pending:
         if not group.supports_protocols(r.protocol_type, r.protocols):
