@@ -37,23 +37,24 @@ def start_tansu() -> tuple[subprocess.Popen[bytes], str]:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     url = f"tcp://127.0.0.1:{port}"
-    log = tempfile.NamedTemporaryFile(prefix="tansu-bench-", suffix=".log", delete=False)
-    proc = subprocess.Popen(
-        [
-            str(TANSU),
-            "broker",
-            "--listener-url",
-            url,
-            "--advertised-listener-url",
-            url,
-            "--storage-engine",
-            "memory://tansu/",
-            "--cluster-id",
-            "bench",
-        ],
-        stdout=log,
-        stderr=subprocess.STDOUT,
-    )
+    # The broker keeps its own copy of the log file descriptor.
+    with tempfile.NamedTemporaryFile(prefix="tansu-bench-", suffix=".log", delete=False) as log:
+        proc = subprocess.Popen(
+            [
+                str(TANSU),
+                "broker",
+                "--listener-url",
+                url,
+                "--advertised-listener-url",
+                url,
+                "--storage-engine",
+                "memory://tansu/",
+                "--cluster-id",
+                "bench",
+            ],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
     deadline = time.monotonic() + 10
     while True:
         try:
