@@ -1,0 +1,126 @@
+"""The consumer's configuration: Kafka's key names, defaults and checks.
+
+Shares the network keys (``COMMON_DEFS``) with the producer; the consumer's
+own keys follow the Java client's ``ConsumerConfig`` names and defaults, so a
+properties file written for Kafka's consumer reads the same here.  Values are
+checked at construction: an unknown key, a bad value or a broken cross-key
+rule (heartbeat longer than the session) raises ``ConfigError`` before any
+socket is opened.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from samsa.client.config import COMMON_DEFS, ConfigDef, parse_config
+from samsa.errors import ConfigError
+
+__all__ = ["ASSIGNOR_NAMES", "CONSUMER_DEFS", "parse_consumer_config"]
+
+ASSIGNOR_NAMES = ("range", "roundrobin", "cooperative-sticky")
+
+
+def _int(value: Any) -> int:
+    if isinstance(value, bool):
+        raise ValueError("expected an integer, got a boolean")
+    if isinstance(value, int):
+        return value
+    if isinstance(value, str):
+        return int(value.strip())
+    raise ValueError(f"expected an integer, got {type(value).__name__}")
+
+
+def _bool(value: Any) -> bool:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.strip().lower() in ("true", "false"):
+        return value.strip().lower() == "true"
+    raise ValueError("expected true or false")
+
+
+def _optional_str(value: Any) -> str | None:
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise ValueError(f"expected a string, got {type(value).__name__}")
+    return value
+
+
+def _choice(*names: str) -> Callable[[Any], str]:
+    def parse(value: Any) -> str:
+        if not isinstance(value, str) or value.strip().lower() not in names:
+            raise ValueError(f"must be one of {', '.join(names)}")
+        return value.strip().lower()
+
+    return parse
+
+
+def _assignors(value: Any) -> tuple[Any, ...]:
+    """Names (comma separated or a list) or assignor objects, in preference order."""
+    items = value.split(",") if isinstance(value, str) else list(value)
+    out: list[Any] = []
+    for item in items:
+        if isinstance(item, str):
+            name = item.strip().lower()
+            if not name:
+                continue
+            if name not in ASSIGNOR_NAMES:
+                raise ValueError(f"unknown assignor {item!r}; known: {', '.join(ASSIGNOR_NAMES)}")
+            out.append(name)
+        elif hasattr(item, "assign") and hasattr(item, "name"):
+            out.append(item)
+        else:
+            raise ValueError(f"{item!r} is neither an assignor name nor an assignor")
+    if not out:
+        raise ValueError("at least one assignor is required")
+    return tuple(out)
+
+
+def _optional_callable(value: Any) -> Any:
+    if value is not None and not callable(value):
+        raise ValueError("must be a callable or None")
+    return value
+
+
+def _at_least(low: int) -> Callable[[Any], str | None]:
+    return lambda v: None if v >= low else f"must be >= {low}"
+
+
+CONSUMER_DEFS: tuple[ConfigDef, ...] = (
+    *COMMON_DEFS,
+    ConfigDef("group.id", _optional_str, None, doc="None: no group (assign() only)"),
+    ConfigDef("group.instance.id", _optional_str, None, doc="static membership (KIP-345)"),
+    ConfigDef("enable.auto.commit", _bool, True),
+    ConfigDef("auto.commit.interval.ms", _int, 5000, _at_least(0)),
+    ConfigDef("auto.offset.reset", _choice("latest", "earliest", "none"), "latest"),
+    ConfigDef("isolation.level", _choice("read_uncommitted", "read_committed"), "read_uncommitted"),
+    ConfigDef("max.poll.records", _int, 500, _at_least(1)),
+    ConfigDef("max.poll.interval.ms", _int, 300000, _at_least(1)),
+    ConfigDef("session.timeout.ms", _int, 45000, _at_least(1)),
+    ConfigDef("heartbeat.interval.ms", _int, 3000, _at_least(1)),
+    ConfigDef("fetch.min.bytes", _int, 1, _at_least(0)),
+    ConfigDef("fetch.max.wait.ms", _int, 500, _at_least(0)),
+    ConfigDef("fetch.max.bytes", _int, 52428800, _at_least(0)),
+    ConfigDef("max.partition.fetch.bytes", _int, 1048576, _at_least(0)),
+    ConfigDef("partition.assignment.strategy", _assignors, ("range", "cooperative-sticky")),
+    ConfigDef("key.deserializer", _optional_callable, None),
+    ConfigDef("value.deserializer", _optional_callable, None),
+    ConfigDef("check.crcs", _bool, True),
+    ConfigDef("exclude.internal.topics", _bool, True),
+    ConfigDef("allow.auto.create.topics", _bool, True),
+    ConfigDef("client.rack", _optional_str, None),
+)
+
+
+def parse_consumer_config(values: Mapping[str, Any]) -> dict[str, Any]:
+    """Parse and cross-check; raises ConfigError naming the offending key."""
+    cfg = parse_config(CONSUMER_DEFS, values, "consumer")
+    if cfg["heartbeat.interval.ms"] >= cfg["session.timeout.ms"]:
+        raise ConfigError(
+            "heartbeat.interval.ms must be lower than session.timeout.ms "
+            f"({cfg['heartbeat.interval.ms']} >= {cfg['session.timeout.ms']})"
+        )
+    if cfg["group.instance.id"] is not None and cfg["group.id"] is None:
+        raise ConfigError("group.instance.id requires group.id")
+    return cfg

@@ -1,0 +1,333 @@
+"""Fetch pipeline: Fetch requests ahead of ``poll()``, decoded in bulk (Kafka's Fetcher).
+
+Two offsets per partition matter here.  The *position* (SubscriptionState) is
+the next record ``poll()`` hands out; the *fetch offset* (kept here) is the next
+record to ask the broker for.  When a response arrives its batches are decoded
+at once into ``ConsumerRecord`` objects and buffered, the fetch offset moves past
+them, and the next Fetch to that broker is sent straight away -- so the network
+and the broker work while the application processes the buffered records.
+Memory is bounded by sending for a partition only while it has at most one
+undrained response buffered, and by one Fetch in flight per broker.
+
+Seeks and resets bump the partition's ``epoch``; buffered data and responses
+tagged with an older epoch are dropped, so nothing fetched before a seek leaks
+out after it.
+
+read_committed: the broker returns data up to the last stable offset plus the
+list of aborted transactions in that range.  Batches of an aborted
+transaction are dropped from the first offset the broker names until that
+producer's ABORT marker, as Kafka's consumer does.
+
+Owned by the application thread; callbacks run inside its ``poll``.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import deque
+from collections.abc import Callable
+from functools import partial
+from typing import Any
+
+from samsa.client.consumer.errors import OffsetOutOfRangeError, kafka_error
+from samsa.client.consumer.network import ConsumerNetworkClient, RequestFuture
+from samsa.client.consumer.records import ConsumerRecord
+from samsa.client.consumer.subscription import SubscriptionState
+from samsa.client.metadata import TopicPartition
+from samsa.errors import ErrorCode, SamsaError
+from samsa.protocol.record_batch import CONTROL_MASK, TRANSACTIONAL_MASK
+from samsa.protocol.record_reader import decode_records
+
+__all__ = ["Fetcher"]
+
+log = logging.getLogger(__name__)
+
+FETCH = 1
+READ_COMMITTED = 1
+_ABORT_MARKER = b"\x00\x00\x00\x00"  # control key: version 0, type 0 (ABORT)
+
+# Errors that mean "our view of the cluster is stale": refresh metadata, retry.
+_REFRESH_METADATA = frozenset(
+    {
+        ErrorCode.NOT_LEADER_OR_FOLLOWER,
+        ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+        ErrorCode.LEADER_NOT_AVAILABLE,
+        ErrorCode.FENCED_LEADER_EPOCH,
+        ErrorCode.UNKNOWN_LEADER_EPOCH,
+        ErrorCode.KAFKA_STORAGE_ERROR,
+        ErrorCode.REPLICA_NOT_AVAILABLE,
+        ErrorCode.OFFSET_NOT_AVAILABLE,
+    }
+)
+
+
+class _Buffered:
+    """Decoded records of one partition from one response, drained by ``poll``."""
+
+    __slots__ = ("epoch", "index", "next_offset", "records")
+
+    def __init__(self, records: list[ConsumerRecord], next_offset: int, epoch: int) -> None:
+        self.records = records
+        self.index = 0
+        self.next_offset = next_offset
+        self.epoch = epoch
+
+
+class Fetcher:
+    def __init__(
+        self,
+        client: ConsumerNetworkClient,
+        subscriptions: SubscriptionState,
+        cfg: dict[str, Any],
+    ) -> None:
+        self._client = client
+        self._subs = subscriptions
+        self._max_wait_ms: int = cfg["fetch.max.wait.ms"]
+        self._min_bytes: int = cfg["fetch.min.bytes"]
+        self._max_bytes: int = cfg["fetch.max.bytes"]
+        self._partition_max_bytes: int = cfg["max.partition.fetch.bytes"]
+        self._isolation = READ_COMMITTED if cfg["isolation.level"] == "read_committed" else 0
+        self._check_crcs: bool = cfg["check.crcs"]
+        self._rack: str = cfg.get("client.rack") or ""
+        self._key_deserializer: Callable[[bytes | None], Any] | None = cfg["key.deserializer"]
+        self._value_deserializer: Callable[[bytes | None], Any] | None = cfg["value.deserializer"]
+        self._buffers: dict[TopicPartition, deque[_Buffered]] = {}
+        # tp -> (epoch, next offset to fetch); valid only while the epoch matches.
+        self._fetch_offsets: dict[TopicPartition, tuple[int, int]] = {}
+        self._nodes_in_flight: set[int] = set()
+        self._errors: list[SamsaError] = []
+
+    # -- sending ---------------------------------------------------------------
+    def send_fetches(self) -> int:
+        """Send a Fetch to every broker that leads a fetchable partition and has none in flight."""
+        cluster = self._client.metadata.cluster
+        leaders = cluster.leaders
+        assignment = self._subs.assignment
+        by_node: dict[int, list[tuple[TopicPartition, int, int]]] = {}
+        for tp in self._subs.fetchable():
+            st = assignment[tp]
+            buf = self._buffers.get(tp)
+            if buf and (len(buf) > 1 or buf[0].epoch != st.epoch):
+                continue
+            known = self._fetch_offsets.get(tp)
+            if known is not None and known[0] == st.epoch:
+                offset = known[1]
+            else:
+                assert st.position is not None
+                offset = st.position
+                self._fetch_offsets[tp] = (st.epoch, offset)
+            leader = leaders.get(tp)
+            if leader is None:
+                self._client.metadata.request_update()
+                continue
+            if leader in self._nodes_in_flight:
+                continue
+            by_node.setdefault(leader, []).append((tp, st.epoch, offset))
+        for node_id, parts in by_node.items():
+            future = self._client.send(node_id, FETCH, self._request(parts))
+            self._nodes_in_flight.add(node_id)
+            future.add_callback(partial(self._on_response, node_id, parts))
+        return len(by_node)
+
+    def _request(self, parts: list[tuple[TopicPartition, int, int]]) -> dict[str, Any]:
+        topics: dict[str, list[dict[str, Any]]] = {}
+        for tp, _epoch, offset in parts:
+            topics.setdefault(tp.topic, []).append(
+                {
+                    "partition": tp.partition,
+                    "current_leader_epoch": -1,
+                    "fetch_offset": offset,
+                    "last_fetched_epoch": -1,
+                    "log_start_offset": -1,
+                    "partition_max_bytes": self._partition_max_bytes,
+                }
+            )
+        return {
+            "replica_id": -1,
+            "max_wait_ms": self._max_wait_ms,
+            "min_bytes": self._min_bytes,
+            "max_bytes": self._max_bytes,
+            "isolation_level": self._isolation,
+            # Session id 0 with epoch -1: a full fetch, no incremental fetch session.
+            "session_id": 0,
+            "session_epoch": -1,
+            "topics": [{"topic": t, "partitions": ps} for t, ps in topics.items()],
+            "forgotten_topics_data": [],
+            "rack_id": self._rack,
+        }
+
+    # -- receiving -------------------------------------------------------------
+    def _on_response(
+        self,
+        node_id: int,
+        parts: list[tuple[TopicPartition, int, int]],
+        future: RequestFuture,
+    ) -> None:
+        self._nodes_in_flight.discard(node_id)
+        if future.failed:
+            log.debug("fetch from node %d failed: %s", node_id, future.exception)
+            self._client.metadata.request_update()
+            return
+        body = future.value
+        top = body.get("error_code", 0)
+        if top:
+            log.warning("fetch from node %d failed with error %d", node_id, top)
+            return
+        sent = {tp: (epoch, offset) for tp, epoch, offset in parts}
+        for topic_resp in body["responses"]:
+            topic = topic_resp["topic"]
+            for p in topic_resp["partitions"]:
+                tp = TopicPartition(topic, p["partition_index"])
+                request = sent.get(tp)
+                st = self._subs.assignment.get(tp)
+                if request is None or st is None or st.epoch != request[0]:
+                    continue  # unassigned or moved by a seek since we asked
+                if self._fetch_offsets.get(tp) != request:
+                    continue
+                self._handle_partition(tp, st, p, request[0], request[1])
+        self.send_fetches()
+
+    def _handle_partition(
+        self, tp: TopicPartition, st: Any, p: dict[str, Any], epoch: int, offset: int
+    ) -> None:
+        code = p["error_code"]
+        if code == 0:
+            st.high_watermark = p["high_watermark"]
+            st.last_stable_offset = p.get("last_stable_offset", -1)
+            st.log_start_offset = p.get("log_start_offset", -1)
+            records, next_offset = self._decode(tp, p, offset)
+            if next_offset > offset:
+                self._fetch_offsets[tp] = (epoch, next_offset)
+                self._buffers.setdefault(tp, deque()).append(_Buffered(records, next_offset, epoch))
+            return
+        if code == ErrorCode.OFFSET_OUT_OF_RANGE:
+            if self._buffers.get(tp):
+                return  # records before this offset are still to be drained
+            if self._subs.default_reset == "none":
+                self._errors.append(OffsetOutOfRangeError(tp, offset))
+            else:
+                log.info(
+                    "[%s-%d] offset %d out of range; resetting", tp.topic, tp.partition, offset
+                )
+                self._subs.request_reset(tp)
+            return
+        error = ErrorCode(code) if code in ErrorCode._value2member_map_ else code
+        if error in _REFRESH_METADATA:
+            log.debug("[%s-%d] fetch error %s; refreshing metadata", tp.topic, tp.partition, error)
+            self._client.metadata.request_update()
+            return
+        self._errors.append(kafka_error(code, f"fetch of {tp.topic}-{tp.partition}"))
+
+    def _decode(
+        self, tp: TopicPartition, p: dict[str, Any], fetch_offset: int
+    ) -> tuple[list[ConsumerRecord], int]:
+        """Records at or after ``fetch_offset``, and the offset to fetch next."""
+        raw = p["records"]
+        if not raw:
+            return [], fetch_offset
+        topic, partition = tp
+        kd, vd = self._key_deserializer, self._value_deserializer
+        aborted: list[tuple[int, int]] = []
+        if self._isolation == READ_COMMITTED and p.get("aborted_transactions"):
+            aborted = sorted(
+                (a["first_offset"], a["producer_id"]) for a in p["aborted_transactions"]
+            )
+        aborting: set[int] = set()
+        out: list[ConsumerRecord] = []
+        next_offset = fetch_offset
+        cr = ConsumerRecord
+        for header, recs in decode_records(raw, skip_control=False, check_crc=self._check_crcs):
+            last = header.base_offset + header.last_offset_delta
+            if last + 1 > next_offset:
+                next_offset = last + 1
+            attributes = header.attributes
+            if aborted or aborting:
+                while aborted and aborted[0][0] <= last:
+                    aborting.add(aborted.pop(0)[1])
+                if attributes & TRANSACTIONAL_MASK and header.producer_id in aborting:
+                    if attributes & CONTROL_MASK and recs and recs[0].key == _ABORT_MARKER:
+                        aborting.discard(header.producer_id)
+                    continue
+            if attributes & CONTROL_MASK:
+                continue
+            ts_type = (attributes >> 3) & 1
+            leader_epoch = header.partition_leader_epoch
+            epoch = leader_epoch if leader_epoch >= 0 else None
+            if header.base_offset < fetch_offset:
+                recs = [r for r in recs if r.offset >= fetch_offset]
+            if kd is None and vd is None:
+                out += [
+                    cr(topic, partition, r.offset, r.timestamp, ts_type, r.key, r.value,
+                       r.headers, epoch)
+                    for r in recs
+                ]  # fmt: skip
+            else:
+                for r in recs:
+                    key = kd(r.key) if kd is not None else r.key
+                    value = vd(r.value) if vd is not None else r.value
+                    out.append(
+                        cr(topic, partition, r.offset, r.timestamp, ts_type, key, value,
+                           r.headers, epoch)
+                    )  # fmt: skip
+        return out, next_offset
+
+    # -- handing out -----------------------------------------------------------
+    def fetched_records(self, max_records: int) -> list[ConsumerRecord]:
+        """Up to ``max_records`` buffered records, advancing positions past them.
+
+        Raises the first deferred fetch error (out of range with reset none,
+        authorization, corrupt data) so the application sees it on ``poll``.
+        """
+        if self._errors:
+            raise self._errors.pop(0)
+        out: list[ConsumerRecord] = []
+        if not self._buffers:
+            return out
+        assignment = self._subs.assignment
+        for tp in list(self._buffers):
+            buf = self._buffers[tp]
+            st = assignment.get(tp)
+            if st is None:
+                del self._buffers[tp]
+                continue
+            if st.paused:
+                continue
+            while buf and len(out) < max_records:
+                chunk = buf[0]
+                if chunk.epoch != st.epoch:
+                    buf.clear()
+                    break
+                want = max_records - len(out)
+                start = chunk.index
+                if start == 0 and len(chunk.records) <= want:
+                    taken = chunk.records
+                else:
+                    taken = chunk.records[start : start + want]
+                chunk.index = start + len(taken)
+                out += taken
+                if chunk.index >= len(chunk.records):
+                    st.position = chunk.next_offset
+                    buf.popleft()
+                else:
+                    st.position = taken[-1].offset + 1
+            if buf:
+                # Rotate so the next poll starts with another partition (fairness).
+                self._buffers[tp] = self._buffers.pop(tp)
+            else:
+                del self._buffers[tp]
+            if len(out) >= max_records:
+                break
+        return out
+
+    def has_buffered(self) -> bool:
+        if self._errors:
+            return True
+        assignment = self._subs.assignment
+        for tp, buf in self._buffers.items():
+            st = assignment.get(tp)
+            if st is not None and not st.paused and buf and buf[0].epoch == st.epoch:
+                return True
+        return False
+
+    def in_flight(self) -> bool:
+        return bool(self._nodes_in_flight)
