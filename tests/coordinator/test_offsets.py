@@ -236,3 +236,26 @@ async def test_expiry_tombstones_offsets_of_empty_groups() -> None:
     assert "g" not in cluster.coordinator.registry.groups
     reloaded = await Cluster(cluster.store).start()
     assert reloaded.coordinator.registry.groups == {}
+
+
+@async_test
+async def test_deleted_partitions_lose_their_offsets() -> None:
+    cluster = await Cluster().start()
+    await simple_commit(cluster, "g1", {("t", 0): 1, ("u", 0): 2})
+    await simple_commit(cluster, "g2", {("u", 0): 3, ("u", 1): 4})
+    assert await cluster.coordinator.on_partitions_deleted({("u", 0), ("u", 1)}) == 3
+    assert offsets_of((await fetch_v8(cluster, "g1", None))["topics"]) == {("t", 0): 1}
+    assert (await fetch_v8(cluster, "g2", None))["topics"] == []
+    reloaded = await Cluster(cluster.store).start()
+    assert offsets_of((await fetch_v8(reloaded, "g1", None))["topics"]) == {("t", 0): 1}
+    assert "g2" not in reloaded.coordinator.registry.groups
+
+
+@async_test
+async def test_empty_group_id_is_accepted_for_offset_apis() -> None:
+    cluster = await Cluster().start()
+    await simple_commit(cluster, "", {("t", 0): 8})
+    resp = await cluster.call(FETCH, 7, {"group_id": "", "topics": None})
+    assert offsets_of(resp["topics"]) == {("t", 0): 8}
+    join = await Client(cluster, "", "a").join()
+    assert join["error_code"] == ErrorCode.INVALID_GROUP_ID

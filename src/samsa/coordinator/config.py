@@ -33,6 +33,8 @@ class GroupConfig:
     """``offsets.retention.minutes``: how long offsets of an Empty group are kept."""
     offset_metadata_max_bytes: int = 4096
     """``offset.metadata.max.bytes``: longer commit metadata gets OFFSET_METADATA_TOO_LARGE."""
+    offsets_retention_check_interval_ms: int = 600_000
+    """``offsets.retention.check.interval.ms``: how often the broker should call ``expire_offsets``."""
     new_member_join_timeout_ms: int = 300_000
     """Kafka's fixed 5-minute limit for a new member that never completes its first join."""
 

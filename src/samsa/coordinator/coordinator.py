@@ -111,6 +111,10 @@ class GroupCoordinator:
         """Tombstone offsets older than ``offsets.retention.minutes``; call periodically."""
         return await self.offsets.expire(self.registry.time_ms() if now_ms is None else now_ms)
 
+    async def on_partitions_deleted(self, partitions: set[tuple[str, int]]) -> int:
+        """Topic partitions were deleted: tombstone every committed offset for them."""
+        return await self.offsets.delete_partitions(partitions)
+
     # ----------------------------------------------------------- membership
 
     async def join_group(

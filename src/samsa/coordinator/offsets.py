@@ -212,6 +212,27 @@ class OffsetManager:
             group.state = S.DEAD
             self.registry.groups.pop(group.group_id, None)
 
+    async def delete_partitions(self, partitions: set[TopicPartition]) -> int:
+        """Drop every group's offsets for deleted topic partitions (Kafka's handleDeletedPartitions)."""
+        removed = 0
+        for group in list(self.registry.groups.values()):
+            if group.partition not in self.registry.owned:
+                continue
+            gone = [tp for tp in group.offsets if tp in partitions]
+            if not gone:
+                continue
+            try:
+                await self._remove(group, gone)
+            except KafkaError as exc:
+                log.warning(
+                    "group %s: could not drop offsets of deleted partitions: %s",
+                    group.group_id,
+                    exc,
+                )
+                continue
+            removed += len(gone)
+        return removed
+
     # ------------------------------------------------------------ expire
 
     async def expire(self, now_ms: int) -> int:

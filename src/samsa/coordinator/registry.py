@@ -140,10 +140,14 @@ class GroupRegistry:
         except DecodeError:
             log.warning("skipping undecodable __consumer_offsets key %r", key[:64])
             return
-        if isinstance(decoded, OffsetKey):
-            self._replay_offset(decoded, value)
-        elif isinstance(decoded, GroupKey):
-            self._replay_group(decoded, value, loading)
+        try:
+            if isinstance(decoded, OffsetKey):
+                self._replay_offset(decoded, value)
+            elif isinstance(decoded, GroupKey):
+                self._replay_group(decoded, value, loading)
+        except DecodeError as exc:
+            # One unreadable value must not keep every other group of the partition offline.
+            log.warning("skipping undecodable __consumer_offsets value for %s: %s", decoded, exc)
 
     def _replay_offset(self, key: OffsetKey, value: bytes | None) -> None:
         tp = (key.topic, key.partition)
