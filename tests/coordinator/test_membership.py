@@ -332,3 +332,18 @@ async def test_group_max_size() -> None:
     assert third["error_code"] == ErrorCode.GROUP_MAX_SIZE_REACHED
     assert cluster.state("g") is GroupState.STABLE
     assert await a.heartbeat() == 0
+
+
+@async_test
+async def test_oldest_versions_complete_a_full_cycle() -> None:
+    cluster = await Cluster().start()
+    a = Client(cluster, "g", "a", version=0)
+    b = Client(cluster, "g", "b", version=2)
+    await stable_group(cluster, a, b)
+    assert a.generation == b.generation == 1
+    assert len(partitions_of(a) | partitions_of(b)) == 6
+    assert await a.commit({("t", 0): 4}, version=2) == {("t", 0): 0}
+    left = await cluster.call(LEAVE, 0, {"group_id": "g", "member_id": a.member_id})
+    assert left["error_code"] == 0
+    await asyncio.wait_for(b.join_and_sync(), timeout=2)
+    assert b.generation == 2 and len(partitions_of(b)) == 6
