@@ -211,6 +211,7 @@ async def test_inconsistent_group_protocol() -> None:
     assert (await no_common.join())["error_code"] == ErrorCode.INCONSISTENT_GROUP_PROTOCOL
     empty = Client(cluster, "g2", "d", protocols=[])
     assert (await empty.join())["error_code"] == ErrorCode.INCONSISTENT_GROUP_PROTOCOL
+    assert "g2" not in cluster.coordinator.registry.groups  # no phantom group left behind
     a.last_join = {**a.last_join, "protocol_name": "roundrobin"}
     assert (await a.sync([]))["error_code"] == ErrorCode.INCONSISTENT_GROUP_PROTOCOL
     assert cluster.state("g") is GroupState.STABLE

@@ -83,6 +83,8 @@ class Membership:
         if group.is_(S.PREPARING_REBALANCE):
             self.rebalancer.try_complete_join(group)
         if isinstance(waiter, JoinResult):
+            # A refused first join must not leave a phantom Empty group behind.
+            self.registry.drop_if_vacant(group)
             return waiter
         return await waiter
 
