@@ -29,7 +29,7 @@ from enum import Enum
 from typing import Any
 
 from samsa.client.consumer.errors import kafka_error
-from samsa.client.consumer.network import ConsumerNetworkClient
+from samsa.client.consumer.network import ConsumerNetworkClient, RequestFuture
 from samsa.client.errors import KafkaTimeoutError
 from samsa.errors import ErrorCode, KafkaError
 
@@ -79,6 +79,7 @@ class GroupMembership:
         self._heartbeat_in_flight = False
         self._last_heartbeat_ok_ms = 0
         self._closing = False
+        self._pending: tuple[int, RequestFuture] | None = None
 
     # -- hooks for the consumer ---------------------------------------------------
     def join_metadata(self) -> list[tuple[str, bytes]]:
@@ -165,58 +166,76 @@ class GroupMembership:
         self._start_heartbeat_thread()
         return True
 
+    def _wait(self, future: RequestFuture, deadline_ms: int) -> bool:
+        """Poll until ``future`` is done or the deadline passes; True if done."""
+        client = self.client
+        while not future.done:
+            left = deadline_ms - client.now_ms()
+            if left <= 0:
+                return False
+            client.poll(min(left, 100))
+        return True
+
     def _join_and_sync(self, deadline_ms: int) -> bool:
+        """Advance the JoinGroup/SyncGroup exchange; True once STABLE.
+
+        The coordinator parks JoinGroup until every member has rejoined, which
+        can outlast this ``poll``'s timeout; the pending request is kept and
+        the next ``poll`` goes on waiting for it, so ``poll(timeout)`` never
+        blocks past its timeout.
+        """
         client = self.client
         assert self.coordinator_id is not None
-        body = {
-            "group_id": self.group_id,
-            "session_timeout_ms": self.session_timeout_ms,
-            "rebalance_timeout_ms": self.rebalance_timeout_ms,
-            "member_id": self.member_id,
-            "group_instance_id": self.group_instance_id,
-            "protocol_type": self.protocol_type,
-            "protocols": [{"name": n, "metadata": m} for n, m in self.join_metadata()],
-            "reason": "",
-        }
-        # JoinGroup may be held by the coordinator up to the rebalance timeout.
-        wait_ms = max(deadline_ms - client.now_ms(), 0) + self.rebalance_timeout_ms
-        try:
-            resp = client.wait(client.send(self.coordinator_id, JOIN_GROUP, body), wait_ms)
-        except (KafkaError, KafkaTimeoutError) as exc:
-            self.mark_coordinator_unknown(str(exc))
+        if self._pending is None:
+            body = {
+                "group_id": self.group_id,
+                "session_timeout_ms": self.session_timeout_ms,
+                "rebalance_timeout_ms": self.rebalance_timeout_ms,
+                "member_id": self.member_id,
+                "group_instance_id": self.group_instance_id,
+                "protocol_type": self.protocol_type,
+                "protocols": [{"name": n, "metadata": m} for n, m in self.join_metadata()],
+                "reason": "",
+            }
+            self._pending = (JOIN_GROUP, client.send(self.coordinator_id, JOIN_GROUP, body))
+        kind, future = self._pending
+        if not self._wait(future, deadline_ms):
             return False
+        self._pending = None
+        if future.failed:
+            self.mark_coordinator_unknown(str(future.exception))
+            return False
+        resp = future.value
         code = resp["error_code"]
-        if code == ErrorCode.MEMBER_ID_REQUIRED:
+        if kind == JOIN_GROUP:
+            if code == ErrorCode.MEMBER_ID_REQUIRED:
+                self.member_id = resp["member_id"]
+                return False
+            if code:
+                self._handle_join_error(code, "JoinGroup")
+                return False
+            self.generation_id = resp["generation_id"]
             self.member_id = resp["member_id"]
-            return False
-        if code:
-            self._handle_join_error(code, "JoinGroup")
-            return False
-        self.generation_id = resp["generation_id"]
-        self.member_id = resp["member_id"]
-        self.leader_id = resp["leader"]
-        self.protocol_name = resp["protocol_name"]
-        assert self.protocol_name is not None
-        if self.member_id == self.leader_id:
-            assignments = self.perform_assignment(self.protocol_name, resp["members"], deadline_ms)
-        else:
-            assignments = {}
-        body = {
-            "group_id": self.group_id,
-            "generation_id": self.generation_id,
-            "member_id": self.member_id,
-            "group_instance_id": self.group_instance_id,
-            "protocol_type": self.protocol_type,
-            "protocol_name": self.protocol_name,
-            "assignments": [{"member_id": m, "assignment": a} for m, a in assignments.items()],
-        }
-        wait_ms = max(deadline_ms - client.now_ms(), 0) + self.rebalance_timeout_ms
-        try:
-            resp = client.wait(client.send(self.coordinator_id, SYNC_GROUP, body), wait_ms)
-        except (KafkaError, KafkaTimeoutError) as exc:
-            self.mark_coordinator_unknown(str(exc))
-            return False
-        code = resp["error_code"]
+            self.leader_id = resp["leader"]
+            self.protocol_name = resp["protocol_name"]
+            assert self.protocol_name is not None
+            if self.member_id == self.leader_id:
+                assignments = self.perform_assignment(
+                    self.protocol_name, resp["members"], deadline_ms
+                )
+            else:
+                assignments = {}
+            body = {
+                "group_id": self.group_id,
+                "generation_id": self.generation_id,
+                "member_id": self.member_id,
+                "group_instance_id": self.group_instance_id,
+                "protocol_type": self.protocol_type,
+                "protocol_name": self.protocol_name,
+                "assignments": [{"member_id": m, "assignment": a} for m, a in assignments.items()],
+            }
+            self._pending = (SYNC_GROUP, client.send(self.coordinator_id, SYNC_GROUP, body))
+            return self._join_and_sync(deadline_ms)
         if code:
             self._handle_join_error(code, "SyncGroup")
             return False
@@ -231,6 +250,7 @@ class GroupMembership:
             self.member_id,
             "leader" if self.member_id == self.leader_id else "follower",
         )
+        assert self.protocol_name is not None
         self.on_join_complete(self.protocol_name, resp["assignment"] or b"")
         return True
 
@@ -252,6 +272,7 @@ class GroupMembership:
 
     def reset_generation(self) -> None:
         with self._cond:
+            self._pending = None
             self.generation_id = -1
             self.member_id = ""
             self.state = MemberState.UNJOINED
