@@ -138,11 +138,12 @@ def run_confluent(bootstrap: str, topic: str, n: int, payload: bytes) -> float:
     produce, poll = p.produce, p.poll
     t0 = time.perf_counter()
     for _ in range(n):
-        try:
-            produce(topic, payload)
-        except BufferError:
-            poll(0.01)
-            produce(topic, payload)
+        while True:
+            try:
+                produce(topic, payload)
+                break
+            except BufferError:
+                poll(0.01)
     p.flush(600)
     secs = time.perf_counter() - t0
     return secs
@@ -188,6 +189,12 @@ def main() -> int:
         rates: dict[str, list[float]] = {name: [] for name in names}
         for run in range(args.runs):
             for name in names:
+                if args.bootstrap is None:
+                    # A fresh memory:// broker per run: no run pays for another's data.
+                    if proc is not None:
+                        proc.terminate()
+                        proc.wait(10)
+                    proc, bootstrap = start_tansu()
                 topic = f"bench-{name}-{uuid.uuid4().hex[:8]}"
                 create_topic(bootstrap, topic)
                 secs = CLIENTS[name](bootstrap, topic, args.records, payload)
