@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 from samsa.errors import ErrorCode, KafkaError
 from samsa.protocol.record_batch import (
+    NO_PARTITION_LEADER_EPOCH,
     TIMESTAMP_LOG_APPEND_TIME,
     BatchHeader,
     iter_batches,
@@ -51,7 +52,9 @@ class Partition:
         self.index = index
         self.log = log_
         self.producer_state = producer_state
-        self.leader_epoch = 0
+        # Leader epochs do not exist yet on a single node: -1 everywhere, so clients
+        # skip OffsetForLeaderEpoch validation (kafka-protocol-facts §4.2 item 7).
+        self.leader_epoch = NO_PARTITION_LEADER_EPOCH
         self._time_ms = time_ms
         self.on_append: Callable[[Partition, int], None] | None = None
 

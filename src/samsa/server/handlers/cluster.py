@@ -1,7 +1,7 @@
 """Metadata (3), DescribeCluster (60) and FindCoordinator (10): where things are.
 
 On a single node this broker is the controller, every partition's leader and
-every group's coordinator.  Leader epochs are reported as 0 (the epoch the
+every group's coordinator.  Leader epochs are reported as -1 until they exist
 partition was created in); authorized-operations fields carry INT32_MIN when
 they were not asked for, as Kafka does.
 """
@@ -104,7 +104,7 @@ def _describe_topic(
             "error_code": 0,
             "partition_index": index,
             "leader_id": node,
-            "leader_epoch": 0,
+            "leader_epoch": -1,
             "replica_nodes": [node],
             "isr_nodes": [node],
             "offline_replicas": [],

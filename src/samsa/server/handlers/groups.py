@@ -30,6 +30,9 @@ APIS = {
 }
 
 
+JOIN_GROUP = 11
+
+
 def register(router: Router, broker: Broker) -> None:
     for key, method in APIS.items():
         router.register(key, _adapter(broker, key, method))
@@ -40,6 +43,12 @@ def _adapter(broker: Broker, key: int, method: str) -> Any:
         error = broker.ensure_group_coordinator()
         if error is not None:
             return loading_response(key, ctx.version, req, error)
+        if key == JOIN_GROUP:
+            conn = ctx.connection
+            host = conn.peer.rsplit(":", 1)[0] if conn is not None else ""
+            return broker.groups.join_group(
+                req, ctx.version, client_id=ctx.header.client_id or "", client_host=f"/{host}"
+            )
         result: Awaitable[Body] = getattr(broker.groups, method)(req, ctx.version)
         return result
 
@@ -99,7 +108,7 @@ def loading_response(key: int, version: int, req: Body, error: ErrorCode) -> Bod
             "error_code": error,
             "generation_id": -1,
             "protocol_type": None,
-            "protocol_name": None,
+            "protocol_name": None if version >= 7 else "",
             "leader": "",
             "skip_assignment": False,
             "member_id": req.get("member_id", ""),
