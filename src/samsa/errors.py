@@ -185,7 +185,9 @@ class KafkaError(SamsaError):
 
     def __init__(self, code: ErrorCode | int, message: str = "") -> None:
         self.code = ErrorCode(code)
-        super().__init__(f"{self.code.name} ({int(self.code)})" + (f": {message}" if message else ""))
+        super().__init__(
+            f"{self.code.name} ({int(self.code)})" + (f": {message}" if message else "")
+        )
 
     @property
     def retriable(self) -> bool:

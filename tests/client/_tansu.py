@@ -53,7 +53,9 @@ class Tansu:
         deadline = time.monotonic() + start_timeout_s
         while True:
             if self.proc.poll() is not None:
-                raise RuntimeError(f"tansu exited with {self.proc.returncode}; log {self._log.name}")
+                raise RuntimeError(
+                    f"tansu exited with {self.proc.returncode}; log {self._log.name}"
+                )
             try:
                 socket.create_connection(("127.0.0.1", self.port), timeout=0.2).close()
                 return

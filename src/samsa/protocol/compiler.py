@@ -128,7 +128,10 @@ def _emit_decode_struct(
             size = sum(_FIXED[x.type][1] for x in run)
             s = g.struct_const(fmt)
             names = [g.var("v") for _ in run]
-            g.emit(indent, f"{', '.join(names)}{',' if len(names) == 1 else ''} = {s}.unpack_from(buf, pos)")
+            g.emit(
+                indent,
+                f"{', '.join(names)}{',' if len(names) == 1 else ''} = {s}.unpack_from(buf, pos)",
+            )
             g.emit(indent, f"pos += {size}")
             for name, x in zip(names, run, strict=True):
                 g.emit(indent, f"{target}[{x.name!r}] = {name}")
@@ -141,7 +144,9 @@ def _emit_decode_struct(
         _emit_decode_tagged(g, tagged, version, target, indent)
 
 
-def _emit_decode_tagged(g: _Gen, tagged: list[Field], version: int, target: str, indent: int) -> None:
+def _emit_decode_tagged(
+    g: _Gen, tagged: list[Field], version: int, target: str, indent: int
+) -> None:
     n = g.var("ntag")
     k = g.var("k")
     tag = g.var("tag")
@@ -227,7 +232,9 @@ def _emit_decode_value(
         else:
             g.emit(indent + 1, f"raise DecodeError('null for non-nullable array {f.name}')")
         g.emit(indent, "else:")
-        g.emit(indent + 1, f"if {n} > _len(buf) - pos: raise DecodeError('array {f.name} too long')")
+        g.emit(
+            indent + 1, f"if {n} > _len(buf) - pos: raise DecodeError('array {f.name} too long')"
+        )
         g.emit(indent + 1, f"{lst} = []")
         g.emit(indent + 1, f"{dest} = {lst}")
         idx = g.var("i")

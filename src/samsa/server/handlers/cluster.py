@@ -1,9 +1,9 @@
 """Metadata (3), DescribeCluster (60) and FindCoordinator (10): where things are.
 
 On a single node this broker is the controller, every partition's leader and
-every group's coordinator.  Leader epochs are reported as -1 until they exist
-partition was created in); authorized-operations fields carry INT32_MIN when
-they were not asked for, as Kafka does.
+every group's coordinator.  Leader epochs are reported as -1 until they exist;
+authorized-operations fields carry INT32_MIN when they were not asked for, as
+Kafka does.
 """
 
 from __future__ import annotations
