@@ -32,7 +32,9 @@ class Tansu:
     def __init__(self, start_timeout_s: float = 10.0) -> None:
         self.port = free_port()
         self.bootstrap = f"127.0.0.1:{self.port}"
-        self._log = tempfile.NamedTemporaryFile(prefix="tansu-", suffix=".log", delete=False)
+        self._log = tempfile.NamedTemporaryFile(  # noqa: SIM115 - lives as long as the broker
+            prefix="tansu-", suffix=".log", delete=False
+        )
         url = f"tcp://{self.bootstrap}"
         self.proc = subprocess.Popen(
             [

@@ -123,20 +123,23 @@ class ConsumerCoordinator(GroupMembership):
             "include_cluster_authorized_operations": False,
             "include_topic_authorized_operations": False,
         }
+        # The leader cannot finish the rebalance without these counts, so it may
+        # wait a full request timeout even past the caller's poll deadline.
+        deadline_ms = max(deadline_ms, client.now_ms() + self.request_timeout_ms)
         while True:
             node = client.least_loaded_node()
             if node is not None:
                 try:
                     resp = client.wait(
                         client.send(node, METADATA, body),
-                        max(1, min(self.request_timeout_ms, deadline_ms - client.now_ms())),
+                        max(1, deadline_ms - client.now_ms()),
                     )
                     return {
                         t["name"]: len(t["partitions"])
                         for t in resp["topics"]
                         if t["error_code"] == 0 and t["partitions"]
                     }
-                except KafkaError as exc:
+                except (KafkaError, KafkaTimeoutError) as exc:
                     log.debug("[%s] metadata for assignment failed: %s", self.group_id, exc)
             if client.now_ms() >= deadline_ms:
                 raise KafkaTimeoutError("no metadata for the group's topics")

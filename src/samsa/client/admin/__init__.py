@@ -1,0 +1,31 @@
+"""The Samsa admin client: ``Admin`` and its result values."""
+
+from __future__ import annotations
+
+from samsa.client.admin.admin import EARLIEST, LATEST, Admin
+from samsa.client.admin.results import (
+    BrokerInfo,
+    ClusterDescription,
+    ConfigEntry,
+    GroupDescription,
+    GroupListing,
+    MemberDescription,
+    NewTopic,
+    PartitionDescription,
+    TopicDescription,
+)
+
+__all__ = [
+    "EARLIEST",
+    "LATEST",
+    "Admin",
+    "BrokerInfo",
+    "ClusterDescription",
+    "ConfigEntry",
+    "GroupDescription",
+    "GroupListing",
+    "MemberDescription",
+    "NewTopic",
+    "PartitionDescription",
+    "TopicDescription",
+]
