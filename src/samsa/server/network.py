@@ -15,16 +15,21 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 import socket
 import struct
 import time
 from collections import deque
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import IO, Any, cast
 
 log = logging.getLogger("samsa.server")
 
 _SIZE = struct.Struct(">i")
+
+# Below this size a region is cheaper to pread and write than to sendfile
+# (sendfile waits for the transport's buffer to drain first).
+SENDFILE_MIN_BYTES = 64 * 1024
 
 # A handler returns output chunks, None (no response, e.g. acks=0), or an awaitable of either.
 Result = list[Any] | None
@@ -114,7 +119,11 @@ class Connection(asyncio.Protocol):
                 self.close("internal error")
                 return
             if isinstance(result, list):
-                self.write(result)
+                writing = self.write(result)
+                if writing is not None:
+                    self._busy = True
+                    self._pending_task = asyncio.ensure_future(self._finish(writing, None))
+                    return
             elif result is not None:
                 self._busy = True
                 self._pending_task = asyncio.ensure_future(self._finish(result))
@@ -123,11 +132,13 @@ class Connection(asyncio.Protocol):
             self._reading_paused = False
             self.transport.resume_reading()
 
-    async def _finish(self, pending: Awaitable[Result]) -> None:
+    async def _finish(self, pending: Awaitable[Any], _unused: None = None) -> None:
         try:
             result = await pending
-            if result is not None:
-                self.write(result)
+            if isinstance(result, list):
+                writing = self.write(result)
+                if writing is not None:
+                    await writing
                 if not self._can_write.is_set():
                     await self._can_write.wait()
         except CloseConnection as exc:
@@ -141,16 +152,49 @@ class Connection(asyncio.Protocol):
             self._busy = False
         self._process()
 
-    def write(self, chunks: list[Any]) -> None:
+    def write(self, chunks: list[Any]) -> Awaitable[None] | None:
+        """Write a response; large file regions go out with ``os.sendfile``.
+
+        Returns an awaitable when a region is being sent zero-copy (the
+        connection stays busy until it completes, keeping responses in order),
+        or None when everything was handed to the transport at once.
+        """
         if self._closed or self.transport is None:
-            return
+            return None
         out = []
         for chunk in chunks:
             if isinstance(chunk, (bytes, bytearray, memoryview)):
                 out.append(chunk)
+            elif len(chunk) >= SENDFILE_MIN_BYTES and self.server.use_sendfile:
+                return self._write_with_sendfile(chunks)
             else:
                 out.append(chunk.read_bytes())
         self.transport.writelines(out)
+        return None
+
+    async def _write_with_sendfile(self, chunks: list[Any]) -> None:
+        loop = asyncio.get_running_loop()
+        pending: list[bytes | bytearray | memoryview] = []
+        for chunk in chunks:
+            if self._closed or self.transport is None:
+                return
+            if isinstance(chunk, (bytes, bytearray, memoryview)):
+                pending.append(chunk)
+            elif len(chunk) < SENDFILE_MIN_BYTES:
+                pending.append(chunk.read_bytes())
+            else:
+                if pending:
+                    self.transport.writelines(pending)
+                    pending = []
+                await loop.sendfile(
+                    self.transport,
+                    cast(IO[bytes], _RegionFile(chunk)),
+                    chunk.position,
+                    len(chunk),
+                    fallback=True,
+                )
+        if pending and not self._closed and self.transport is not None:
+            self.transport.writelines(pending)
 
     def close(self, reason: str) -> None:
         if not self._closed:
@@ -159,6 +203,35 @@ class Connection(asyncio.Protocol):
             self._queue.clear()
             if self.transport is not None:
                 self.transport.close()
+
+
+class _RegionFile:
+    """File-like view of a FileRegion for ``loop.sendfile``.
+
+    Reads are positional (pread), so sending never moves the offset of the
+    segment's shared file descriptor; ``seek`` only sets this view's position
+    (used by asyncio's copy fallback when sendfile is unavailable).
+    """
+
+    mode = "rb"
+
+    def __init__(self, region: Any) -> None:
+        self._region = region
+        self._pos = region.position
+
+    def fileno(self) -> int:
+        fd: int = self._region.fileno()
+        return fd
+
+    def seek(self, pos: int, whence: int = 0) -> int:
+        self._pos = pos
+        return pos
+
+    def readinto(self, buf: memoryview) -> int:
+        data = os.pread(self.fileno(), len(buf), self._pos)
+        buf[: len(data)] = data
+        self._pos += len(data)
+        return len(data)
 
 
 class SocketServer:
@@ -170,11 +243,13 @@ class SocketServer:
         *,
         max_request_size: int,
         idle_timeout_ms: int,
+        use_sendfile: bool = True,
     ) -> None:
         self.dispatch = dispatch
         self.max_request_size = max_request_size
         self.idle_timeout_s = idle_timeout_ms / 1000
         self.connections: set[Connection] = set()
+        self.use_sendfile = use_sendfile
         self._server: asyncio.base_events.Server | None = None
         self._reaper: asyncio.Task[None] | None = None
 
