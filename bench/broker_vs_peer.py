@@ -39,12 +39,12 @@ def free_port() -> int:
 
 
 def cpu_seconds(pid: int) -> float:
-    fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / CLOCK_TICK
 
 
 def rss_anon_mb(pid: int) -> float:
-    for line in open(f"/proc/{pid}/status"):
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
         if line.startswith("RssAnon:"):
             return int(line.split()[1]) / 1024
     return float("nan")
@@ -84,8 +84,18 @@ def start_samsa(workdir: Path) -> tuple[Broker, float]:
     data = workdir / "samsa-data"
     started = time.monotonic()
     proc = subprocess.Popen(
-        [sys.executable, "-m", "samsa.cli", "broker", "--listen", "127.0.0.1:0", "--data-dir", str(data),
-         "--set", "log4j.level=WARNING"],
+        [
+            sys.executable,
+            "-m",
+            "samsa.cli",
+            "broker",
+            "--listen",
+            "127.0.0.1:0",
+            "--data-dir",
+            str(data),
+            "--set",
+            "log4j.level=WARNING",
+        ],
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
     )
@@ -106,10 +116,21 @@ def tansu_binary() -> Path:
 def start_tansu(workdir: Path) -> Broker:
     port = free_port()
     url = f"tcp://127.0.0.1:{port}"
+    log = open(workdir / "tansu.log", "wb")  # noqa: SIM115 - owned by the child process
     proc = subprocess.Popen(
-        [str(tansu_binary()), "broker", "--listener-url", url, "--advertised-listener-url", url,
-         "--storage-engine", "memory://tansu/", "--cluster-id", "peerbench"],
-        stdout=open(workdir / "tansu.log", "wb"),
+        [
+            str(tansu_binary()),
+            "broker",
+            "--listener-url",
+            url,
+            "--advertised-listener-url",
+            url,
+            "--storage-engine",
+            "memory://tansu/",
+            "--cluster-id",
+            "peerbench",
+        ],
+        stdout=log,
         stderr=subprocess.STDOUT,
     )
     wait_port(port)
@@ -120,7 +141,10 @@ def run_client(broker: Broker, args: list[str]) -> dict[str, float]:
     cpu0 = cpu_seconds(broker.pid)
     out = subprocess.run(
         [sys.executable, str(HERE / "load_client.py"), "--bootstrap", broker.bootstrap, *args],
-        capture_output=True, text=True, timeout=900, check=False,
+        capture_output=True,
+        text=True,
+        timeout=900,
+        check=False,
     )
     cpu = cpu_seconds(broker.pid) - cpu0
     line = next((ln for ln in out.stdout.splitlines() if ln.startswith("RESULT ")), None)
@@ -133,7 +157,9 @@ def run_client(broker: Broker, args: list[str]) -> dict[str, float]:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--records", type=int, default=1_000_000)
     ap.add_argument("--e2e-seconds", type=float, default=10)
@@ -159,21 +185,58 @@ def main() -> None:
             for name, partitions, acks in cases:
                 for broker in order:
                     topic = f"bench-{uuid.uuid4().hex[:8]}"
-                    res = run_client(broker, ["--topic", topic, "produce", "--partitions", str(partitions),
-                                              "--records", str(args.records), "--acks", acks])
+                    res = run_client(
+                        broker,
+                        [
+                            "--topic",
+                            topic,
+                            "produce",
+                            "--partitions",
+                            str(partitions),
+                            "--records",
+                            str(args.records),
+                            "--acks",
+                            acks,
+                        ],
+                    )
                     broker.results.setdefault(name, []).append(res)
-                    cons = run_client(broker, ["--topic", topic, "consume", "--partitions", str(partitions),
-                                               "--records", str(args.records)])
+                    cons = run_client(
+                        broker,
+                        [
+                            "--topic",
+                            topic,
+                            "consume",
+                            "--partitions",
+                            str(partitions),
+                            "--records",
+                            str(args.records),
+                        ],
+                    )
                     broker.results.setdefault(f"consume p={partitions}", []).append(cons)
-                    print(f"run {run} {broker.name:5} {name}: {res['records_per_s']:,.0f} rec/s produce, "
-                          f"{cons['records_per_s']:,.0f} rec/s consume, cpu {res['broker_cpu_s']:.2f}s/"
-                          f"{cons['broker_cpu_s']:.2f}s, RssAnon {res['rss_anon_mb']:.0f} MB", file=sys.stderr)
+                    print(
+                        f"run {run} {broker.name:5} {name}: {res['records_per_s']:,.0f} rec/s produce, "
+                        f"{cons['records_per_s']:,.0f} rec/s consume, cpu {res['broker_cpu_s']:.2f}s/"
+                        f"{cons['broker_cpu_s']:.2f}s, RssAnon {res['rss_anon_mb']:.0f} MB",
+                        file=sys.stderr,
+                    )
             for broker in order:
-                res = run_client(broker, ["--topic", f"e2e-{uuid.uuid4().hex[:8]}", "e2e",
-                                          "--seconds", str(args.e2e_seconds), "--fetch-wait-ms", "500"])
+                res = run_client(
+                    broker,
+                    [
+                        "--topic",
+                        f"e2e-{uuid.uuid4().hex[:8]}",
+                        "e2e",
+                        "--seconds",
+                        str(args.e2e_seconds),
+                        "--fetch-wait-ms",
+                        "500",
+                    ],
+                )
                 broker.results.setdefault("e2e 1000 rec/s fetch.wait.max.ms=500", []).append(res)
-                print(f"run {run} {broker.name:5} e2e p50 {res['p50_ms']:.1f} ms p99 {res['p99_ms']:.1f} ms",
-                      file=sys.stderr)
+                print(
+                    f"run {run} {broker.name:5} e2e p50 {res['p50_ms']:.1f} ms p99 {res['p99_ms']:.1f} ms",
+                    file=sys.stderr,
+                )
     finally:
         for broker in brokers:
             broker.stop()
@@ -193,11 +256,18 @@ def main() -> None:
             continue
         s, t = med(samsa, case, "records_per_s"), med(tansu, case, "records_per_s")
         print(f"| {case} records/s | {s:,.0f} | {t:,.0f} | {s / t:.2f} |")
-        s_cpu, t_cpu = med(samsa, case, "broker_cpu_s") / mb * 1000, med(tansu, case, "broker_cpu_s") / mb * 1000
-        print(f"| {case} broker CPU s/GB | {s_cpu:.2f} | {t_cpu:.2f} | {s_cpu / t_cpu if t_cpu else float('inf'):.2f} |")
+        s_cpu, t_cpu = (
+            med(samsa, case, "broker_cpu_s") / mb * 1000,
+            med(tansu, case, "broker_cpu_s") / mb * 1000,
+        )
+        print(
+            f"| {case} broker CPU s/GB | {s_cpu:.2f} | {t_cpu:.2f} | {s_cpu / t_cpu if t_cpu else float('inf'):.2f} |"
+        )
     rss = max(r["rss_anon_mb"] for rs in samsa.results.values() for r in rs)
     print(f"\nSamsa RssAnon, largest seen after a run: {rss:.0f} MB")
-    print(f"samsa broker startup to listening (empty data dir), median of 3: {statistics.median(startups) * 1000:.0f} ms")
+    print(
+        f"samsa broker startup to listening (empty data dir), median of 3: {statistics.median(startups) * 1000:.0f} ms"
+    )
 
 
 if __name__ == "__main__":

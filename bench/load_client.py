@@ -65,7 +65,11 @@ def produce(args: argparse.Namespace) -> dict[str, float]:
     secs = time.perf_counter() - start
     if errors:
         raise RuntimeError(f"{errors} delivery errors")
-    return {"records_per_s": args.records / secs, "mb_per_s": args.records * args.size / secs / 1e6, "secs": secs}
+    return {
+        "records_per_s": args.records / secs,
+        "mb_per_s": args.records * args.size / secs / 1e6,
+        "secs": secs,
+    }
 
 
 def consume(args: argparse.Namespace) -> dict[str, float]:
