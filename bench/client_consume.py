@@ -26,9 +26,8 @@ def produce(bootstrap: str, n: int) -> None:
     from confluent_kafka import Producer
     from confluent_kafka.admin import AdminClient, NewTopic
 
-    AdminClient({"bootstrap.servers": bootstrap}).create_topics([NewTopic(TOPIC, 1, 1)])[
-        TOPIC
-    ].result(10)
+    admin = AdminClient({"bootstrap.servers": bootstrap})  # must outlive the future
+    admin.create_topics([NewTopic(TOPIC, 1, 1)])[TOPIC].result(10)
     p = Producer({"bootstrap.servers": bootstrap, "linger.ms": 5, "batch.size": 1000000})
     value = b"v" * 100
     for i in range(n):
