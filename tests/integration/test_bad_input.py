@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import select
 import socket
 import struct
 import threading
@@ -194,3 +195,73 @@ def test_corrupt_batch_gets_corrupt_message(broker: BrokerProcess, topic_name: s
     )
     assert bad_name["topics"][0]["error_code"] == ErrorCode.INVALID_TOPIC_EXCEPTION
     client.close()
+
+
+def test_idle_connections_are_closed(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    broker = BrokerProcess(tmp_path / "data", {"connections.max.idle.ms": "300"})
+    broker.start()
+    try:
+        client = RawClient(broker.bootstrap)
+        client.call(18, 0, {})
+        client.sock.settimeout(10)
+        started = time.monotonic()
+        assert client.is_closed_by_peer()
+        assert time.monotonic() - started < 5
+        assert "idle longer than connections.max.idle.ms" in broker.log_text()
+    finally:
+        broker.kill()
+
+
+def test_long_poll_fetch_answers_when_data_arrives(broker: BrokerProcess, topic_name: str) -> None:
+    """A fetch waiting up to 10 s must be answered as soon as a record is appended."""
+    setup = RawClient(broker.bootstrap)
+    setup.call(3, 9, {"topics": [{"name": topic_name}], "allow_auto_topic_creation": True})
+    waiting = RawClient(broker.bootstrap)
+    body = {
+        "replica_id": -1,
+        "max_wait_ms": 10_000,
+        "min_bytes": 1,
+        "max_bytes": 1 << 20,
+        "isolation_level": 0,
+        "session_id": 0,
+        "session_epoch": -1,
+        "topics": [
+            {
+                "topic": topic_name,
+                "partitions": [
+                    {
+                        "partition": 0,
+                        "current_leader_epoch": -1,
+                        "fetch_offset": 0,
+                        "log_start_offset": -1,
+                        "partition_max_bytes": 1 << 20,
+                    }
+                ],
+            }
+        ],
+        "forgotten_topics_data": [],
+        "rack_id": "",
+    }
+    waiting.correlation += 1
+    waiting.send_raw(encode_request(1, 11, waiting.correlation, "raw", body))
+    readable, _, _ = select.select([waiting.sock], [], [], 0.2)
+    assert not readable, "with no data the fetch must be parked, not answered"
+    builder = RecordBatchBuilder()
+    builder.append(0, None, b"wake up")
+    produce = {
+        "transactional_id": None,
+        "acks": 1,
+        "timeout_ms": 5000,
+        "topic_data": [
+            {"name": topic_name, "partition_data": [{"index": 0, "records": builder.build()}]}
+        ],
+    }
+    sent_at = time.monotonic()
+    setup.call(0, 9, produce)
+    _, response = decode_response(1, 11, memoryview(waiting.read_frame()))
+    woke_after = time.monotonic() - sent_at
+    part = response["responses"][0]["partitions"][0]
+    assert part["high_watermark"] == 1 and len(part["records"]) > 0
+    assert woke_after < 1.0, "the parked fetch must wake on append, not at max_wait_ms"
+    setup.close()
+    waiting.close()
