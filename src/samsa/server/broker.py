@@ -98,6 +98,7 @@ class Broker:
             self.advertised_port = bound_port
         self._tasks.append(asyncio.ensure_future(self._periodic_retention()))
         self._tasks.append(asyncio.ensure_future(self._periodic_checkpoint()))
+        self._tasks.append(asyncio.ensure_future(self._periodic_offset_expiry()))
         if self.image.topics.get("__consumer_offsets") is not None:
             self.ensure_group_coordinator()
         return bound_host, bound_port
@@ -135,6 +136,24 @@ class Broker:
                 self.log_manager.flush_dirty(wall_ms())
             except Exception:
                 log.exception("checkpoint failed")
+
+    async def _periodic_offset_expiry(self) -> None:
+        interval = self.config["offsets.retention.check.interval.ms"] / 1000
+        while True:
+            await asyncio.sleep(interval)
+            if self.groups is None:
+                continue
+            try:
+                await self.groups.expire_offsets()
+            except Exception:
+                log.exception("offset expiry failed")
+
+    def topic_deleted(self, name: str, partitions: int) -> None:
+        """Committed offsets of a deleted topic are tombstoned, as Kafka does."""
+        if self.groups is not None:
+            gone = {(name, index) for index in range(partitions)}
+            task = asyncio.ensure_future(self.groups.on_partitions_deleted(gone))
+            self._tasks.append(task)
 
     # ------------------------------------------------------------------ group coordinator
     def ensure_group_coordinator(self) -> ErrorCode | None:

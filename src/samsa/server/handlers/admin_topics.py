@@ -118,6 +118,7 @@ def handle_delete_topics(broker: Broker, ctx: RequestContext, req: Body) -> Body
             try:
                 topic = broker.topics.delete_topic(str(name))
                 entry["topic_id"] = topic.topic_id
+                broker.topic_deleted(topic.name, topic.partitions)
             except KafkaError as exc:
                 entry["error_code"] = exc.code
                 entry["error_message"] = str(exc)
