@@ -179,9 +179,3 @@ class Broker:
             self._groups_loading = None
             return
         self._groups_ready = True
-
-
-async def run_broker(config: BrokerConfig, ready: asyncio.Event | None = None) -> Broker:
-    broker = Broker(config)
-    await broker.start()
-    return broker
