@@ -124,7 +124,11 @@ class Broker:
         while True:
             await asyncio.sleep(interval)
             try:
-                self.log_manager.run_retention(wall_ms())
+                now = wall_ms()
+                self.log_manager.run_retention(now)
+                expiration = self.config["producer.id.expiration.ms"]
+                for partition in self.replicas.partitions():
+                    partition.producer_state.remove_expired(now, expiration)
             except Exception:
                 log.exception("retention pass failed")
 
