@@ -469,6 +469,37 @@ class Log:
             self._log_start_offset = max(self._log_start_offset, self._bases[0])
         return count
 
+    def replace_segments(
+        self,
+        old: list[LogSegment],
+        sizes: list[int],
+        new: LogSegment,
+        swap: Callable[[], None],
+    ) -> bool:
+        """Put the cleaner's ``new`` segment in place of ``old``.
+
+        Only if ``old`` are still consecutive, non-active segments of this log
+        with the ``sizes`` the cleaner read (retention, truncation or deletion
+        may have got there first); else nothing happens and False is returned.
+        ``swap`` does the file work (cleaner_swap's crash-safe protocol) under
+        the lock, so no reader sees a half-replaced log."""
+        with self._lock:
+            if self._closed or not old:
+                return False
+            first = next((i for i, s in enumerate(self._segments) if s is old[0]), None)
+            if first is None:
+                return False
+            end = first + len(old)
+            current = self._segments[first:end]
+            if end >= len(self._segments) or any(
+                a is not b or a.size != size for a, b, size in zip(current, old, sizes, strict=True)
+            ):
+                return False
+            swap()
+            self._segments[first:end] = [new]
+            self._bases[first:end] = [new.base_offset]
+            return True
+
     # -- lifecycle ----------------------------------------------------------
 
     def update_config(self, config: LogConfig) -> None:

@@ -2,10 +2,10 @@
 
 Mirrors Kafka's LogLoader.  Steps, in order:
 
-1. Remove leftovers of interrupted operations: ``.deleted``/``.cleaned``/
-   ``.tmp`` files, and index files whose ``.log`` is gone (a segment deletion
-   that crashed between unlinks).  ``.swap`` files (a compaction that crashed
-   mid-swap) are left alone and reported; the cleaner owns completing them.
+1. Finish an interrupted compaction swap (``.swap`` files; see
+   cleaner_swap), then remove leftovers of interrupted operations:
+   ``.deleted``/``.cleaned``/``.tmp`` files, and index files whose ``.log`` is
+   gone (a segment deletion that crashed between unlinks).
 2. Open every segment.  Segments that may hold unflushed data -- the one
    holding the recovery point and all after it -- are recovered unless the
    broker shut down cleanly: each batch's size, magic, CRC and offsets are
@@ -27,6 +27,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from samsa.storage.cleaner_swap import complete_swaps
 from samsa.storage.index import CorruptIndexError
 from samsa.storage.log_config import LogConfig
 from samsa.storage.segment import INDEX_SUFFIX, LOG_SUFFIX, TIME_INDEX_SUFFIX, LogSegment
@@ -151,6 +152,7 @@ def _recover_segment(segment: LogSegment, name: str) -> bool:
 
 def _clean_and_list(directory: Path, name: str) -> list[int]:
     """Remove leftovers (see module doc) and return the base offsets of segments."""
+    complete_swaps(directory, name)
     names = os.listdir(directory)
     bases: set[int] = set()
     for file_name in names:
@@ -158,10 +160,6 @@ def _clean_and_list(directory: Path, name: str) -> list[int]:
         if file_name.endswith(_LEFTOVER_SUFFIXES):
             logger.info("[%s] removing leftover file %s", name, file_name)
             path.unlink(missing_ok=True)
-        elif file_name.endswith(".swap"):
-            logger.warning(
-                "[%s] found unfinished compaction swap file %s; left in place", name, file_name
-            )
         elif file_name.endswith(LOG_SUFFIX) and _base_of(file_name) is not None:
             bases.add(_base_of(file_name) or 0)
     for file_name in names:
