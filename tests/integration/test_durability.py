@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
+import pytest
 from confluent_kafka import Consumer, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
@@ -43,60 +45,58 @@ def _read(bootstrap: str, topic: str, expected: int) -> list[bytes]:
     return values
 
 
-def test_restart_keeps_every_record(tmp_path: Path) -> None:
+@pytest.fixture
+def own_broker(tmp_path: Path) -> Iterator[BrokerProcess]:
+    """A broker of this test alone: these tests stop, kill and restart it."""
     broker = BrokerProcess(tmp_path / "data")
     broker.start()
     try:
-        _create(broker.bootstrap, "durable")
-        _produce(broker.bootstrap, "durable", 500)
-        assert broker.stop() == 0, "clean shutdown must exit 0"
-        broker.start()
-        values = _read(broker.bootstrap, "durable", 500)
-        assert values == [b"value-%06d" % i for i in range(500)]
-        _produce(broker.bootstrap, "durable", 10, start=500)
-        assert len(_read(broker.bootstrap, "durable", 510)) == 510
+        yield broker
     finally:
         broker.kill()
 
 
-def test_sigkill_and_torn_tail_are_recovered(tmp_path: Path) -> None:
-    broker = BrokerProcess(tmp_path / "data")
-    broker.start()
-    try:
-        _create(broker.bootstrap, "torn")
-        _produce(broker.bootstrap, "torn", 300)
-        broker.kill()
-        segment = sorted((tmp_path / "data" / "torn-0").glob("*.log"))[-1]
-        intact = segment.stat().st_size
-        with open(segment, "r+b") as fh:  # tear the tail: half a batch of garbage
-            fh.seek(intact)
-            fh.write(b"\x00" * 8 + b"\x00\x00\x01\x00" + b"\xde\xad" * 40)
-        broker.start()
-        assert "[torn-0] recovery truncated" in broker.log_text(), (
-            "recovery must say what it dropped"
-        )
-        values = _read(broker.bootstrap, "torn", 300)
-        assert values == [b"value-%06d" % i for i in range(300)]
-        _produce(broker.bootstrap, "torn", 5, start=300)
-        assert len(_read(broker.bootstrap, "torn", 305)) == 305
-    finally:
-        broker.kill()
+def _values(count: int) -> list[bytes]:
+    return [b"value-%06d" % i for i in range(count)]
 
 
-def test_corrupt_last_batch_is_dropped(tmp_path: Path) -> None:
-    broker = BrokerProcess(tmp_path / "data")
-    broker.start()
-    try:
-        _create(broker.bootstrap, "crc")
-        _produce(broker.bootstrap, "crc", 100)
-        _produce(broker.bootstrap, "crc", 1, start=100)  # one more batch, the one we corrupt
-        broker.kill()
-        segment = sorted((tmp_path / "data" / "crc-0").glob("*.log"))[-1]
-        data = bytearray(segment.read_bytes())
-        data[-3] ^= 0xFF  # flip a byte inside the last batch's records: its CRC no longer matches
-        segment.write_bytes(bytes(data))
-        broker.start()
-        values = _read(broker.bootstrap, "crc", 100)
-        assert values == [b"value-%06d" % i for i in range(100)]
-    finally:
-        broker.kill()
+def _last_segment(broker: BrokerProcess, topic: str) -> Path:
+    return sorted((broker.data_dir / f"{topic}-0").glob("*.log"))[-1]
+
+
+def test_restart_keeps_every_record(own_broker: BrokerProcess) -> None:
+    _create(own_broker.bootstrap, "durable")
+    _produce(own_broker.bootstrap, "durable", 500)
+    assert own_broker.stop() == 0, "clean shutdown must exit 0"
+    own_broker.start()
+    assert _read(own_broker.bootstrap, "durable", 500) == _values(500)
+    _produce(own_broker.bootstrap, "durable", 10, start=500)
+    assert _read(own_broker.bootstrap, "durable", 510) == _values(510)
+
+
+def test_sigkill_and_torn_tail_are_recovered(own_broker: BrokerProcess) -> None:
+    _create(own_broker.bootstrap, "torn")
+    _produce(own_broker.bootstrap, "torn", 300)
+    own_broker.kill()
+    with open(_last_segment(own_broker, "torn"), "ab") as fh:  # a torn tail: half a batch
+        fh.write(b"\x00" * 8 + b"\x00\x00\x01\x00" + b"\xde\xad" * 40)
+    own_broker.start()
+    assert "[torn-0] recovery truncated" in own_broker.log_text(), (
+        "recovery must say what it dropped"
+    )
+    assert _read(own_broker.bootstrap, "torn", 300) == _values(300)
+    _produce(own_broker.bootstrap, "torn", 5, start=300)
+    assert _read(own_broker.bootstrap, "torn", 305) == _values(305)
+
+
+def test_corrupt_last_batch_is_dropped(own_broker: BrokerProcess) -> None:
+    _create(own_broker.bootstrap, "crc")
+    _produce(own_broker.bootstrap, "crc", 100)
+    _produce(own_broker.bootstrap, "crc", 1, start=100)  # one more batch, the one we corrupt
+    own_broker.kill()
+    segment = _last_segment(own_broker, "crc")
+    data = bytearray(segment.read_bytes())
+    data[-3] ^= 0xFF  # flip a byte inside the last batch's records: its CRC no longer matches
+    segment.write_bytes(bytes(data))
+    own_broker.start()
+    assert _read(own_broker.bootstrap, "crc", 100) == _values(100)
