@@ -81,3 +81,35 @@ def test_delete_topic(broker: BrokerProcess, topic_name: str) -> None:
             await admin.close()
 
     asyncio.run(run())
+
+
+def test_large_record_and_offset_lookups(broker: BrokerProcess, topic_name: str) -> None:
+    async def run() -> None:
+        producer = AIOKafkaProducer(bootstrap_servers=broker.bootstrap, max_request_size=2_000_000)
+        await producer.start()
+        base = int(time.time() * 1000) - 60_000
+        value = bytes(range(256)) * 3600  # ~900 KB
+        try:
+            for i in range(4):
+                await producer.send_and_wait(
+                    topic_name, value=b"small-%d" % i, timestamp_ms=base + i * 1000
+                )
+            await producer.send_and_wait(topic_name, value=value, timestamp_ms=base + 10_000)
+        finally:
+            await producer.stop()
+        consumer = AIOKafkaConsumer(bootstrap_servers=broker.bootstrap, enable_auto_commit=False)
+        await consumer.start()
+        try:
+            tp = TopicPartition(topic_name, 0)
+            assert await consumer.beginning_offsets([tp]) == {tp: 0}
+            assert await consumer.end_offsets([tp]) == {tp: 5}
+            found = await consumer.offsets_for_times({tp: base + 1500})
+            assert found[tp].offset == 2
+            consumer.assign([tp])
+            consumer.seek(tp, 4)
+            record = await consumer.getone()
+            assert record.offset == 4 and record.value == value
+        finally:
+            await consumer.stop()
+
+    asyncio.run(run())

@@ -50,6 +50,10 @@ def watch_stdin():
 
 
 threading.Thread(target=watch_stdin, daemon=True).start()
+if cfg.get("log_level"):
+    import logging
+
+    logging.basicConfig(level=cfg["log_level"], format="%(asctime)s %(name)s %(message)s")
 kind, session_ms, instance_id = cfg["kind"], cfg["session_ms"], cfg.get("instance_id")
 
 if kind == "confluent":
@@ -89,6 +93,9 @@ elif kind == "kafka-python":
         enable_auto_commit=False, auto_offset_reset="earliest",
         group_instance_id=instance_id,
     )
+    # Learn the topic first: kafka-python 3.0.12 can spin forever in its join
+    # loop when a leader assigned without metadata and rejoins on its arrival.
+    c.partitions_for_topic(cfg["topic"])
     c.subscribe([cfg["topic"]], listener=Listener())
     emit("started")
     while not stop.is_set():
@@ -154,6 +161,7 @@ class Member:
             "kind": self.kind, "bootstrap": self.bootstrap, "topic": self.topic,
             "group": self.group, "name": self.name, "session_ms": self.session_ms,
             "instance_id": self.instance_id,
+            "log_level": os.environ.get("SAMSA_TEST_MEMBER_LOG"),
         }  # fmt: skip
         self.proc = subprocess.Popen(
             [sys.executable, "-c", MEMBER_SCRIPT, json.dumps(cfg)],
@@ -211,7 +219,12 @@ class Member:
 
     def describe(self) -> str:
         evs = [(round(e.at, 2), e.ev, sorted(e.parts)) for e in self.events]
-        return f"{self.name}: events={evs} stderr_tail={self.stderr[-15:]}"
+        if os.environ.get("SAMSA_TEST_MEMBER_LOG") and self.proc is not None:
+            # Full client logs for debugging, next to the short summary.
+            path = f"/tmp/samsa-member-{self.group}-{self.name}-{self.proc.pid}.log"
+            with open(path, "w") as f:
+                f.write("\n".join(self.stderr))
+        return f"{self.name}: events={evs} stderr_tail={self.stderr[-60:]}"
 
 
 def wait_until(

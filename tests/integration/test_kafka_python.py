@@ -84,3 +84,13 @@ def test_offsets_for_times_and_end_offsets(broker: BrokerProcess, topic_name: st
     found = consumer.offsets_for_times({tp: base + 2500})
     assert found[tp].offset == 3
     consumer.close()
+
+
+def test_large_record(broker: BrokerProcess, topic_name: str) -> None:
+    admin(broker).create_topics([NewTopic(topic_name, 1, 1)])
+    producer = KafkaProducer(bootstrap_servers=broker.bootstrap, max_request_size=2_000_000)
+    value = bytes(range(256)) * 3600  # ~900 KB
+    producer.send(topic_name, value=value, key=b"big").get(timeout=15)
+    producer.close()
+    [record] = consume(broker, topic_name, 1)
+    assert record.value == value

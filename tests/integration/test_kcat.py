@@ -72,3 +72,53 @@ def test_query_offsets(broker: BrokerProcess, topic_name: str) -> None:
     kcat("-b", broker.bootstrap, "-P", "-t", topic_name, stdin="a\nb\nc\n")
     out = kcat("-b", broker.bootstrap, "-Q", "-t", f"{topic_name}:0:-1")
     assert out.strip().endswith("3")
+
+
+def test_null_values_large_record_and_offsets(
+    broker: BrokerProcess, topic_name: str, tmp_path
+) -> None:  # type: ignore[no-untyped-def]
+    # -Z turns empty keys and values into NULLs.
+    kcat("-b", broker.bootstrap, "-P", "-t", topic_name, "-K", ":", "-Z", stdin="k1:\n:v2\n")
+    big = tmp_path / "big.bin"
+    big.write_bytes(b"B" * 900_000)
+    kcat(
+        "-b", broker.bootstrap, "-P", "-t", topic_name, "-X", "message.max.bytes=2000000", str(big)
+    )
+    out = kcat(
+        "-b",
+        broker.bootstrap,
+        "-C",
+        "-t",
+        topic_name,
+        "-p",
+        "0",
+        "-o",
+        "beginning",
+        "-c",
+        "2",
+        "-e",
+        "-Z",
+        "-f",
+        "%k|%s|%S\n",
+    )
+    assert out.splitlines() == ["k1|NULL|-1", "NULL|v2|2"]
+    sizes = kcat(
+        "-b",
+        broker.bootstrap,
+        "-C",
+        "-t",
+        topic_name,
+        "-p",
+        "0",
+        "-o",
+        "2",
+        "-c",
+        "1",
+        "-e",
+        "-f",
+        "%S\n",
+    )
+    assert sizes.strip() == "900000"
+    assert kcat("-b", broker.bootstrap, "-Q", "-t", f"{topic_name}:0:-2").strip().endswith("0")
+    assert kcat("-b", broker.bootstrap, "-Q", "-t", f"{topic_name}:0:-1").strip().endswith("3")
+    assert kcat("-b", broker.bootstrap, "-Q", "-t", f"{topic_name}:0:1").strip().endswith("0")
