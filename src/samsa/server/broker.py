@@ -19,6 +19,7 @@ from samsa.controller.image import MetadataImage
 from samsa.controller.metadata_log import MetadataLog
 from samsa.errors import ErrorCode
 from samsa.server import meta_properties
+from samsa.server.cleaner_task import CleanerTask
 from samsa.server.handlers import register_all
 from samsa.server.network import SocketServer
 from samsa.server.replica_manager import ReplicaManager
@@ -46,6 +47,7 @@ class Broker:
         self.groups: Any = None
         self._groups_ready = False
         self._groups_loading: asyncio.Task[Any] | None = None
+        self.cleaner_task: CleanerTask | None = None
 
     # ------------------------------------------------------------------ lifecycle
     async def start(self) -> tuple[str, int]:
@@ -99,11 +101,18 @@ class Broker:
         self._tasks.append(asyncio.ensure_future(self._periodic_retention()))
         self._tasks.append(asyncio.ensure_future(self._periodic_checkpoint()))
         self._tasks.append(asyncio.ensure_future(self._periodic_offset_expiry()))
+        if config["log.cleaner.enable"]:
+            self.cleaner_task = CleanerTask(
+                self.log_manager, backoff_ms=config["log.cleaner.backoff.ms"]
+            )
+            self.cleaner_task.start()
         if self.image.topics.get("__consumer_offsets") is not None:
             self.ensure_group_coordinator()
         return bound_host, bound_port
 
     async def stop(self) -> None:
+        if self.cleaner_task is not None:
+            await self.cleaner_task.stop()
         for task in self._tasks:
             task.cancel()
         for task in self._tasks:
