@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -58,7 +59,7 @@ def open_log(tmp_path: Path, clock: ManualClock, config: LogConfig | None = None
     return Log.open(tmp_path / "t-0", "t", 0, config or compact_config(), clock=clock)
 
 
-def write(log: Log, entries: list[Entry], per_segment: int = 3) -> None:
+def write(log: Log, entries: Sequence[Entry], per_segment: int = 3) -> None:
     """One record per batch, rolling every ``per_segment`` batches."""
     for i, entry in enumerate(entries):
         log.append(batch([entry]))

@@ -60,15 +60,19 @@ class CleanerTask:
                 await self._task
 
     async def _run(self) -> None:
-        while not self._stopping.is_set():
+        # The first pass waits one backoff too, so start-up finishes first.
+        while not await self._stop_requested_within(self.backoff_ms):
             try:
                 await asyncio.to_thread(self._pass)
             except InjectedCrash:
                 raise
             except Exception:
                 log.exception("log cleaner pass failed")
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._stopping.wait(), self.backoff_ms / 1000)
+
+    async def _stop_requested_within(self, timeout_ms: int) -> bool:
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._stopping.wait(), timeout_ms / 1000)
+        return self._stopping.is_set()
 
     def _pass(self) -> None:
         self.cleaner.run_pass(self.log_manager.all_logs(), time.time_ns() // 1_000_000)
