@@ -49,19 +49,25 @@ def test_keyed_records_use_murmur2_modulo_partitions() -> None:
         assert part.partition("t", key, cluster, 100) == to_positive(murmur2(key)) % 6
 
 
-def test_sticky_partition_switches_after_batch_size_bytes() -> None:
-    part = Partitioner(sticky_batch_size=1000, rng=random.Random(1))
+def test_sticky_partition_switches_when_its_batch_is_done() -> None:
+    part = Partitioner(rng=random.Random(1))
     cluster = _cluster(4)
     first = part.partition("t", None, cluster, 400)
     assert part.partition("t", None, cluster, 400) == first
-    assert part.partition("t", None, cluster, 400) == first  # 1200 bytes now
-    assert part.partition("t", None, cluster, 400) != first
+    assert part.sticky["t"] == ("t", first)
+    second = part.on_new_batch("t", cluster, first)
+    assert second != first and part.partition("t", None, cluster, 400) == second
+    # a stale caller reporting the old partition does not move it again
+    assert part.on_new_batch("t", cluster, first) == second
 
 
 def test_sticky_avoids_partitions_without_leader() -> None:
-    part = Partitioner(sticky_batch_size=1, rng=random.Random(3))
+    part = Partitioner(rng=random.Random(3))
     cluster = _cluster(4, leaderless=(0, 2))
-    assert {part.partition("t", None, cluster, 10) for _ in range(50)} <= {1, 3}
+    seen = {part.partition("t", None, cluster, 10)}
+    for _ in range(50):
+        seen.add(part.on_new_batch("t", cluster, part.partition("t", None, cluster, 10)))
+    assert seen == {1, 3}
 
 
 def test_round_robin_and_custom() -> None:

@@ -31,10 +31,15 @@ from typing import TYPE_CHECKING
 
 from samsa.client.errors import ProducerClosedError
 from samsa.client.metadata import Cluster
-from samsa.client.producer.batch import DeliveryCallback, ProducerBatch
+from samsa.client.producer.batch import (
+    BATCH_OVERHEAD,
+    DeliveryCallback,
+    ProducerBatch,
+    estimate_record_size,
+)
 from samsa.client.producer.buffer_pool import BufferPool
 from samsa.client.producer.future import FutureRecordMetadata, new_future
-from samsa.client.producer.records_builder import BATCH_OVERHEAD, Header, estimate_record_size
+from samsa.protocol.record_builder import RecordHeader as Header
 
 if TYPE_CHECKING:
     from samsa.client.producer.idempotence import TransactionManager
@@ -45,11 +50,13 @@ TP = tuple[str, int]
 
 
 class _PartitionQueue:
-    __slots__ = ("batches", "lock")
+    __slots__ = ("batches", "lock", "open_batch")
 
     def __init__(self) -> None:
         self.lock = threading.Lock()
         self.batches: deque[ProducerBatch] = deque()
+        # The batch appends go to while it is ``open`` (the deque's last one).
+        self.open_batch: ProducerBatch | None = None
 
 
 @dataclass(slots=True)
@@ -112,26 +119,40 @@ class RecordAccumulator:
         headers: Sequence[Header] | None,
         callback: DeliveryCallback | None,
         max_block_ms: float,
-    ) -> FutureRecordMetadata:
-        """Add a record to the partition's last batch, opening one if needed.
+        size: int = -1,
+        abort_on_new_batch: bool = False,
+    ) -> FutureRecordMetadata | None:
+        """Add a record to the partition's open batch, opening one if needed.
 
-        Blocks up to ``max_block_ms`` for buffer memory (BufferExhaustedError).
+        ``size`` is the record's upper-bound size when the caller already knows
+        it.  With ``abort_on_new_batch`` the call returns None instead of opening
+        a batch, so a sticky partitioner can move on first (Kafka's
+        ``abortOnNewBatch``).  Blocks up to ``max_block_ms`` for buffer memory
+        (BufferExhaustedError).
         """
+        if size < 0:
+            size = estimate_record_size(key, value, headers)
         q = self._queues.get(tp)
         if q is None:
             q = self._queue_for(tp)
-        with q.lock:
-            if self.closed:
-                raise ProducerClosedError("producer is closed")
-            dq = q.batches
-            if dq:
-                last = dq[-1]
-                offset = last.record_count
-                if last.try_append(timestamp_ms, key, value, headers):
+        batch = q.open_batch
+        if batch is not None:
+            # The hot path: one uncontended lock, one tuple, one list append.
+            lock = q.lock
+            lock.acquire()
+            try:
+                if batch.open and batch.estimated + size <= batch.capacity:
+                    values = batch.values
+                    offset = len(values)
+                    values.append(value)
+                    batch.timestamps.append(timestamp_ms)
+                    if key is not None or headers:
+                        batch.extras[offset] = (key, headers)
+                    batch.estimated += size
                     future = new_future(
                         FutureRecordMetadata,
                         (
-                            last.result,
+                            batch.result,
                             offset,
                             timestamp_ms,
                             -1 if key is None else len(key),
@@ -139,33 +160,58 @@ class RecordAccumulator:
                         ),
                     )
                     if callback is not None:
-                        last.thunks.append((future, callback))
+                        batch.thunks.append((future, callback))
                     return future
-                last.full = True
-        # Needs a new batch: allocate outside the lock (may block).
-        size = max(self.batch_size, BATCH_OVERHEAD + estimate_record_size(key, value, headers))
-        buf = self.pool.allocate(size, max_block_ms)
+            finally:
+                lock.release()
+        if abort_on_new_batch:
+            return None
+        return self._append_to_new_batch(
+            q, tp, timestamp_ms, key, value, headers, callback, max_block_ms, size
+        )
+
+    def _append_to_new_batch(
+        self,
+        q: _PartitionQueue,
+        tp: TP,
+        timestamp_ms: int,
+        key: bytes | None,
+        value: bytes | None,
+        headers: Sequence[Header] | None,
+        callback: DeliveryCallback | None,
+        max_block_ms: float,
+        size: int,
+    ) -> FutureRecordMetadata:
+        """Open a batch: allocate outside the lock (may block), then double-check."""
+        if self.closed:
+            raise ProducerClosedError("producer is closed")
+        alloc = max(self.batch_size, BATCH_OVERHEAD + size)
+        buf = self.pool.allocate(alloc, max_block_ms)
         with q.lock:
             if self.closed:
-                self.pool.deallocate(buf, size)
+                self.pool.deallocate(buf, alloc)
                 raise ProducerClosedError("producer is closed")
-            dq = q.batches
-            batch = dq[-1] if dq else None
-            offset = batch.record_count if batch is not None else 0
-            if batch is not None and batch.try_append(timestamp_ms, key, value, headers):
-                # Someone else opened a batch meanwhile: use it, return the buffer.
-                self.pool.deallocate(buf, size)
+            batch = q.open_batch
+            if batch is not None and batch.open and batch.estimated + size <= batch.capacity:
+                # Another thread opened a batch meanwhile: use it, return the buffer.
+                self.pool.deallocate(buf, alloc)
                 created = False
             else:
-                if batch is not None:
+                if batch is not None and batch.open:
                     batch.full = True
+                    batch.seal()
                 batch = ProducerBatch(tp, buf, self.compression, self._clock())
-                dq.append(batch)
-                offset = 0
-                # A fresh buffer is sized for the record, so this cannot fail.
-                batch.try_append(timestamp_ms, key, value, headers)
+                q.batches.append(batch)
+                q.open_batch = batch
                 created = True
-            future = new_future(
+            values = batch.values
+            offset = len(values)
+            values.append(value)
+            batch.timestamps.append(timestamp_ms)
+            if key is not None or headers:
+                batch.extras[offset] = (key, headers)
+            batch.estimated += size
+            future: FutureRecordMetadata = new_future(
                 FutureRecordMetadata,
                 (
                     batch.result,
@@ -269,6 +315,7 @@ class RecordAccumulator:
                         continue
                     if ready and size + first.size_bytes > max_size:
                         break
+                    first.seal()  # appends stop before the record count is used
                     if txn is not None and not txn.prepare_for_drain(tp, first):
                         continue
                     dq.popleft()
@@ -289,6 +336,7 @@ class RecordAccumulator:
             with q.lock:
                 dq = q.batches
                 while dq and now_ms - dq[0].created_ms >= limit:
+                    dq[0].seal()
                     expired.append(dq.popleft())
         return expired
 
@@ -345,14 +393,17 @@ class RecordAccumulator:
         """No more appends; everything queued becomes sendable at once."""
         self.closed = True
         for q in list(self._queues.values()):
-            with q.lock:
-                pass  # appends in progress finish before we return
+            with q.lock:  # appends in progress finish before we return
+                if q.open_batch is not None:
+                    q.open_batch.seal()
 
     def abort_undrained(self, error: BaseException) -> list[ProducerBatch]:
         """Fail every batch still queued (forced close); returns them."""
         aborted: list[ProducerBatch] = []
         for q in list(self._queues.values()):
             with q.lock:
+                for batch in q.batches:
+                    batch.seal()
                 aborted.extend(q.batches)
                 q.batches.clear()
         for batch in aborted:

@@ -88,7 +88,8 @@ class FutureRecordMetadata(tuple):
 
     A tuple subclass ``(result, relative_offset, timestamp, key_size, value_size)``
     built with ``tuple.__new__`` so that creating one per record runs no Python
-    code -- it is on the ``send()`` hot path.
+    code -- it is on the ``send()`` hot path.  It holds sizes, not the record
+    itself, so futures an application keeps do not keep payloads alive.
     """
 
     __slots__ = ()
@@ -100,7 +101,8 @@ class FutureRecordMetadata(tuple):
     value_size: int = property(itemgetter(4))  # type: ignore[assignment]
 
     def __repr__(self) -> str:
-        return f"FutureRecordMetadata({self[0].topic}-{self[0].partition}, done={self.done()})"
+        r = self._result
+        return f"FutureRecordMetadata({r.topic}-{r.partition}, done={self.done()})"
 
     def done(self) -> bool:
         return self._result.completed

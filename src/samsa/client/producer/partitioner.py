@@ -5,10 +5,12 @@
 the same partition the Java client and librdkafka's ``murmur2_random`` choose,
 so mixed-language producers agree on where a key lives.
 
-Records without a key follow Kafka's built-in sticky partitioner (KIP-480,
-KIP-794): keep one partition per topic until about ``batch.size`` bytes went to
-it, then switch to another partition with a leader, picked at random.  Large
-batches instead of many tiny ones is the whole point.
+Records without a key follow Kafka's sticky partitioner (KIP-480): keep one
+partition per topic until the accumulator has to open a new batch for it (the
+batch filled, or was sent after linger.ms), then switch to another partition
+with a leader, picked at random (``on_new_batch``).  Large batches instead of
+many tiny ones is the whole point.  The producer reads ``sticky`` directly on
+its hot path: one dict lookup per keyless record, no call.
 """
 
 from __future__ import annotations
@@ -66,17 +68,15 @@ class Partitioner:
     def __init__(
         self,
         strategy: str | CustomPartitioner = "default",
-        sticky_batch_size: int = 16384,
         ignore_keys: bool = False,
         rng: random.Random | None = None,
     ) -> None:
         self._custom = strategy if callable(strategy) else None
         self._strategy = "custom" if callable(strategy) else strategy
-        self._sticky_size = max(1, sticky_batch_size)
         self._ignore_keys = ignore_keys
         self._rng = rng or random.Random()
-        # topic -> [partition, bytes produced to it]
-        self._sticky: dict[str, list[int]] = {}
+        # topic -> (topic, sticky partition) for keyless records
+        self.sticky: dict[str, tuple[str, int]] = {}
         self._round_robin: dict[str, int] = {}
 
     def partition(self, topic: str, key: bytes | None, cluster: Cluster, record_size: int) -> int:
@@ -92,22 +92,31 @@ class Partitioner:
             return self._next_round_robin(topic, cluster)
         if strategy == "consistent_random" and key is None:
             return self._random_available(topic, cluster)
-        sticky = self._sticky.get(topic)
-        if sticky is None or sticky[1] >= self._sticky_size:
-            sticky = self._sticky[topic] = [self._random_available(topic, cluster, sticky), 0]
-        sticky[1] += record_size
-        return sticky[0]
+        tp = self.sticky.get(topic)
+        if tp is None:
+            tp = self.sticky[topic] = (topic, self._random_available(topic, cluster))
+        return tp[1]
 
-    def _random_available(
-        self, topic: str, cluster: Cluster, previous: list[int] | None = None
-    ) -> int:
+    @property
+    def sticky_keyless(self) -> bool:
+        """Whether keyless records use the ``sticky`` map (the default strategy)."""
+        return self._strategy in ("default", "murmur2_random")
+
+    def on_new_batch(self, topic: str, cluster: Cluster, previous: int) -> int:
+        """The sticky partition's batch is done: move to another partition (KIP-480)."""
+        tp = self.sticky.get(topic)
+        if tp is None or tp[1] == previous:
+            tp = self.sticky[topic] = (topic, self._random_available(topic, cluster, previous))
+        return tp[1]
+
+    def _random_available(self, topic: str, cluster: Cluster, previous: int | None = None) -> int:
         available = cluster.available_by_topic.get(topic) or [
             p.partition for p in cluster.partitions_by_topic[topic]
         ]
         if len(available) == 1:
             return available[0]
         choice = available[self._rng.randrange(len(available))]
-        if previous is not None and choice == previous[0]:
+        if previous is not None and choice == previous:
             choice = available[(available.index(choice) + 1) % len(available)]
         return choice
 

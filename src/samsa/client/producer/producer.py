@@ -24,23 +24,37 @@ from samsa.client.errors import KafkaTimeoutError, ProducerClosedError, RecordTo
 from samsa.client.metadata import Metadata, PartitionInfo
 from samsa.client.network.network_client import NetworkClient
 from samsa.client.producer.accumulator import RecordAccumulator
-from samsa.client.producer.batch import DeliveryCallback
+from samsa.client.producer.batch import (
+    BATCH_OVERHEAD,
+    RECORD_OVERHEAD,
+    DeliveryCallback,
+    estimate_record_size,
+)
 from samsa.client.producer.buffer_pool import BufferPool
 from samsa.client.producer.future import FailedFuture, FutureRecordMetadata, RecordMetadata
 from samsa.client.producer.idempotence import TransactionManager
 from samsa.client.producer.partitioner import Partitioner
-from samsa.client.producer.records_builder import BATCH_OVERHEAD, Header, estimate_record_size
 from samsa.client.producer.sender import Sender
+from samsa.protocol.record_builder import RecordHeader as Header
 
 __all__ = ["Producer"]
 
 log = logging.getLogger(__name__)
 _ids = itertools.count(1)
-_time = time.time
+_RECORD_OVERHEAD = RECORD_OVERHEAD
+_time_ns = time.time_ns
 
 
 def _monotonic_ms() -> int:
     return int(time.monotonic() * 1000)
+
+
+def _check_bytes(data: object, what: str) -> None:
+    """Records are encoded later on the Sender thread: refuse what it cannot encode now."""
+    if data is not None and not isinstance(data, bytes | bytearray | memoryview):
+        raise TypeError(
+            f"{what} must be bytes (or set {what}.serializer), not {type(data).__name__}"
+        )
 
 
 class Producer:
@@ -62,9 +76,7 @@ class Producer:
         self._key_serializer = cfg["key.serializer"]
         self._value_serializer = cfg["value.serializer"]
         self._interceptors: list[Any] = cfg["interceptors"]
-        self._partitioner = Partitioner(
-            cfg["partitioner"], cfg["batch.size"], cfg["partitioner.ignore.keys"]
-        )
+        self._partitioner = Partitioner(cfg["partitioner"], cfg["partitioner.ignore.keys"])
         self._metadata = Metadata(
             cfg["bootstrap.servers"], cfg["metadata.max.age.ms"], cfg["retry.backoff.ms"]
         )
@@ -111,6 +123,15 @@ class Producer:
             transaction_manager=self._txn,
         )
         self._closed = False
+        # send()'s fast path: keyless records, nothing user-defined to run first.
+        self._fast = (
+            not self._interceptors
+            and self._key_serializer is None
+            and self._value_serializer is None
+            and self._partitioner.sticky_keyless
+        )
+        self._sticky = self._partitioner.sticky
+        self._append = self._accumulator.append
         self._sender.start(f"samsa-producer-network-thread | {self._client_id}")
 
     # -- sending --------------------------------------------------------------------------
@@ -131,6 +152,41 @@ class Producer:
         only for unknown-topic metadata or exhausted buffer.memory, each at most
         ``max.block.ms``; raises KafkaTimeoutError / BufferExhaustedError then.
         """
+        # Fast path -- a keyless record to a known topic with no interceptors or
+        # serializers configured: the partitioner's sticky choice is one dict
+        # lookup and the accumulator's open batch takes the record.  It does
+        # exactly what the general path below does for such a record.
+        if self._fast and key is None and partition is None and headers is None:
+            tp = self._sticky.get(topic)
+            if tp is not None and type(value) is bytes:
+                size = _RECORD_OVERHEAD + len(value)
+                if size <= self._max_record_size:
+                    future = self._append(
+                        tp,
+                        _time_ns() // 1_000_000 if timestamp is None else timestamp,
+                        None,
+                        value,
+                        None,
+                        on_delivery,
+                        self._max_block_ms,
+                        size,
+                        True,
+                    )
+                    if future is not None:
+                        return future
+        return self._send(topic, value, key, headers, partition, timestamp, on_delivery)
+
+    def _send(
+        self,
+        topic: str,
+        value: Any,
+        key: Any,
+        headers: Sequence[Header] | Mapping[str, bytes | None] | None,
+        partition: int | None,
+        timestamp: int | None,
+        on_delivery: DeliveryCallback | None,
+    ) -> FutureRecordMetadata:
+        """The general path: interceptors, metadata wait, serializers, partitioner, append."""
         if self._closed:
             raise ProducerClosedError("cannot send after the producer is closed")
         if self._interceptors:
@@ -148,12 +204,11 @@ class Producer:
             key = self._key_serializer(key)
         if self._value_serializer is not None:
             value = self._value_serializer(value)
-        # Kafka's upper bound of the record's encoded size (estimateSizeInBytesUpperBound).
-        size = 21 + (len(value) if value is not None else 0) + (len(key) if key is not None else 0)
-        if headers is not None:
-            if isinstance(headers, Mapping):
-                headers = list(headers.items())
-            size = estimate_record_size(key, value, headers)
+        if headers is not None and isinstance(headers, Mapping):
+            headers = list(headers.items())
+        _check_bytes(key, "key")
+        _check_bytes(value, "value")
+        size = estimate_record_size(key, value, headers)
         if size > self._max_record_size:
             error = RecordTooLargeError(
                 f"record of about {size} bytes exceeds max.request.size={self._max_request_size} "
@@ -162,17 +217,27 @@ class Producer:
             if on_delivery is not None:
                 on_delivery(None, error)
             return FailedFuture(topic, partition if partition is not None else -1, error)
+        if timestamp is None:
+            timestamp = _time_ns() // 1_000_000
+        sticky = partition is None and self._partitioner.sticky_keyless and key is None
         if partition is None:
             partition = self._partitioner.partition(topic, key, cluster, size)
-        return self._accumulator.append(
-            (topic, partition),
-            timestamp if timestamp is not None else int(_time() * 1000),
-            key,
-            value,
-            headers,
-            on_delivery,
-            self._max_block_ms,
-        )
+        append = self._accumulator.append
+        if sticky:
+            # KIP-480: the sticky partition moves on when its batch is done.
+            future = append(
+                (topic, partition), timestamp, key, value, headers, on_delivery,
+                self._max_block_ms, size, True,
+            )  # fmt: skip
+            if future is not None:
+                return future
+            partition = self._partitioner.on_new_batch(topic, cluster, partition)
+        future = append(
+            (topic, partition), timestamp, key, value, headers, on_delivery,
+            self._max_block_ms, size, False,
+        )  # fmt: skip
+        assert future is not None
+        return future
 
     def _on_send(self, *record: Any) -> Any:
         for interceptor in self._interceptors:
@@ -224,6 +289,7 @@ class Producer:
         if self._closed:
             return
         self._closed = True
+        self._fast = False
         self._sender.initiate_close()
         if not self._sender.join(timeout):
             log.warning("producer close timed out; failing unsent records")
