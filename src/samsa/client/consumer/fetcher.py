@@ -2,10 +2,10 @@
 
 Two offsets per partition matter here.  The *position* (SubscriptionState) is
 the next record ``poll()`` hands out; the *fetch offset* (kept here) is the next
-record to ask the broker for.  When a response arrives its batches are decoded
-at once into ``ConsumerRecord`` objects and buffered, the fetch offset moves past
-them, and the next Fetch to that broker is sent straight away -- so the network
-and the broker work while the application processes the buffered records.
+record to ask the broker for.  When a response arrives only its batch headers
+are read (``PartitionRecords``): the fetch offset moves past them and the next
+Fetch to that broker is sent straight away, before any record is decoded -- so
+the network and the broker work while ``poll()`` decodes batch by batch.
 Memory is bounded by sending for a partition only while it has at most one
 undrained response buffered, and by one Fetch in flight per broker.
 
@@ -14,9 +14,10 @@ tagged with an older epoch are dropped, so nothing fetched before a seek leaks
 out after it.
 
 read_committed: the broker returns data up to the last stable offset plus the
-list of aborted transactions in that range.  Batches of an aborted
-transaction are dropped from the first offset the broker names until that
-producer's ABORT marker, as Kafka's consumer does.
+list of aborted transactions in that range, which ``PartitionRecords`` uses to
+drop aborted batches.  A decoding error (CRC, malformed record) is raised from
+``poll`` once the records before it have been handed out; the partition's
+buffer is dropped and the next fetch starts again at the position.
 
 Owned by the application thread; callbacks run inside its ``poll``.
 """
@@ -29,14 +30,13 @@ from collections.abc import Callable
 from functools import partial
 from typing import Any
 
+from samsa.client.consumer.decoder import PartitionRecords
 from samsa.client.consumer.errors import OffsetOutOfRangeError, kafka_error
 from samsa.client.consumer.network import ConsumerNetworkClient, RequestFuture
 from samsa.client.consumer.records import ConsumerRecord
 from samsa.client.consumer.subscription import SubscriptionState
 from samsa.client.metadata import TopicPartition
 from samsa.errors import ErrorCode, SamsaError
-from samsa.protocol.record_batch import CONTROL_MASK, TRANSACTIONAL_MASK
-from samsa.protocol.record_reader import decode_records
 
 __all__ = ["Fetcher"]
 
@@ -44,7 +44,6 @@ log = logging.getLogger(__name__)
 
 FETCH = 1
 READ_COMMITTED = 1
-_ABORT_MARKER = b"\x00\x00\x00\x00"  # control key: version 0, type 0 (ABORT)
 
 # Errors that mean "our view of the cluster is stale": refresh metadata, retry.
 _REFRESH_METADATA = frozenset(
@@ -59,18 +58,6 @@ _REFRESH_METADATA = frozenset(
         ErrorCode.OFFSET_NOT_AVAILABLE,
     }
 )
-
-
-class _Buffered:
-    """Decoded records of one partition from one response, drained by ``poll``."""
-
-    __slots__ = ("epoch", "index", "next_offset", "records")
-
-    def __init__(self, records: list[ConsumerRecord], next_offset: int, epoch: int) -> None:
-        self.records = records
-        self.index = 0
-        self.next_offset = next_offset
-        self.epoch = epoch
 
 
 class Fetcher:
@@ -91,7 +78,7 @@ class Fetcher:
         self._rack: str = cfg.get("client.rack") or ""
         self._key_deserializer: Callable[[bytes | None], Any] | None = cfg["key.deserializer"]
         self._value_deserializer: Callable[[bytes | None], Any] | None = cfg["value.deserializer"]
-        self._buffers: dict[TopicPartition, deque[_Buffered]] = {}
+        self._buffers: dict[TopicPartition, deque[PartitionRecords]] = {}
         # tp -> (epoch, next offset to fetch); valid only while the epoch matches.
         self._fetch_offsets: dict[TopicPartition, tuple[int, int]] = {}
         self._nodes_in_flight: set[int] = set()
@@ -195,10 +182,27 @@ class Fetcher:
             st.high_watermark = p["high_watermark"]
             st.last_stable_offset = p.get("last_stable_offset", -1)
             st.log_start_offset = p.get("log_start_offset", -1)
-            records, next_offset = self._decode(tp, p, offset)
-            if next_offset > offset:
-                self._fetch_offsets[tp] = (epoch, next_offset)
-                self._buffers.setdefault(tp, deque()).append(_Buffered(records, next_offset, epoch))
+            raw = p["records"]
+            if not raw:
+                return
+            aborted: list[tuple[int, int]] = []
+            if self._isolation == READ_COMMITTED and p.get("aborted_transactions"):
+                aborted = sorted(
+                    (a["first_offset"], a["producer_id"]) for a in p["aborted_transactions"]
+                )
+            chunk = PartitionRecords(
+                tp,
+                raw if isinstance(raw, bytes) else bytes(raw),
+                offset,
+                epoch,
+                check_crcs=self._check_crcs,
+                aborted=aborted,
+                key_deserializer=self._key_deserializer,
+                value_deserializer=self._value_deserializer,
+            )
+            if chunk.next_offset > offset:
+                self._fetch_offsets[tp] = (epoch, chunk.next_offset)
+                self._buffers.setdefault(tp, deque()).append(chunk)
             return
         if code == ErrorCode.OFFSET_OUT_OF_RANGE:
             if self._buffers.get(tp):
@@ -217,59 +221,6 @@ class Fetcher:
             self._client.metadata.request_update()
             return
         self._errors.append(kafka_error(code, f"fetch of {tp.topic}-{tp.partition}"))
-
-    def _decode(
-        self, tp: TopicPartition, p: dict[str, Any], fetch_offset: int
-    ) -> tuple[list[ConsumerRecord], int]:
-        """Records at or after ``fetch_offset``, and the offset to fetch next."""
-        raw = p["records"]
-        if not raw:
-            return [], fetch_offset
-        topic, partition = tp
-        kd, vd = self._key_deserializer, self._value_deserializer
-        aborted: list[tuple[int, int]] = []
-        if self._isolation == READ_COMMITTED and p.get("aborted_transactions"):
-            aborted = sorted(
-                (a["first_offset"], a["producer_id"]) for a in p["aborted_transactions"]
-            )
-        aborting: set[int] = set()
-        out: list[ConsumerRecord] = []
-        next_offset = fetch_offset
-        cr = ConsumerRecord
-        for header, recs in decode_records(raw, skip_control=False, check_crc=self._check_crcs):
-            last = header.base_offset + header.last_offset_delta
-            if last + 1 > next_offset:
-                next_offset = last + 1
-            attributes = header.attributes
-            if aborted or aborting:
-                while aborted and aborted[0][0] <= last:
-                    aborting.add(aborted.pop(0)[1])
-                if attributes & TRANSACTIONAL_MASK and header.producer_id in aborting:
-                    if attributes & CONTROL_MASK and recs and recs[0].key == _ABORT_MARKER:
-                        aborting.discard(header.producer_id)
-                    continue
-            if attributes & CONTROL_MASK:
-                continue
-            ts_type = (attributes >> 3) & 1
-            leader_epoch = header.partition_leader_epoch
-            epoch = leader_epoch if leader_epoch >= 0 else None
-            if header.base_offset < fetch_offset:
-                recs = [r for r in recs if r.offset >= fetch_offset]
-            if kd is None and vd is None:
-                out += [
-                    cr(topic, partition, r.offset, r.timestamp, ts_type, r.key, r.value,
-                       r.headers, epoch)
-                    for r in recs
-                ]  # fmt: skip
-            else:
-                for r in recs:
-                    key = kd(r.key) if kd is not None else r.key
-                    value = vd(r.value) if vd is not None else r.value
-                    out.append(
-                        cr(topic, partition, r.offset, r.timestamp, ts_type, key, value,
-                           r.headers, epoch)
-                    )  # fmt: skip
-        return out, next_offset
 
     # -- handing out -----------------------------------------------------------
     def fetched_records(self, max_records: int) -> list[ConsumerRecord]:
@@ -297,18 +248,25 @@ class Fetcher:
                 if chunk.epoch != st.epoch:
                     buf.clear()
                     break
-                want = max_records - len(out)
-                start = chunk.index
-                if start == 0 and len(chunk.records) <= want:
-                    taken = chunk.records
+                try:
+                    taken, exhausted = chunk.take(max_records - len(out))
+                except SamsaError as exc:
+                    # Drop the rest and refetch from the position, where the
+                    # error repeats, as in Kafka.  Records already taken go first.
+                    buf.clear()
+                    self._fetch_offsets.pop(tp, None)
+                    if not out:
+                        raise
+                    self._errors.append(exc)
+                    break
+                if out:
+                    out += taken
                 else:
-                    taken = chunk.records[start : start + want]
-                chunk.index = start + len(taken)
-                out += taken
-                if chunk.index >= len(chunk.records):
+                    out = taken
+                if exhausted:
                     st.position = chunk.next_offset
                     buf.popleft()
-                else:
+                elif taken:
                     st.position = taken[-1].offset + 1
             if buf:
                 # Rotate so the next poll starts with another partition (fairness).

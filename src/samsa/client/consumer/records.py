@@ -1,14 +1,15 @@
 """Values the consumer hands to applications.
 
-``ConsumerRecord`` is built once per record by the fetcher, straight from the
-decoded batch, so it is a plain slotted dataclass: attribute reads in the
-application's loop cost no more than on a tuple.
+``ConsumerRecord`` is built once per record by the fetcher's decode loop, so
+it is a ``NamedTuple``: the loop creates it with ``tuple.__new__`` (about a
+third of the cost of a slotted dataclass's ``__init__``), and attribute reads
+go through C-level tuple getters, as cheap as a dataclass slot.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from samsa.client.metadata import TopicPartition
 
@@ -18,8 +19,7 @@ CREATE_TIME = 0
 LOG_APPEND_TIME = 1
 
 
-@dataclass(slots=True)
-class ConsumerRecord:
+class ConsumerRecord(NamedTuple):
     """One record as fetched; ``timestamp_type`` is 0 CreateTime or 1 LogAppendTime."""
 
     topic: str
