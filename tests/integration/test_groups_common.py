@@ -93,10 +93,11 @@ elif kind == "kafka-python":
         enable_auto_commit=False, auto_offset_reset="earliest",
         group_instance_id=instance_id,
     )
-    # Learn the topic first: kafka-python 3.0.12 can spin forever in its join
-    # loop when a leader assigned without metadata and rejoins on its arrival.
-    c.partitions_for_topic(cfg["topic"])
     c.subscribe([cfg["topic"]], listener=Listener())
+    # Have the topic's metadata before the first join: a kafka-python 3.0.12
+    # leader that assigned without it rejoins when it arrives, and that rejoin
+    # can leave the client spinning in its join loop without heartbeats.
+    c.partitions_for_topic(cfg["topic"])
     emit("started")
     while not stop.is_set():
         c.poll(timeout_ms=50)

@@ -64,6 +64,7 @@ def _first_offsets(bootstrap: str, group: str, topic: str) -> dict[int, int]:
     """Subscribe as a new member and note where consumption resumes per partition."""
     consumer = _consumer(bootstrap, group)
     consumer.subscribe([topic])
+    consumer.partitions_for_topic(topic)  # see MEMBER_SCRIPT: metadata before the join
     first: dict[int, int] = {}
     try:
         deadline = time.monotonic() + 20
@@ -85,6 +86,7 @@ def test_committed_offsets_survive_restart_and_crash(tmp_path: Path) -> None:
 
         consumer = _consumer(bootstrap, group)
         consumer.subscribe([topic])
+        consumer.partitions_for_topic(topic)
         seen: set[int] = set()
 
         def got_both() -> bool:
@@ -107,6 +109,7 @@ def test_committed_offsets_survive_restart_and_crash(tmp_path: Path) -> None:
 
         consumer = _consumer(bootstrap, group)
         consumer.subscribe([topic])
+        consumer.partitions_for_topic(topic)
         wait_until(lambda: bool(consumer.poll(timeout_ms=50)) or bool(consumer.assignment()),
                    20, "assignment")  # fmt: skip
         consumer.commit({TopicPartition(topic, 0): OffsetAndMetadata(7, "", -1)})
