@@ -19,9 +19,10 @@ def build_parser() -> argparse.ArgumentParser:
         prog="samsa", description="Samsa: a Kafka-compatible broker in Python"
     )
     sub = parser.add_subparsers(dest="command", required=True)
-    from samsa.cli import broker_command
+    from samsa.cli import broker_command, groups_command
 
     broker_command.add_parser(sub)
+    groups_command.add_parser(sub)
     return parser
 
 
