@@ -358,12 +358,14 @@ def encode_records(
     base_timestamp = max_ts = timestamps[0]
     last_ts = None
     prefix = b""
+    fixed = 0  # attributes + timestamp delta + the header count byte
     i = 0
     for ts, value in zip(timestamps, values, strict=True):
         if ts != last_ts:
             last_ts = ts
             delta = ts - base_timestamp
             prefix = attr_ts[delta] if 0 <= delta < limit else _ZERO + varint_bytes(delta)
+            fixed = len(prefix) + 1
             if ts > max_ts:
                 max_ts = ts
         if extras and i in extras:
@@ -371,9 +373,20 @@ def encode_records(
         elif value is not None and i < limit:
             size = len(value)
             if size < limit:
-                mid = prefix + table[i] + nullkey_vlen[size]
-                size += len(mid) + 1
-                extend((table[size] if size < limit else varint_bytes(size), mid, value, _ZERO))
+                # No concatenation: the join at the end copies every piece once.
+                od = table[i]
+                vl = nullkey_vlen[size]
+                size += fixed + len(od) + len(vl)
+                extend(
+                    (
+                        table[size] if size < limit else varint_bytes(size),
+                        prefix,
+                        od,
+                        vl,
+                        value,
+                        _ZERO,
+                    )
+                )
                 i += 1
                 continue
             key = headers = None

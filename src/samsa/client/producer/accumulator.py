@@ -141,14 +141,15 @@ class RecordAccumulator:
             lock = q.lock
             lock.acquire()
             try:
-                if batch.open and batch.estimated + size <= batch.capacity:
+                estimated = batch.estimated + size
+                if estimated <= batch.limit:  # open, with room
                     values = batch.values
                     offset = len(values)
                     values.append(value)
                     batch.timestamps.append(timestamp_ms)
                     if key is not None or headers:
                         batch.extras[offset] = (key, headers)
-                    batch.estimated += size
+                    batch.estimated = estimated
                     future = new_future(
                         FutureRecordMetadata,
                         (

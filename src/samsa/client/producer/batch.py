@@ -90,6 +90,7 @@ class ProducerBatch:
         "full",
         "in_retry",
         "last_attempt_ms",
+        "limit",
         "max_timestamp",
         "open",
         "partition",
@@ -114,6 +115,8 @@ class ProducerBatch:
         self.extras: dict[int, tuple[bytes | None, Sequence[RecordHeader] | None]] = {}
         self.estimated = BATCH_OVERHEAD
         self.open = True
+        # ``capacity`` while open, 0 once sealed: the append path checks one number.
+        self.limit = self.capacity
         self._count = 0
         self._out: bytearray | None = None
         self._end = 0
@@ -144,6 +147,7 @@ class ProducerBatch:
     def seal(self) -> None:
         """No more appends (called under the partition lock, before draining)."""
         self.open = False
+        self.limit = 0
 
     @property
     def has_sequence(self) -> bool:
@@ -223,7 +227,7 @@ class ProducerBatch:
         if self.final:
             return False
         self.final = True
-        self.open = False
+        self.seal()
         result = self.result
         result.set(base_offset, log_append_time, error)
         for future, callback in self.thunks:
