@@ -2,10 +2,13 @@
 
 Produces N x 100-byte records once (confluent-kafka), then runs each client
 3 times interleaved over the whole topic from the beginning, touching every
-record's key, value and offset, and prints medians and ratios.  Starts its own
-tansu unless --bootstrap is given.
+record's key, value and offset, and prints medians and ratios.  One row per
+broker: the peer broker tansu (its low CPU use keeps the comparison about the
+clients) and Samsa's own broker, each started fresh, one after the other.
+--bootstrap measures against an already running broker instead.
 
-    .venv/bin/python bench/client_consume.py [--records 1000000] [--bootstrap host:port]
+    .venv/bin/python bench/client_consume.py [--records 1000000] [--brokers tansu,samsa]
+    .venv/bin/python bench/client_consume.py --bootstrap host:port
 """
 
 from __future__ import annotations
@@ -13,9 +16,11 @@ from __future__ import annotations
 import argparse
 import statistics
 import sys
+import tempfile
 import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "client"))
 
@@ -86,43 +91,85 @@ def run_confluent(bootstrap: str, n: int) -> float:
         for m in c.consume(500, 1.0):
             if m.error():
                 continue
-            total += len(m.key()) + len(m.value()) + m.offset()
+            total += len(m.key()) + len(m.value()) + m.offset()  # type: ignore[arg-type, operator]
             count += 1
     elapsed = time.perf_counter() - t0
     c.close()
     return count / elapsed
 
 
+CLIENTS: dict[str, Callable[[str, int], float]] = {
+    "samsa": run_samsa,
+    "kafka-python": run_kafka_python,
+    "confluent": run_confluent,
+}
+
+
+@contextmanager
+def broker(name: str) -> Iterator[str]:
+    """Start a fresh broker by name and yield its bootstrap address."""
+    if name == "tansu":
+        from _tansu import Tansu
+
+        peer = Tansu()
+        try:
+            yield peer.bootstrap
+        finally:
+            peer.stop()
+    elif name == "samsa":
+        from samsa.testing import BrokerProcess
+
+        with tempfile.TemporaryDirectory(prefix="samsa-bench-") as tmp:
+            proc = BrokerProcess(Path(tmp) / "data")
+            try:
+                yield proc.start()
+            finally:
+                proc.stop()
+    else:
+        raise SystemExit(f"unknown broker {name!r} (tansu, samsa)")
+
+
+def bench(label: str, bootstrap: str, records: int, runs: int) -> dict[str, float]:
+    """Produce, run every client ``runs`` times interleaved, print and return medians."""
+    produce(bootstrap, records)
+    results: dict[str, list[float]] = {name: [] for name in CLIENTS}
+    for run in range(runs):
+        for name, fn in CLIENTS.items():
+            rate = fn(bootstrap, records)
+            results[name].append(rate)
+            print(f"[{label}] run {run + 1} {name:13s} {rate:12,.0f} records/s", flush=True)
+    med = {name: statistics.median(v) for name, v in results.items()}
+    for name, m in med.items():
+        print(f"RESULT broker={label} client={name} records_per_s={m:.0f}")
+    print(
+        f"[{label}] samsa / kafka-python = {med['samsa'] / med['kafka-python']:.2f}x (target >= 5)"
+    )
+    print(
+        f"[{label}] samsa / confluent    = {med['samsa'] / med['confluent']:.2f}x (target >= 0.75)"
+    )
+    return med
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--records", type=int, default=1_000_000)
     parser.add_argument("--runs", type=int, default=3)
-    parser.add_argument("--bootstrap")
+    parser.add_argument("--brokers", default="tansu,samsa", help="comma-separated: tansu, samsa")
+    parser.add_argument("--bootstrap", help="use this running broker instead of starting any")
     args = parser.parse_args(argv)
-    broker: Any = None
-    bootstrap = args.bootstrap
-    if bootstrap is None:
-        from _tansu import Tansu
-
-        broker = Tansu()
-        bootstrap = broker.bootstrap
-    try:
-        produce(bootstrap, args.records)
-        clients = {"samsa": run_samsa, "kafka-python": run_kafka_python, "confluent": run_confluent}
-        results: dict[str, list[float]] = {name: [] for name in clients}
-        for run in range(args.runs):
-            for name, fn in clients.items():
-                rate = fn(bootstrap, args.records)
-                results[name].append(rate)
-                print(f"run {run + 1} {name:13s} {rate:12,.0f} records/s", flush=True)
-        med = {name: statistics.median(v) for name, v in results.items()}
-        for name, m in med.items():
-            print(f"RESULT client={name} records_per_s={m:.0f}")
-        print(f"samsa / kafka-python = {med['samsa'] / med['kafka-python']:.2f}x (target >= 5)")
-        print(f"samsa / confluent    = {med['samsa'] / med['confluent']:.2f}x (target >= 0.75)")
-    finally:
-        if broker is not None:
-            broker.stop()
+    rows: dict[str, dict[str, float]] = {}
+    if args.bootstrap:
+        rows[args.bootstrap] = bench(args.bootstrap, args.bootstrap, args.records, args.runs)
+    else:
+        for name in args.brokers.split(","):
+            with broker(name.strip()) as bootstrap:
+                rows[name] = bench(name, bootstrap, args.records, args.runs)
+    print(f"\n{'broker':8s} {'samsa':>10s} {'kafka-python':>13s} {'confluent':>10s}  vs kp  vs ck")
+    for label, med in rows.items():
+        print(
+            f"{label:8s} {med['samsa']:10,.0f} {med['kafka-python']:13,.0f} {med['confluent']:10,.0f}"
+            f"  {med['samsa'] / med['kafka-python']:4.2f}x {med['samsa'] / med['confluent']:4.2f}x"
+        )
     return 0
 
 
