@@ -22,6 +22,7 @@ consumer does.  Control batches are never handed out.
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Callable
 from typing import Any
 
@@ -192,18 +193,30 @@ class PartitionRecords:
             start, end = 0, len(data)
         leader_epoch = header.partition_leader_epoch
         topic, partition = self.tp
-        records = _decode_blob(
-            data,
-            start,
-            end,
-            header.records_count,
-            header.base_offset,
-            header.base_timestamp,
-            header.max_timestamp if attributes & TIMESTAMP_TYPE_MASK else None,
-            (topic, partition),
-            (attributes >> 3) & 1,
-            leader_epoch if leader_epoch >= 0 else None,
-        )
+        # The loop allocates two GC-tracked objects per record (the record and
+        # its headers list) and nothing cyclic.  Left on, the collector would
+        # run every 700 of them and, through generation promotions, keep
+        # re-scanning every record still buffered or held by the application:
+        # a third of the decoding time.  Paused, it looks at the batch once.
+        gc_enabled = gc.isenabled()
+        if gc_enabled:
+            gc.disable()
+        try:
+            records = _decode_blob(
+                data,
+                start,
+                end,
+                header.records_count,
+                header.base_offset,
+                header.base_timestamp,
+                header.max_timestamp if attributes & TIMESTAMP_TYPE_MASK else None,
+                (topic, partition),
+                (attributes >> 3) & 1,
+                leader_epoch if leader_epoch >= 0 else None,
+            )
+        finally:
+            if gc_enabled:
+                gc.enable()
         if header.base_offset < self._fetch_offset:
             records = [r for r in records if r[2] >= self._fetch_offset]
         if self._kd is not None or self._vd is not None:
