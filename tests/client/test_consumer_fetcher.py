@@ -39,7 +39,7 @@ def _fetcher(**overrides: Any) -> tuple[Fetcher, Any]:
     subs = SubscriptionState("earliest")
     subs.assign_from_user([TP])
     subs.seek(TP, 0)
-    return Fetcher(None, subs, cfg), subs  # type: ignore[arg-type]
+    return Fetcher(None, subs, cfg), subs
 
 
 def _batch(
@@ -250,3 +250,23 @@ def test_seek_drops_buffered_records() -> None:
     assert f.fetched_records(100) == []
     _feed(f, subs, _batch(0, 10))
     assert [r.offset for r in _drain(f)] == [8, 9]
+
+
+def test_a_response_of_only_markers_moves_the_position_past_them() -> None:
+    f, subs = _fetcher()
+    marker = control_batch(ControlType.COMMIT, producer_id=7, producer_epoch=0, timestamp_ms=TS)
+    _feed(f, subs, marker)
+    assert f.fetched_records(10) == []
+    assert subs.assignment[TP].position == 1
+
+
+def test_damage_after_good_batches_hands_those_out_first() -> None:
+    f, subs = _fetcher()
+    _feed(f, subs, _batch(0, 4) + _corrupt(_batch(4, 4)) + _batch(8, 4))
+    assert [r.offset for r in f.fetched_records(100)] == [0, 1, 2, 3]
+    assert subs.assignment[TP].position == 4
+    with pytest.raises(KafkaError) as info:
+        f.fetched_records(100)
+    assert info.value.code == ErrorCode.CORRUPT_MESSAGE
+    assert subs.assignment[TP].position == 4
+    assert TP not in f._fetch_offsets  # the next fetch starts again at the position
