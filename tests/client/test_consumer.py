@@ -86,7 +86,7 @@ def test_assign_reads_every_codec_with_keys_headers_and_nulls(broker: Tansu, cod
             i = r.offset * 2 + partition
             src = records[i]
             assert (r.key, r.value) == (src["key"], src["value"])
-            assert r.headers == (src["headers"] or [])
+            assert r.headers == tuple(src["headers"] or ())
             assert r.topic == topic and r.timestamp > 0
 
 

@@ -8,7 +8,7 @@ checked against exact offsets and positions.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
@@ -39,7 +39,7 @@ def _fetcher(**overrides: Any) -> tuple[Fetcher, Any]:
     subs = SubscriptionState("earliest")
     subs.assign_from_user([TP])
     subs.seek(TP, 0)
-    return Fetcher(None, subs, cfg), subs
+    return Fetcher(cast(Any, None), subs, cfg), subs
 
 
 def _batch(
@@ -118,7 +118,7 @@ def test_records_fields_and_positions(codec: Compression) -> None:
         assert r.value == _expected_value(i)
         assert r.timestamp == TS + i
         assert r.timestamp_type == 0
-        want = [("h", b"%d" % i), ("empty", None)] if i < 300 and i % 2 else []
+        want = (("h", b"%d" % i), ("empty", None)) if i < 300 and i % 2 else ()
         assert r.headers == want
         assert r.leader_epoch == (3 if i < 300 else None)
     assert subs.assignment[TP].position == 350

@@ -15,6 +15,12 @@ table (record length, timestamp delta, offset delta, key and value lengths of
 ordinary records never need more), slices key and value out of the one
 ``bytes`` object, and skips header parsing when the count byte is zero.
 
+Headers are tuples, the shared ``()`` when there are none (as aiokafka hands
+them out), not a fresh list per record: a record then holds only immutable
+atoms, so the cyclic GC untracks it the first time it sees it instead of
+promoting it and re-scanning it in every older-generation collection while it
+sits in a buffer or in the application -- worth 15-25% of consuming.
+
 read_committed: batches of an aborted transaction are dropped from the first
 offset the broker names until that producer's ABORT marker, as Kafka's
 consumer does.  Control batches are never handed out.
@@ -47,6 +53,7 @@ from samsa.protocol.record_reader import _read_headers, decode_batch
 __all__ = ["PartitionRecords"]
 
 Deserializer = Callable[[bytes | None], Any]
+Headers = tuple[tuple[str, bytes | None], ...]
 
 _ABORT_MARKER = b"\x00\x00\x00\x00"  # control key: version 0, type 0 (ABORT)
 
@@ -193,11 +200,10 @@ class PartitionRecords:
             start, end = 0, len(data)
         leader_epoch = header.partition_leader_epoch
         topic, partition = self.tp
-        # The loop allocates two GC-tracked objects per record (the record and
-        # its headers list) and nothing cyclic.  Left on, the collector would
-        # run every 700 of them and, through generation promotions, keep
-        # re-scanning every record still buffered or held by the application:
-        # a third of the decoding time.  Paused, it looks at the batch once.
+        # The loop allocates a GC-tracked tuple per record and nothing cyclic.
+        # Left on, the collector would run every 700 of them and promote
+        # buffered ones through the generations: a third of the decoding
+        # time.  Paused, it looks at the batch once (and untracks it).
         gc_enabled = gc.isenabled()
         if gc_enabled:
             gc.disable()
@@ -328,10 +334,11 @@ def _decode_blob(
             else:
                 raise DecodeError(f"invalid value length {size}")
             if data[pos] == 0:
-                headers: list[tuple[str, bytes | None]] = []
+                headers: Headers = ()
                 pos += 1
             else:
-                headers, pos = _read_headers(data, pos)
+                header_list, pos = _read_headers(data, pos)
+                headers = tuple(header_list)
             if pos != record_end:
                 raise DecodeError("record length does not match its contents")
             append(

@@ -20,7 +20,10 @@ LOG_APPEND_TIME = 1
 
 
 class ConsumerRecord(NamedTuple):
-    """One record as fetched; ``timestamp_type`` is 0 CreateTime or 1 LogAppendTime."""
+    """One record as fetched; ``timestamp_type`` is 0 CreateTime or 1 LogAppendTime.
+
+    ``headers`` is a tuple of ``(key, value)`` pairs, ``()`` when there are none.
+    """
 
     topic: str
     partition: int
@@ -29,7 +32,7 @@ class ConsumerRecord(NamedTuple):
     timestamp_type: int
     key: Any
     value: Any
-    headers: list[tuple[str, bytes | None]]
+    headers: tuple[tuple[str, bytes | None], ...]
     leader_epoch: int | None
 
 
