@@ -270,3 +270,18 @@ def test_damage_after_good_batches_hands_those_out_first() -> None:
     assert info.value.code == ErrorCode.CORRUPT_MESSAGE
     assert subs.assignment[TP].position == 4
     assert TP not in f._fetch_offsets  # the next fetch starts again at the position
+
+
+def test_two_partitions_drain_each_record_once() -> None:
+    f, subs = _fetcher()
+    tp1 = TopicPartition("t", 1)
+    subs.assign_from_user([TP, tp1])
+    subs.seek(TP, 0)
+    subs.seek(tp1, 0)
+    for tp in (TP, tp1):
+        st = subs.assignment[tp]
+        p = {"error_code": 0, "high_watermark": 20, "records": _batch(0, 10) + _batch(10, 10)}
+        f._handle_partition(tp, st, p, st.epoch, 0)
+    got = [(r.partition, r.offset) for r in _drain(f, 25)]
+    assert sorted(got) == [(p, o) for p in (0, 1) for o in range(20)]
+    assert subs.assignment[TP].position == subs.assignment[tp1].position == 20

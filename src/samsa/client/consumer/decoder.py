@@ -141,8 +141,10 @@ class PartitionRecords:
             if left > 0:
                 want = max_records - len(out)
                 if index == 0 and left <= want and not out:
+                    # Hand the decoded list itself over, and forget it: the
+                    # caller may extend it with other partitions' records.
                     out = records
-                    self._index = left
+                    self._records = []
                 else:
                     taken = records[index : index + want]
                     out += taken
