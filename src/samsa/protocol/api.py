@@ -18,12 +18,40 @@ from dataclasses import dataclass
 from typing import Any
 
 from samsa.errors import DecodeError
-from samsa.protocol.compiler import decoder_for, encoder_for
+from samsa.protocol.compiler import Decoder, Encoder
+from samsa.protocol.compiler import decoder_for as _decoder_for
+from samsa.protocol.compiler import encoder_for as _encoder_for
 from samsa.protocol.messages import APIS
 from samsa.protocol.primitives import read_uvarint
 from samsa.protocol.schema import Api
 
 API_VERSIONS_KEY = 18
+
+# Compiled codecs keyed by (api key, version, is_request): hashing the schema
+# tuples on every request (what the compiler's own cache keys on) is measurable
+# on the hot path, an int tuple lookup is not.
+_DECODERS: dict[tuple[int, int, bool], Decoder] = {}
+_ENCODERS: dict[tuple[int, int, bool], Encoder] = {}
+
+
+def _codec_decoder(api: Api, version: int, request: bool) -> Decoder:
+    key = (api.key, version, request)
+    fn = _DECODERS.get(key)
+    if fn is None:
+        fields = api.request if request else api.response
+        fn = _DECODERS[key] = _decoder_for(fields, version, api.is_flexible(version))
+    return fn
+
+
+def _codec_encoder(api: Api, version: int, request: bool) -> Encoder:
+    key = (api.key, version, request)
+    fn = _ENCODERS.get(key)
+    if fn is None:
+        fields = api.request if request else api.response
+        fn = _ENCODERS[key] = _encoder_for(fields, version, api.is_flexible(version))
+    return fn
+
+
 _HDR = struct.Struct(">hhih")
 _I32 = struct.Struct(">i")
 _HDR_FIXED = struct.Struct(">hhi")
@@ -91,7 +119,7 @@ def decode_request(frame: memoryview) -> tuple[RequestHeader, dict[str, Any]]:
     if api is None or not (api.valid[0] <= version <= api.valid[1]):
         raise UnsupportedVersion(key, version)
     header, pos = decode_request_header(frame, api)
-    body, _end = decoder_for(api.request, version, api.is_flexible(version))(frame, pos)
+    body, _end = _codec_decoder(api, version, True)(frame, pos)
     # Trailing bytes are ignored, as Kafka's own request parser does: librdkafka
     # 2.x appends bytes to some requests (e.g. Metadata v12) that Kafka never reads.
     return header, body
@@ -112,7 +140,7 @@ def encode_request(
     if flexible:
         head += b"\x00"
     chunks: list[Any] = [head]
-    encoder_for(api.request, version, flexible)(body, chunks)
+    _codec_encoder(api, version, True)(body, chunks)
     payload = b"".join(bytes(c) if not isinstance(c, (bytes, bytearray)) else c for c in chunks)
     return _I32.pack(len(payload)) + payload
 
@@ -128,7 +156,7 @@ def encode_response(
     api = APIS[api_key]
     flexible = api.is_flexible(version)
     chunks: list[Any] = []
-    encoder_for(api.response, version, flexible)(body, chunks)
+    _codec_encoder(api, version, False)(body, chunks)
     header = _I32.pack(correlation_id)
     if flexible and api_key != API_VERSIONS_KEY:
         header += b"\x00"
@@ -147,7 +175,7 @@ def decode_response(api_key: int, version: int, frame: memoryview) -> tuple[int,
     pos = 4
     if flexible and api_key != API_VERSIONS_KEY:
         pos = skip_tagged_fields(frame, pos)
-    body, end = decoder_for(api.response, version, flexible)(frame, pos)
+    body, end = _codec_decoder(api, version, False)(frame, pos)
     if end != len(frame):
         raise DecodeError(f"{api.name} v{version} response has {len(frame) - end} trailing bytes")
     return corr, body
@@ -156,8 +184,7 @@ def decode_response(api_key: int, version: int, frame: memoryview) -> tuple[int,
 def decode_message(api_key: int, version: int, buf: bytes, request: bool) -> dict[str, Any]:
     """Decode a bare body (no header), for tests and tools."""
     api = APIS[api_key]
-    fields = api.request if request else api.response
-    body, end = decoder_for(fields, version, api.is_flexible(version))(memoryview(buf), 0)
+    body, end = _codec_decoder(api, version, request)(memoryview(buf), 0)
     if end != len(buf):
         raise DecodeError(f"{len(buf) - end} trailing bytes")
     return body
@@ -166,9 +193,8 @@ def decode_message(api_key: int, version: int, buf: bytes, request: bool) -> dic
 def encode_message(api_key: int, version: int, body: dict[str, Any], request: bool) -> bytes:
     """Encode a bare body (no header), for tests and tools."""
     api = APIS[api_key]
-    fields = api.request if request else api.response
     chunks: list[Any] = []
-    encoder_for(fields, version, api.is_flexible(version))(body, chunks)
+    _codec_encoder(api, version, request)(body, chunks)
     return b"".join(bytes(c) for c in chunks)
 
 
