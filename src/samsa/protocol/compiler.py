@@ -42,17 +42,13 @@ _FIXED = {
 }
 
 
-def _decode_uvarint_checked(buf: memoryview, pos: int) -> tuple[int, int]:
-    return read_uvarint(buf, pos)
-
-
 class _Gen:
     """Accumulates generated source lines and the constants they reference."""
 
     def __init__(self) -> None:
         self.lines: list[str] = []
         self.consts: dict[str, Any] = {
-            "_uvarint": _decode_uvarint_checked,
+            "_uvarint": read_uvarint,
             "_uvb": uvarint_bytes,
             "DecodeError": DecodeError,
             "_str": str,
@@ -403,9 +399,7 @@ def _emit_encode_value(
 # ----------------------------------------------------------------------------- entry points
 
 
-@cache
-def decoder_for(fields: tuple[Field, ...], version: int, flexible: bool) -> Decoder:
-    """Return the compiled decoder of ``fields`` at ``version``."""
+def _decoder_gen(fields: tuple[Field, ...], version: int, flexible: bool) -> _Gen:
     g = _Gen()
     g.emit(0, "def _decode(buf, pos):")
     g.emit(1, "try:")
@@ -416,30 +410,33 @@ def decoder_for(fields: tuple[Field, ...], version: int, flexible: bool) -> Deco
     g.emit(2, "raise DecodeError(f'malformed message: {exc}') from None")
     g.emit(1, "if pos > _len(buf): raise DecodeError('message is truncated')")
     g.emit(1, "return msg, pos")
-    fn: Decoder = g.compile("_decode")
+    return g
+
+
+def _encoder_gen(fields: tuple[Field, ...], version: int, flexible: bool) -> _Gen:
+    g = _Gen()
+    g.emit(0, "def _encode(msg, chunks):")
+    g.emit(1, "b = bytearray()")
+    _emit_encode_struct(g, fields, version, flexible, "msg", 1)
+    g.emit(1, "chunks.append(b)")
+    return g
+
+
+@cache
+def decoder_for(fields: tuple[Field, ...], version: int, flexible: bool) -> Decoder:
+    """Return the compiled decoder of ``fields`` at ``version``."""
+    fn: Decoder = _decoder_gen(fields, version, flexible).compile("_decode")
     return fn
 
 
 @cache
 def encoder_for(fields: tuple[Field, ...], version: int, flexible: bool) -> Encoder:
     """Return the compiled encoder of ``fields`` at ``version``."""
-    g = _Gen()
-    g.emit(0, "def _encode(msg, chunks):")
-    g.emit(1, "b = bytearray()")
-    _emit_encode_struct(g, fields, version, flexible, "msg", 1)
-    g.emit(1, "chunks.append(b)")
-    fn: Encoder = g.compile("_encode")
+    fn: Encoder = _encoder_gen(fields, version, flexible).compile("_encode")
     return fn
 
 
 def generated_source(fields: tuple[Field, ...], version: int, flexible: bool, encode: bool) -> str:
-    """The generated source, for debugging and for tests that read it."""
-    g = _Gen()
-    if encode:
-        g.emit(0, "def _encode(msg, chunks):")
-        g.emit(1, "b = bytearray()")
-        _emit_encode_struct(g, fields, version, flexible, "msg", 1)
-    else:
-        g.emit(0, "def _decode(buf, pos):")
-        _emit_decode_struct(g, fields, version, flexible, "msg", 1)
-    return "\n".join(g.lines)
+    """The exact source ``encoder_for``/``decoder_for`` compile, for debugging."""
+    gen = _encoder_gen if encode else _decoder_gen
+    return "\n".join(gen(fields, version, flexible).lines)

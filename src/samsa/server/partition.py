@@ -18,7 +18,6 @@ from dataclasses import dataclass
 from samsa.errors import ErrorCode, KafkaError
 from samsa.protocol.record_batch import (
     NO_PARTITION_LEADER_EPOCH,
-    TIMESTAMP_LOG_APPEND_TIME,
     BatchHeader,
     iter_batches,
     validate_client_batch,
@@ -152,10 +151,3 @@ class Partition:
                     duplicate=True,
                 )
         return None
-
-    def timestamp_type(self) -> int:
-        return (
-            TIMESTAMP_LOG_APPEND_TIME
-            if self.config.message_timestamp_type == "LogAppendTime"
-            else 0
-        )
