@@ -201,6 +201,26 @@ async def test_pending_member_that_never_returns_does_not_block_rebalance() -> N
 
 
 @async_test
+async def test_first_generation_waits_for_members_still_in_the_id_handshake() -> None:
+    # With a 0 ms initial delay, a member that got MEMBER_ID_REQUIRED just before
+    # the first join completed must land in generation 1, not start generation 2.
+    cluster = await Cluster().start()
+    a = Client(cluster, "g", "a")
+    b = Client(cluster, "g", "b")
+    first_a = await a.join_once()
+    first_b = await b.join_once()
+    assert first_a["error_code"] == first_b["error_code"] == ErrorCode.MEMBER_ID_REQUIRED
+    a.member_id, b.member_id = first_a["member_id"], first_b["member_id"]
+    join_a = asyncio.ensure_future(a.join_once())
+    for _ in range(10):  # let the 0 ms delay timer fire; b is still pending
+        await asyncio.sleep(0)
+    assert not join_a.done()
+    join_b = await b.join_once()
+    assert (await join_a)["generation_id"] == join_b["generation_id"] == 1
+    assert len((await join_a)["members"]) + len(join_b["members"]) == 2
+
+
+@async_test
 async def test_inconsistent_group_protocol() -> None:
     cluster = await Cluster().start()
     a = Client(cluster, "g", "a")

@@ -162,8 +162,15 @@ class Rebalancer:
                 next_delay = min(self.config.group_initial_rebalance_delay_ms, remaining)
                 self._arm_initial_delay(group, next_delay, max(remaining - delay, 0))
             else:
+                # The delay is a minimum wait.  From here on the join completes as
+                # a regular one does: once every member, including those still
+                # answering MEMBER_ID_REQUIRED, has joined, or at the timeout.
+                # Without this, with a 0 ms delay a member whose first JoinGroup
+                # landed a moment late starts a second rebalance at once.
                 group.initial_delay_active = False
-                self.complete_join(group)
+                gen = group.generation_id
+                group.join_timer = self._later(remaining, lambda: self._join_timeout(group, gen))
+                self.try_complete_join(group)
 
         group.join_timer = self._later(delay, fire)
 
