@@ -143,3 +143,32 @@ def test_metadata_auto_creates_topic(broker: BrokerProcess, topic_name: str) -> 
     producer.produce(topic_name, value=b"auto")
     assert producer.flush(15) == 0
     assert topic_name in admin(broker).list_topics(timeout=10).topics
+
+
+def test_offset_out_of_range_resets_to_earliest(broker: BrokerProcess, topic_name: str) -> None:
+    # A fetch past the log end answers OFFSET_OUT_OF_RANGE with an empty (not
+    # null) record set: librdkafka rejects a null one as a parse failure and
+    # retries forever instead of applying auto.offset.reset.
+    create_topic(broker, topic_name)
+    producer = Producer({"bootstrap.servers": broker.bootstrap})
+    for i in range(3):
+        producer.produce(topic_name, f"v{i}".encode())
+    assert producer.flush(10) == 0
+    consumer = Consumer(
+        {
+            "bootstrap.servers": broker.bootstrap,
+            "group.id": "unused",
+            "enable.auto.commit": False,
+            "auto.offset.reset": "earliest",
+        }
+    )
+    consumer.assign([TopicPartition(topic_name, 0, 1000)])
+    values = []
+    deadline = time.monotonic() + 20
+    while len(values) < 3 and time.monotonic() < deadline:
+        msg = consumer.poll(0.5)
+        if msg is None or msg.error():
+            continue
+        values.append(msg.value())
+    consumer.close()
+    assert values == [b"v0", b"v1", b"v2"]

@@ -127,5 +127,8 @@ def _error(index: int, code: ErrorCode, hw: int = -1, log_start: int = -1) -> di
         "log_start_offset": log_start,
         "aborted_transactions": None,
         "preferred_read_replica": -1,
-        "records": None,
+        # Empty, never null: Kafka sends an empty record set with an error, and
+        # librdkafka treats a null one as a parse failure and refetches in a
+        # tight loop instead of handling the error (e.g. auto.offset.reset).
+        "records": b"",
     }
