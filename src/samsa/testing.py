@@ -44,6 +44,7 @@ class BrokerProcess:
         self.proc: subprocess.Popen[str] | None = None
         self.bootstrap = ""
         self.log_lines: list[str] = []
+        self._log_changed = threading.Condition()
 
     def start(self, timeout: float = 20.0) -> str:
         cmd = [
@@ -80,7 +81,7 @@ class BrokerProcess:
         assert self.proc is not None and self.proc.stdout is not None
         for line in self.proc.stdout:
             line = line.rstrip("\n")
-            self.log_lines.append(line)
+            self._add_log_line(line)
             if line.startswith(READY_PREFIX):
                 self.bootstrap = line[len(READY_PREFIX) :].strip()
                 ready.set()
@@ -89,7 +90,20 @@ class BrokerProcess:
     def _pump_stderr(self) -> None:
         assert self.proc is not None and self.proc.stderr is not None
         for line in self.proc.stderr:
-            self.log_lines.append(line.rstrip("\n"))
+            self._add_log_line(line.rstrip("\n"))
+
+    def _add_log_line(self, line: str) -> None:
+        with self._log_changed:
+            self.log_lines.append(line)
+            self._log_changed.notify_all()
+
+    def wait_for_log(self, text: str, timeout: float = 10.0) -> bool:
+        """Wait until a log line contains ``text`` (the broker logs from its own
+        process, so a line can arrive a moment after what it reports)."""
+        with self._log_changed:
+            return self._log_changed.wait_for(
+                lambda: any(text in line for line in self.log_lines), timeout
+            )
 
     def stop(self, timeout: float = 20.0) -> int:
         """SIGTERM and wait: a clean shutdown that must exit 0."""

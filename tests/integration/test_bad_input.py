@@ -94,7 +94,7 @@ def test_garbage_frame_closes_only_that_connection(broker: BrokerProcess, topic_
     _low, high = consumer.get_watermark_offsets(TopicPartition(topic_name, 0), timeout=10)
     consumer.close()
     assert high == produced + 1
-    assert "closing connection" in broker.log_text()
+    assert broker.wait_for_log("closing connection")
 
 
 def test_api_versions_of_unknown_version_answers_v0(broker: BrokerProcess) -> None:
@@ -207,7 +207,7 @@ def test_idle_connections_are_closed(tmp_path) -> None:  # type: ignore[no-untyp
         started = time.monotonic()
         assert client.is_closed_by_peer()
         assert time.monotonic() - started < 5
-        assert "idle longer than connections.max.idle.ms" in broker.log_text()
+        assert broker.wait_for_log("idle longer than connections.max.idle.ms")
     finally:
         broker.kill()
 

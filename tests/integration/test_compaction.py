@@ -164,7 +164,7 @@ def test_crash_during_cleaning_loses_nothing(
         pass  # killed before it reported ready: still the crash we want
     assert crashing.proc is not None
     assert crashing.proc.wait(30) == -9
-    assert f"cleaner crash point {point}" in crashing.log_text()
+    assert crashing.wait_for_log(f"cleaner crash point {point}")
     monkeypatch.delenv(CRASH_ENV)
 
     # 3. Restart: recovery completes or discards the interrupted swap, and
