@@ -90,6 +90,7 @@ class OffsetManager:
         now = self.registry.time_ms()
         expire = now + retention_time_ms if retention_time_ms >= 0 else -1
         records: list[Record] = []
+        committed: list[tuple[TopicPartition, CommittedOffset]] = []
         limit = self.registry.config.offset_metadata_max_bytes
         for o in valid:
             metadata = o.metadata or ""
@@ -99,10 +100,22 @@ class OffsetManager:
             key = encode_offset_commit_key(group_id, o.topic, o.partition)
             value = encode_offset_commit_value(o.offset, o.leader_epoch, metadata, now, expire)
             records.append((key, value))
+            # A v1 value (written when an expire time is set) has no leader epoch.
+            epoch = o.leader_epoch if expire == -1 else -1
+            committed.append(
+                ((o.topic, o.partition), CommittedOffset(o.offset, epoch, metadata, now, expire))
+            )
             results[(o.topic, o.partition)] = ErrorCode.NONE
+
+        def apply() -> None:
+            # What replaying ``records`` would do, without decoding them again.
+            offsets = self.registry.get_or_create(group_id).offsets
+            for tp, offset in committed:
+                offsets[tp] = offset
+
         if records:
             try:
-                await self.registry.write(group.partition, records)
+                await self.registry.write(group.partition, records, apply=apply)
             except KafkaError as exc:
                 code = commit_error(exc.code)
                 for o in valid:

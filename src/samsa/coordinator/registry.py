@@ -42,6 +42,7 @@ from samsa.protocol.group_records import (
 log = logging.getLogger("samsa.coordinator")
 
 _LOAD_YIELD_EVERY = 1000
+_PARTITION_CACHE_SIZE = 100_000
 """Yield to the event loop this often while loading, so other requests keep flowing."""
 
 
@@ -58,12 +59,20 @@ class GroupRegistry:
         self.owned: set[int] = set()
         self.loading: set[int] = set()
         self._locks: dict[int, asyncio.Lock] = {}
+        self._partitions: dict[str, int] = {}
         self.on_member_loaded: Callable[[Group, Member], None] = lambda g, m: None
 
     # ------------------------------------------------------------- ownership
 
     def partition_for(self, group_id: str) -> int:
-        return partition_for(group_id, self.config.offsets_topic_num_partitions)
+        # Every group request asks this; Java's string hash in Python is not free.
+        partition = self._partitions.get(group_id)
+        if partition is None:
+            partition = partition_for(group_id, self.config.offsets_topic_num_partitions)
+            if len(self._partitions) >= _PARTITION_CACHE_SIZE:
+                self._partitions.clear()
+            self._partitions[group_id] = partition
+        return partition
 
     def check(self, group_id: str | None, *, allow_empty: bool = False) -> ErrorCode | None:
         """Errors that stop any group request before the group is looked at.
@@ -120,12 +129,27 @@ class GroupRegistry:
 
     # ----------------------------------------------------------------- write
 
-    async def write(self, partition: int, records: list[Record], *, replay: bool = True) -> None:
-        """Append records durably, then (by default) apply them; raises KafkaError on failure."""
+    async def write(
+        self,
+        partition: int,
+        records: list[Record],
+        *,
+        replay: bool = True,
+        apply: Callable[[], None] | None = None,
+    ) -> None:
+        """Append records durably, then apply them; raises KafkaError on failure.
+
+        By default the records are replayed, as on load.  A caller that already
+        holds the decoded values passes ``apply`` instead, which runs at the same
+        point (under the partition's lock, so memory follows log order) without
+        decoding what it just encoded.
+        """
         lock = self._locks.setdefault(partition, asyncio.Lock())
         async with lock:
             await self.store.append(partition, records)
-            if replay:
+            if apply is not None:
+                apply()
+            elif replay:
                 for key, value in records:
                     self.replay(key, value)
 

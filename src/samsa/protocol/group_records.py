@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from samsa.errors import DecodeError
-from samsa.protocol.compiler import decoder_for, encoder_for
+from samsa.protocol.compiler import Decoder, Encoder, decoder_for, encoder_for
 from samsa.protocol.schema import DataSchema, F, Field
 
 OFFSET_COMMIT_KEY_VERSION = 1
@@ -279,9 +279,36 @@ def decode_group_metadata_value(data: bytes | memoryview) -> GroupMetadataValue:
 # ----------------------------------------------------------------------------- helpers
 
 
+# encoder_for/decoder_for are cached by value, which hashes every Field of the
+# tuple on each call; these schemas are module constants, so look them up by
+# identity instead (the tuple is kept in the value so its id stays its own).
+_ENCODERS: dict[tuple[int, int, bool], tuple[tuple[Field, ...], Encoder]] = {}
+_DECODERS: dict[tuple[int, int, bool], tuple[tuple[Field, ...], Decoder]] = {}
+
+
+def _encoder(fields: tuple[Field, ...], version: int, flexible: bool) -> Encoder:
+    hit = _ENCODERS.get((id(fields), version, flexible))
+    if hit is None:
+        hit = _ENCODERS[(id(fields), version, flexible)] = (
+            fields,
+            encoder_for(fields, version, flexible),
+        )
+    return hit[1]
+
+
+def _decoder(fields: tuple[Field, ...], version: int, flexible: bool) -> Decoder:
+    hit = _DECODERS.get((id(fields), version, flexible))
+    if hit is None:
+        hit = _DECODERS[(id(fields), version, flexible)] = (
+            fields,
+            decoder_for(fields, version, flexible),
+        )
+    return hit[1]
+
+
 def _encode(fields: tuple[Field, ...], version: int, flexible: bool, body: dict[str, Any]) -> bytes:
     chunks: list[Any] = []
-    encoder_for(fields, version, flexible)(body, chunks)
+    _encoder(fields, version, flexible)(body, chunks)
     return b"".join(chunks)
 
 
@@ -304,7 +331,7 @@ def _read_version(buf: memoryview, what: str) -> int:
 
 def _decode_key_body(fields: tuple[Field, ...], buf: memoryview) -> dict[str, Any]:
     """Key fields after the version; trailing bytes are ignored, as Kafka's reader does."""
-    body, _end = decoder_for(fields, 0, False)(buf, 2)
+    body, _end = _decoder(fields, 0, False)(buf, 2)
     return body
 
 
@@ -313,5 +340,5 @@ def _decode_value(schema: DataSchema, data: bytes | memoryview) -> tuple[int, di
     version = _read_version(buf, "value")
     layout = min(version, schema.valid[1])
     flexible = schema.flexible is not None and layout >= schema.flexible
-    body, _end = decoder_for(schema.fields, layout, flexible)(buf, 2)
+    body, _end = _decoder(schema.fields, layout, flexible)(buf, 2)
     return version, body

@@ -21,7 +21,10 @@ import struct
 import time
 from collections import deque
 from collections.abc import Awaitable, Callable
+from types import CoroutineType
 from typing import IO, Any, cast
+
+from samsa.server import eager
 
 log = logging.getLogger("samsa.server")
 
@@ -111,6 +114,9 @@ class Connection(asyncio.Protocol):
             frame = self._queue.popleft()
             try:
                 result = self.server.dispatch(frame, self)
+                if isinstance(result, CoroutineType):
+                    finished, value = eager.start(result)
+                    result = value if finished else cast(Awaitable[Any], value)
             except CloseConnection as exc:
                 self.close(str(exc))
                 return
