@@ -148,7 +148,7 @@ def _emit_decode_tagged(
     tag = g.var("tag")
     size = g.var("tsize")
     end = g.var("tend")
-    g.emit(indent, f"{n}, pos = _uvarint(buf, pos)")
+    _emit_uvarint(g, n, indent)
     g.emit(indent, f"for {k} in range({n}):")
     g.emit(indent + 1, f"{tag}, pos = _uvarint(buf, pos)")
     g.emit(indent + 1, f"{size}, pos = _uvarint(buf, pos)")
@@ -168,10 +168,21 @@ def _emit_decode_tagged(
         g.emit(indent + 1, f"pos = {end}")
 
 
+def _emit_uvarint(g: _Gen, var: str, indent: int) -> None:
+    """Read an unsigned varint into ``var``, inline when it is one byte.
+
+    Lengths and tag counts almost always fit in one byte; a function call per
+    varint was the largest single cost of decoding small flexible requests.
+    """
+    g.emit(indent, f"{var} = buf[pos]")
+    g.emit(indent, f"if {var} < 128: pos += 1")
+    g.emit(indent, f"else: {var}, pos = _uvarint(buf, pos)")
+
+
 def _emit_read_length(g: _Gen, flexible: bool, wide: bool, var: str, indent: int) -> None:
     """Read a length/count into ``var``; -1 means null in both encodings."""
     if flexible:
-        g.emit(indent, f"{var}, pos = _uvarint(buf, pos)")
+        _emit_uvarint(g, var, indent)
         g.emit(indent, f"{var} -= 1")
     elif wide:
         s = g.struct_const("i")
