@@ -83,3 +83,51 @@ def test_negative_size_is_a_framing_error() -> None:
     with pytest.raises(FramingError):
         for _ in range(5):
             conn.read()
+
+
+class ChunkSocket(TrickleSocket):
+    """Hands out at most the requested size, in pieces of the given lengths."""
+
+    def __init__(self, incoming: bytes, pieces: list[int]) -> None:
+        super().__init__(incoming)
+        self.pieces = pieces
+        self.asked: list[int] = []
+
+    def recv(self, n: int) -> bytes:
+        if not self.incoming:
+            raise BlockingIOError
+        self.asked.append(n)
+        take = min(n, self.pieces.pop(0) if self.pieces else n)
+        b = bytes(self.incoming[:take])
+        del self.incoming[:take]
+        return b
+
+
+@pytest.mark.parametrize(
+    "pieces",
+    [[], [3], [5, 100_000, 7], [300_000, 1, 1], [1] * 20 + [65_536] * 8],
+    ids=["whole", "header-split", "odd", "body-then-bytes", "small-then-64k"],
+)
+def test_large_frames_between_small_ones_whatever_the_split(pieces: list[int]) -> None:
+    big = bytes(range(256)) * 1200  # 307,200 bytes: larger than one receive chunk
+    data = frame(b"a") + frame(big) + frame(b"bc") + frame(big[::-1]) + frame(b"")
+    sock = ChunkSocket(data, list(pieces))
+    conn = BrokerConnection(1, sock)
+    got: list[bytes] = []
+    for _ in range(1000):
+        got.extend(conn.read() or [])
+        if not sock.incoming:
+            break
+    assert got == [b"a", big, b"bc", big[::-1], b""]
+    assert max(sock.asked) <= 307_200, "never reads past a large frame's end"
+
+
+def test_large_frame_from_single_bytes() -> None:
+    big = b"y" * 270_000
+    data = frame(big) + frame(b"after")
+    sock = TrickleSocket(data)
+    conn = BrokerConnection(1, sock)
+    got: list[bytes] = []
+    for _ in range(len(data) + 5):
+        got.extend(conn.read() or [])
+    assert got == [big, b"after"]

@@ -301,6 +301,11 @@ def _decode_blob(
             elif (c := data[pos + 1]) < 0x80:
                 offset_delta = zz[b + (c << 7)]
                 pos += 2
+            elif (d := data[pos + 2]) < 0x80:
+                # Deltas from 8192 on (big uncompressed batches) take 3 bytes.
+                u = (b & 0x7F) | (c & 0x7F) << 7 | d << 14
+                offset_delta = (u >> 1) ^ -(u & 1)
+                pos += 3
             else:
                 offset_delta, pos = read_varint(data, pos)
             b = data[pos]

@@ -39,7 +39,7 @@ class FramingError(Exception):
 class BrokerConnection:
     """Byte pump for one socket: queued writes out, whole frames in."""
 
-    __slots__ = ("_in", "_out", "_out_bytes", "node_id", "sock")
+    __slots__ = ("_body", "_body_got", "_body_size", "_in", "_out", "_out_bytes", "node_id", "sock")
 
     def __init__(self, node_id: int, sock: SocketLike) -> None:
         self.node_id = node_id
@@ -47,6 +47,9 @@ class BrokerConnection:
         self._out: deque[memoryview] = deque()
         self._out_bytes = 0
         self._in = bytearray()
+        self._body: list[bytes] = []  # pieces of a large frame's body
+        self._body_size = 0  # that frame's size, 0 when none is in progress
+        self._body_got = 0
 
     @property
     def has_pending_writes(self) -> bool:
@@ -84,21 +87,46 @@ class BrokerConnection:
 
         Returns None when the peer closed the connection (EOF).  Raises OSError
         on socket errors and FramingError on an impossible length prefix.
+
+        Small frames are cut out of one receive buffer.  The body of a large
+        frame (a fetch response) is received in pieces of exactly the missing
+        size and joined once -- or, when it arrives in one piece, used as is --
+        instead of being appended to the buffer and sliced out and copied again.
         """
-        buf = self._in
+        frames: list[bytes] = []
+        sock = self.sock
         eof = False
         while True:
+            want = self._body_size - self._body_got if self._body_size else _RECV_CHUNK
             try:
-                chunk = self.sock.recv(_RECV_CHUNK)
+                chunk = sock.recv(want)
             except (BlockingIOError, InterruptedError):
                 break
             if not chunk:
                 eof = True
                 break
-            buf += chunk
-            if len(chunk) < _RECV_CHUNK:
+            if self._body_size:
+                self._add_body(chunk, frames)
+            else:
+                self._in += chunk
+                self._cut_frames(frames)
+            if len(chunk) < want:
                 break
-        frames: list[bytes] = []
+        if eof and not frames:
+            return None
+        return frames
+
+    def _add_body(self, chunk: bytes, frames: list[bytes]) -> None:
+        body = self._body
+        body.append(chunk)
+        self._body_got += len(chunk)
+        if self._body_got == self._body_size:
+            frames.append(body[0] if len(body) == 1 else b"".join(body))
+            self._body = []
+            self._body_size = self._body_got = 0
+
+    def _cut_frames(self, frames: list[bytes]) -> None:
+        buf = self._in
         pos = 0
         end = len(buf)
         while end - pos >= 4:
@@ -106,17 +134,17 @@ class BrokerConnection:
             if size < 0 or size > MAX_RESPONSE_SIZE:
                 raise FramingError(f"impossible frame size {size}")
             if end - pos - 4 < size:
+                if size > _RECV_CHUNK:
+                    # A large frame: collect its body separately from here on.
+                    self._body_size = size
+                    if end - pos - 4:
+                        self._add_body(bytes(buf[pos + 4 : end]), frames)
+                    pos = end
                 break
             frames.append(bytes(buf[pos + 4 : pos + 4 + size]))
             pos += 4 + size
         if pos:
             del buf[:pos]
-        if eof and not frames:
-            return None
-        if eof:
-            # Deliver what arrived; the caller sees EOF on the next read.
-            self._in = buf
-        return frames
 
     def close(self) -> None:
         try:
@@ -126,6 +154,8 @@ class BrokerConnection:
         self._out.clear()
         self._out_bytes = 0
         self._in.clear()
+        self._body = []
+        self._body_size = self._body_got = 0
 
 
 def open_socket(
