@@ -13,6 +13,7 @@ import sys
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import NamedTuple
 
 import pytest
 
@@ -58,6 +59,20 @@ def bootstrap(request: pytest.FixtureRequest, broker_kind: str) -> str:
     if broker_kind == "tansu":
         return str(request.getfixturevalue("tansu_broker").bootstrap)
     return str(request.getfixturevalue("samsa_session_broker").bootstrap)
+
+
+class BrokerAddress(NamedTuple):
+    bootstrap: str
+
+    @property
+    def port(self) -> int:
+        return int(self.bootstrap.rsplit(":", 1)[1])
+
+
+@pytest.fixture
+def broker(bootstrap: str) -> BrokerAddress:
+    """The broker under test (each of ``BROKERS`` in turn), for tests that take an object."""
+    return BrokerAddress(bootstrap)
 
 
 @pytest.fixture

@@ -1,13 +1,13 @@
-"""Samsa Admin against the peer broker (tansu)."""
+"""Samsa Admin on both brokers (tansu and Samsa)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 
 import pytest
-from _tansu import Tansu
 from test_consumer import produce
 
+from conftest import BrokerAddress
 from samsa.client.admin import EARLIEST, Admin, NewTopic
 from samsa.client.consumer import TopicPartition
 from samsa.errors import ErrorCode, KafkaError
@@ -15,15 +15,8 @@ from samsa.errors import ErrorCode, KafkaError
 pytestmark = pytest.mark.integration
 
 
-@pytest.fixture(scope="module")
-def broker() -> Iterator[Tansu]:
-    b = Tansu()
-    yield b
-    b.stop()
-
-
 @pytest.fixture
-def admin(broker: Tansu) -> Iterator[Admin]:
+def admin(broker: BrokerAddress) -> Iterator[Admin]:
     a = Admin({"bootstrap.servers": broker.bootstrap})
     yield a
     a.close()
@@ -42,7 +35,7 @@ def test_create_list_describe_delete_topics(admin: Admin) -> None:
     assert "adm-b" not in admin.list_topics()
 
 
-def test_list_offsets_and_cluster(admin: Admin, broker: Tansu) -> None:
+def test_list_offsets_and_cluster(admin: Admin, broker: BrokerAddress) -> None:
     admin.create_topics([NewTopic("adm-offsets", 1, 1)])
     produce(broker, "adm-offsets", [{"value": b"x"}])
     tp = TopicPartition("adm-offsets", 0)
@@ -51,7 +44,7 @@ def test_list_offsets_and_cluster(admin: Admin, broker: Tansu) -> None:
     assert cluster.brokers and cluster.brokers[0].port == broker.port
 
 
-def test_groups_and_their_offsets(admin: Admin, broker: Tansu) -> None:
+def test_groups_and_their_offsets(admin: Admin, broker: BrokerAddress) -> None:
     from samsa.client.consumer import Consumer
 
     admin.create_topics([NewTopic("adm-group", 1, 1)])

@@ -1,13 +1,12 @@
-"""Samsa Consumer against the peer broker (tansu), with confluent-kafka producing (interop)."""
+"""Samsa Consumer on both brokers (tansu and Samsa), with confluent-kafka producing (interop)."""
 
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
 
 import pytest
-from _tansu import Tansu
 
+from conftest import BrokerAddress
 from samsa.client.consumer import Consumer, ConsumerRecord, TopicPartition
 from samsa.errors import ConfigError
 
@@ -15,21 +14,14 @@ confluent_kafka = pytest.importorskip("confluent_kafka")
 pytestmark = pytest.mark.integration
 
 
-@pytest.fixture(scope="module")
-def broker() -> Iterator[Tansu]:
-    b = Tansu()
-    yield b
-    b.stop()
-
-
-def create_topic(broker: Tansu, name: str, partitions: int) -> None:
+def create_topic(broker: BrokerAddress, name: str, partitions: int) -> None:
     from confluent_kafka.admin import AdminClient, NewTopic
 
     admin = AdminClient({"bootstrap.servers": broker.bootstrap})
     admin.create_topics([NewTopic(name, partitions, 1)])[name].result(10)
 
 
-def produce(broker: Tansu, topic: str, records: list[dict], **conf: object) -> None:
+def produce(broker: BrokerAddress, topic: str, records: list[dict], **conf: object) -> None:
     p = confluent_kafka.Producer({"bootstrap.servers": broker.bootstrap, "linger.ms": 5, **conf})
     for r in records:
         p.produce(topic, **r)
@@ -60,7 +52,9 @@ def test_bad_config_is_refused() -> None:
 
 
 @pytest.mark.parametrize("codec", ["none", "gzip", "snappy", "lz4", "zstd"])
-def test_assign_reads_every_codec_with_keys_headers_and_nulls(broker: Tansu, codec: str) -> None:
+def test_assign_reads_every_codec_with_keys_headers_and_nulls(
+    broker: BrokerAddress, codec: str
+) -> None:
     topic = f"codec-{codec}"
     create_topic(broker, topic, 2)
     records = [
@@ -90,7 +84,7 @@ def test_assign_reads_every_codec_with_keys_headers_and_nulls(broker: Tansu, cod
             assert r.topic == topic and r.timestamp > 0
 
 
-def test_seek_position_and_offset_queries(broker: Tansu) -> None:
+def test_seek_position_and_offset_queries(broker: BrokerAddress) -> None:
     topic = "seeks"
     create_topic(broker, topic, 1)
     produce(broker, topic, [{"value": b"%d" % i} for i in range(100)])
@@ -108,7 +102,7 @@ def test_seek_position_and_offset_queries(broker: Tansu) -> None:
         assert found is not None and found.offset == 0
 
 
-def test_latest_reset_sees_only_new_records(broker: Tansu) -> None:
+def test_latest_reset_sees_only_new_records(broker: BrokerAddress) -> None:
     topic = "latest"
     create_topic(broker, topic, 1)
     produce(broker, topic, [{"value": b"old"}])
@@ -121,7 +115,7 @@ def test_latest_reset_sees_only_new_records(broker: Tansu) -> None:
         assert [r.value for r in got] == [b"new"]
 
 
-def test_pause_and_resume(broker: Tansu) -> None:
+def test_pause_and_resume(broker: BrokerAddress) -> None:
     topic = "pausing"
     create_topic(broker, topic, 2)
     produce(broker, topic, [{"value": b"x", "partition": i % 2} for i in range(20)])
@@ -136,7 +130,7 @@ def test_pause_and_resume(broker: Tansu) -> None:
         assert {r.partition for r in got} == {1}
 
 
-def test_deserializers_apply(broker: Tansu) -> None:
+def test_deserializers_apply(broker: BrokerAddress) -> None:
     topic = "deser"
     create_topic(broker, topic, 1)
     produce(broker, topic, [{"value": b"12", "key": b"k"}])

@@ -1,27 +1,20 @@
-"""Group consumers on the peer broker: split, rebalance on close, commits read back."""
+"""Group consumers on both brokers: split, rebalance on close, commits read back."""
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 
 import pytest
-from _tansu import Tansu
 from test_consumer import consume_n, create_topic, produce
 
+from conftest import BrokerAddress
 from samsa.client.consumer import Consumer, OffsetAndMetadata, TopicPartition
 
 pytestmark = pytest.mark.integration
 
 
-@pytest.fixture(scope="module")
-def broker() -> Iterator[Tansu]:
-    b = Tansu()
-    yield b
-    b.stop()
-
-
-def group_conf(broker: Tansu, group: str, strategy: str) -> dict[str, object]:
+def group_conf(broker: BrokerAddress, group: str, strategy: str) -> dict[str, object]:
     return {
         "bootstrap.servers": broker.bootstrap,
         "group.id": group,
@@ -41,7 +34,9 @@ def poll_until(consumers: list[Consumer], done: Callable[[], bool], timeout_s: f
 
 
 @pytest.mark.parametrize("strategy", ["range", "roundrobin", "cooperative-sticky"])
-def test_two_members_split_and_one_takes_over_on_close(broker: Tansu, strategy: str) -> None:
+def test_two_members_split_and_one_takes_over_on_close(
+    broker: BrokerAddress, strategy: str
+) -> None:
     topic = f"grp-{strategy}"
     create_topic(broker, topic, 4)
     everything = {TopicPartition(topic, p) for p in range(4)}
@@ -69,7 +64,7 @@ def test_two_members_split_and_one_takes_over_on_close(broker: Tansu, strategy: 
     assert assigned and assigned[0]
 
 
-def test_commit_is_read_back_by_a_new_consumer(broker: Tansu) -> None:
+def test_commit_is_read_back_by_a_new_consumer(broker: BrokerAddress) -> None:
     topic = "commits"
     create_topic(broker, topic, 1)
     produce(broker, topic, [{"value": b"%d" % i} for i in range(50)])
@@ -86,7 +81,7 @@ def test_commit_is_read_back_by_a_new_consumer(broker: Tansu) -> None:
         assert got[0].offset == 20
 
 
-def test_auto_commit_on_close(broker: Tansu) -> None:
+def test_auto_commit_on_close(broker: BrokerAddress) -> None:
     topic = "autocommit"
     create_topic(broker, topic, 1)
     produce(broker, topic, [{"value": b"x"} for _ in range(10)])
@@ -99,7 +94,7 @@ def test_auto_commit_on_close(broker: Tansu) -> None:
         assert c.committed([tp])[tp] == OffsetAndMetadata(10)
 
 
-def test_commit_with_assign_and_group_id(broker: Tansu) -> None:
+def test_commit_with_assign_and_group_id(broker: BrokerAddress) -> None:
     topic = "simplecommit"
     create_topic(broker, topic, 1)
     produce(broker, topic, [{"value": b"x"} for _ in range(5)])
