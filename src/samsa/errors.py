@@ -194,5 +194,14 @@ class KafkaError(SamsaError):
         return self.code.retriable
 
 
+class InvalidRecordError(KafkaError):
+    """INVALID_RECORD for one record of a batch (Kafka's RecordError: its index and why)."""
+
+    def __init__(self, batch_index: int, message: str) -> None:
+        super().__init__(ErrorCode.INVALID_RECORD, message)
+        self.batch_index = batch_index
+        self.reason = message
+
+
 class ConfigError(SamsaError):
     """A configuration key or value that is not accepted."""

@@ -238,3 +238,36 @@ def test_compacted_topics_are_not_cut_by_retention(tmp_path: Path) -> None:
         client.close()
     finally:
         broker.kill()
+
+
+def test_compacted_topics_refuse_records_without_a_key(
+    broker: BrokerProcess, topic_name: str
+) -> None:
+    client = RawClient(broker.bootstrap)
+    _create(client, topic_name, configs={"cleanup.policy": "compact"})
+    now = int(time.time() * 1000)
+    builder = RecordBatchBuilder(batch_size=1 << 24)
+    builder.append(now, b"k", b"kept")
+    builder.append(now, None, b"no key")
+    body = {
+        "transactional_id": None,
+        "acks": 1,
+        "timeout_ms": 5000,
+        "topic_data": [
+            {"name": topic_name, "partition_data": [{"index": 0, "records": builder.build()}]}
+        ],
+    }
+    refused = client.call(0, 9, body)["responses"][0]["partition_responses"][0]
+    assert refused["error_code"] == ErrorCode.INVALID_RECORD
+    assert refused["record_errors"][0]["batch_index"] == 1
+    assert "without key" in refused["record_errors"][0]["batch_index_error_message"]
+    assert _list_offset(client, topic_name, -1)["offset"] == 0, "the whole batch is refused"
+
+    # Keyed records still go in; a delete-policy topic takes keyless ones.
+    keyed = RecordBatchBuilder(batch_size=1 << 24)
+    keyed.append(now, b"k", b"v")
+    body["topic_data"][0]["partition_data"][0]["records"] = keyed.build()
+    assert client.call(0, 9, body)["responses"][0]["partition_responses"][0]["error_code"] == 0
+    _create(client, topic_name + "-d")
+    assert _produce(client, topic_name + "-d", [b"no key"])["error_code"] == 0
+    client.close()

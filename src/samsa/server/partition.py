@@ -15,13 +15,15 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from samsa.errors import ErrorCode, KafkaError
+from samsa.errors import DecodeError, ErrorCode, InvalidRecordError, KafkaError
 from samsa.protocol.record_batch import (
+    CONTROL_MASK,
     NO_PARTITION_LEADER_EPOCH,
     BatchHeader,
     iter_batches,
     validate_client_batch,
 )
+from samsa.protocol.record_reader import decode_batch
 from samsa.storage.log import Log
 from samsa.storage.log_config import LogConfig
 from samsa.storage.producer_state import ProducerStateManager
@@ -86,6 +88,9 @@ class Partition:
                 )
             raise KafkaError(ErrorCode.CORRUPT_MESSAGE, "records end with a truncated batch")
 
+        if config.compact:
+            self._check_keys(records, headers)
+
         idempotent = [h for _, h in headers if h.producer_id >= 0]
         if idempotent:
             duplicate = self._check_producer_state(idempotent)
@@ -113,6 +118,25 @@ class Partition:
         return AppendResult(
             info.first_offset, info.last_offset, log_append_time, self.log_start_offset
         )
+
+    def _check_keys(self, records: memoryview, headers: list[tuple[int, BatchHeader]]) -> None:
+        """A compacted topic keeps the latest record per key, so every record needs
+        one: Kafka refuses the batch with INVALID_RECORD.  The only place the
+        broker decodes records a client sent, and only for compacted topics."""
+        for pos, header in headers:
+            if header.attributes & CONTROL_MASK:
+                continue
+            try:
+                batch = decode_batch(records, pos, header)
+            except DecodeError as exc:
+                raise KafkaError(ErrorCode.CORRUPT_MESSAGE, str(exc)) from None
+            for index, record in enumerate(batch):
+                if record.key is None:
+                    raise InvalidRecordError(
+                        index,
+                        "Compacted topic cannot accept message without key in topic "
+                        f"partition {self.topic}-{self.index}.",
+                    )
 
     def append_internal(self, buf: bytearray) -> int:
         """Append batches the broker built itself (group metadata, markers); returns the first offset."""

@@ -1,4 +1,7 @@
-"""Produce (key 0): validate batch headers and append them, never decoding records.
+"""Produce (key 0): validate batch headers and append them.
+
+Records are not decoded, except on compacted topics, where every record must
+have a key (INVALID_RECORD otherwise, as Kafka answers).
 
 Versions 0-2 are advertised (librdkafka <= 2.11 only compresses when the broker
 lists Produce v0) but refused with UNSUPPORTED_VERSION, as Kafka 4 does.
@@ -9,7 +12,7 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any
 
-from samsa.errors import ErrorCode, KafkaError
+from samsa.errors import ErrorCode, InvalidRecordError, KafkaError
 from samsa.server.router import Body, RequestContext, Router
 from samsa.server.topic_manager import INTERNAL_TOPICS
 
@@ -92,6 +95,13 @@ def _append(broker: Broker, topic: str, index: int, records: Any, acks: int) -> 
         )
     try:
         result = partition.append_from_client(records)
+    except InvalidRecordError as exc:
+        log.info("produce to %s-%d refused: %s", topic, index, exc)
+        refused = _partition_error(index, exc.code, exc.reason)
+        refused["record_errors"] = [
+            {"batch_index": exc.batch_index, "batch_index_error_message": exc.reason}
+        ]
+        return refused
     except KafkaError as exc:
         log.info("produce to %s-%d refused: %s", topic, index, exc)
         return _partition_error(index, exc.code, str(exc))
