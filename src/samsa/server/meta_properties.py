@@ -8,7 +8,6 @@ used and checked on every later start.
 from __future__ import annotations
 
 import base64
-import os
 import time
 import uuid
 from dataclasses import dataclass
@@ -16,6 +15,7 @@ from pathlib import Path
 
 from samsa.config import parse_properties
 from samsa.errors import ConfigError
+from samsa.storage.atomic_file import atomic_write
 
 FILE_NAME = "meta.properties"
 
@@ -56,10 +56,5 @@ def load_or_create(data_dir: Path, node_id: int, cluster_id: str = "") -> MetaPr
         f"node.id={meta.node_id}\n"
         "version=1\n"
     )
-    tmp = path.with_suffix(".tmp")
-    with open(tmp, "w") as fh:
-        fh.write(text)
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
+    atomic_write(path, text.encode())
     return meta

@@ -8,8 +8,8 @@ Format, text, one item per line::
     orders 0 1234          <- topic partition offset
     orders 1 99
 
-Crash behaviour: ``write_checkpoint`` writes a ``.tmp`` file, fsyncs it,
-renames it over the old file and fsyncs the directory, so a reader sees either
+Crash behaviour: ``write_checkpoint`` replaces the file atomically (a fsynced
+``.tmp`` file renamed over it, see ``atomic_file``), so a reader sees either
 the old or the new file, never a mix.  A missing file reads as empty (first
 start); a malformed one raises ``CorruptCheckpointError`` and the caller falls
 back to the safe choice (recover everything), as Kafka does.
@@ -17,10 +17,12 @@ back to the safe choice (recover everything), as Kafka does.
 
 from __future__ import annotations
 
-import contextlib
-import os
 from collections.abc import Mapping
 from pathlib import Path
+
+from samsa.storage.atomic_file import atomic_write, fsync_dir
+
+__all__ = ["CorruptCheckpointError", "fsync_dir", "read_checkpoint", "write_checkpoint"]
 
 CHECKPOINT_VERSION = 0
 RECOVERY_POINT_CHECKPOINT = "recovery-point-offset-checkpoint"
@@ -39,18 +41,7 @@ def write_checkpoint(path: Path, offsets: Mapping[TopicPartitionKey, int]) -> No
     lines += [
         f"{topic} {partition} {offset}" for (topic, partition), offset in sorted(offsets.items())
     ]
-    data = ("\n".join(lines) + "\n").encode()
-    tmp = path.with_name(path.name + ".tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-    try:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view) :]
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-    os.replace(tmp, path)
-    fsync_dir(path.parent)
+    atomic_write(path, ("\n".join(lines) + "\n").encode())
 
 
 def read_checkpoint(path: Path) -> dict[TopicPartitionKey, int]:
@@ -77,13 +68,3 @@ def read_checkpoint(path: Path) -> dict[TopicPartitionKey, int]:
         return result
     except (IndexError, ValueError) as e:
         raise CorruptCheckpointError(f"{path}: malformed checkpoint file: {e}") from e
-
-
-def fsync_dir(directory: Path) -> None:
-    """Make a rename or unlink in ``directory`` durable."""
-    with contextlib.suppress(OSError):
-        fd = os.open(directory, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)

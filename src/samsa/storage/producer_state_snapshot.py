@@ -24,7 +24,6 @@ a crash never leaves a half-written ``.snapshot`` behind.
 
 from __future__ import annotations
 
-import os
 import struct
 from collections.abc import Iterable
 from pathlib import Path
@@ -32,10 +31,10 @@ from pathlib import Path
 import crc32c
 
 from samsa.errors import SamsaError
+from samsa.storage.atomic_file import TMP_SUFFIX, atomic_write
 from samsa.storage.producer_state_entry import BatchMetadata, ProducerStateEntry
 
 SNAPSHOT_SUFFIX = ".snapshot"
-TMP_SUFFIX = ".tmp"
 SNAPSHOT_VERSION = 1
 
 _HEADER = struct.Struct(">hI")  # version, crc
@@ -123,18 +122,7 @@ def read_snapshot_file(path: Path) -> list[ProducerStateEntry]:
 
 def write_snapshot_file(path: Path, entries: Iterable[ProducerStateEntry]) -> None:
     """Write atomically: temp file, fsync, rename over ``path``, fsync the directory."""
-    data = encode_snapshot(entries)
-    tmp = path.with_name(path.name + TMP_SUFFIX)
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-    try:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view) :]
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-    os.replace(tmp, path)
-    _fsync_dir(path.parent)
+    atomic_write(path, encode_snapshot(entries))
 
 
 def remove_stray_tmp_files(partition_dir: Path) -> None:
@@ -143,17 +131,3 @@ def remove_stray_tmp_files(partition_dir: Path) -> None:
         return
     for path in partition_dir.glob(f"*{SNAPSHOT_SUFFIX}{TMP_SUFFIX}"):
         path.unlink(missing_ok=True)
-
-
-def _fsync_dir(directory: Path) -> None:
-    # Makes the rename durable; directories cannot be opened for fsync on every OS.
-    try:
-        fd = os.open(directory, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
