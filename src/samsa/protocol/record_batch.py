@@ -66,6 +66,8 @@ __all__ = [
 ]
 
 BufferLike = bytes | bytearray | memoryview
+# Batches the broker stamps in place: its own bytearray, or a writable view of a request.
+WritableBuffer = bytearray | memoryview
 
 BATCH_HEADER_SIZE = 61
 RECORD_BATCH_OVERHEAD = BATCH_HEADER_SIZE
@@ -306,13 +308,15 @@ def validate_client_batch(
         )
 
 
-def stamp_batch(buf: bytearray, pos: int, base_offset: int, partition_leader_epoch: int) -> None:
+def stamp_batch(
+    buf: WritableBuffer, pos: int, base_offset: int, partition_leader_epoch: int
+) -> None:
     """Write the broker-owned fields in place; both lie outside the CRC."""
     _INT64.pack_into(buf, pos + BASE_OFFSET_OFFSET, base_offset)
     _INT32.pack_into(buf, pos + PARTITION_LEADER_EPOCH_OFFSET, partition_leader_epoch)
 
 
-def set_log_append_time(buf: bytearray, pos: int, timestamp_ms: int) -> None:
+def set_log_append_time(buf: WritableBuffer, pos: int, timestamp_ms: int) -> None:
     """Mark a batch LogAppendTime with *timestamp_ms* and recompute its CRC.
 
     Records keep their deltas; readers report ``max_timestamp`` for every
@@ -351,7 +355,7 @@ def set_producer_state(
     _rewrite_crc(buf, pos)
 
 
-def _rewrite_crc(buf: bytearray, pos: int) -> None:
+def _rewrite_crc(buf: WritableBuffer, pos: int) -> None:
     (batch_length,) = _INT32.unpack_from(buf, pos + LENGTH_OFFSET)
     size = batch_length + LOG_OVERHEAD
     if pos + size > len(buf):

@@ -3,7 +3,7 @@
 Kafka clients pipeline requests on one connection and expect responses in the
 same order, so each connection handles one request at a time: requests that can
 be answered at once (most produce and metadata calls) are answered inline from
-``data_received`` with no task switch; a request that must wait (a long-poll
+``buffer_updated`` with no task switch; a request that must wait (a long-poll
 fetch, a group join) parks the connection's queue until its response is written.
 
 A malformed or oversized frame closes only that connection, with a log line;
@@ -17,7 +17,6 @@ import contextlib
 import logging
 import os
 import socket
-import struct
 import time
 from collections import deque
 from collections.abc import Awaitable, Callable
@@ -25,10 +24,10 @@ from types import CoroutineType
 from typing import IO, Any, cast
 
 from samsa.server import eager
+from samsa.server.framing import FrameReader, FrameTooLarge
 
 log = logging.getLogger("samsa.server")
 
-_SIZE = struct.Struct(">i")
 
 # Below this size a region is cheaper to pread and write than to sendfile
 # (sendfile waits for the transport's buffer to drain first).
@@ -36,22 +35,22 @@ SENDFILE_MIN_BYTES = 64 * 1024
 
 # A handler returns output chunks, None (no response, e.g. acks=0), or an awaitable of either.
 Result = list[Any] | None
-Dispatch = Callable[[bytes, "Connection"], "Result | Awaitable[Result]"]
+Dispatch = Callable[[bytes | bytearray, "Connection"], "Result | Awaitable[Result]"]
 
 
 class CloseConnection(Exception):
     """Raised by a handler when the connection must be closed (Kafka's behaviour on bad input)."""
 
 
-class Connection(asyncio.Protocol):
-    """One client connection."""
+class Connection(asyncio.BufferedProtocol):
+    """One client connection (read with ``recv_into``, see ``framing``)."""
 
     def __init__(self, server: SocketServer) -> None:
         self.server = server
         self.transport: asyncio.Transport | None = None
         self.peer = "?"
-        self._buf = bytearray()
-        self._queue: deque[bytes] = deque()
+        self._frames = FrameReader(server.max_request_size)
+        self._queue: deque[bytes | bytearray] = deque()
         self._busy = False
         self._pending_task: asyncio.Future[None] | None = None
         self._closed = False
@@ -84,24 +83,17 @@ class Connection(asyncio.Protocol):
     def resume_writing(self) -> None:
         self._can_write.set()
 
-    def data_received(self, data: bytes) -> None:
+    def get_buffer(self, sizehint: int) -> memoryview:
+        return self._frames.buffer()
+
+    def buffer_updated(self, nbytes: int) -> None:
         self.last_active = time.monotonic()
-        buf = self._buf
-        buf += data
-        pos = 0
-        end = len(buf)
-        max_size = self.server.max_request_size
-        while end - pos >= 4:
-            (size,) = _SIZE.unpack_from(buf, pos)
-            if size < 0 or size > max_size:
-                self.close(f"frame of {size} bytes exceeds socket.request.max.bytes={max_size}")
-                return
-            if end - pos - 4 < size:
-                break
-            self._queue.append(bytes(buf[pos + 4 : pos + 4 + size]))
-            pos += 4 + size
-        if pos:
-            del buf[:pos]
+        try:
+            frames = self._frames.received(nbytes)
+        except FrameTooLarge as exc:
+            self.close(str(exc))
+            return
+        self._queue.extend(frames)
         self._process()
         # Backpressure: stop reading while many requests wait behind a slow one.
         if len(self._queue) > 64 and not self._reading_paused and self.transport is not None:

@@ -97,7 +97,9 @@ class Partition:
             if duplicate is not None:
                 return duplicate
 
-        buf = bytearray(records)
+        # A large request arrives in a buffer of its own (server/framing.py):
+        # stamp offsets into it in place.  A small one shares a read-only frame.
+        buf = records if not records.readonly else bytearray(records)
         info = self.log.append(buf, leader_epoch=self.leader_epoch, now_ms=self._time_ms())
         log_append_time = info.log_append_time
         offset = info.first_offset

@@ -73,7 +73,7 @@ class Router:
         return {"error_code": 0, "api_keys": self.advertised(), "throttle_time_ms": 0}
 
     def dispatch(
-        self, frame: bytes, conn: Connection | None
+        self, frame: bytes | bytearray, conn: Connection | None
     ) -> list[Any] | Awaitable[list[Any] | None] | None:
         view = memoryview(frame)
         try:

@@ -35,6 +35,7 @@ from pathlib import Path
 from samsa.errors import ErrorCode, KafkaError
 from samsa.protocol.record_batch import (
     BatchHeader,
+    WritableBuffer,
     iter_batches,
     read_batch_header,
     set_log_append_time,
@@ -162,7 +163,7 @@ class Log:
 
     def append(
         self,
-        records: bytearray,
+        records: WritableBuffer,
         *,
         assign_offsets: bool = True,
         leader_epoch: int = 0,
