@@ -20,7 +20,8 @@ class GroupConfig:
     """Group coordinator settings; each field documents its Kafka key."""
 
     group_initial_rebalance_delay_ms: int = 3000
-    """``group.initial.rebalance.delay.ms``: how long a new (Empty) group waits for more members."""
+    """``group.initial.rebalance.delay.ms``: how long a new (Empty) group waits for more members
+    (never less than ``rebalance.MIN_INITIAL_JOIN_DELAY_MS``)."""
     group_min_session_timeout_ms: int = 6000
     """``group.min.session.timeout.ms``: smaller JoinGroup session timeouts are refused."""
     group_max_session_timeout_ms: int = 1_800_000
