@@ -206,32 +206,12 @@ def main() -> None:
                         ],
                     )
                     broker.results.setdefault(name, []).append(res)
-                    cons = run_client(
-                        broker,
-                        [
-                            "--topic",
-                            topic,
-                            "consume",
-                            "--partitions",
-                            str(partitions),
-                            "--records",
-                            str(args.records),
-                        ],
-                    )
+                    consume = ["--topic", topic, "consume", "--partitions", str(partitions)]
+                    consume += ["--records", str(args.records)]
+                    cons = run_client(broker, consume)
                     broker.results.setdefault(f"consume p={partitions}", []).append(cons)
                     fast = run_client(
-                        broker,
-                        [
-                            "--topic",
-                            topic,
-                            "consume",
-                            "--partitions",
-                            str(partitions),
-                            "--records",
-                            str(args.records),
-                            "--queue-backoff-ms",
-                            str(QUEUE_BACKOFF_MS),
-                        ],
+                        broker, [*consume, "--queue-backoff-ms", str(QUEUE_BACKOFF_MS)]
                     )
                     broker.results.setdefault(
                         f"consume p={partitions} fetch.queue.backoff.ms={QUEUE_BACKOFF_MS}", []

@@ -282,28 +282,26 @@ def decode_group_metadata_value(data: bytes | memoryview) -> GroupMetadataValue:
 # encoder_for/decoder_for are cached by value, which hashes every Field of the
 # tuple on each call; these schemas are module constants, so look them up by
 # identity instead (the tuple is kept in the value so its id stays its own).
-_ENCODERS: dict[tuple[int, int, bool], tuple[tuple[Field, ...], Encoder]] = {}
-_DECODERS: dict[tuple[int, int, bool], tuple[tuple[Field, ...], Decoder]] = {}
+_CODECS: dict[tuple[int, int, bool, bool], tuple[tuple[Field, ...], Any]] = {}
+
+
+def _codec(fields: tuple[Field, ...], version: int, flexible: bool, encode: bool) -> Any:
+    key = (id(fields), version, flexible, encode)
+    hit = _CODECS.get(key)
+    if hit is None:
+        compile_ = encoder_for if encode else decoder_for
+        hit = _CODECS[key] = (fields, compile_(fields, version, flexible))
+    return hit[1]
 
 
 def _encoder(fields: tuple[Field, ...], version: int, flexible: bool) -> Encoder:
-    hit = _ENCODERS.get((id(fields), version, flexible))
-    if hit is None:
-        hit = _ENCODERS[(id(fields), version, flexible)] = (
-            fields,
-            encoder_for(fields, version, flexible),
-        )
-    return hit[1]
+    encoder: Encoder = _codec(fields, version, flexible, True)
+    return encoder
 
 
 def _decoder(fields: tuple[Field, ...], version: int, flexible: bool) -> Decoder:
-    hit = _DECODERS.get((id(fields), version, flexible))
-    if hit is None:
-        hit = _DECODERS[(id(fields), version, flexible)] = (
-            fields,
-            decoder_for(fields, version, flexible),
-        )
-    return hit[1]
+    decoder: Decoder = _codec(fields, version, flexible, False)
+    return decoder
 
 
 def _encode(fields: tuple[Field, ...], version: int, flexible: bool, body: dict[str, Any]) -> bytes:
