@@ -96,6 +96,9 @@ class Member:
     join_waiter: asyncio.Future[JoinResult] | None = None
     sync_waiter: asyncio.Future[SyncResult] | None = None
     heartbeat_timer: asyncio.TimerHandle | None = None
+    # Loop time the session ends unless renewed; the timer may be set earlier
+    # and re-arms itself for the rest (see Rebalancer.schedule_heartbeat).
+    session_deadline: float = 0.0
 
     @property
     def awaiting_join(self) -> bool:

@@ -86,10 +86,34 @@ class Rebalancer:
     def schedule_heartbeat(
         self, group: Group, member: Member, timeout_ms: int | None = None
     ) -> None:
-        """(Re)arm a member's session timer; every heartbeat, join, sync and commit calls this."""
-        member.cancel_heartbeat()
+        """(Re)arm a member's session timer; every heartbeat, join, sync and commit calls this.
+
+        Renewing only moves the deadline: a timer already set to fire no later
+        re-arms itself for the remainder when it fires, so a member that
+        heartbeats (or commits) thousands of times a second costs no timer
+        churn.
+        """
+        loop = asyncio.get_running_loop()
         delay = member.session_timeout_ms if timeout_ms is None else timeout_ms
-        member.heartbeat_timer = self._later(delay, lambda: self._heartbeat_expired(group, member))
+        deadline = loop.time() + max(delay, 0) / 1000
+        member.session_deadline = deadline
+        timer = member.heartbeat_timer
+        if timer is not None and not timer.cancelled() and timer.when() <= deadline:
+            return
+        member.cancel_heartbeat()
+        member.heartbeat_timer = loop.call_at(
+            deadline, lambda: self._session_timer_fired(group, member)
+        )
+
+    def _session_timer_fired(self, group: Group, member: Member) -> None:
+        member.heartbeat_timer = None
+        loop = asyncio.get_running_loop()
+        if member.session_deadline > loop.time():
+            member.heartbeat_timer = loop.call_at(
+                member.session_deadline, lambda: self._session_timer_fired(group, member)
+            )
+            return
+        self._heartbeat_expired(group, member)
 
     def _heartbeat_expired(self, group: Group, member: Member) -> None:
         member.heartbeat_timer = None
