@@ -228,6 +228,35 @@ def test_request_timeout_closes_connection_and_refreshes_metadata() -> None:
     assert h.metadata.update_requested
 
 
+def test_a_request_may_carry_its_own_timeout() -> None:
+    # JoinGroup is parked by the coordinator for up to the rebalance timeout, so
+    # it carries a longer timeout than request.timeout.ms; the shorter default
+    # still applies to the requests queued behind it on the same connection.
+    h = Harness()
+    h.bootstrap_topic()
+    node = next(iter(h.metadata.cluster.nodes))
+    run_until(h, lambda: h.client.ready(node, h.clock.now_ms))
+    for sock in h.sockets:
+        sock.hold = True
+    body = {
+        "topics": [],
+        "allow_auto_topic_creation": False,
+        "include_cluster_authorized_operations": False,
+        "include_topic_authorized_operations": False,
+    }
+    seen: list[Any] = []
+    h.client.send(
+        ClientRequest(node, 3, body, callback=seen.append, timeout_ms=5000), h.clock.now_ms
+    )
+    h.clock.now_ms += 1500
+    h.client.poll(0, h.clock.now_ms)
+    assert not seen, "the long timeout has not run out"
+    h.client.send(ClientRequest(node, 3, body, callback=seen.append), h.clock.now_ms)
+    h.clock.now_ms += 1500
+    h.client.poll(0, h.clock.now_ms)
+    assert len(seen) == 2 and all(r.timed_out for r in seen), "the default one expired"
+
+
 def test_idempotent_retry_keeps_sequences() -> None:
     h = Harness(idempotent=True, batch_size=100, max_in_flight=5)
     h.bootstrap_topic()

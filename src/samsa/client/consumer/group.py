@@ -197,7 +197,14 @@ class GroupMembership:
                 "protocols": [{"name": n, "metadata": m} for n, m in self.join_metadata()],
                 "reason": "",
             }
-            self._pending = (JOIN_GROUP, client.send(self.coordinator_id, JOIN_GROUP, body))
+            # The coordinator parks JoinGroup for up to the rebalance timeout:
+            # Kafka's consumer waits that long plus 5 s, never less than
+            # request.timeout.ms.
+            join_timeout = max(client.request_timeout_ms, self.rebalance_timeout_ms + 5000)
+            self._pending = (
+                JOIN_GROUP,
+                client.send(self.coordinator_id, JOIN_GROUP, body, timeout_ms=join_timeout),
+            )
         kind, future = self._pending
         if not self._wait(future, deadline_ms):
             return False

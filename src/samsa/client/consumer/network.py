@@ -103,8 +103,13 @@ class ConsumerNetworkClient:
     def now_ms(self) -> int:
         return self._clock()
 
-    def send(self, node_id: int, api_key: int, body: dict[str, Any]) -> RequestFuture:
-        """Queue a request for ``node_id``; it goes out on a later ``poll``."""
+    def send(
+        self, node_id: int, api_key: int, body: dict[str, Any], timeout_ms: int | None = None
+    ) -> RequestFuture:
+        """Queue a request for ``node_id``; it goes out on a later ``poll``.
+
+        ``timeout_ms`` overrides request.timeout.ms for this request only.
+        """
         future = RequestFuture()
         request = ClientRequest(
             node_id,
@@ -112,6 +117,7 @@ class ConsumerNetworkClient:
             body,
             callback=lambda resp: self._on_response(resp, future),
             created_ms=self._clock(),
+            timeout_ms=timeout_ms,
         )
         with self.lock:
             self._unsent.setdefault(node_id, deque()).append(request)

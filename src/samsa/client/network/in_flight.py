@@ -26,6 +26,10 @@ class ClientRequest:
     callback: Callable[[ClientResponse], None] | None = None
     expect_response: bool = True
     created_ms: int = 0
+    # How long this request may wait for its response; None means the client's
+    # request.timeout.ms.  JoinGroup waits for the whole rebalance, so Kafka's
+    # consumer gives it the rebalance timeout plus a margin.
+    timeout_ms: int | None = None
     # Set by NetworkClient.send:
     api_version: int = -1
     correlation_id: int = -1
@@ -88,18 +92,22 @@ class InFlightRequests:
         return list(q)
 
     def nodes_with_timeouts(self, now_ms: int) -> list[int]:
-        """Nodes whose oldest request has waited longer than its request timeout."""
+        """Nodes with a request that has waited longer than its own timeout.
+
+        Every request is checked, not only the oldest: timeouts differ per
+        request (a parked JoinGroup may wait minutes, a heartbeat behind it not).
+        """
         return [
             node
             for node, q in self._by_node.items()
-            if q and now_ms - q[0].send_ms > q[0].request_timeout_ms
+            if any(now_ms - r.send_ms > r.request_timeout_ms for r in q)
         ]
 
     def next_timeout_ms(self, now_ms: int) -> int | None:
         """Milliseconds until the earliest request timeout, or None if idle."""
         best: int | None = None
         for q in self._by_node.values():
-            if q:
-                left = q[0].send_ms + q[0].request_timeout_ms - now_ms
+            for r in q:
+                left = r.send_ms + r.request_timeout_ms - now_ms
                 best = left if best is None or left < best else best
         return None if best is None else max(0, best)

@@ -227,7 +227,9 @@ class NetworkClient:
         request.api_version = version
         request.correlation_id = self._correlation
         request.send_ms = now_ms
-        request.request_timeout_ms = self.request_timeout_ms
+        request.request_timeout_ms = (
+            self.request_timeout_ms if request.timeout_ms is None else request.timeout_ms
+        )
         frame = encode_request(
             request.api_key, version, request.correlation_id, self.client_id, request.body
         )
