@@ -20,7 +20,16 @@ from samsa.errors import ConfigError
 
 INT32_MAX = 2**31 - 1
 
-__all__ = ["COMMON_DEFS", "PRODUCER_DEFS", "ConfigDef", "parse_config"]
+__all__ = [
+    "COMMON_DEFS",
+    "PRODUCER_DEFS",
+    "ConfigDef",
+    "at_least",
+    "parse_bool",
+    "parse_config",
+    "parse_int",
+    "parse_optional_callable",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,7 +41,7 @@ class ConfigDef:
     doc: str = ""
 
 
-def _int(value: Any) -> int:
+def parse_int(value: Any) -> int:
     if isinstance(value, bool):
         raise ValueError("expected an integer, got a boolean")
     if isinstance(value, int):
@@ -42,7 +51,7 @@ def _int(value: Any) -> int:
     raise ValueError(f"expected an integer, got {type(value).__name__}")
 
 
-def _bool(value: Any) -> bool:
+def parse_bool(value: Any) -> bool:
     if isinstance(value, bool):
         return value
     if isinstance(value, str) and value.strip().lower() in ("true", "false"):
@@ -75,7 +84,7 @@ def _servers(value: Any) -> list[tuple[str, int]]:
 def _acks(value: Any) -> int:
     if isinstance(value, str) and value.strip().lower() == "all":
         return -1
-    acks = _int(value)
+    acks = parse_int(value)
     if acks not in (-1, 0, 1):
         raise ValueError("must be 0, 1, -1 or all")
     return acks
@@ -103,7 +112,7 @@ def _partitioner(value: Any) -> Any:
     return name
 
 
-def _optional_callable(value: Any) -> Any:
+def parse_optional_callable(value: Any) -> Any:
     if value is not None and not callable(value):
         raise ValueError("must be a callable or None")
     return value
@@ -117,7 +126,7 @@ def _interceptors(value: Any) -> list[Any]:
     return items
 
 
-def _at_least(low: int) -> Callable[[Any], str | None]:
+def at_least(low: int) -> Callable[[Any], str | None]:
     return lambda v: None if v >= low else f"must be >= {low}"
 
 
@@ -128,38 +137,38 @@ def _between(low: int, high: int) -> Callable[[Any], str | None]:
 COMMON_DEFS: tuple[ConfigDef, ...] = (
     ConfigDef("bootstrap.servers", _servers, None, doc="host:port list used to find the cluster"),
     ConfigDef("client.id", _str, "samsa"),
-    ConfigDef("request.timeout.ms", _int, 30000, _at_least(0)),
-    ConfigDef("metadata.max.age.ms", _int, 300000, _at_least(0)),
-    ConfigDef("retry.backoff.ms", _int, 100, _at_least(0)),
-    ConfigDef("retry.backoff.max.ms", _int, 1000, _at_least(0)),
-    ConfigDef("reconnect.backoff.ms", _int, 50, _at_least(0)),
-    ConfigDef("reconnect.backoff.max.ms", _int, 1000, _at_least(0)),
-    ConfigDef("connections.max.idle.ms", _int, 540000),
-    ConfigDef("socket.connection.setup.timeout.ms", _int, 10000, _at_least(0)),
-    ConfigDef("send.buffer.bytes", _int, 131072, _at_least(-1), "-1: OS default"),
-    ConfigDef("receive.buffer.bytes", _int, 65536, _at_least(-1), "-1: OS default"),
-    ConfigDef("socket.keepalive.enable", _bool, True),
-    ConfigDef("socket.nagle.disable", _bool, True, doc="TCP_NODELAY"),
+    ConfigDef("request.timeout.ms", parse_int, 30000, at_least(0)),
+    ConfigDef("metadata.max.age.ms", parse_int, 300000, at_least(0)),
+    ConfigDef("retry.backoff.ms", parse_int, 100, at_least(0)),
+    ConfigDef("retry.backoff.max.ms", parse_int, 1000, at_least(0)),
+    ConfigDef("reconnect.backoff.ms", parse_int, 50, at_least(0)),
+    ConfigDef("reconnect.backoff.max.ms", parse_int, 1000, at_least(0)),
+    ConfigDef("connections.max.idle.ms", parse_int, 540000),
+    ConfigDef("socket.connection.setup.timeout.ms", parse_int, 10000, at_least(0)),
+    ConfigDef("send.buffer.bytes", parse_int, 131072, at_least(-1), "-1: OS default"),
+    ConfigDef("receive.buffer.bytes", parse_int, 65536, at_least(-1), "-1: OS default"),
+    ConfigDef("socket.keepalive.enable", parse_bool, True),
+    ConfigDef("socket.nagle.disable", parse_bool, True, doc="TCP_NODELAY"),
 )
 
 PRODUCER_DEFS: tuple[ConfigDef, ...] = (
     ConfigDef("acks", _acks, -1),
-    ConfigDef("linger.ms", _int, 5, _at_least(0)),
-    ConfigDef("batch.size", _int, 16384, _at_least(0)),
-    ConfigDef("buffer.memory", _int, 33554432, _at_least(0)),
-    ConfigDef("max.block.ms", _int, 60000, _at_least(0)),
-    ConfigDef("max.request.size", _int, 1048576, _at_least(1)),
+    ConfigDef("linger.ms", parse_int, 5, at_least(0)),
+    ConfigDef("batch.size", parse_int, 16384, at_least(0)),
+    ConfigDef("buffer.memory", parse_int, 33554432, at_least(0)),
+    ConfigDef("max.block.ms", parse_int, 60000, at_least(0)),
+    ConfigDef("max.request.size", parse_int, 1048576, at_least(1)),
     ConfigDef("compression.type", _compression, 0),
-    ConfigDef("retries", _int, INT32_MAX, _at_least(0)),
-    ConfigDef("delivery.timeout.ms", _int, 120000, _at_least(0)),
-    ConfigDef("max.in.flight.requests.per.connection", _int, 5, _at_least(1)),
+    ConfigDef("retries", parse_int, INT32_MAX, at_least(0)),
+    ConfigDef("delivery.timeout.ms", parse_int, 120000, at_least(0)),
+    ConfigDef("max.in.flight.requests.per.connection", parse_int, 5, at_least(1)),
     ConfigDef("partitioner", _partitioner, "default"),
-    ConfigDef("partitioner.ignore.keys", _bool, False),
-    ConfigDef("key.serializer", _optional_callable, None),
-    ConfigDef("value.serializer", _optional_callable, None),
+    ConfigDef("partitioner.ignore.keys", parse_bool, False),
+    ConfigDef("key.serializer", parse_optional_callable, None),
+    ConfigDef("value.serializer", parse_optional_callable, None),
     ConfigDef("interceptors", _interceptors, []),
-    ConfigDef("enable.idempotence", _bool, True),
-    ConfigDef("transaction.timeout.ms", _int, 60000, _at_least(0)),
+    ConfigDef("enable.idempotence", parse_bool, True),
+    ConfigDef("transaction.timeout.ms", parse_int, 60000, at_least(0)),
 )
 
 

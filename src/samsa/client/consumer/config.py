@@ -13,30 +13,20 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from samsa.client.config import COMMON_DEFS, ConfigDef, parse_config
+from samsa.client.config import (
+    COMMON_DEFS,
+    ConfigDef,
+    at_least,
+    parse_bool,
+    parse_config,
+    parse_int,
+    parse_optional_callable,
+)
 from samsa.errors import ConfigError
 
 __all__ = ["ASSIGNOR_NAMES", "CONSUMER_DEFS", "parse_consumer_config"]
 
 ASSIGNOR_NAMES = ("range", "roundrobin", "cooperative-sticky")
-
-
-def _int(value: Any) -> int:
-    if isinstance(value, bool):
-        raise ValueError("expected an integer, got a boolean")
-    if isinstance(value, int):
-        return value
-    if isinstance(value, str):
-        return int(value.strip())
-    raise ValueError(f"expected an integer, got {type(value).__name__}")
-
-
-def _bool(value: Any) -> bool:
-    if isinstance(value, bool):
-        return value
-    if isinstance(value, str) and value.strip().lower() in ("true", "false"):
-        return value.strip().lower() == "true"
-    raise ValueError("expected true or false")
 
 
 def _optional_str(value: Any) -> str | None:
@@ -77,38 +67,28 @@ def _assignors(value: Any) -> tuple[Any, ...]:
     return tuple(out)
 
 
-def _optional_callable(value: Any) -> Any:
-    if value is not None and not callable(value):
-        raise ValueError("must be a callable or None")
-    return value
-
-
-def _at_least(low: int) -> Callable[[Any], str | None]:
-    return lambda v: None if v >= low else f"must be >= {low}"
-
-
 CONSUMER_DEFS: tuple[ConfigDef, ...] = (
     *COMMON_DEFS,
     ConfigDef("group.id", _optional_str, None, doc="None: no group (assign() only)"),
     ConfigDef("group.instance.id", _optional_str, None, doc="static membership (KIP-345)"),
-    ConfigDef("enable.auto.commit", _bool, True),
-    ConfigDef("auto.commit.interval.ms", _int, 5000, _at_least(0)),
+    ConfigDef("enable.auto.commit", parse_bool, True),
+    ConfigDef("auto.commit.interval.ms", parse_int, 5000, at_least(0)),
     ConfigDef("auto.offset.reset", _choice("latest", "earliest", "none"), "latest"),
     ConfigDef("isolation.level", _choice("read_uncommitted", "read_committed"), "read_uncommitted"),
-    ConfigDef("max.poll.records", _int, 500, _at_least(1)),
-    ConfigDef("max.poll.interval.ms", _int, 300000, _at_least(1)),
-    ConfigDef("session.timeout.ms", _int, 45000, _at_least(1)),
-    ConfigDef("heartbeat.interval.ms", _int, 3000, _at_least(1)),
-    ConfigDef("fetch.min.bytes", _int, 1, _at_least(0)),
-    ConfigDef("fetch.max.wait.ms", _int, 500, _at_least(0)),
-    ConfigDef("fetch.max.bytes", _int, 52428800, _at_least(0)),
-    ConfigDef("max.partition.fetch.bytes", _int, 1048576, _at_least(0)),
+    ConfigDef("max.poll.records", parse_int, 500, at_least(1)),
+    ConfigDef("max.poll.interval.ms", parse_int, 300000, at_least(1)),
+    ConfigDef("session.timeout.ms", parse_int, 45000, at_least(1)),
+    ConfigDef("heartbeat.interval.ms", parse_int, 3000, at_least(1)),
+    ConfigDef("fetch.min.bytes", parse_int, 1, at_least(0)),
+    ConfigDef("fetch.max.wait.ms", parse_int, 500, at_least(0)),
+    ConfigDef("fetch.max.bytes", parse_int, 52428800, at_least(0)),
+    ConfigDef("max.partition.fetch.bytes", parse_int, 1048576, at_least(0)),
     ConfigDef("partition.assignment.strategy", _assignors, ("range", "cooperative-sticky")),
-    ConfigDef("key.deserializer", _optional_callable, None),
-    ConfigDef("value.deserializer", _optional_callable, None),
-    ConfigDef("check.crcs", _bool, True),
-    ConfigDef("exclude.internal.topics", _bool, True),
-    ConfigDef("allow.auto.create.topics", _bool, True),
+    ConfigDef("key.deserializer", parse_optional_callable, None),
+    ConfigDef("value.deserializer", parse_optional_callable, None),
+    ConfigDef("check.crcs", parse_bool, True),
+    ConfigDef("exclude.internal.topics", parse_bool, True),
+    ConfigDef("allow.auto.create.topics", parse_bool, True),
     ConfigDef("client.rack", _optional_str, None),
 )
 
