@@ -1,7 +1,7 @@
 """Consumer groups with aiokafka against a real Samsa broker.
 
-Membership scenarios come from ``test_groups_common`` (members in child
-processes); committed-offset durability is checked here with aiokafka's own
+Membership scenarios run for every client in ``test_groups_membership``;
+committed-offset durability is checked here with aiokafka's own
 commit/committed calls across a clean broker restart and a broker SIGKILL.
 """
 
@@ -18,26 +18,7 @@ from samsa.testing import BrokerProcess
 from .test_groups_common import (
     create_topic,
     produce,
-    scenario_killed_member_expires,
-    scenario_split_then_leave,
-    scenario_static_restart,
 )
-
-KIND = "aiokafka"
-
-
-def test_split_then_leave(broker: BrokerProcess, topic_name: str) -> None:
-    took = scenario_split_then_leave(KIND, broker.bootstrap, topic_name)
-    print(f"takeover after LeaveGroup: {took:.2f}s")
-
-
-def test_killed_member_expires(broker: BrokerProcess, topic_name: str) -> None:
-    took = scenario_killed_member_expires(KIND, broker.bootstrap, topic_name)
-    print(f"takeover after SIGKILL (session 1.5s): {took:.2f}s")
-
-
-def test_static_member_restart_without_rebalance(broker: BrokerProcess, topic_name: str) -> None:
-    scenario_static_restart(KIND, broker.bootstrap, topic_name)
 
 
 def _consumer(bootstrap: str, group: str) -> AIOKafkaConsumer:
