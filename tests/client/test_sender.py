@@ -202,25 +202,29 @@ def test_acks_zero_completes_when_written() -> None:
     assert fut.result(0).offset == -1
 
 
-def test_request_timeout_closes_connection_and_refreshes_metadata() -> None:
-    h = Harness()
+METADATA_ALL: dict[str, Any] = {
+    "topics": [],
+    "allow_auto_topic_creation": False,
+    "include_cluster_authorized_operations": False,
+    "include_topic_authorized_operations": False,
+}
+
+
+def _held_node(h: Harness) -> int:
+    """A connected node whose socket then stops answering."""
     h.bootstrap_topic()
     node = next(iter(h.metadata.cluster.nodes))
     run_until(h, lambda: h.client.ready(node, h.clock.now_ms))
     for sock in h.sockets:
         sock.hold = True
+    return node
+
+
+def test_request_timeout_closes_connection_and_refreshes_metadata() -> None:
+    h = Harness()
+    node = _held_node(h)
     seen: list[Any] = []
-    req = ClientRequest(
-        node,
-        3,
-        {
-            "topics": [],
-            "allow_auto_topic_creation": False,
-            "include_cluster_authorized_operations": False,
-            "include_topic_authorized_operations": False,
-        },
-        callback=seen.append,
-    )
+    req = ClientRequest(node, 3, METADATA_ALL, callback=seen.append)
     h.client.send(req, h.clock.now_ms)
     h.clock.now_ms += 1500
     h.client.poll(0, h.clock.now_ms)
@@ -233,17 +237,8 @@ def test_a_request_may_carry_its_own_timeout() -> None:
     # it carries a longer timeout than request.timeout.ms; the shorter default
     # still applies to the requests queued behind it on the same connection.
     h = Harness()
-    h.bootstrap_topic()
-    node = next(iter(h.metadata.cluster.nodes))
-    run_until(h, lambda: h.client.ready(node, h.clock.now_ms))
-    for sock in h.sockets:
-        sock.hold = True
-    body = {
-        "topics": [],
-        "allow_auto_topic_creation": False,
-        "include_cluster_authorized_operations": False,
-        "include_topic_authorized_operations": False,
-    }
+    node = _held_node(h)
+    body = METADATA_ALL
     seen: list[Any] = []
     h.client.send(
         ClientRequest(node, 3, body, callback=seen.append, timeout_ms=5000), h.clock.now_ms
