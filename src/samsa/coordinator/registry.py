@@ -42,8 +42,9 @@ from samsa.protocol.group_records import (
 log = logging.getLogger("samsa.coordinator")
 
 _LOAD_YIELD_EVERY = 1000
-_PARTITION_CACHE_SIZE = 100_000
 """Yield to the event loop this often while loading, so other requests keep flowing."""
+_PARTITION_CACHE_SIZE = 100_000
+"""Group ids whose ``__consumer_offsets`` partition is remembered before the cache starts over."""
 
 
 class GroupRegistry:
