@@ -13,6 +13,7 @@ import asyncio
 from collections import Counter
 from dataclasses import dataclass, field
 from enum import Enum
+from typing import NamedTuple
 
 from samsa.errors import DecodeError, ErrorCode
 from samsa.protocol.consumer_protocol import PROTOCOL_TYPE, decode_subscription
@@ -63,9 +64,11 @@ class SyncResult:
     protocol_name: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class CommittedOffset:
-    """A committed offset as replayed from its ``__consumer_offsets`` record."""
+class CommittedOffset(NamedTuple):
+    """A committed offset as replayed from its ``__consumer_offsets`` record.
+
+    A NamedTuple: every commit builds one, and a frozen dataclass costs
+    several times as much to construct."""
 
     offset: int
     leader_epoch: int

@@ -15,6 +15,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from samsa.coordinator.group import CommittedOffset, Group, GroupState
 from samsa.coordinator.rebalance import Rebalancer
@@ -31,8 +32,9 @@ TopicPartition = tuple[str, int]
 PartitionExists = Callable[[str, int], bool]
 
 
-@dataclass(frozen=True, slots=True)
-class OffsetToCommit:
+class OffsetToCommit(NamedTuple):
+    """One partition's offset in an OffsetCommit request (a NamedTuple: cheap per commit)."""
+
     topic: str
     partition: int
     offset: int

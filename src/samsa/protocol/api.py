@@ -14,8 +14,7 @@ prefix) in, and get lists of output chunks back.
 from __future__ import annotations
 
 import struct
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from samsa.errors import DecodeError
 from samsa.protocol.compiler import Decoder, Encoder
@@ -57,8 +56,9 @@ _I32 = struct.Struct(">i")
 _HDR_FIXED = struct.Struct(">hhi")
 
 
-@dataclass(frozen=True, slots=True)
-class RequestHeader:
+class RequestHeader(NamedTuple):
+    """A request's header fields (a NamedTuple: one is decoded per request)."""
+
     api_key: int
     api_version: int
     correlation_id: int

@@ -19,6 +19,7 @@ read with the v4 layout, as KIP-915 lets readers do.
 
 from __future__ import annotations
 
+import functools
 import struct
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -148,8 +149,10 @@ class GroupMetadataValue:
 # ----------------------------------------------------------------------------- keys
 
 
+@functools.lru_cache(maxsize=4096)
 def encode_offset_commit_key(group: str, topic: str, partition: int) -> bytes:
-    """The record key of a committed offset."""
+    """The record key of a committed offset (cached: a consumer commits the
+    same few partitions over and over)."""
     body = {"group": group, "topic": topic, "partition": partition}
     return _I16.pack(OFFSET_COMMIT_KEY_VERSION) + _encode(_OFFSET_KEY_FIELDS, 0, False, body)
 

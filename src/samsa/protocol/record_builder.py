@@ -292,11 +292,13 @@ class RecordBatchBuilder:
         else:
             self._attributes &= ~TRANSACTIONAL_MASK
 
-    def build(self) -> bytes:
-        """Return the batch bytes: header, (compressed) records, CRC.
+    def build(self) -> bytearray:
+        """Return the batch: header, (compressed) records, CRC.
 
         Records are encoded and compressed once; calling ``build`` again (for
         example after :meth:`set_producer_state`) only re-packs the header.
+        The result is a fresh writable buffer, so a broker appending it can
+        stamp offsets in place without another copy.
         """
         if self._count == 0:
             raise ValueError("a record batch needs at least one record")
@@ -322,9 +324,9 @@ class RecordBatchBuilder:
                 self._count,
             )
         )
-        crc = crc32c(records, crc32c(memoryview(header)[21:]))
-        struct.pack_into(">I", header, 17, crc)
-        return bytes(header) + records
+        header += records
+        struct.pack_into(">I", header, 17, crc32c(memoryview(header)[21:]))
+        return header
 
     def built_size(self) -> int | None:
         """Exact size of the built batch, or None before :meth:`build`."""
@@ -462,7 +464,7 @@ def control_batch(
         _CONTROL_KEY.pack(0, int(control_type)),
         _CONTROL_VALUE_V0.pack(0, coordinator_epoch),
     )
-    return builder.build()
+    return bytes(builder.build())
 
 
 def parse_control_key(key: bytes | None) -> tuple[int, ControlType]:

@@ -49,7 +49,7 @@ class LogOffsetsStore:
         builder = RecordBatchBuilder(batch_size=1 << 30)
         for key, value in records:
             builder.append(now, key, value)
-        target.append_internal(bytearray(builder.build()))
+        target.append_internal(builder.build())
 
     def read(self, partition: int) -> Iterator[Record]:
         source = self.broker.replicas.get(OFFSETS_TOPIC, partition)

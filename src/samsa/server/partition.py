@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from samsa.errors import DecodeError, ErrorCode, InvalidRecordError, KafkaError
 from samsa.protocol.record_batch import (
@@ -31,8 +31,9 @@ from samsa.storage.producer_state import ProducerStateManager
 log = logging.getLogger("samsa.server")
 
 
-@dataclass(frozen=True, slots=True)
-class AppendResult:
+class AppendResult(NamedTuple):
+    """One partition's produce outcome (a NamedTuple: built per partition per request)."""
+
     base_offset: int
     last_offset: int
     log_append_time_ms: int

@@ -12,7 +12,6 @@ from __future__ import annotations
 import inspect
 import logging
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from samsa.errors import DecodeError, ErrorCode
@@ -36,17 +35,27 @@ Body = dict[str, Any]
 HandlerResult = Body | None | Awaitable[Body | None]
 
 
-@dataclass(frozen=True, slots=True)
 class RequestContext:
-    header: RequestHeader
-    connection: Connection | None
+    """What a handler knows about the request besides its body.
 
-    @property
-    def version(self) -> int:
-        return self.header.api_version
+    A plain slotted class: one is built per request, and a frozen dataclass's
+    ``__init__`` costs several times as much on the commit and produce paths.
+    """
+
+    __slots__ = ("connection", "header", "version")
+
+    def __init__(self, header: RequestHeader, connection: Connection | None) -> None:
+        self.header = header
+        self.connection = connection
+        self.version = header.api_version
 
 
 Handler = Callable[[RequestContext, Body], HandlerResult]
+
+
+def _advertises(api_key: int, version: int) -> bool:
+    low, high = APIS[api_key].advertised_range
+    return low <= version <= high
 
 
 class Router:
@@ -84,8 +93,8 @@ class Router:
         handler = self._handlers.get(api_key)
         if handler is None:
             raise CloseConnection(f"unsupported api key {api_key}")
-        adv_low, adv_high = APIS[api_key].advertised_range
-        if api_key == API_VERSIONS_KEY and not adv_low <= version <= adv_high:
+        if api_key == API_VERSIONS_KEY and not _advertises(api_key, version):
+            adv_low, adv_high = APIS[api_key].advertised_range
             body = {
                 "error_code": ErrorCode.UNSUPPORTED_VERSION,
                 "api_keys": [
@@ -104,14 +113,13 @@ class Router:
             raise CloseConnection(
                 f"malformed {APIS[api_key].name} v{version} request: {exc}"
             ) from None
-        ctx = RequestContext(header, conn)
-        result = handler(ctx, request)
-        if inspect.isawaitable(result):
-            return self._finish(api_key, version, correlation_id, result)
+        result = handler(RequestContext(header, conn), request)
+        if type(result) is dict:
+            return encode_response(api_key, version, correlation_id, result)
         if result is None:
             return None
-        assert isinstance(result, dict)
-        return encode_response(api_key, version, correlation_id, result)
+        assert inspect.isawaitable(result)
+        return self._finish(api_key, version, correlation_id, result)
 
     async def _finish(
         self, api_key: int, version: int, correlation_id: int, pending: Awaitable[Body | None]

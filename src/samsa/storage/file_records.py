@@ -50,11 +50,14 @@ class FileRecords:
         On an I/O error the file is cut back to its previous size and the error
         is raised as KAFKA_STORAGE_ERROR, so no partial write stays behind."""
         position = self._size
-        view = memoryview(data)
-        written = 0
+        size = len(data)
         try:
-            while written < len(view):
-                written += os.pwrite(self._fd, view[written:], position + written)
+            # One pwrite nearly always takes it all; loop only on a short write.
+            written = os.pwrite(self._fd, data, position)
+            if written < size:
+                view = memoryview(data)
+                while written < size:
+                    written += os.pwrite(self._fd, view[written:], position + written)
         except OSError as e:
             with contextlib.suppress(OSError):
                 os.ftruncate(self._fd, position)

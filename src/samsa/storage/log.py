@@ -57,6 +57,10 @@ logger = logging.getLogger("samsa.storage")
 Clock = Callable[[], int]
 
 
+def _max_timestamp(header: BatchHeader) -> int:
+    return header.max_timestamp
+
+
 def wall_clock_ms() -> int:
     return time.time_ns() // 1_000_000
 
@@ -213,7 +217,7 @@ class Log:
                 )
             if not headers:
                 return AppendInfo(self._next_offset, self._next_offset - 1, -1, -1, -1, 0, 0)
-            max_batch = max(headers, key=lambda h: h.max_timestamp)
+            max_batch = headers[0] if len(headers) == 1 else max(headers, key=_max_timestamp)
             segment = self._maybe_roll(len(records), headers, max_batch.max_timestamp, now)
             segment.append(records, headers)
             self._next_offset = next_offset

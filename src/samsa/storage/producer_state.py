@@ -34,11 +34,10 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
-from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
 from types import MappingProxyType
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 from samsa.errors import ErrorCode, KafkaError
 from samsa.storage.producer_state_entry import (
@@ -71,8 +70,7 @@ class CheckOutcome(Enum):
     DUPLICATE = "duplicate"
 
 
-@dataclass(frozen=True, slots=True)
-class CheckResult:
+class CheckResult(NamedTuple):
     """What to do with a batch: append it, or answer with the original batch's offsets.
 
     For OK the offset fields are -1. For DUPLICATE they are the first/last offset
