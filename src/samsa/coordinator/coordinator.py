@@ -35,7 +35,7 @@ KEY_TYPE_TRANSACTION = 1
 
 
 def _wall_clock_ms() -> int:
-    return int(time.time() * 1000)
+    return time.time_ns() // 1_000_000
 
 
 def _always(topic: str, partition: int) -> bool:

@@ -160,7 +160,7 @@ def encode_response(
     header = _I32.pack(correlation_id)
     if flexible and api_key != API_VERSIONS_KEY:
         header += b"\x00"
-    size = len(header) + sum(len(c) for c in chunks)
+    size = len(header) + sum(map(len, chunks))
     chunks.insert(0, _I32.pack(size) + header)
     return chunks
 
