@@ -15,7 +15,7 @@ Leave), ``OffsetManager`` (commit/fetch/delete/expire) and ``GroupAdmin``
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from samsa.coordinator.admin import GroupAdmin
@@ -36,6 +36,25 @@ KEY_TYPE_TRANSACTION = 1
 
 def _wall_clock_ms() -> int:
     return time.time_ns() // 1_000_000
+
+
+def _partition_errors(
+    topics: Iterable[Body], results: Mapping[tuple[str, int], ErrorCode]
+) -> list[Body]:
+    """Echo the request's topics and partitions, each with its error code."""
+    return [
+        {
+            "name": t["name"],
+            "partitions": [
+                {
+                    "partition_index": p["partition_index"],
+                    "error_code": int(results[(t["name"], p["partition_index"])]),
+                }
+                for p in t.get("partitions") or ()
+            ],
+        }
+        for t in topics
+    ]
 
 
 def _always(topic: str, partition: int) -> bool:
@@ -236,19 +255,7 @@ class GroupCoordinator:
         )
         return {
             "throttle_time_ms": 0,
-            "topics": [
-                {
-                    "name": t["name"],
-                    "partitions": [
-                        {
-                            "partition_index": p["partition_index"],
-                            "error_code": int(results[(t["name"], p["partition_index"])]),
-                        }
-                        for p in t.get("partitions") or ()
-                    ],
-                }
-                for t in topics
-            ],
+            "topics": _partition_errors(topics, results),
         }
 
     async def offset_fetch(self, request: Body, version: int) -> Body:
@@ -322,19 +329,7 @@ class GroupCoordinator:
         return {
             "error_code": 0,
             "throttle_time_ms": 0,
-            "topics": [
-                {
-                    "name": t["name"],
-                    "partitions": [
-                        {
-                            "partition_index": p["partition_index"],
-                            "error_code": int(results[(t["name"], p["partition_index"])]),
-                        }
-                        for p in t.get("partitions") or ()
-                    ],
-                }
-                for t in topics
-            ],
+            "topics": _partition_errors(topics, results),
         }
 
     # ---------------------------------------------------------------- admin
