@@ -8,19 +8,23 @@ Two numbers per broker, both through confluent-kafka (librdkafka):
   completes the final assignment (every member holding 3 partitions, all 30
   owned).  Each member polls in its own thread, as separate applications
   would; librdkafka does the protocol work in its own threads either way.
-* **commits/s**: one subscribed consumer doing synchronous ``commit()`` of an
-  explicit offset in a loop for ``--seconds``.
+* **commits/s**: one subscribed consumer per broker doing synchronous
+  ``commit()`` of an explicit offset in a loop, ``--seconds`` in all per
+  broker, in ``--slices`` turns: the two loops alternate (after a 0.5 s
+  warm-up each), so a slow spell of the shared 2-core host lands on both
+  brokers instead of on whichever ran then.  The last offset must read back.
 
 Each run starts a fresh Samsa broker (new temp data dir, started as
 ``samsa.testing`` does, ``group.initial.rebalance.delay.ms=0``) and a fresh
-tansu (memory://), measures both, and stops them; runs alternate which broker
-goes first.  Medians over ``--runs`` and Samsa/peer ratios are printed last.
+tansu (memory://) side by side, measures both, and stops them; runs alternate
+which broker goes first.  Medians over ``--runs`` and Samsa/peer ratios are
+printed last.
 
 Both brokers get identical client settings: session.timeout.ms=6000 (tansu
 holds joins for ~half of it) and heartbeat.interval.ms=200, so existing
 members learn of a rebalance quickly on both sides.
 
-    .venv/bin/python bench/groups_vs_peer.py [--runs 3] [--seconds 5]
+    .venv/bin/python bench/groups_vs_peer.py [--runs 5] [--seconds 5] [--slices 10]
 """
 
 from __future__ import annotations
@@ -142,56 +146,96 @@ def measure_rebalance(bootstrap: str, topic: str) -> float:
             t.join(30)
 
 
-def measure_commits(bootstrap: str, topic: str, seconds: float) -> float:
-    """Synchronous commits per second by one subscribed consumer."""
-    c = Consumer({"bootstrap.servers": bootstrap, "group.id": f"{topic}-c", **CLIENT})
-    try:
-        c.subscribe([topic])
+class CommitLoop:
+    """One subscribed consumer committing synchronously, measured in slices.
+
+    The two brokers' loops take turns slice by slice, so a slow spell of the
+    shared host lands on both instead of on whichever broker ran then.
+    """
+
+    def __init__(self, bootstrap: str, topic: str) -> None:
+        self.topic = topic
+        self.consumer = Consumer(
+            {"bootstrap.servers": bootstrap, "group.id": f"{topic}-c", **CLIENT}
+        )
+        self.consumer.subscribe([topic])
         deadline = time.monotonic() + 30
-        while not c.assignment():
+        while not self.consumer.assignment():
             if time.monotonic() > deadline:
                 raise RuntimeError("commit consumer got no assignment")
-            c.poll(0.05)
-        tp = c.assignment()[0].partition
-        n = 0
+            self.consumer.poll(0.05)
+        self.partition = self.consumer.assignment()[0].partition
+        self.commits = 0  # the last committed offset is the commit count
+        self.counted_from = 0
+        self.elapsed = 0.0
+
+    def run(self, seconds: float) -> None:
+        commit, topic, tp = self.consumer.commit, self.topic, self.partition
+        n = self.commits
         start = time.monotonic()
         end = start + seconds
         while time.monotonic() < end:
             n += 1
-            c.commit(offsets=[TopicPartition(topic, tp, n)], asynchronous=False)
-        elapsed = time.monotonic() - start
-        [got] = c.committed([TopicPartition(topic, tp)], timeout=10)
-        assert got.offset == n, f"last commit {n} read back as {got.offset}"
-        return n / elapsed
-    finally:
-        c.close()
+            commit(offsets=[TopicPartition(topic, tp, n)], asynchronous=False)
+        self.elapsed += time.monotonic() - start
+        self.commits = n
+
+    def start_counting(self) -> None:
+        self.counted_from, self.elapsed = self.commits, 0.0
+
+    def rate(self) -> float:
+        """Counted commits per second, after checking the last one reads back."""
+        [got] = self.consumer.committed([TopicPartition(self.topic, self.partition)], timeout=10)
+        assert got.offset == self.commits, f"last commit {self.commits} read back as {got.offset}"
+        return (self.commits - self.counted_from) / self.elapsed
+
+    def close(self) -> None:
+        self.consumer.close()
 
 
-def run_one(name: str, broker: object, run: int, seconds: float) -> tuple[float, float]:
-    with broker() as bootstrap:  # type: ignore[operator]
-        topic = f"groups-bench-{run}"
-        create_topic(bootstrap, topic, PARTITIONS)
-        rebalance = measure_rebalance(bootstrap, topic)
-        commits = measure_commits(bootstrap, topic, seconds)
-    print(
-        f"run {run} {name:5s} rebalance_s={rebalance:.3f} commits_per_s={commits:.0f}",
-        flush=True,
-    )
-    return rebalance, commits
+def run_one(run: int, seconds: float, slices: int) -> dict[str, tuple[float, float]]:
+    """Both brokers up side by side: rebalance on each, then commit slices in turn."""
+    order = ["samsa", "tansu"] if run % 2 else ["tansu", "samsa"]
+    topic = f"groups-bench-{run}"
+    with samsa_broker() as samsa, tansu_broker() as tansu:
+        bootstraps = {"samsa": samsa, "tansu": tansu}
+        rebalance = {}
+        for name in order:
+            create_topic(bootstraps[name], topic, PARTITIONS)
+            rebalance[name] = measure_rebalance(bootstraps[name], topic)
+        loops = {name: CommitLoop(bootstraps[name], topic) for name in order}
+        try:
+            for name in order:  # warm-up, not counted
+                loops[name].run(0.5)
+                loops[name].start_counting()
+            for _ in range(slices):
+                for name in order:
+                    loops[name].run(seconds / slices)
+            result = {}
+            for name in order:
+                rate = loops[name].rate()
+                result[name] = (rebalance[name], rate)
+                print(
+                    f"run {run} {name:5s} rebalance_s={rebalance[name]:.3f} commits_per_s={rate:.0f}",
+                    flush=True,
+                )
+            return result
+        finally:
+            for loop in loops.values():
+                loop.close()
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=3)
-    parser.add_argument("--seconds", type=float, default=5.0, help="commit loop length")
+    parser.add_argument("--seconds", type=float, default=5.0, help="commit time per broker")
+    parser.add_argument("--slices", type=int, default=10, help="turns the commit loops take")
     args = parser.parse_args(argv)
 
     results: dict[str, list[tuple[float, float]]] = {"samsa": [], "tansu": []}
-    brokers = {"samsa": samsa_broker, "tansu": tansu_broker}
     for run in range(1, args.runs + 1):
-        order = ["samsa", "tansu"] if run % 2 else ["tansu", "samsa"]
-        for name in order:
-            results[name].append(run_one(name, brokers[name], run, args.seconds))
+        for name, result in run_one(run, args.seconds, args.slices).items():
+            results[name].append(result)
 
     med = {
         name: (statistics.median(r for r, _ in rs), statistics.median(c for _, c in rs))
