@@ -53,11 +53,6 @@ class RequestContext:
 Handler = Callable[[RequestContext, Body], HandlerResult]
 
 
-def _advertises(api_key: int, version: int) -> bool:
-    low, high = APIS[api_key].advertised_range
-    return low <= version <= high
-
-
 class Router:
     def __init__(self) -> None:
         self._handlers: dict[int, Handler] = {}
@@ -93,15 +88,20 @@ class Router:
         handler = self._handlers.get(api_key)
         if handler is None:
             raise CloseConnection(f"unsupported api key {api_key}")
-        if api_key == API_VERSIONS_KEY and not _advertises(api_key, version):
+        if api_key == API_VERSIONS_KEY:
             adv_low, adv_high = APIS[api_key].advertised_range
-            body = {
-                "error_code": ErrorCode.UNSUPPORTED_VERSION,
-                "api_keys": [
-                    {"api_key": API_VERSIONS_KEY, "min_version": adv_low, "max_version": adv_high}
-                ],
-            }
-            return encode_response(api_key, 0, correlation_id, body)
+            if not adv_low <= version <= adv_high:
+                body = {
+                    "error_code": ErrorCode.UNSUPPORTED_VERSION,
+                    "api_keys": [
+                        {
+                            "api_key": API_VERSIONS_KEY,
+                            "min_version": adv_low,
+                            "max_version": adv_high,
+                        }
+                    ],
+                }
+                return encode_response(api_key, 0, correlation_id, body)
         try:
             header, request = decode_request(view)
         except UnsupportedVersion:
@@ -114,7 +114,7 @@ class Router:
                 f"malformed {APIS[api_key].name} v{version} request: {exc}"
             ) from None
         result = handler(RequestContext(header, conn), request)
-        if type(result) is dict:
+        if isinstance(result, dict):
             return encode_response(api_key, version, correlation_id, result)
         if result is None:
             return None
