@@ -203,8 +203,10 @@ def run_one(run: int, seconds: float, slices: int) -> dict[str, tuple[float, flo
         for name in order:
             create_topic(bootstraps[name], topic, PARTITIONS)
             rebalance[name] = measure_rebalance(bootstraps[name], topic)
-        loops = {name: CommitLoop(bootstraps[name], topic) for name in order}
+        loops: dict[str, CommitLoop] = {}
         try:
+            for name in order:  # inside try: a failed second loop still closes the first
+                loops[name] = CommitLoop(bootstraps[name], topic)
             for name in order:  # warm-up, not counted
                 loops[name].run(0.5)
                 loops[name].start_counting()
