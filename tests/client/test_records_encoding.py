@@ -5,7 +5,8 @@ from __future__ import annotations
 import random
 
 from samsa.client.producer.batch import ProducerBatch
-from samsa.protocol.record_builder import RecordBatchBuilder, encode_records
+from samsa.protocol.record_builder import RecordBatchBuilder
+from samsa.protocol.record_columns import encode_records
 from samsa.protocol.record_reader import decode_records
 
 
@@ -55,3 +56,52 @@ def test_producer_batch_bytes_decode_with_keys_headers_and_retried_header() -> N
         (i, ts, k, v) for i, (ts, k, v) in enumerate(records)
     ]
     assert list(decoded[1].headers) == [("h", b"v")]
+
+
+def _builder_body(
+    timestamps: list[int], values: list[bytes | None], keys: dict[int, bytes] | None = None
+) -> bytes:
+    builder = RecordBatchBuilder(batch_size=1 << 40)
+    for i, (ts, value) in enumerate(zip(timestamps, values, strict=True)):
+        builder.append(ts, (keys or {}).get(i), value, None)
+    return bytes(builder._buf)
+
+
+def _check(timestamps: list[int], values: list[bytes | None], keys: dict[int, bytes]) -> None:
+    extras = {i: (k, None) for i, k in keys.items()}
+    body, max_ts = encode_records(timestamps, values, extras)
+    assert body == _builder_body(timestamps, values, keys)
+    assert max_ts == max(timestamps)
+
+
+def test_keyless_runs_across_offset_delta_widths_equal_the_builder() -> None:
+    """Runs of one timestamp take the table path; its boundaries are 64, 8192 and 16384."""
+    base = 1_700_000_000_000
+    for n in (1, 7, 8, 9, 63, 64, 65, 200, 8191, 8192, 8193, 17_000):
+        uniform = [b"v" * 100] * n
+        varied = [b"w" * (i % 300) for i in range(n)]
+        for values in (uniform, varied):
+            one_ts = [base] * n
+            # runs of 1, 5, 40 and 700 records, one going backwards in time
+            steps = [base + d for d in (0, 1, 2, 3, 4, -1)]
+            runs = [steps[(i // 700 + i // 40 + i // 5 + i) % 6] for i in range(n)]
+            _check(one_ts, values, {})
+            _check(runs, values, {})
+
+
+def test_runs_mixed_with_keys_nulls_big_values_and_far_timestamps() -> None:
+    base = 1_700_000_000_000
+    n = 3000
+    values: list[bytes | None] = [b"x" * 50] * n
+    timestamps = [base + i // 500 for i in range(n)]
+    _check(timestamps, values, {})
+    _check(timestamps, values, {100: b"k", 2999: b""})
+    with_null = list(values)
+    with_null[1234] = None
+    _check(timestamps, with_null, {})
+    big = list(values)
+    big[10] = b"b" * 20_000
+    _check(timestamps, big, {})
+    far = [base + (1 << 40) if i >= 2000 else t for i, t in enumerate(timestamps)]
+    _check(far, values, {})
+    _check([base] * n, [b""] * n, {})

@@ -16,7 +16,7 @@ thread-safe: the accumulator owns it under its own lock.
 from __future__ import annotations
 
 import struct
-from collections.abc import Callable, Mapping, Sequence, Sized
+from collections.abc import Callable, Sequence, Sized
 from enum import IntEnum
 
 from crc32c import crc32c
@@ -43,7 +43,7 @@ __all__ = [
     "RecordBatchBuilder",
     "RecordHeader",
     "control_batch",
-    "encode_records",
+    "encode_record_body",
     "estimate_record_size",
     "parse_control_key",
 ]
@@ -60,10 +60,6 @@ _TABLE_SIZE = 1 << 14
 _VARINT: list[bytes] = [varint_bytes(v) for v in range(_TABLE_SIZE)] + [
     varint_bytes(v) for v in range(-_TABLE_SIZE, 0)
 ]
-# Prefix tables for the bulk encoder: attributes byte + timestamp delta, and a
-# null key + value length -- the two byte runs around the offset delta.
-_ATTR_TS: list[bytes] = [b"\x00" + v for v in _VARINT[:_TABLE_SIZE]]
-_NULLKEY_VLEN: list[bytes] = [b"\x01" + v for v in _VARINT[:_TABLE_SIZE]]
 _UNLIMITED = 1 << 62
 _NULL = b"\x01"  # varint -1: a null key, value or header value
 _ZERO = b"\x00"  # record attributes, or an empty header list
@@ -335,73 +331,7 @@ class RecordBatchBuilder:
         return BATCH_HEADER_SIZE + len(self._built_records)
 
 
-def encode_records(
-    timestamps: Sequence[int],
-    values: Sequence[bytes | None],
-    extras: Mapping[int, tuple[bytes | None, Sequence[RecordHeader] | None]] | None = None,
-) -> tuple[bytes, int]:
-    """Encode the records section of a v2 batch at once; returns it and the max timestamp.
-
-    Records come as columns: ``timestamps[i]`` and ``values[i]`` for every
-    record, and ``extras[i] = (key, headers)`` only for records that have a key
-    or headers.  The timestamp delta is against ``timestamps[0]`` and the offset
-    delta is ``i``.  The producer stores records this way (two list appends per
-    record, no per-record object for the garbage collector to track) and calls
-    this once per batch on its Sender thread: one tight loop costs about half of
-    a call per record.  The common record -- no key, no headers, small deltas --
-    takes the table-driven path; anything else the general one.
-    """
-    out: list[bytes] = []
-    extend = out.extend
-    table = _VARINT
-    limit = _TABLE_SIZE
-    attr_ts = _ATTR_TS
-    nullkey_vlen = _NULLKEY_VLEN
-    base_timestamp = max_ts = timestamps[0]
-    last_ts = None
-    prefix = b""
-    fixed = 0  # attributes + timestamp delta + the header count byte
-    i = 0
-    for ts, value in zip(timestamps, values, strict=True):
-        if ts != last_ts:
-            last_ts = ts
-            delta = ts - base_timestamp
-            prefix = attr_ts[delta] if 0 <= delta < limit else _ZERO + varint_bytes(delta)
-            fixed = len(prefix) + 1
-            if ts > max_ts:
-                max_ts = ts
-        if extras and i in extras:
-            key, headers = extras[i]
-        elif value is not None and i < limit:
-            size = len(value)
-            if size < limit:
-                # No concatenation: the join at the end copies every piece once.
-                od = table[i]
-                vl = nullkey_vlen[size]
-                size += fixed + len(od) + len(vl)
-                extend(
-                    (
-                        table[size] if size < limit else varint_bytes(size),
-                        prefix,
-                        od,
-                        vl,
-                        value,
-                        _ZERO,
-                    )
-                )
-                i += 1
-                continue
-            key = headers = None
-        else:
-            key = headers = None
-        body = _encode_record_body(prefix, i, key, value, headers)
-        size = len(body)
-        extend((table[size] if size < limit else varint_bytes(size), body))
-        i += 1
-    return b"".join(out), max_ts
-
-
-def _encode_record_body(
+def encode_record_body(
     prefix: bytes,
     offset_delta: int,
     key: bytes | None,
