@@ -38,18 +38,20 @@ from samsa.client.producer.batch import (
     estimate_record_size,
 )
 from samsa.client.producer.buffer_pool import BufferPool
-from samsa.client.producer.future import FutureRecordMetadata, new_future
+from samsa.client.producer.future import FutureRecordMetadata
 from samsa.protocol.record_builder import RecordHeader as Header
 
 if TYPE_CHECKING:
     from samsa.client.producer.idempotence import TransactionManager
 
-__all__ = ["ReadyCheckResult", "RecordAccumulator"]
+__all__ = ["PartitionQueue", "ReadyCheckResult", "RecordAccumulator"]
 
 TP = tuple[str, int]
 
 
-class _PartitionQueue:
+class PartitionQueue:
+    """One partition's batches; ``Producer.send`` appends to ``open_batch`` under ``lock``."""
+
     __slots__ = ("batches", "lock", "open_batch")
 
     def __init__(self) -> None:
@@ -91,7 +93,7 @@ class RecordAccumulator:
         self.txn = transaction_manager
         self._clock = clock_ms
         self._wakeup = wakeup or (lambda: None)
-        self._queues: dict[TP, _PartitionQueue] = {}
+        self._queues: dict[TP, PartitionQueue] = {}
         self._queues_lock = threading.Lock()
         self._incomplete: set[ProducerBatch] = set()
         self._incomplete_lock = threading.Lock()
@@ -103,11 +105,12 @@ class RecordAccumulator:
         self._rng = random.Random()
 
     # -- append (application threads) -------------------------------------------
-    def _queue_for(self, tp: TP) -> _PartitionQueue:
+    def queue_for(self, tp: TP) -> PartitionQueue:
+        """The partition's queue, created on first use."""
         with self._queues_lock:
             q = self._queues.get(tp)
             if q is None:
-                q = self._queues[tp] = _PartitionQueue()
+                q = self._queues[tp] = PartitionQueue()
             return q
 
     def append(
@@ -134,7 +137,7 @@ class RecordAccumulator:
             size = estimate_record_size(key, value, headers)
         q = self._queues.get(tp)
         if q is None:
-            q = self._queue_for(tp)
+            q = self.queue_for(tp)
         batch = q.open_batch
         if batch is not None:
             # The hot path: one uncontended lock, one tuple, one list append.
@@ -150,8 +153,7 @@ class RecordAccumulator:
                     if key is not None or headers:
                         batch.extras[offset] = (key, headers)
                     batch.estimated = estimated
-                    future = new_future(
-                        FutureRecordMetadata,
+                    future = FutureRecordMetadata(
                         (
                             batch.result,
                             offset,
@@ -173,7 +175,7 @@ class RecordAccumulator:
 
     def _append_to_new_batch(
         self,
-        q: _PartitionQueue,
+        q: PartitionQueue,
         tp: TP,
         timestamp_ms: int,
         key: bytes | None,
@@ -212,8 +214,7 @@ class RecordAccumulator:
             if key is not None or headers:
                 batch.extras[offset] = (key, headers)
             batch.estimated += size
-            future: FutureRecordMetadata = new_future(
-                FutureRecordMetadata,
+            future: FutureRecordMetadata = FutureRecordMetadata(
                 (
                     batch.result,
                     offset,
@@ -348,7 +349,7 @@ class RecordAccumulator:
         order among the retries at the head, so the broker sees no gap.
         """
         batch.reenqueued(now_ms)
-        q = self._queue_for(batch.tp)
+        q = self.queue_for(batch.tp)
         with q.lock:
             dq = q.batches
             if batch.has_sequence:

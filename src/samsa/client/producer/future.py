@@ -87,8 +87,8 @@ class FutureRecordMetadata(tuple):
     """The future ``send()`` returns (the subset of concurrent.futures.Future used in practice).
 
     A tuple subclass ``(result, relative_offset, timestamp, key_size, value_size)``
-    built with ``tuple.__new__`` so that creating one per record runs no Python
-    code -- it is on the ``send()`` hot path.  It holds sizes, not the record
+    with no ``__new__`` or ``__init__`` of its own, so that creating one per
+    record runs no Python code -- it is on the ``send()`` hot path.  It holds sizes, not the record
     itself, so futures an application keeps do not keep payloads alive.
     """
 
@@ -139,9 +139,6 @@ class FutureRecordMetadata(tuple):
 
     def metadata_or_none(self) -> RecordMetadata | None:
         return None if self._result.error is not None else self._metadata()
-
-
-new_future = tuple.__new__
 
 
 class FailedFuture(FutureRecordMetadata):
