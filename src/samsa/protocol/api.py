@@ -139,10 +139,12 @@ def encode_request(
         head += struct.pack(">h", len(cid)) + cid
     if flexible:
         head += b"\x00"
-    chunks: list[Any] = [head]
+    chunks: list[Any] = [b"", head]
     _codec_encoder(api, version, True)(body, chunks)
-    payload = b"".join(bytes(c) if not isinstance(c, (bytes, bytearray)) else c for c in chunks)
-    return _I32.pack(len(payload)) + payload
+    # One copy of everything, record batches included: join takes memoryviews
+    # as they are, and the size prefix goes in as the first chunk.
+    chunks[0] = _I32.pack(sum(map(len, chunks)))
+    return b"".join(chunks)
 
 
 def encode_response(
