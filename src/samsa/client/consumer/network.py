@@ -167,6 +167,10 @@ class ConsumerNetworkClient:
     def wakeup(self) -> None:
         self.client.wakeup()
 
+    def has_unsent(self) -> bool:
+        """Whether a queued request still waits for a ``poll`` to go out."""
+        return any(self._unsent.values())
+
     def least_loaded_node(self) -> int | None:
         with self.lock:
             return self.client.least_loaded_node(self._clock())
