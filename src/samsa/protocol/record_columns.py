@@ -23,7 +23,7 @@ takes the per-record loop.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from itertools import chain, groupby, repeat
+from itertools import groupby
 from typing import cast
 
 from samsa.protocol.primitives import varint_bytes
