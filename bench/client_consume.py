@@ -15,14 +15,10 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import sys
-import tempfile
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
-from pathlib import Path
+from collections.abc import Callable
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "client"))
+from _brokers import broker
 
 TOPIC = "bench-consume"
 
@@ -103,30 +99,6 @@ CLIENTS: dict[str, Callable[[str, int], float]] = {
     "kafka-python": run_kafka_python,
     "confluent": run_confluent,
 }
-
-
-@contextmanager
-def broker(name: str) -> Iterator[str]:
-    """Start a fresh broker by name and yield its bootstrap address."""
-    if name == "tansu":
-        from _tansu import Tansu
-
-        peer = Tansu()
-        try:
-            yield peer.bootstrap
-        finally:
-            peer.stop()
-    elif name == "samsa":
-        from samsa.testing import BrokerProcess
-
-        with tempfile.TemporaryDirectory(prefix="samsa-bench-") as tmp:
-            proc = BrokerProcess(Path(tmp) / "data")
-            try:
-                yield proc.start()
-            finally:
-                proc.stop()
-    else:
-        raise SystemExit(f"unknown broker {name!r} (tansu, samsa)")
 
 
 def bench(label: str, bootstrap: str, records: int, runs: int) -> dict[str, float]:
