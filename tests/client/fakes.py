@@ -70,6 +70,11 @@ class FakeBrokerSocket:
         del self._out[: len(piece)]
         return piece
 
+    def recv_into(self, buffer: Any, nbytes: int = 0) -> int:
+        piece = self.recv(nbytes or len(buffer))
+        buffer[: len(piece)] = piece
+        return len(piece)
+
     def close(self) -> None:
         self.closed = True
 

@@ -31,6 +31,11 @@ class TrickleSocket:
         del self.incoming[:1]
         return b
 
+    def recv_into(self, buffer: memoryview, n: int = 0) -> int:
+        piece = self.recv(n or len(buffer))
+        buffer[: len(piece)] = piece
+        return len(piece)
+
     def close(self) -> None:
         pass
 

@@ -28,6 +28,7 @@ class SocketLike(Protocol):
 
     def send(self, data: Any, /) -> int: ...
     def recv(self, bufsize: int, /) -> bytes: ...
+    def recv_into(self, buffer: Any, nbytes: int = 0, /) -> int: ...
     def close(self) -> None: ...
     def fileno(self) -> int: ...
 
@@ -39,7 +40,17 @@ class FramingError(Exception):
 class BrokerConnection:
     """Byte pump for one socket: queued writes out, whole frames in."""
 
-    __slots__ = ("_body", "_body_got", "_body_size", "_in", "_out", "_out_bytes", "node_id", "sock")
+    __slots__ = (
+        "_body",
+        "_body_got",
+        "_body_size",
+        "_body_view",
+        "_in",
+        "_out",
+        "_out_bytes",
+        "node_id",
+        "sock",
+    )
 
     def __init__(self, node_id: int, sock: SocketLike) -> None:
         self.node_id = node_id
@@ -47,7 +58,9 @@ class BrokerConnection:
         self._out: deque[memoryview] = deque()
         self._out_bytes = 0
         self._in = bytearray()
-        self._body: list[bytes] = []  # pieces of a large frame's body
+        # A large frame's body is received straight into its own buffer.
+        self._body = bytearray()
+        self._body_view = memoryview(self._body)
         self._body_size = 0  # that frame's size, 0 when none is in progress
         self._body_got = 0
 
@@ -82,50 +95,64 @@ class BrokerConnection:
                 out[0] = head[sent:]
         return True
 
-    def read(self) -> list[bytes] | None:
+    def read(self) -> list[bytes | bytearray] | None:
         """Read what the socket has; returns the whole frames (without size prefix).
 
         Returns None when the peer closed the connection (EOF).  Raises OSError
         on socket errors and FramingError on an impossible length prefix.
 
         Small frames are cut out of one receive buffer.  The body of a large
-        frame (a fetch response) is received in pieces of exactly the missing
-        size and joined once -- or, when it arrives in one piece, used as is --
-        instead of being appended to the buffer and sliced out and copied again.
+        frame (a fetch response) is received with ``recv_into`` straight into
+        a buffer of its exact size, which becomes the frame: no piece is
+        allocated per receive and nothing is joined or copied afterwards.
         """
-        frames: list[bytes] = []
+        frames: list[bytes | bytearray] = []
         sock = self.sock
         eof = False
         while True:
-            want = self._body_size - self._body_got if self._body_size else _RECV_CHUNK
             try:
-                chunk = sock.recv(want)
+                if self._body_size:
+                    want = self._body_size - self._body_got
+                    got = sock.recv_into(self._body_view[self._body_got :], want)
+                    if got:
+                        self._add_body(got, frames)
+                    empty = not got
+                else:
+                    want = _RECV_CHUNK
+                    chunk = sock.recv(want)
+                    got = len(chunk)
+                    if chunk:
+                        self._in += chunk
+                        self._cut_frames(frames)
+                    empty = not chunk
             except (BlockingIOError, InterruptedError):
                 break
-            if not chunk:
+            if empty:
                 eof = True
                 break
-            if self._body_size:
-                self._add_body(chunk, frames)
-            else:
-                self._in += chunk
-                self._cut_frames(frames)
-            if len(chunk) < want:
+            if got < want:
                 break
         if eof and not frames:
             return None
         return frames
 
-    def _add_body(self, chunk: bytes, frames: list[bytes]) -> None:
-        body = self._body
-        body.append(chunk)
-        self._body_got += len(chunk)
+    def _start_body(self, size: int, head: bytes | bytearray | memoryview) -> None:
+        body = self._body = bytearray(size)
+        self._body_view = memoryview(body)
+        self._body_size = size
+        self._body_view[: len(head)] = head
+        self._body_got = len(head)
+
+    def _add_body(self, got: int, frames: list[bytes | bytearray]) -> None:
+        self._body_got += got
         if self._body_got == self._body_size:
-            frames.append(body[0] if len(body) == 1 else b"".join(body))
-            self._body = []
+            frames.append(self._body)
+            self._body_view.release()
+            self._body = bytearray()
+            self._body_view = memoryview(self._body)
             self._body_size = self._body_got = 0
 
-    def _cut_frames(self, frames: list[bytes]) -> None:
+    def _cut_frames(self, frames: list[bytes | bytearray]) -> None:
         buf = self._in
         pos = 0
         end = len(buf)
@@ -136,9 +163,8 @@ class BrokerConnection:
             if end - pos - 4 < size:
                 if size > _RECV_CHUNK:
                     # A large frame: collect its body separately from here on.
-                    self._body_size = size
-                    if end - pos - 4:
-                        self._add_body(bytes(buf[pos + 4 : end]), frames)
+                    with memoryview(buf) as view:
+                        self._start_body(size, view[pos + 4 : end])
                     pos = end
                 break
             frames.append(bytes(buf[pos + 4 : pos + 4 + size]))
@@ -154,7 +180,9 @@ class BrokerConnection:
         self._out.clear()
         self._out_bytes = 0
         self._in.clear()
-        self._body = []
+        self._body_view.release()
+        self._body = bytearray()
+        self._body_view = memoryview(self._body)
         self._body_size = self._body_got = 0
 
 

@@ -333,7 +333,7 @@ class NetworkClient:
             self._completed.append(ClientResponse(req, now_ms, body=body))
 
     @staticmethod
-    def _decode(req: ClientRequest, frame: bytes) -> tuple[int, dict[str, Any]]:
+    def _decode(req: ClientRequest, frame: bytes | bytearray) -> tuple[int, dict[str, Any]]:
         view = memoryview(frame)
         try:
             return decode_response(req.api_key, req.api_version, view)
