@@ -10,11 +10,17 @@ checked per batch (crc32c in C) just before its first records are decoded, so
 damage surfaces on the ``poll`` that reaches it, with the position exactly
 after the last record handed out.
 
-The record loop (:func:`_decode_blob`) builds each ``ConsumerRecord`` directly
-with ``tuple.__new__``, reads one- and two-byte varints through a zig-zag
-table (record length, timestamp delta, offset delta, key and value lengths of
-ordinary records never need more), slices key and value out of the one
-``bytes`` object, and skips header parsing when the count byte is zero.
+Batches of at least ``record_index.MIN_RECORDS`` records are indexed when
+opened: numpy finds every record's fields at once, and each chunk's keys,
+values and ``ConsumerRecord`` objects are then built with C-level map/zip
+(see ``record_index``; about 1.5x the speed of the loop).  Smaller batches,
+and the rare batch the index declines (long varints, damage), go through the
+record loop (:func:`_decode_blob`), which builds each ``ConsumerRecord``
+directly with ``tuple.__new__``, reads one- and two-byte varints through a
+zig-zag table (record length, timestamp delta, offset delta, key and value
+lengths of ordinary records never need more), slices key and value out of the
+one ``bytes`` object, skips header parsing when the count byte is zero, and
+names the exact fault of a damaged record.
 
 Garbage collection: a ConsumerRecord is a tuple subclass, and the cyclic GC
 untracks only exact tuples, so every young collection that runs while records
@@ -36,6 +42,12 @@ import gc
 from collections.abc import Callable
 from typing import Any
 
+from samsa.client.consumer.record_index import (
+    MIN_RECORDS,
+    RecordIndex,
+    index_records,
+    records_between,
+)
 from samsa.client.consumer.records import ConsumerRecord
 from samsa.client.metadata import TopicPartition
 from samsa.errors import DecodeError, SamsaError
@@ -82,16 +94,22 @@ class _Cursor:
         "data",
         "end",
         "fixed_timestamp",
+        "index",
         "leader_epoch",
         "left",
         "pos",
+        "taken",
         "timestamp_type",
     )
 
-    def __init__(self, data: bytes, pos: int, end: int, header: BatchHeader) -> None:
+    def __init__(
+        self, data: bytes, pos: int, end: int, header: BatchHeader, index: RecordIndex | None
+    ) -> None:
         self.data = data
         self.pos = pos
         self.end = end
+        self.index = index  # every record's field positions, when the batch could be indexed
+        self.taken = 0  # records decoded so far
         self.left = header.records_count
         self.base_offset = header.base_offset
         self.base_timestamp = header.base_timestamp
@@ -249,7 +267,12 @@ class PartitionRecords:
             raise DecodeError(f"negative record count {count}")
         if count > end - start:  # every record takes at least 7 bytes; cheap sanity bound
             raise DecodeError(f"record count {count} does not fit in {end - start} bytes")
-        return _Cursor(data, start, end, header)
+        index = None
+        if count >= MIN_RECORDS:
+            index = index_records(
+                data, start, end, count, header.base_offset, header.base_timestamp
+            )
+        return _Cursor(data, start, end, header, index)
 
     def _decode_chunk(self, cursor: _Cursor, want: int) -> list[ConsumerRecord]:
         """The batch's next ``want`` records (fewer at its end), as ConsumerRecords.
@@ -266,18 +289,37 @@ class PartitionRecords:
                 gc.collect(0)
             gc.disable()
         topic, partition = self.tp
+        index = cursor.index
         try:
-            records, pos = _decode_blob(
-                cursor.data,
-                cursor.pos,
-                count,
-                cursor.base_offset,
-                cursor.base_timestamp,
-                cursor.fixed_timestamp,
-                (topic, partition),
-                cursor.timestamp_type,
-                cursor.leader_epoch,
-            )
+            if index is not None:
+                taken = cursor.taken
+                records = records_between(
+                    index,
+                    cursor.data,
+                    taken,
+                    taken + count,
+                    (
+                        ConsumerRecord,
+                        topic,
+                        partition,
+                        cursor.timestamp_type,
+                        cursor.fixed_timestamp,
+                        cursor.leader_epoch,
+                    ),
+                )
+                pos = cursor.end if count == cursor.left else cursor.pos
+            else:
+                records, pos = _decode_blob(
+                    cursor.data,
+                    cursor.pos,
+                    count,
+                    cursor.base_offset,
+                    cursor.base_timestamp,
+                    cursor.fixed_timestamp,
+                    (topic, partition),
+                    cursor.timestamp_type,
+                    cursor.leader_epoch,
+                )
         finally:
             if gc_enabled:
                 gc.enable()
@@ -285,6 +327,7 @@ class PartitionRecords:
         if pos > end:
             raise DecodeError(f"records overrun their batch by {pos - end} bytes")
         cursor.pos = pos
+        cursor.taken += count
         cursor.left -= count
         if not cursor.left:
             self._cursor = None
