@@ -38,7 +38,7 @@ def test_encode_records_equals_the_record_batch_builder() -> None:
 
 
 def test_producer_batch_bytes_decode_with_keys_headers_and_retried_header() -> None:
-    batch = ProducerBatch(("t", 0), bytearray(1000), 0, 0)
+    batch = ProducerBatch(("t", 0), 1000, 0, 0)
     records = [(10, None, b"a"), (12, b"k", b"bb"), (11, None, None)]
     for i, (ts, key, value) in enumerate(records):
         batch.timestamps.append(ts)

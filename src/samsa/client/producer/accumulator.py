@@ -6,10 +6,11 @@ per request (``drain``).  This is Kafka's RecordAccumulator:
 
 * each partition has a deque of ProducerBatch guarded by its own lock, so
   application threads writing to different partitions do not contend;
-* appending tries the last batch under the lock; when it is full, a new buffer
-  is allocated *outside* the lock (allocation may block on buffer.memory), and
-  the lock is taken again to re-check -- another thread may have opened a batch
-  meanwhile, in which case the fresh buffer is given back (the double-check);
+* appending tries the last batch under the lock; when it is full, memory for
+  a new batch is reserved *outside* the lock (it may block on buffer.memory),
+  and the lock is taken again to re-check -- another thread may have opened a
+  batch meanwhile, in which case the reservation is given back (the
+  double-check); the batch takes its buffer only when it is encoded;
 * a partition is sendable when its head batch is full, has waited linger.ms
   (or its retry backoff), or when a flush or close is under way, or when other
   threads are blocked waiting for memory;
@@ -189,21 +190,21 @@ class RecordAccumulator:
         if self.closed:
             raise ProducerClosedError("producer is closed")
         alloc = max(self.batch_size, BATCH_OVERHEAD + size)
-        buf = self.pool.allocate(alloc, max_block_ms)
+        self.pool.reserve(alloc, max_block_ms)
         with q.lock:
             if self.closed:
-                self.pool.deallocate(buf, alloc)
+                self.pool.deallocate(None, alloc)
                 raise ProducerClosedError("producer is closed")
             batch = q.open_batch
             if batch is not None and batch.open and batch.estimated + size <= batch.capacity:
-                # Another thread opened a batch meanwhile: use it, return the buffer.
-                self.pool.deallocate(buf, alloc)
+                # Another thread opened a batch meanwhile: use it, return the memory.
+                self.pool.deallocate(None, alloc)
                 created = False
             else:
                 if batch is not None and batch.open:
                     batch.full = True
                     batch.seal()
-                batch = ProducerBatch(tp, buf, self.compression, self._clock())
+                batch = ProducerBatch(tp, alloc, self.compression, self._clock(), self.pool)
                 q.batches.append(batch)
                 q.open_batch = batch
                 created = True
@@ -363,7 +364,7 @@ class RecordAccumulator:
                 dq.appendleft(batch)
 
     def deallocate(self, batch: ProducerBatch) -> None:
-        """Return a finished batch's buffer and forget it."""
+        """Return a finished batch's memory (and buffer, once it has one) and forget it."""
         with self._incomplete_lock:
             self._incomplete.discard(batch)
         self.pool.deallocate(batch.buffer, batch.allocated_size)

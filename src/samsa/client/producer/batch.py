@@ -8,8 +8,10 @@ its bytes.  Per-record varint work thus leaves the caller's thread and costs
 about half as much as a call per record; and since ints and bytes are not
 tracked by the garbage collector, a million queued records add no GC work.
 
-A batch owns a pooled buffer (its ``buffer.memory`` share, returned to the
-BufferPool when the batch is done) into which it is encoded, the per-batch
+A batch owns a reservation of ``buffer.memory`` (returned to the BufferPool
+when the batch is done) and, from its encoding on, the pooled buffer it is
+encoded into -- taken only then, so that an open batch's records are not held
+twice, as Python objects and as reserved bytes in a buffer; it also owns the per-batch
 result its records' futures share, and the bookkeeping the Sender needs:
 creation and last-attempt times for linger, backoff and
 ``delivery.timeout.ms``; the attempt count; and, with idempotence, the producer
@@ -31,6 +33,7 @@ from collections.abc import Callable, Sequence
 
 import crc32c
 
+from samsa.client.producer.buffer_pool import BufferPool
 from samsa.client.producer.future import FutureRecordMetadata, ProduceRequestResult, RecordMetadata
 from samsa.protocol.compression import compress
 from samsa.protocol.record_batch import BATCH_HEADER_SIZE, HEADER, LOG_OVERHEAD
@@ -95,6 +98,7 @@ class ProducerBatch:
         "max_timestamp",
         "open",
         "partition",
+        "pool",
         "producer_epoch",
         "producer_id",
         "result",
@@ -105,11 +109,20 @@ class ProducerBatch:
         "values",
     )
 
-    def __init__(self, tp: tuple[str, int], buffer: bytearray, compression: int, now_ms: int):
+    def __init__(
+        self,
+        tp: tuple[str, int],
+        capacity: int,
+        compression: int,
+        now_ms: int,
+        pool: BufferPool | None = None,
+    ):
+        """``capacity`` bytes are reserved in ``pool`` (None: a plain buffer is made at encode)."""
         self.tp = tp
         self.topic, self.partition = tp
-        self.buffer = buffer
-        self.allocated_size = self.capacity = len(buffer)
+        self.pool = pool
+        self.buffer: bytearray | None = None  # taken from the pool when first encoded
+        self.allocated_size = self.capacity = capacity
         self.compression = compression
         self.timestamps: list[int] = []
         self.values: list[bytes | None] = []
@@ -171,7 +184,8 @@ class ProducerBatch:
         if self.compression:
             body = compress(self.compression, body)
         end = BATCH_OVERHEAD + len(body)
-        out = self.buffer
+        size = self.allocated_size
+        out = self.buffer = bytearray(size) if self.pool is None else self.pool.buffer_for(size)
         if end > len(out):  # the estimate is an upper bound; this is only a safety net
             out = bytearray(end)
         out[BATCH_OVERHEAD:end] = body

@@ -6,7 +6,16 @@ when released and handed out again, so steady-state producing allocates
 nothing.  Larger buffers (a record bigger than ``batch.size``) are allocated on
 demand and simply dropped when released, their bytes returned to the budget.
 
-When the budget is exhausted, ``allocate`` blocks up to ``max.block.ms``.
+Batches do not hold a buffer while they fill: they ``reserve`` their share
+when opened and take the buffer (``buffer_for``) only when the Sender encodes
+them.  An open batch's records are still Python objects, so a buffer held
+beside them would count the same records twice in real memory; reserving
+instead keeps the memory the producer really touches (pooled buffers, encoded
+batches, open batches' columns) within ``buffer.memory``.  To keep that
+true, a reservation that needs more than the unpooled budget drops free-list
+buffers rather than handing them to a batch that cannot use them yet.
+
+When the budget is exhausted, ``allocate`` and ``reserve`` block up to ``max.block.ms``.
 Waiters are served strictly in arrival order (one Condition each, in a FIFO)
 so a large request cannot be starved by a stream of small ones; memory freed
 while the head waiter still needs more is accumulated for it.  On timeout the
@@ -38,6 +47,30 @@ class BufferPool:
 
     def allocate(self, size: int, max_block_ms: float) -> bytearray:
         """A buffer of ``size`` bytes (contents undefined: reused), blocking up to ``max_block_ms`` for memory."""
+        buf = self._acquire(size, max_block_ms, take_free=True)
+        return buf if buf is not None else bytearray(size)
+
+    def reserve(self, size: int, max_block_ms: float) -> None:
+        """Set ``size`` bytes of the budget aside, blocking up to ``max_block_ms``.
+
+        The buffer comes later from :meth:`buffer_for`; give the bytes back with
+        :meth:`deallocate` (passing the buffer if one was taken, else None).
+        """
+        self._acquire(size, max_block_ms, take_free=False)
+
+    def buffer_for(self, size: int) -> bytearray:
+        """A buffer for ``size`` bytes already reserved: a pooled one if free, else new."""
+        with self._lock:
+            if size == self.poolable_size and self._free:
+                # The reservation now owns this buffer's bytes: its own go back.
+                self._non_pooled_available += size
+                if self._waiters:
+                    self._waiters[0].notify()
+                return self._free.pop()
+        return bytearray(size)
+
+    def _acquire(self, size: int, max_block_ms: float, take_free: bool) -> bytearray | None:
+        """Take ``size`` bytes of budget; a free pooled buffer with them if ``take_free``."""
         if size > self.total_memory:
             raise ValueError(
                 f"attempt to allocate {size} bytes, but buffer.memory is only {self.total_memory}"
@@ -45,14 +78,14 @@ class BufferPool:
         with self._lock:
             if self._closed:
                 raise ProducerClosedError("producer is closed")
-            if size == self.poolable_size and self._free:
+            if take_free and size == self.poolable_size and self._free:
                 return self._free.pop()
             free_bytes = len(self._free) * self.poolable_size
             if not self._waiters and self._non_pooled_available + free_bytes >= size:
                 self._free_up(size)
                 self._non_pooled_available -= size
-                return bytearray(size)
-            return self._wait_for(size, max_block_ms)
+                return None
+            return self._wait_for(size, max_block_ms, take_free)
 
     def _free_up(self, size: int) -> None:
         """Release pooled buffers into the non-pooled budget until ``size`` fits."""
@@ -60,7 +93,7 @@ class BufferPool:
             self._free.pop()
             self._non_pooled_available += self.poolable_size
 
-    def _wait_for(self, size: int, max_block_ms: float) -> bytearray:
+    def _wait_for(self, size: int, max_block_ms: float, take_free: bool) -> bytearray | None:
         """Called with the lock held: queue as a waiter until ``size`` is gathered."""
         cond = threading.Condition(self._lock)
         self._waiters.append(cond)
@@ -81,7 +114,7 @@ class BufferPool:
                 # Only the head waiter takes memory, which keeps the order fair.
                 if self._waiters[0] is not cond:
                     continue
-                if accumulated == 0 and size == self.poolable_size and self._free:
+                if take_free and accumulated == 0 and size == self.poolable_size and self._free:
                     buf = self._free.pop()
                     accumulated = size
                     return buf
@@ -90,7 +123,7 @@ class BufferPool:
                 got = min(need, self._non_pooled_available)
                 self._non_pooled_available -= got
                 accumulated += got
-            return bytearray(size)
+            return None
         except BaseException:
             # Give back what this waiter had gathered.
             self._non_pooled_available += accumulated
@@ -100,13 +133,14 @@ class BufferPool:
             if self._waiters and (self._non_pooled_available > 0 or self._free):
                 self._waiters[0].notify()
 
-    def deallocate(self, buf: bytearray, size: int | None = None) -> None:
-        """Return a buffer of ``size`` bytes (as allocated): pooled-size ones go to
-        the free list, others back to the budget."""
+    def deallocate(self, buf: bytearray | None, size: int | None = None) -> None:
+        """Return ``size`` bytes (as allocated or reserved) and their buffer if any:
+        pooled-size buffers go to the free list, other bytes back to the budget."""
         if size is None:
+            assert buf is not None, "deallocating a reservation needs its size"
             size = len(buf)
         with self._lock:
-            if size == self.poolable_size and len(buf) == size:
+            if buf is not None and size == self.poolable_size and len(buf) == size:
                 self._free.append(buf)
             else:
                 self._non_pooled_available += size
