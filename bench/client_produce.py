@@ -11,25 +11,55 @@ values, no keys.  Time runs from the first send to the end of flush().  Prints
 per-run lines, medians and the ratios the issue targets (Samsa >= 10x
 kafka-python, >= 0.5x confluent-kafka).
 
+Every run is a fresh process (spawned before the clock starts), so that its
+peak RSS growth -- VmHWM, reset through /proc/self/clear_refs just before the
+first send -- is that client's own: the memory it holds for records in flight.
+For the Samsa producer that must stay within ``buffer.memory`` (32 MiB by
+default; ``--buffer-memory`` lists more budgets to check, each run once).
+
   .venv/bin/python bench/client_produce.py                 # 1,000,000 records, 3 runs, both brokers
   .venv/bin/python bench/client_produce.py --records 200000 --clients samsa --brokers samsa
   .venv/bin/python bench/client_produce.py --profile       # cProfile one Samsa run (tansu)
+  .venv/bin/python bench/client_produce.py --clients samsa --brokers tansu --buffer-memory 8,64
 """
 
 from __future__ import annotations
 
 import argparse
+import multiprocessing
 import os
 import statistics
 import sys
 import time
 import uuid
+from collections.abc import Callable
 from contextlib import nullcontext
 from typing import Any
 
 from _brokers import broker
 
 SETTINGS = {"acks": 1, "linger_ms": 5, "batch_size": 1_000_000}
+DEFAULT_BUFFER_MEMORY = 32 << 20  # Kafka's and the Samsa producer's default
+
+
+def _status_mb(field: str) -> float:
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith(field):
+                return int(line.split()[1]) / 1024
+    raise RuntimeError(f"{field} missing from /proc/self/status")
+
+
+def start_clock() -> tuple[float, float]:
+    """Reset the peak-RSS mark, then start timing: (t0, RSS at t0 in MB)."""
+    with open("/proc/self/clear_refs", "w") as f:
+        f.write("5")  # VmHWM := VmRSS
+    return time.perf_counter(), _status_mb("VmRSS")
+
+
+def stop_clock(start: tuple[float, float]) -> tuple[float, float]:
+    """Seconds since ``start`` and the peak RSS growth since then in MB."""
+    return time.perf_counter() - start[0], _status_mb("VmHWM") - start[1]
 
 
 def create_topic(bootstrap: str, topic: str) -> None:
@@ -39,7 +69,9 @@ def create_topic(bootstrap: str, topic: str) -> None:
     admin.create_topics([NewTopic(topic, 1, 1)])[topic].result(15)
 
 
-def run_samsa(bootstrap: str, topic: str, n: int, payload: bytes) -> float:
+def run_samsa(
+    bootstrap: str, topic: str, n: int, payload: bytes, buffer_memory: int = DEFAULT_BUFFER_MEMORY
+) -> tuple[float, float]:
     from samsa.client import Producer
 
     p = Producer(
@@ -49,26 +81,27 @@ def run_samsa(bootstrap: str, topic: str, n: int, payload: bytes) -> float:
             "enable.idempotence": False,
             "linger.ms": SETTINGS["linger_ms"],
             "batch.size": SETTINGS["batch_size"],
+            "buffer.memory": buffer_memory,
         }
     )
     p.partitions_for(topic)  # metadata before the clock starts, as the peers do
     errors: list[BaseException] = []
     send = p.send
-    t0 = time.perf_counter()
+    start = start_clock()
     for _ in range(n - 1):
         send(topic, payload)
     last = send(topic, payload)
     p.flush()
-    secs = time.perf_counter() - t0
+    measured = stop_clock(start)
     if last.exception() is not None:
         errors.append(last.exception())  # type: ignore[arg-type]
     p.close()
     if errors:
         raise RuntimeError(f"samsa produce failed: {errors[0]!r}")
-    return secs
+    return measured
 
 
-def run_kafka_python(bootstrap: str, topic: str, n: int, payload: bytes) -> float:
+def run_kafka_python(bootstrap: str, topic: str, n: int, payload: bytes) -> tuple[float, float]:
     from kafka import KafkaProducer
 
     p = KafkaProducer(
@@ -79,16 +112,16 @@ def run_kafka_python(bootstrap: str, topic: str, n: int, payload: bytes) -> floa
         enable_idempotence=False,
     )
     p.partitions_for(topic)
-    t0 = time.perf_counter()
+    start = start_clock()
     for _ in range(n):
         p.send(topic, payload)
     p.flush(600)
-    secs = time.perf_counter() - t0
+    measured = stop_clock(start)
     p.close()
-    return secs
+    return measured
 
 
-def run_confluent(bootstrap: str, topic: str, n: int, payload: bytes) -> float:
+def run_confluent(bootstrap: str, topic: str, n: int, payload: bytes) -> tuple[float, float]:
     from confluent_kafka import Producer
 
     p = Producer(
@@ -102,7 +135,7 @@ def run_confluent(bootstrap: str, topic: str, n: int, payload: bytes) -> float:
     )
     p.list_topics(topic, timeout=10)
     produce, poll = p.produce, p.poll
-    t0 = time.perf_counter()
+    start = start_clock()
     for _ in range(n):
         while True:
             try:
@@ -111,15 +144,35 @@ def run_confluent(bootstrap: str, topic: str, n: int, payload: bytes) -> float:
             except BufferError:
                 poll(0.01)
     p.flush(600)
-    secs = time.perf_counter() - t0
-    return secs
+    return stop_clock(start)
 
 
-CLIENTS: dict[str, Any] = {
+CLIENTS: dict[str, Callable[..., tuple[float, float]]] = {
     "samsa": run_samsa,
     "kafka-python": run_kafka_python,
     "confluent": run_confluent,
 }
+
+
+def _child(name: str, args: tuple[Any, ...], results: Any) -> None:
+    try:
+        results.put(CLIENTS[name](*args))
+    except BaseException as exc:
+        results.put(exc)
+        raise
+
+
+def in_fresh_process(name: str, *args: Any) -> tuple[float, float]:
+    """Run one client in a new interpreter: (seconds, peak RSS growth in MB)."""
+    ctx = multiprocessing.get_context("spawn")
+    results = ctx.Queue()
+    child = ctx.Process(target=_child, args=(name, args, results))
+    child.start()
+    outcome = results.get()
+    child.join()
+    if isinstance(outcome, BaseException):
+        raise RuntimeError(f"{name} run failed") from outcome
+    return outcome  # type: ignore[no-any-return]
 
 
 def bench(label: str, new_broker: Any, args: argparse.Namespace) -> dict[str, float]:
@@ -127,25 +180,35 @@ def bench(label: str, new_broker: Any, args: argparse.Namespace) -> dict[str, fl
     payload = os.urandom(args.size)
     names = [c.strip() for c in args.clients.split(",") if c.strip()]
     rates: dict[str, list[float]] = {name: [] for name in names}
+    growths: dict[str, list[float]] = {name: [] for name in names}
     for run in range(args.runs):
         for name in names:
             # A fresh broker per run: no run pays for another's data.
             with new_broker() as bootstrap:
                 topic = f"bench-{name}-{uuid.uuid4().hex[:8]}"
                 create_topic(bootstrap, topic)
-                secs = CLIENTS[name](bootstrap, topic, args.records, payload)
+                secs, growth = in_fresh_process(name, bootstrap, topic, args.records, payload)
             rate = args.records / secs
             rates[name].append(rate)
+            growths[name].append(growth)
             print(
                 f"[{label}] run {run + 1} {name:13s} {rate:12,.0f} records/s  "
-                f"{rate * args.size / 1e6:7.2f} MB/s  ({secs:.2f} s)",
+                f"{rate * args.size / 1e6:7.2f} MB/s  ({secs:.2f} s)  "
+                f"peak RSS +{growth:.0f} MB",
                 flush=True,
             )
     medians = {name: statistics.median(r) for name, r in rates.items()}
     for name, m in medians.items():
         print(
             f"RESULT broker={label} name=produce-{name} records_per_s={m:.0f} "
-            f"mb_per_s={m * args.size / 1e6:.2f}"
+            f"mb_per_s={m * args.size / 1e6:.2f} peak_rss_growth_mb={max(growths[name]):.0f}"
+        )
+    if "samsa" in growths:
+        budget = DEFAULT_BUFFER_MEMORY / (1 << 20)
+        worst = max(growths["samsa"])
+        verdict = "within" if worst <= budget else "ABOVE"
+        print(
+            f"[{label}] samsa peak RSS growth {worst:.0f} MB, buffer.memory {budget:.0f} MB: {verdict}"
         )
     if "samsa" in medians:
         for peer, target in (("kafka-python", 10.0), ("confluent", 0.5)):
@@ -154,6 +217,23 @@ def bench(label: str, new_broker: Any, args: argparse.Namespace) -> dict[str, fl
                 verdict = "meets" if ratio >= target else "BELOW"
                 print(f"[{label}] samsa / {peer}: {ratio:.2f}x (target >= {target}x: {verdict})")
     return medians
+
+
+def memory_check(args: argparse.Namespace, budgets: list[int]) -> None:
+    """One Samsa run per buffer.memory budget (tansu): peak RSS growth against the budget."""
+    payload = os.urandom(args.size)
+    for budget in budgets:
+        with broker("tansu") as bootstrap:
+            topic = f"bench-mem-{uuid.uuid4().hex[:8]}"
+            create_topic(bootstrap, topic)
+            secs, growth = in_fresh_process(
+                "samsa", bootstrap, topic, args.records, payload, budget
+            )
+        print(
+            f"[memory] buffer.memory {budget >> 20:4d} MB: peak RSS growth {growth:5.1f} MB, "
+            f"{args.records / secs:,.0f} records/s",
+            flush=True,
+        )
 
 
 def profile(args: argparse.Namespace) -> None:
@@ -181,10 +261,17 @@ def main() -> int:
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--clients", default="samsa,kafka-python,confluent")
     ap.add_argument("--profile", action="store_true", help="cProfile one Samsa run and exit")
+    ap.add_argument(
+        "--buffer-memory",
+        default="",
+        help="comma-separated MiB: one extra Samsa run per budget, to check its peak RSS growth",
+    )
     args = ap.parse_args()
     if args.profile:
         profile(args)
         return 0
+    if args.buffer_memory:
+        memory_check(args, [int(mb) << 20 for mb in args.buffer_memory.split(",")])
     rows: dict[str, dict[str, float]] = {}
     if args.bootstrap:
         rows[args.bootstrap] = bench(args.bootstrap, lambda: nullcontext(args.bootstrap), args)
