@@ -124,12 +124,8 @@ def _index(
     # too long, a negative length or a count larger than the bytes sends the
     # position far past ``end`` (or off the buffer: IndexError).
     advance = _ADVANCE
-    ends: list[int] = []
-    append = ends.append
     start = pos
-    for _ in range(count):
-        pos += advance[data[pos] | data[pos + 1] << 8]
-        append(pos)
+    ends = [pos := pos + advance[data[pos] | data[pos + 1] << 8] for _ in range(count)]
     if pos != end:
         return None
     u8 = np.frombuffer(data, dtype=np.uint8)
