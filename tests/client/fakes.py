@@ -33,6 +33,7 @@ class FakeBrokerSocket:
         self.closed = False
         self.requests: list[tuple[int, int, dict[str, Any]]] = []
         self.hold = False  # when True, responses are kept back
+        self.block_writes = False  # when True, the client's writes would block
 
     def fileno(self) -> int:
         return -1
@@ -40,10 +41,15 @@ class FakeBrokerSocket:
     def send(self, data: Any) -> int:
         if self.closed:
             raise OSError("closed")
+        if self.block_writes:
+            raise BlockingIOError
         piece = bytes(data[: self.chunk])
         self._in += piece
         self._process()
         return len(piece)
+
+    def sendmsg(self, buffers: list[Any]) -> int:
+        return self.send(buffers[0])  # a short write: at most one chunk of the first part
 
     def _process(self) -> None:
         while len(self._in) >= 4:
@@ -113,12 +119,21 @@ def api_versions_handler(version: int, body: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def metadata_handler(partitions: int = 2, node_id: int = 1) -> Handler:
+def metadata_handler(partitions: int = 2, node_id: int = 1, nodes: int = 1) -> Handler:
+    """Metadata of a cluster of ``nodes`` brokers (ids from ``node_id``, ports from 9092);
+    partition p is led by the ``p % nodes``-th of them."""
+
+    def leader(p: int) -> int:
+        return node_id + p % nodes
+
     def handle(version: int, body: dict[str, Any]) -> dict[str, Any]:
         topics = [t["name"] for t in body["topics"] or []]
         return {
             "throttle_time_ms": 0,
-            "brokers": [{"node_id": node_id, "host": "fake", "port": 9092, "rack": None}],
+            "brokers": [
+                {"node_id": node_id + i, "host": "fake", "port": 9092 + i, "rack": None}
+                for i in range(nodes)
+            ],
             "cluster_id": "fake",
             "controller_id": node_id,
             "topics": [
@@ -131,10 +146,10 @@ def metadata_handler(partitions: int = 2, node_id: int = 1) -> Handler:
                         {
                             "error_code": 0,
                             "partition_index": p,
-                            "leader_id": node_id,
+                            "leader_id": leader(p),
                             "leader_epoch": 0,
-                            "replica_nodes": [node_id],
-                            "isr_nodes": [node_id],
+                            "replica_nodes": [leader(p)],
+                            "isr_nodes": [leader(p)],
                             "offline_replicas": [],
                         }
                         for p in range(partitions)

@@ -22,6 +22,9 @@ class TrickleSocket:
         self.sent += bytes(data[:1])
         return 1
 
+    def sendmsg(self, buffers: list[memoryview]) -> int:
+        return self.send(buffers[0])
+
     def recv(self, n: int) -> bytes:
         if not self.incoming:
             if self.eof:
@@ -136,3 +139,33 @@ def test_large_frame_from_single_bytes() -> None:
     for _ in range(len(data) + 5):
         got.extend(conn.read() or [])
     assert got == [big, b"after"]
+
+
+class GatherSocket(TrickleSocket):
+    """``sendmsg`` takes up to ``step`` bytes across the buffers it is given, as the kernel does."""
+
+    def __init__(self, step: int) -> None:
+        super().__init__()
+        self.step = step
+
+    def send(self, data: bytes) -> int:
+        return self.sendmsg([data])
+
+    def sendmsg(self, buffers: list[memoryview]) -> int:
+        taken = b"".join(bytes(b) for b in buffers)[: self.step]
+        self.sent += taken
+        return len(taken)
+
+
+@pytest.mark.parametrize("step", [1, 3, 7, 100, 1 << 20])
+def test_frames_queued_as_parts_go_out_whole_and_in_order(step: int) -> None:
+    big = bytearray(range(256)) * 80  # a producer batch buffer, referenced not copied
+    sock = GatherSocket(step)
+    conn = BrokerConnection(1, sock)
+    conn.enqueue_parts([b"\x00\x00\x50\x05head", memoryview(big)[:20480], b"t"])
+    conn.enqueue(frame(b"next"))
+    for _ in range(30000):
+        if conn.write():
+            break
+    assert bytes(sock.sent) == b"\x00\x00\x50\x05head" + bytes(big[:20480]) + b"t" + frame(b"next")
+    assert not conn.has_pending_writes

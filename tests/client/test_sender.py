@@ -28,6 +28,7 @@ from samsa.client.producer.buffer_pool import BufferPool
 from samsa.client.producer.idempotence import TransactionManager
 from samsa.client.producer.sender import Sender
 from samsa.errors import ErrorCode
+from samsa.protocol.record_reader import decode_records
 
 
 class Harness:
@@ -41,7 +42,10 @@ class Harness:
         batch_size: int = 1024,
         delivery_timeout_ms: int = 120000,
         chunk: int = 1,
+        nodes: int = 1,
     ) -> None:
+        self.nodes = nodes
+        self.socket_by_port: dict[int, FakeBrokerSocket] = {}
         self.clock = ManualClock()
         self.codes: dict[tuple[str, int], list[int]] = {}
         self.offsets: dict[Any, int] = {}
@@ -88,13 +92,14 @@ class Harness:
         sock = FakeBrokerSocket(
             {
                 18: api_versions_handler,
-                3: metadata_handler(2),
+                3: metadata_handler(2, nodes=self.nodes),
                 0: self._produce,
                 22: self._init_pid,
             },
             chunk=self.chunk,
         )
         self.sockets.append(sock)
+        self.socket_by_port[port] = sock
         return sock
 
     def _init_pid(self, version: int, body: dict[str, Any]) -> dict[str, Any]:
@@ -192,6 +197,33 @@ def test_batches_expire_after_delivery_timeout() -> None:
     with pytest.raises(DeliveryTimeoutError, match=r"delivery\.timeout\.ms"):
         fut.result(0)
     assert h.acc.pool.available_memory() == 1 << 20
+
+
+def test_an_expired_in_flight_batch_does_not_lend_its_buffer_to_the_next() -> None:
+    """Requests are written from the batch buffers; one still queued must keep its bytes."""
+    h = Harness(batch_size=32768, delivery_timeout_ms=5000, nodes=2)
+    h.bootstrap_topic()  # partition 0 is led by node 1 (port 9092), partition 1 by node 2
+    for node in (1, 2):
+        run_until(h, lambda node=node: h.client.ready(node, h.clock.now_ms))
+    h.socket_by_port[9092].block_writes = True
+    first = h.append(0, b"x" * 20000)
+    h.clock.now_ms += 4500  # the batch waited before it could be sent...
+    run_until(h, lambda: h.client.in_flight_count(1) > 0)
+    h.clock.now_ms += 600  # ...so it expires in flight, before its request times out
+    h.step()
+    with pytest.raises(DeliveryTimeoutError):
+        first.result(0)
+    # Another node takes the next batch at once: encoded now, into a pooled buffer.
+    second = h.append(1, b"y" * 20000)
+    run_until(h, second.done)
+    h.socket_by_port[9092].block_writes = False
+    run_until(h, lambda: len(h.produce_bodies) == 2)
+    sent = {
+        p["index"]: [r.value for _, records in decode_records(p["records"]) for r in records]
+        for body in h.produce_bodies
+        for p in body["topic_data"][0]["partition_data"]
+    }
+    assert sent == {0: [b"x" * 20000], 1: [b"y" * 20000]}
 
 
 def test_acks_zero_completes_when_written() -> None:

@@ -16,8 +16,10 @@ from samsa.protocol.api import (
     decode_response,
     encode_message,
     encode_request,
+    encode_request_parts,
     encode_response,
 )
+from samsa.protocol.compiler import SPLICE_MIN
 from samsa.protocol.messages import APIS
 from samsa.protocol.schema import Api
 
@@ -85,3 +87,19 @@ def test_empty_body_decodes_to_defaults(api: Api, version: int) -> None:
             if f.default_value() is None and version not in f.nullable and f.type != "records":
                 continue  # non-nullable field whose default is null: encoder would fail
             assert decoded[f.name] == f.default_value(), f.name
+
+
+@pytest.mark.parametrize("size", [100, SPLICE_MIN - 1, SPLICE_MIN, 100_000])
+def test_request_parts_join_to_the_request_and_leave_large_record_sets_in_place(
+    size: int,
+) -> None:
+    records = memoryview(bytearray(b"r" * size))
+    body = {
+        "transactional_id": None,
+        "acks": 1,
+        "timeout_ms": 1000,
+        "topic_data": [{"name": "t", "partition_data": [{"index": 0, "records": records}]}],
+    }
+    parts = encode_request_parts(0, 9, 5, "c", body)
+    assert b"".join(parts) == encode_request(0, 9, 5, "c", body)
+    assert any(p is records for p in parts) == (size >= SPLICE_MIN)

@@ -17,7 +17,7 @@ import struct
 from typing import Any, NamedTuple
 
 from samsa.errors import DecodeError
-from samsa.protocol.compiler import Decoder, Encoder
+from samsa.protocol.compiler import SPLICE_MIN, Decoder, Encoder
 from samsa.protocol.compiler import decoder_for as _decoder_for
 from samsa.protocol.compiler import encoder_for as _encoder_for
 from samsa.protocol.messages import APIS
@@ -129,6 +129,20 @@ def encode_request(
     api_key: int, version: int, correlation_id: int, client_id: str | None, body: dict[str, Any]
 ) -> bytes:
     """Encode a request frame including its 4-byte size prefix (client side)."""
+    return b"".join(encode_request_parts(api_key, version, correlation_id, client_id, body))
+
+
+def encode_request_parts(
+    api_key: int, version: int, correlation_id: int, client_id: str | None, body: dict[str, Any]
+) -> list[Any]:
+    """A request frame (size prefix first) as bytes-like parts that concatenate to it.
+
+    Record sets of ``SPLICE_MIN`` bytes or more are returned as the very
+    objects the body holds, not copies, so a produce request can be written
+    from the producer's batch buffers (scatter-gather); the small pieces
+    between them are joined.  The caller must keep those buffers unchanged
+    until the parts are written.
+    """
     api = APIS[api_key]
     flexible = api.is_flexible(version)
     head = bytearray(_HDR_FIXED.pack(api_key, version, correlation_id))
@@ -139,12 +153,20 @@ def encode_request(
         head += struct.pack(">h", len(cid)) + cid
     if flexible:
         head += b"\x00"
-    chunks: list[Any] = [b"", head]
+    chunks: list[Any] = [head]
     _codec_encoder(api, version, True)(body, chunks)
-    # One copy of everything, record batches included: join takes memoryviews
-    # as they are, and the size prefix goes in as the first chunk.
-    chunks[0] = _I32.pack(sum(map(len, chunks)))
-    return b"".join(chunks)
+    parts: list[Any] = []
+    small: list[Any] = [_I32.pack(sum(map(len, chunks)))]
+    for chunk in chunks:
+        if len(chunk) >= SPLICE_MIN:
+            parts.append(b"".join(small))
+            parts.append(chunk)
+            small = []
+        else:
+            small.append(chunk)
+    if small:
+        parts.append(b"".join(small))
+    return parts
 
 
 def encode_response(

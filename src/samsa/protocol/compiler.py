@@ -11,8 +11,11 @@ Decoders take ``(buf, pos)`` with ``buf`` a memoryview and return
 
 Encoders take ``(msg, chunks)`` and append output pieces to ``chunks``; a
 ``records`` value that is not bytes-like (for example a file region to be sent
-with ``os.sendfile``) is appended as its own chunk, so the encoder never copies
-record data.  Such a value must have ``__len__``.
+with ``os.sendfile``), or is at least ``SPLICE_MIN`` bytes, is appended as its
+own chunk, the object itself: the encoder never copies large record data, so
+a producer's batches go out from its buffers.  Such a value must have
+``__len__``.  Smaller record sets are copied in, which is cheaper than a
+separate piece.
 """
 
 from __future__ import annotations
@@ -25,6 +28,9 @@ from typing import Any
 from samsa.errors import DecodeError
 from samsa.protocol.primitives import read_uvarint, uvarint_bytes
 from samsa.protocol.schema import Field
+
+# Record sets of at least this many bytes become chunks of their own (see above).
+SPLICE_MIN = 16 * 1024
 
 Decoder = Callable[[memoryview, int], tuple[dict[str, Any], int]]
 Encoder = Callable[[dict[str, Any], list[Any]], None]
@@ -371,7 +377,11 @@ def _emit_encode_value(
             g.emit(indent + 1, f"b += {enc}")
         elif t == "records" and allow_splice:
             _emit_write_length(g, flexible, True, f"_len({val})", indent + 1)
-            g.emit(indent + 1, f"if isinstance({val}, (bytes, bytearray, memoryview)):")
+            g.emit(
+                indent + 1,
+                f"if isinstance({val}, (bytes, bytearray, memoryview)) "
+                f"and _len({val}) < {SPLICE_MIN}:",
+            )
             g.emit(indent + 2, f"b += {val}")
             g.emit(indent + 1, "else:")
             g.emit(indent + 2, "chunks.append(b)")

@@ -3,7 +3,9 @@
 The connection knows nothing about requests or versions: it queues outgoing
 frames, writes as much as the socket takes (partial writes keep their place in
 a memoryview), and cuts the incoming byte stream into whole frames whatever way
-the kernel splits it.  ``NetworkClient`` owns the state machine above it.
+the kernel splits it.  A frame may be queued as several parts (a produce
+request's record batches stay in the producer's buffers); the parts go out
+together with one ``sendmsg`` (scatter-gather), not one system call each.  ``NetworkClient`` owns the state machine above it.
 
 Not thread-safe: only the network thread (the producer's Sender) touches it.
 """
@@ -13,12 +15,15 @@ from __future__ import annotations
 import socket
 import struct
 from collections import deque
+from itertools import islice
 from typing import Any, Protocol
 
 __all__ = ["BrokerConnection", "SocketLike"]
 
 _SIZE = struct.Struct(">i")
 _RECV_CHUNK = 256 * 1024
+# Buffers per sendmsg; Linux's IOV_MAX is 1024.
+_MAX_PARTS = 64
 # A response larger than this is a corrupt stream, not a real reply.
 MAX_RESPONSE_SIZE = 512 * 1024 * 1024
 
@@ -27,6 +32,7 @@ class SocketLike(Protocol):
     """What the connection needs from a socket, so tests can pass a fake."""
 
     def send(self, data: Any, /) -> int: ...
+    def sendmsg(self, buffers: Any, /) -> int: ...
     def recv(self, bufsize: int, /) -> bytes: ...
     def recv_into(self, buffer: Any, nbytes: int = 0, /) -> int: ...
     def close(self) -> None: ...
@@ -68,11 +74,20 @@ class BrokerConnection:
     def has_pending_writes(self) -> bool:
         return self._out_bytes > 0
 
-    def enqueue(self, frame: bytes) -> None:
+    def enqueue(self, frame: Any) -> None:
         """Queue one already size-prefixed frame for writing."""
         if frame:
-            self._out.append(memoryview(frame))
-            self._out_bytes += len(frame)
+            view = memoryview(frame)
+            self._out.append(view)
+            self._out_bytes += view.nbytes
+
+    def enqueue_parts(self, parts: list[Any]) -> None:
+        """Queue one frame given as parts (``encode_request_parts``), without joining them.
+
+        The parts are referenced, not copied: they must not change until written.
+        """
+        for part in parts:
+            self.enqueue(part)
 
     def write(self) -> bool:
         """Write queued bytes until the socket would block; True when all were sent.
@@ -80,19 +95,26 @@ class BrokerConnection:
         Raises OSError when the socket fails (the caller disconnects).
         """
         out = self._out
+        sock = self.sock
         while out:
-            head = out[0]
             try:
-                sent = self.sock.send(head)
+                if len(out) == 1:
+                    sent = sock.send(out[0])
+                else:
+                    sent = sock.sendmsg(list(islice(out, _MAX_PARTS)))
             except (BlockingIOError, InterruptedError):
                 return False
             if sent <= 0:
                 return False
             self._out_bytes -= sent
-            if sent == len(head):
-                out.popleft()
-            else:
-                out[0] = head[sent:]
+            while sent:
+                head = out[0]
+                if sent >= len(head):
+                    sent -= len(head)
+                    out.popleft()
+                else:
+                    out[0] = head[sent:]
+                    sent = 0
         return True
 
     def read(self) -> list[bytes | bytearray] | None:

@@ -29,7 +29,7 @@ from samsa.client.network.connection_states import ClusterConnectionStates, Conn
 from samsa.client.network.in_flight import ClientRequest, ClientResponse, InFlightRequests
 from samsa.client.network.selector import Selector, SelectorLike
 from samsa.errors import DecodeError, ErrorCode
-from samsa.protocol.api import decode_response, encode_request
+from samsa.protocol.api import decode_response, encode_request_parts
 from samsa.protocol.messages import APIS
 
 __all__ = ["CLIENT_MIN_VERSIONS", "NetworkClient"]
@@ -230,10 +230,10 @@ class NetworkClient:
         request.request_timeout_ms = (
             self.request_timeout_ms if request.timeout_ms is None else request.timeout_ms
         )
-        frame = encode_request(
+        parts = encode_request_parts(
             request.api_key, version, request.correlation_id, self.client_id, request.body
         )
-        conn.enqueue(frame)
+        conn.enqueue_parts(parts)
         if request.expect_response:
             self.in_flight.add(request)
         else:

@@ -363,11 +363,15 @@ class RecordAccumulator:
             else:
                 dq.appendleft(batch)
 
-    def deallocate(self, batch: ProducerBatch) -> None:
-        """Return a finished batch's memory (and buffer, once it has one) and forget it."""
+    def deallocate(self, batch: ProducerBatch, reuse_buffer: bool = True) -> None:
+        """Return a finished batch's memory (and buffer, once it has one) and forget it.
+
+        ``reuse_buffer=False`` returns only the budget: the buffer may still be
+        referenced by a request the connection has not finished writing.
+        """
         with self._incomplete_lock:
             self._incomplete.discard(batch)
-        self.pool.deallocate(batch.buffer, batch.allocated_size)
+        self.pool.deallocate(batch.buffer if reuse_buffer else None, batch.allocated_size)
 
     # -- flush / close --------------------------------------------------------------
     def begin_flush(self) -> None:

@@ -191,7 +191,14 @@ class Sender:
                 if self.txn is not None:
                     # The outcome is unknown: sequences may now have a gap.
                     self.txn.request_epoch_bump("an in-flight batch expired")
-                self._fail(batch, DeliveryTimeoutError(self._expiry_message(batch, now)), now)
+                # Its request may still be queued on the connection, written from
+                # the batch's own buffer: that buffer must not be pooled for reuse.
+                self._fail(
+                    batch,
+                    DeliveryTimeoutError(self._expiry_message(batch, now)),
+                    now,
+                    buffer_in_use=True,
+                )
 
     @staticmethod
     def _expiry_message(batch: ProducerBatch, now: int) -> str:
@@ -338,16 +345,19 @@ class Sender:
         base_offset: int,
         log_append_time: int,
         error: BaseException | None,
+        buffer_in_use: bool = False,
     ) -> None:
         if batch.done(base_offset, log_append_time, error):
             if self._on_batch_done is not None:
                 self._on_batch_done(batch)
-            self.accumulator.deallocate(batch)
+            self.accumulator.deallocate(batch, reuse_buffer=not buffer_in_use)
 
-    def _fail(self, batch: ProducerBatch, error: BaseException, now: int) -> None:
+    def _fail(
+        self, batch: ProducerBatch, error: BaseException, now: int, buffer_in_use: bool = False
+    ) -> None:
         self._in_flight_batches.pop(id(batch), None)
         self.accumulator.muted.discard(batch.tp)
-        self._finish(batch, -1, -1, error)
+        self._finish(batch, -1, -1, error, buffer_in_use)
 
     def _abort_all(self, error: BaseException) -> None:
         self.accumulator.abort_undrained(error)
