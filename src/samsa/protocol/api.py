@@ -159,7 +159,8 @@ def encode_request_parts(
     small: list[Any] = [_I32.pack(sum(map(len, chunks)))]
     for chunk in chunks:
         if len(chunk) >= SPLICE_MIN:
-            parts.append(b"".join(small))
+            if small:
+                parts.append(b"".join(small))
             parts.append(chunk)
             small = []
         else:

@@ -307,6 +307,7 @@ class PartitionRecords:
                         cursor.leader_epoch,
                     ),
                 )
+                # The index checked that the records fill the batch exactly.
                 pos = cursor.end if count == cursor.left else cursor.pos
             else:
                 records, pos = _decode_blob(

@@ -5,7 +5,8 @@ frames, writes as much as the socket takes (partial writes keep their place in
 a memoryview), and cuts the incoming byte stream into whole frames whatever way
 the kernel splits it.  A frame may be queued as several parts (a produce
 request's record batches stay in the producer's buffers); the parts go out
-together with one ``sendmsg`` (scatter-gather), not one system call each.  ``NetworkClient`` owns the state machine above it.
+together with one ``sendmsg`` (scatter-gather), not one system call each.
+``NetworkClient`` owns the state machine above it.
 
 Not thread-safe: only the network thread (the producer's Sender) touches it.
 """
