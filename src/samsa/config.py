@@ -108,6 +108,12 @@ _KEYS: list[ConfigKey] = [
     ConfigKey("group.max.size", int, INT32_MAX, "Members per group."),
     ConfigKey("offsets.topic.num.partitions", int, 50, "Partitions of __consumer_offsets."),
     ConfigKey(
+        "offsets.topic.segment.bytes",
+        int,
+        104857600,
+        "Segment size of __consumer_offsets (kept small so compaction can reclaim it).",
+    ),
+    ConfigKey(
         "offsets.topic.replication.factor",
         int,
         3,

@@ -259,3 +259,18 @@ async def test_empty_group_id_is_accepted_for_offset_apis() -> None:
     assert offsets_of(resp["topics"]) == {("t", 0): 8}
     join = await Client(cluster, "", "a").join()
     assert join["error_code"] == ErrorCode.INVALID_GROUP_ID
+
+
+@async_test
+async def test_one_group_failing_expiry_does_not_stop_the_others() -> None:
+    now = [1_000_000]
+    cluster = await Cluster(time_ms=lambda: now[0]).start()
+    await simple_commit(cluster, "a-simple", {("u", 0): 1})
+    await simple_commit(cluster, "b-simple", {("u", 1): 2})
+    expired_at = now[0] + CONFIG.offsets_retention_ms + 1
+
+    cluster.store.fail_next(RuntimeError("injected expiry fault"))
+    assert await cluster.coordinator.expire_offsets(expired_at) == 1
+    assert set(cluster.coordinator.registry.groups) == {"a-simple"}  # b still expired
+    assert await cluster.coordinator.expire_offsets(expired_at) == 1  # a retried
+    assert cluster.coordinator.registry.groups == {}

@@ -20,6 +20,7 @@ import pytest
 from confluent_kafka import OFFSET_BEGINNING, Consumer, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
+from samsa.protocol.group_records import OffsetKey, decode_key
 from samsa.server.cleaner_task import CRASH_ENV
 from samsa.testing import BrokerProcess
 
@@ -180,6 +181,119 @@ def test_crash_during_cleaning_loses_nothing(
         wait_for(lambda: done.search(broker.log_text()) is not None, "cleaning after restart")
         rows = consume_all(bootstrap, topic_name, written[-1][0])
         assert rows == expected_rows(written, active)
+    finally:
+        broker.stop()
+        broker.kill()
+
+
+def commit_offsets(bootstrap: str, group: str, offsets: list[TopicPartition]) -> None:
+    """Commit ``offsets`` for ``group`` as a standalone confluent-kafka consumer."""
+    consumer = Consumer(
+        {"bootstrap.servers": bootstrap, "group.id": group, "enable.auto.commit": False}
+    )
+    try:
+        for tp in offsets:
+            consumer.commit(offsets=[tp], asynchronous=False)
+    finally:
+        consumer.close()
+
+
+def test_a_committed_group_does_not_stop_compaction_of_other_topics(
+    tmp_path: Path, topic_name: str
+) -> None:
+    """Regression: every ``__consumer_offsets`` partition is a compacted log with
+    only its active segment, and planning such a log used to raise, which
+    abandoned every cleaner pass, so no topic was compacted again."""
+    broker = BrokerProcess(tmp_path / "data", CLEANER_SETTINGS)
+    bootstrap = broker.start()
+    try:
+        admin = AdminClient({"bootstrap.servers": bootstrap})
+        admin.create_topics([NewTopic(f"{topic_name}-src", 1, 1)])[f"{topic_name}-src"].result(10)
+        commit_offsets(bootstrap, "committed-group", [TopicPartition(f"{topic_name}-src", 0, 0)])
+        offsets_dirs = list(broker.data_dir.glob("__consumer_offsets-*"))
+        assert offsets_dirs and all(len(list(d.glob("*.log"))) == 1 for d in offsets_dirs)
+
+        create_topic(bootstrap, topic_name)
+        written = produce_workload(bootstrap, topic_name)
+        active = active_base(broker.data_dir, topic_name)
+        done = cleaned_line(topic_name, active, "0")
+        wait_for(lambda: done.search(broker.log_text()) is not None, "the topic compacted")
+
+        assert consume_all(bootstrap, topic_name, written[-1][0]) == expected_rows(written, active)
+        assert "log cleaner pass failed" not in broker.log_text()
+        assert "marked uncleanable" not in broker.log_text()
+        assert re.search(r"log cleaner pass \d+: cleaned [1-9]", broker.log_text())
+    finally:
+        broker.stop()
+        broker.kill()
+
+
+def read_offsets_partition(
+    bootstrap: str, end_offset: int
+) -> list[tuple[int, bytes, bytes | None]]:
+    """Every record of ``__consumer_offsets-0`` below ``end_offset``, as a client reads it."""
+    consumer = Consumer(
+        {"bootstrap.servers": bootstrap, "group.id": "offsets-reader", "enable.auto.commit": False}
+    )
+    consumer.assign([TopicPartition("__consumer_offsets", 0, OFFSET_BEGINNING)])
+    rows: list[tuple[int, bytes, bytes | None]] = []
+    deadline = time.monotonic() + 30
+    try:
+        while not rows or rows[-1][0] < end_offset - 1:
+            assert time.monotonic() < deadline, f"read only up to {rows[-1:]}"
+            msg = consumer.poll(0.5)
+            if msg is None:
+                continue
+            assert msg.error() is None, msg.error()
+            offset, key = msg.offset(), msg.key()
+            assert offset is not None and key is not None
+            rows.append((offset, key, msg.value()))
+    finally:
+        consumer.close()
+    return [row for row in rows if row[0] < end_offset]
+
+
+def test_consumer_offsets_is_compacted_and_commits_survive_a_restart(
+    tmp_path: Path, topic_name: str
+) -> None:
+    settings = {
+        **CLEANER_SETTINGS,
+        "offsets.topic.num.partitions": "1",
+        "offsets.topic.segment.bytes": "2048",
+    }
+    broker = BrokerProcess(tmp_path / "data", settings)
+    bootstrap = broker.start()
+    try:
+        admin = AdminClient({"bootstrap.servers": bootstrap})
+        admin.create_topics([NewTopic(topic_name, 3, 1)])[topic_name].result(10)
+        commits = [TopicPartition(topic_name, i % 3, i) for i in range(150)]
+        commit_offsets(bootstrap, "busy-group", commits)
+        last = {tp.partition: tp.offset for tp in commits}
+
+        segments = sorted((broker.data_dir / "__consumer_offsets-0").glob("*.log"))
+        assert len(segments) > 3  # the commits rolled several segments
+        clean_end = int(segments[-1].name[:20])
+        done = re.compile(rf"cleaned __consumer_offsets-0 up to offset {clean_end} ")
+        wait_for(lambda: done.search(broker.log_text()) is not None, "__consumer_offsets compacted")
+
+        below = read_offsets_partition(bootstrap, clean_end)
+        keys = [decode_key(key) for _, key, _ in below]
+        commit_keys = [k for k in keys if isinstance(k, OffsetKey)]
+        assert len(commit_keys) == len(set(commit_keys)) <= 3  # one record per partition
+        assert len(below) < clean_end // 10
+    finally:
+        assert broker.stop() == 0
+
+    bootstrap = broker.start()
+    try:
+        consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "busy-group"})
+        try:
+            committed = consumer.committed(
+                [TopicPartition(topic_name, p) for p in range(3)], timeout=10
+            )
+        finally:
+            consumer.close()
+        assert {tp.partition: tp.offset for tp in committed} == last
     finally:
         broker.stop()
         broker.kill()

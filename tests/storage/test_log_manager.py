@@ -10,6 +10,7 @@ import pytest
 
 from samsa.errors import KafkaError
 from samsa.storage.checkpoint import read_checkpoint
+from samsa.storage.log import Log
 from samsa.storage.log_config import LogConfig
 from samsa.storage.log_manager import CLEAN_SHUTDOWN_FILE, LogManager
 
@@ -120,3 +121,38 @@ def test_retention_and_config_updates(tmp_path: Path) -> None:
     assert manager.create_log(
         "u", 0, LogConfig.from_dict({"cleanup.policy": "compact"})
     ).config.compact
+
+
+class RetentionFailingLog(Log):
+    """A real log whose retention raises, standing in for any one broken log."""
+
+    def run_retention(self, now_ms: int) -> int:
+        raise RuntimeError("injected retention fault")
+
+
+def test_one_log_failing_retention_does_not_stop_the_others(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    short = LogConfig.from_dict({"segment.bytes": "500", "retention.ms": "2500"})
+    manager = LogManager(tmp_path, short)
+    broken = manager.create_log("a-broken", 0)
+    healthy = manager.create_log("b-healthy", 0)
+    for i in range(6):
+        broken.append(make_batch(3, timestamp=1_000 * i))
+        healthy.append(make_batch(3, timestamp=1_000 * i))
+    broken.__class__ = RetentionFailingLog
+
+    with caplog.at_level(logging.INFO, logger="samsa.storage"):
+        assert manager.run_retention(now_ms=6_000) == 1
+        assert manager.run_retention(now_ms=6_000) == 0
+        broken.__class__ = Log
+        assert manager.run_retention(now_ms=6_000) == 1
+
+    assert healthy.log_start_offset == 9 and broken.log_start_offset == 9
+    failures = [r for r in caplog.records if "injected retention fault" in r.getMessage()]
+    assert len(failures) == 1 and "a-broken-0" in failures[0].getMessage()
+    assert any("works again" in r.getMessage() for r in caplog.records)
+    assert read_checkpoint(tmp_path / "log-start-offset-checkpoint") == {
+        ("a-broken", 0): 9,
+        ("b-healthy", 0): 9,
+    }

@@ -19,16 +19,19 @@ class MemoryOffsetsStore:
 
     def __init__(self) -> None:
         self.partitions: defaultdict[int, list[Record]] = defaultdict(list)
-        self._fail_next: ErrorCode | None = None
+        self._fail_next: ErrorCode | Exception | None = None
 
-    def fail_next(self, code: ErrorCode) -> None:
-        """Make the next ``append`` raise ``KafkaError(code)`` without writing anything."""
-        self._fail_next = code
+    def fail_next(self, failure: ErrorCode | Exception) -> None:
+        """Make the next ``append`` raise without writing anything: ``KafkaError(code)``
+        for an error code, or the given exception (an unexpected failure)."""
+        self._fail_next = failure
 
     async def append(self, partition: int, records: list[Record]) -> None:
         if self._fail_next is not None:
-            code, self._fail_next = self._fail_next, None
-            raise KafkaError(code, "injected append failure")
+            failure, self._fail_next = self._fail_next, None
+            if isinstance(failure, Exception):
+                raise failure
+            raise KafkaError(failure, "injected append failure")
         self.partitions[partition].extend(records)
 
     def read(self, partition: int) -> Iterable[Record]:

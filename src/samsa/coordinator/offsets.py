@@ -22,6 +22,7 @@ from samsa.coordinator.rebalance import Rebalancer
 from samsa.coordinator.registry import GroupRegistry
 from samsa.coordinator.store import Record, commit_error
 from samsa.errors import ErrorCode, KafkaError
+from samsa.failure_log import FailureLog
 from samsa.protocol.consumer_protocol import PROTOCOL_TYPE
 from samsa.protocol.group_records import encode_offset_commit_key, encode_offset_commit_value
 
@@ -61,6 +62,7 @@ class OffsetManager:
         self.registry = registry
         self.rebalancer = rebalancer
         self.partition_exists = partition_exists
+        self._expiry_failures = FailureLog(log, "offset expiry")
 
     # ------------------------------------------------------------ commit
 
@@ -251,27 +253,34 @@ class OffsetManager:
     # ------------------------------------------------------------ expire
 
     async def expire(self, now_ms: int) -> int:
-        """Tombstone offsets past ``offsets.retention.minutes``; returns how many expired."""
+        """Tombstone offsets past ``offsets.retention.minutes``; returns how many expired.
+
+        Each group on its own: one group's failure is logged once and the
+        others still expire (failure_log); it is retried on the next pass."""
         retention = self.registry.config.offsets_retention_ms
         total = 0
         for group in list(self.registry.groups.values()):
             if group.partition not in self.registry.owned:
                 continue
-            expired = self._expired(group, now_ms, retention)
-            dies = (
-                group.is_(S.EMPTY)
-                and not group.pending_members
-                and not (set(group.offsets) - set(expired))
-            )
-            if not expired and not dies:
-                continue
+            name = f"group {group.group_id}"
             try:
-                await self._remove(group, expired)
-            except KafkaError as exc:
-                log.warning("group %s: could not expire offsets: %s", group.group_id, exc)
+                total += await self._expire_group(group, now_ms, retention)
+            except Exception as exc:
+                self._expiry_failures.failed(name, exc)
                 continue
-            total += len(expired)
+            self._expiry_failures.succeeded(name)
         return total
+
+    async def _expire_group(self, group: Group, now_ms: int, retention_ms: int) -> int:
+        expired = self._expired(group, now_ms, retention_ms)
+        dies = (
+            group.is_(S.EMPTY)
+            and not group.pending_members
+            and not (set(group.offsets) - set(expired))
+        )
+        if expired or dies:
+            await self._remove(group, expired)
+        return len(expired)
 
     def _expired(self, group: Group, now_ms: int, retention_ms: int) -> list[TopicPartition]:
         def is_expired(c: CommittedOffset, base: int) -> bool:

@@ -12,12 +12,14 @@ import asyncio
 import contextlib
 import logging
 import time
+from functools import partial
 from typing import Any
 
 from samsa.config import BrokerConfig, parse_host_port
 from samsa.controller.image import MetadataImage
 from samsa.controller.metadata_log import MetadataLog
 from samsa.errors import ErrorCode
+from samsa.failure_log import FailureLog
 from samsa.server import meta_properties
 from samsa.server.cleaner_task import CleanerTask
 from samsa.server.handlers import register_all
@@ -130,14 +132,21 @@ class Broker:
     # ------------------------------------------------------------------ background work
     async def _periodic_retention(self) -> None:
         interval = self.config["log.retention.check.interval.ms"] / 1000
+        expiration = self.config["producer.id.expiration.ms"]
+        producer_id_failures = FailureLog(log, "producer id expiry")
         while True:
             await asyncio.sleep(interval)
+            now = wall_ms()
+            # Both run each partition on its own: one partition's failure is
+            # logged once and never stops the others (failure_log); the outer
+            # guard only keeps the loop alive.
             try:
-                now = wall_ms()
                 self.log_manager.run_retention(now)
-                expiration = self.config["producer.id.expiration.ms"]
                 for partition in self.replicas.partitions():
-                    partition.producer_state.remove_expired(now, expiration)
+                    producer_id_failures.run(
+                        partition.log.name,
+                        partial(partition.producer_state.remove_expired, now, expiration),
+                    )
             except Exception:
                 log.exception("retention pass failed")
 
@@ -146,7 +155,7 @@ class Broker:
         while True:
             await asyncio.sleep(interval)
             try:
-                self.log_manager.flush_dirty(wall_ms())
+                self.log_manager.flush_dirty(wall_ms())  # isolates each log's failure
             except Exception:
                 log.exception("checkpoint failed")
 
@@ -157,7 +166,7 @@ class Broker:
             if self.groups is None:
                 continue
             try:
-                await self.groups.expire_offsets()
+                await self.groups.expire_offsets()  # isolates each group's failure
             except Exception:
                 log.exception("offset expiry failed")
 

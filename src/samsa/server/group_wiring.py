@@ -27,7 +27,6 @@ log = logging.getLogger("samsa.server")
 OFFSETS_TOPIC = "__consumer_offsets"
 OFFSETS_TOPIC_CONFIGS = {
     "cleanup.policy": "compact",
-    "segment.bytes": "104857600",
     "compression.type": "producer",
 }
 LOAD_READ_BYTES = 4 * 1024 * 1024
@@ -82,7 +81,11 @@ async def start_group_coordinator(broker: Broker) -> None:
     config = broker.config
     partitions = int(config["offsets.topic.num.partitions"])
     if OFFSETS_TOPIC not in broker.image.topics:
-        broker.topics.create_topic(OFFSETS_TOPIC, partitions, -1, dict(OFFSETS_TOPIC_CONFIGS))
+        configs = {
+            **OFFSETS_TOPIC_CONFIGS,
+            "segment.bytes": str(config["offsets.topic.segment.bytes"]),
+        }
+        broker.topics.create_topic(OFFSETS_TOPIC, partitions, -1, configs)
     else:
         partitions = broker.image.topics[OFFSETS_TOPIC].partitions
     group_config = GroupConfig.from_properties(

@@ -16,6 +16,13 @@ pass cleans a log when one of these holds:
 The dirty section ends at the active segment's base, or earlier at the first
 segment whose newest record is younger than ``min.compaction.lag.ms``.
 
+Failures stay with their log: a log whose planning or cleaning raises is
+skipped and the pass goes on with the others.  An I/O failure is retried on
+the next pass (logged once until it clears); anything else marks the
+partition uncleanable until restart, as Kafka's LogCleanerManager does.
+``stats`` counts passes, cleaned logs and reclaimed bytes and names the
+uncleanable partitions; each pass that did something logs a summary at INFO.
+
 Crash behaviour: the checkpoint is written (atomically) only after a log's
 pass finished, so a crash makes the next pass redo work, never skip it; a
 checkpoint that cannot be read means "everything is dirty".  Cleaning crash
@@ -28,10 +35,11 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from samsa.errors import DecodeError, ErrorCode, KafkaError
+from samsa.failure_log import FailureLog
 from samsa.protocol.record_batch import read_batch_header
 from samsa.storage.checkpoint import (
     CorruptCheckpointError,
@@ -65,6 +73,20 @@ class CleaningPlan:
     reason: str
 
 
+@dataclass(slots=True)
+class CleanerStats:
+    """What the cleaner did since start, for the broker log and status surfaces.
+
+    Written only by the cleaner's thread; readers elsewhere see plain ints and
+    a dict they should copy, which is safe enough for counters."""
+
+    passes: int = 0
+    logs_cleaned: int = 0
+    bytes_reclaimed: int = 0
+    uncleanable: dict[str, str] = field(default_factory=dict)
+    """Partition name (``topic-N``) -> why it was given up on."""
+
+
 class LogCleaner:
     """Runs passes over the compacted logs of one data directory.
 
@@ -87,7 +109,12 @@ class LogCleaner:
         self._on_crash = on_crash
         self._stop = threading.Event()
         self._horizons: dict[TopicPartitionKey, int] = {}
-        self._uncleanable: set[TopicPartitionKey] = set()
+        self._uncleanable: dict[TopicPartitionKey, Log] = {}
+        self._transient_failures = FailureLog(logger, "log cleaning")
+        self._checkpoint_failures = FailureLog(logger, "writing the cleaner checkpoint")
+        self._checkpoint_pending = False
+        self._new_failures = False
+        self.stats = CleanerStats()
         self._checkpoints = self._read_checkpoints()
         self._cleaner = Cleaner(
             OffsetMap(max_map_entries), crash=self._crash_point, should_stop=self._stop.is_set
@@ -111,12 +138,22 @@ class LogCleaner:
     def run_pass(
         self, logs: Mapping[TopicPartitionKey, Log], now_ms: int
     ) -> dict[TopicPartitionKey, CleanResult]:
-        """Clean every log that needs it, dirtiest first."""
+        """Clean every log that needs it, dirtiest first.
+
+        Each log is planned and cleaned on its own: a log whose planning or
+        cleaning raises is skipped (marked uncleanable, or retried next pass
+        when the failure may be transient) and the pass goes on with the rest.
+        """
+        self._forget_removed(logs)
         plans: list[tuple[float, TopicPartitionKey, Log, CleaningPlan]] = []
         for key, log in logs.items():
-            if key in self._uncleanable:
+            if self._is_uncleanable(key, log):
                 continue
-            plan = self.plan(key, log, now_ms)
+            try:
+                plan = self.plan(key, log, now_ms)
+            except Exception as exc:
+                self._failed(key, log, "planning", exc)
+                continue
             if plan is not None:
                 plans.append((plan.dirty_ratio, key, log, plan))
         plans.sort(key=lambda p: -p[0])
@@ -127,28 +164,58 @@ class LogCleaner:
             result = self._clean(key, log, plan, now_ms)
             if result is not None:
                 results[key] = result
-        if results:
+        if results or self._checkpoint_pending:
             self._crash_point("before_checkpoint")
-            write_checkpoint(
-                self.checkpoint_path,
-                {k: v for k, v in self._checkpoints.items() if k in logs},
-            )
-            for key, result in results.items():
-                logger.info(
-                    "cleaned %s-%d up to offset %d (tombstones=%d): %d segments -> %d, "
-                    "%d -> %d bytes, %d of %d records retained",
-                    key[0],
-                    key[1],
-                    result.end_offset,
-                    result.retained_tombstones,
-                    result.segments_before,
-                    result.segments_after,
-                    result.bytes_before,
-                    result.bytes_after,
-                    result.records_retained,
-                    result.records_read,
+            self._checkpoint_pending = (
+                self._checkpoint_failures.run(
+                    str(self.checkpoint_path), lambda: self._write_checkpoint(logs)
                 )
+                is None
+            )
+        self._record_pass(results)
         return results
+
+    def _write_checkpoint(self, logs: Mapping[TopicPartitionKey, Log]) -> bool:
+        write_checkpoint(
+            self.checkpoint_path,
+            {k: v for k, v in self._checkpoints.items() if k in logs},
+        )
+        return True
+
+    def _record_pass(self, results: dict[TopicPartitionKey, CleanResult]) -> None:
+        stats = self.stats
+        stats.passes += 1
+        reclaimed = 0
+        for key, result in results.items():
+            reclaimed += result.bytes_before - result.bytes_after
+            logger.info(
+                "cleaned %s-%d up to offset %d (tombstones=%d): %d segments -> %d, "
+                "%d -> %d bytes, %d of %d records retained",
+                key[0],
+                key[1],
+                result.end_offset,
+                result.retained_tombstones,
+                result.segments_before,
+                result.segments_after,
+                result.bytes_before,
+                result.bytes_after,
+                result.records_retained,
+                result.records_read,
+            )
+        stats.logs_cleaned += len(results)
+        stats.bytes_reclaimed += reclaimed
+        if results or self._new_failures:
+            logger.info(
+                "log cleaner pass %d: cleaned %d logs, reclaimed %d bytes "
+                "(since start: %d logs, %d bytes); uncleanable partitions: %s",
+                stats.passes,
+                len(results),
+                reclaimed,
+                stats.logs_cleaned,
+                stats.bytes_reclaimed,
+                ", ".join(sorted(stats.uncleanable)) or "none",
+            )
+        self._new_failures = False
 
     def clean_log(self, key: TopicPartitionKey, log: Log, now_ms: int) -> CleanResult | None:
         """Clean one log if it needs it and checkpoint; used by tests."""
@@ -164,22 +231,47 @@ class LogCleaner:
         except CleaningAborted as e:
             logger.info("[%s] cleaning stopped: %s", log.name, e)
             return None
-        except (KafkaError, DecodeError) as e:
-            if isinstance(e, KafkaError) and e.code == ErrorCode.KAFKA_STORAGE_ERROR:
-                logger.warning("[%s] cleaning failed: %s", log.name, e)
-                return None
-            logger.error("[%s] cannot clean (marked uncleanable until restart): %s", log.name, e)
-            self._uncleanable.add(key)
+        except Exception as exc:
+            self._failed(key, log, "cleaning", exc)
             return None
-        except OSError as e:
-            logger.warning("[%s] cleaning failed: %s", log.name, e)
-            return None
+        self._transient_failures.succeeded(log.name)
         self._checkpoints[key] = result.end_offset
         if result.next_delete_horizon_ms is None:
             self._horizons.pop(key, None)
         else:
             self._horizons[key] = result.next_delete_horizon_ms
         return result
+
+    # -- failures ---------------------------------------------------------
+
+    def _failed(self, key: TopicPartitionKey, log: Log, step: str, exc: Exception) -> None:
+        """Skip this log for now: retry next pass when the failure may be
+        transient (I/O), else mark it uncleanable until restart, as Kafka does."""
+        if isinstance(exc, OSError) or (
+            isinstance(exc, KafkaError) and exc.code == ErrorCode.KAFKA_STORAGE_ERROR
+        ):
+            self._transient_failures.failed(log.name, exc)
+            return
+        self._uncleanable[key] = log
+        self.stats.uncleanable[log.name] = f"{step}: {type(exc).__name__}: {exc}"
+        self._new_failures = True
+        logger.error(
+            "[%s] %s failed; partition marked uncleanable until restart: %s",
+            log.name,
+            step,
+            exc,
+            exc_info=not isinstance(exc, (KafkaError, DecodeError)),
+        )
+
+    def _is_uncleanable(self, key: TopicPartitionKey, log: Log) -> bool:
+        return self._uncleanable.get(key) is log
+
+    def _forget_removed(self, logs: Mapping[TopicPartitionKey, Log]) -> None:
+        """A deleted (or deleted and re-created) log starts with a clean slate."""
+        for key, marked in list(self._uncleanable.items()):
+            if logs.get(key) is not marked:
+                del self._uncleanable[key]
+                self.stats.uncleanable.pop(marked.name, None)
 
     # -- choosing logs ----------------------------------------------------
 
@@ -194,6 +286,8 @@ class LogCleaner:
         if first_dirty < log.log_start_offset or first_dirty > active_base:
             first_dirty = log.log_start_offset
         inactive = segments[:-1]
+        if not inactive:
+            return None  # only the active segment, which is never cleaned
         first_uncleanable = active_base
         if config.min_compaction_lag_ms > 0:
             for s in _dirty(inactive, first_dirty, active_base):
@@ -234,6 +328,8 @@ class LogCleaner:
 def _dirty(segments: list[LogSegment], first_dirty: int, end: int) -> list[LogSegment]:
     """Segments that may hold offsets >= first_dirty, judged by the next
     segment's base (``end``, the active segment's base, for the last one)."""
+    if not segments:
+        return []
     bounds = [s.base_offset for s in segments[1:]] + [end]
     return [s for s, bound in zip(segments, bounds, strict=True) if bound > first_dirty]
 

@@ -28,9 +28,11 @@ import shutil
 import threading
 import uuid
 from collections.abc import Mapping
+from functools import partial
 from pathlib import Path
 
 from samsa.errors import ErrorCode, KafkaError
+from samsa.failure_log import FailureLog
 from samsa.storage.checkpoint import (
     LOG_START_OFFSET_CHECKPOINT,
     RECOVERY_POINT_CHECKPOINT,
@@ -80,6 +82,9 @@ class LogManager:
         self._logs: dict[TopicPartitionKey, Log] = {}
         self._lock = threading.RLock()
         self._closed = False
+        self._retention_failures = FailureLog(logger, "retention")
+        self._flush_failures = FailureLog(logger, "flushing")
+        self._checkpoint_failures = FailureLog(logger, "writing a checkpoint")
         self.data_dir.mkdir(parents=True, exist_ok=True)
         self._load()
 
@@ -203,17 +208,29 @@ class LogManager:
         )
 
     def run_retention(self, now_ms: int) -> int:
-        """Apply retention to every log; checkpoint start offsets if anything went."""
-        deleted = sum(log.run_retention(now_ms) for log in self.all_logs().values())
+        """Apply retention to every log; checkpoint start offsets if anything went.
+
+        Each log on its own: one log's failure is logged and retried next
+        pass, and retention goes on for the others (see failure_log)."""
+        deleted = 0
+        for log in self.all_logs().values():
+            deleted += (
+                self._retention_failures.run(log.name, partial(log.run_retention, now_ms)) or 0
+            )
         if deleted:
-            self.checkpoint_log_start_offsets()
+            self._checkpoint_failures.run(
+                LOG_START_OFFSET_CHECKPOINT, self.checkpoint_log_start_offsets
+            )
         return deleted
 
     def flush_dirty(self, now_ms: int) -> None:
-        """fsync rolled segments and logs past ``flush.ms``; then checkpoint."""
+        """fsync rolled segments and logs past ``flush.ms``; then checkpoint.
+
+        A log whose flush fails keeps its old recovery point, so the
+        checkpoint written after it is still true for every log."""
         for log in self.all_logs().values():
-            log.flush_if_due(now_ms)
-        self.checkpoint_recovery_points()
+            self._flush_failures.run(log.name, partial(log.flush_if_due, now_ms))
+        self._checkpoint_failures.run(RECOVERY_POINT_CHECKPOINT, self.checkpoint_recovery_points)
 
     def flush_all(self) -> None:
         for log in self.all_logs().values():
