@@ -1,4 +1,4 @@
-"""``samsa groups list`` / ``samsa groups describe GROUP``: look at consumer groups.
+"""``samsa groups list|describe|reset-offsets|delete|delete-offsets``: kafka-consumer-groups.
 
 Operators need the same view ``kafka-consumer-groups.sh`` gives them: which
 groups exist and in which state, who is a member and what it owns, and how far
@@ -6,103 +6,113 @@ behind each partition is.  Everything goes through the Samsa ``Admin`` client
 over the wire (never the broker's internals), so the command works the same
 against Samsa and against Apache Kafka.
 
-Errors a user can act on (broker unreachable, unknown group) print one line
-and exit 2; no traceback.
+Errors a user can act on (broker unreachable, unknown group, a group that
+still has members) print one line and exit 2; no traceback.  Offset resets
+live in groups_reset.py.
 """
 
 from __future__ import annotations
 
 import argparse
-import logging
-import sys
-from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, TextIO
+from typing import Any
 
+from samsa.cli.common import (
+    CliError,
+    add_connection_args,
+    add_output_arg,
+    add_subcommand,
+    console,
+    guarded,
+    open_admin,
+    print_json,
+    print_table,
+)
+from samsa.cli.groups_reset import add_reset_parser, resolve_partitions
 from samsa.client.admin import LATEST, Admin, GroupDescription
 from samsa.client.metadata import TopicPartition
 from samsa.errors import SamsaError
 
-DEFAULT_BOOTSTRAP = "127.0.0.1:9092"
-
-
-class GroupsCommandError(SamsaError):
-    """A failure explained in one line to the user (exit status 2)."""
-
 
 def add_parser(sub: Any) -> None:
-    p = sub.add_parser("groups", help="list and describe consumer groups")
-    actions = p.add_subparsers(dest="groups_action", required=True)
-    for name, helptext in (("list", "list every group"), ("describe", "members, offsets, lag")):
-        a = actions.add_parser(name, help=helptext)
-        if name == "describe":
-            a.add_argument("group", metavar="GROUP", help="the group id")
-        a.add_argument(
-            "--bootstrap",
-            metavar="HOST:PORT",
-            default=DEFAULT_BOOTSTRAP,
-            help=f"a broker to ask (default {DEFAULT_BOOTSTRAP})",
+    p = sub.add_parser("groups", help="list, describe, reset, delete consumer groups")
+    actions = p.add_subparsers(dest="groups_action", required=True, metavar="ACTION")
+
+    a = add_subcommand(actions, "list", "list every group", "samsa groups list --output json")
+    add_connection_args(a)
+    add_output_arg(a)
+    a.set_defaults(run=guarded("groups", run_list))
+
+    a = add_subcommand(
+        actions,
+        "describe",
+        "members, assignment, committed offsets and lag of a group",
+        "samsa groups describe my-group",
+    )
+    a.add_argument("group", metavar="GROUP", help="the group id")
+    add_connection_args(a)
+    add_output_arg(a)
+    a.set_defaults(run=guarded("groups", run_describe))
+
+    add_reset_parser(actions)
+
+    a = add_subcommand(
+        actions, "delete", "delete groups without members", "samsa groups delete old-group"
+    )
+    a.add_argument("groups", metavar="GROUP", nargs="+")
+    add_connection_args(a)
+    a.set_defaults(run=guarded("groups", run_delete))
+
+    a = add_subcommand(
+        actions,
+        "delete-offsets",
+        "delete a group's committed offsets of topics it no longer reads",
+        "samsa groups delete-offsets --group my-group --topic old-topic",
+    )
+    a.add_argument("--group", required=True, metavar="GROUP")
+    a.add_argument(
+        "--topic", action="append", required=True, metavar="TOPIC[:P,P]", help="repeatable"
+    )
+    add_connection_args(a)
+    a.set_defaults(run=guarded("groups", run_delete_offsets))
+
+
+def run_list(args: argparse.Namespace) -> int:
+    with open_admin(args) as admin:
+        groups = sorted(admin.list_groups(timeout=args.timeout), key=lambda g: g.group_id)
+    if args.output == "json":
+        print_json(
+            [
+                {"group": g.group_id, "state": g.state, "protocol_type": g.protocol_type}
+                for g in groups
+            ]
         )
-        a.add_argument(
-            "--timeout",
-            type=float,
-            default=10.0,
-            metavar="SECONDS",
-            help="give up after this long (default 10)",
-        )
-    p.set_defaults(run=run)
-
-
-def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
-    out = out if out is not None else sys.stdout
-    # The client logs each failed connection attempt as a warning; for a
-    # one-shot command the single error line below says it better.
-    client_log = logging.getLogger("samsa.client")
-    previous = client_log.level
-    client_log.setLevel(logging.ERROR)
-    try:
-        return _run(args, out)
-    finally:
-        client_log.setLevel(previous)
-
-
-def _run(args: argparse.Namespace, out: TextIO) -> int:
-    try:
-        with _admin(args.bootstrap, args.timeout) as admin:
-            if args.groups_action == "list":
-                print_list(admin, args.timeout, out)
-            else:
-                print_describe(admin, args.group, args.timeout, out)
-    except GroupsCommandError as exc:
-        print(f"samsa groups: {exc}", file=sys.stderr)
-        return 2
-    except SamsaError as exc:
-        print(f"samsa groups: cannot reach {args.bootstrap}: {exc}", file=sys.stderr)
-        return 2
-    except OSError as exc:
-        print(f"samsa groups: cannot reach {args.bootstrap}: {exc}", file=sys.stderr)
-        return 2
+        return 0
+    rows = [(g.group_id, g.state or "-", g.protocol_type or "-") for g in groups]
+    print_table(console(), ("GROUP", "STATE", "PROTOCOL-TYPE"), rows)
     return 0
 
 
-def _admin(bootstrap: str, timeout: float) -> Admin:
-    ms = max(int(timeout * 1000), 1)
-    try:
-        return Admin({"bootstrap.servers": bootstrap, "request.timeout.ms": ms})
-    except SamsaError as exc:
-        raise GroupsCommandError(f"bad --bootstrap {bootstrap!r}: {exc}") from None
+def run_describe(args: argparse.Namespace) -> int:
+    with open_admin(args) as admin:
+        print_describe(admin, args.group, args.timeout, args.output)
+    return 0
 
 
-# -- list --------------------------------------------------------------------------
+def run_delete(args: argparse.Namespace) -> int:
+    with open_admin(args) as admin:
+        admin.delete_groups(args.groups, timeout=args.timeout)
+    for group in args.groups:
+        print(f"Deleted group {group}.")
+    return 0
 
 
-def print_list(admin: Admin, timeout: float, out: TextIO) -> None:
-    groups = sorted(admin.list_groups(timeout=timeout), key=lambda g: g.group_id)
-    rows = [(g.group_id, g.state or "-", g.protocol_type or "-") for g in groups]
-    out.write(table(("GROUP", "STATE", "PROTOCOL-TYPE"), rows))
-
-
-# -- describe ------------------------------------------------------------------------
+def run_delete_offsets(args: argparse.Namespace) -> int:
+    with open_admin(args) as admin:
+        partitions = resolve_partitions(admin, args.topic, args.timeout)
+        admin.delete_consumer_group_offsets(args.group, partitions, timeout=args.timeout)
+    print(f"Deleted offsets of group {args.group} for {len(partitions)} partitions.")
+    return 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,32 +130,69 @@ class PartitionLag:
         return max(self.log_end - self.committed, 0)
 
 
-def print_describe(admin: Admin, group: str, timeout: float, out: TextIO) -> None:
+def print_describe(admin: Admin, group: str, timeout: float, output: str) -> None:
     desc = admin.describe_groups([group], timeout=timeout).get(group)
     committed = admin.list_consumer_group_offsets(group, timeout=timeout)
     if desc is None or (desc.state == "Dead" and not desc.members and not committed):
-        raise GroupsCommandError(f"group {group!r} does not exist")
+        raise CliError(f"group {group!r} does not exist")
     lags = partition_lags(admin, desc, {tp: o.offset for tp, o in committed.items()}, timeout)
-
-    out.write(
-        f"GROUP {desc.group_id}  STATE {desc.state}  PROTOCOL-TYPE {desc.protocol_type or '-'}"
-        f"  ASSIGNOR {desc.protocol or '-'}  MEMBERS {len(desc.members)}\n\n"
-    )
-    members = [
-        (m.member_id, m.group_instance_id or "-", m.client_id, m.client_host, fmt_assignment(m.assignment))
-        for m in sorted(desc.members, key=lambda m: m.member_id)
-    ]  # fmt: skip
-    out.write(table(("MEMBER-ID", "INSTANCE-ID", "CLIENT-ID", "HOST", "ASSIGNMENT"), members))
-    out.write("\n")
-    rows = [
-        (
-            p.tp.topic, str(p.tp.partition), dash(p.committed), dash(p.log_end), dash(p.lag),
-            p.member_id or "-",
+    members = sorted(desc.members, key=lambda m: m.member_id)
+    if output == "json":
+        print_json(
+            {
+                "group": desc.group_id,
+                "state": desc.state,
+                "protocol_type": desc.protocol_type,
+                "assignor": desc.protocol,
+                "members": [
+                    {
+                        "member_id": m.member_id,
+                        "group_instance_id": m.group_instance_id,
+                        "client_id": m.client_id,
+                        "host": m.client_host,
+                        "assignment": {t: list(ps) for t, ps in sorted(m.assignment.items())},
+                    }
+                    for m in members
+                ],
+                "partitions": [
+                    {
+                        "topic": p.tp.topic,
+                        "partition": p.tp.partition,
+                        "committed_offset": p.committed,
+                        "log_end_offset": p.log_end,
+                        "lag": p.lag,
+                        "member_id": p.member_id,
+                    }
+                    for p in lags
+                ],
+            }
         )
-        for p in lags
-    ]  # fmt: skip
-    headers = ("TOPIC", "PARTITION", "COMMITTED-OFFSET", "LOG-END-OFFSET", "LAG", "MEMBER-ID")
-    out.write(table(headers, rows))
+        return
+    con = console()
+    con.print(
+        f"GROUP {desc.group_id}  STATE {desc.state}  PROTOCOL-TYPE {desc.protocol_type or '-'}"
+        f"  ASSIGNOR {desc.protocol or '-'}  MEMBERS {len(desc.members)}\n"
+    )
+    print_table(
+        con,
+        ("MEMBER-ID", "INSTANCE-ID", "CLIENT-ID", "HOST", "ASSIGNMENT"),
+        [
+            (
+                m.member_id,
+                m.group_instance_id,
+                m.client_id,
+                m.client_host,
+                fmt_assignment(m.assignment),
+            )
+            for m in members
+        ],
+    )
+    con.print()
+    print_table(
+        con,
+        ("TOPIC", "PARTITION", "COMMITTED-OFFSET", "LOG-END-OFFSET", "LAG", "MEMBER-ID"),
+        [(p.tp.topic, p.tp.partition, p.committed, p.log_end, p.lag, p.member_id) for p in lags],
+    )
 
 
 def partition_lags(
@@ -177,10 +224,6 @@ def partition_lags(
 # -- formatting ------------------------------------------------------------------------
 
 
-def dash(value: int | None) -> str:
-    return "-" if value is None else str(value)
-
-
 def fmt_assignment(assignment: dict[str, tuple[int, ...]]) -> str:
     if not assignment:
         return "-"
@@ -188,13 +231,3 @@ def fmt_assignment(assignment: dict[str, tuple[int, ...]]) -> str:
         f"{topic}:{','.join(str(p) for p in sorted(parts))}"
         for topic, parts in sorted(assignment.items())
     )
-
-
-def table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
-    """Left-aligned columns two spaces apart, like Kafka's own tools print."""
-    widths = [len(h) for h in headers]
-    for row in rows:
-        widths = [max(w, len(c)) for w, c in zip(widths, row, strict=True)]
-    lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip()
-             for r in [tuple(headers), *rows]]  # fmt: skip
-    return "\n".join(lines) + "\n"

@@ -18,11 +18,22 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="samsa", description="Samsa: a Kafka-compatible broker in Python"
     )
-    sub = parser.add_subparsers(dest="command", required=True)
-    from samsa.cli import broker_command, groups_command
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    from samsa.cli import (
+        bench_command,
+        broker_command,
+        consume_command,
+        groups_command,
+        produce_command,
+        topics_command,
+    )
 
     broker_command.add_parser(sub)
+    topics_command.add_parser(sub)
+    produce_command.add_parser(sub)
+    consume_command.add_parser(sub)
     groups_command.add_parser(sub)
+    bench_command.add_parser(sub)
     return parser
 
 

@@ -17,6 +17,8 @@ import logging
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from samsa.client.admin.group_offsets import alter_group_offsets, delete_group_offsets
+from samsa.client.admin.log_dirs import describe_log_dirs
 from samsa.client.admin.results import (
     BrokerInfo,
     ClusterDescription,
@@ -348,6 +350,26 @@ class Admin:
                         p["committed_offset"], p.get("metadata") or ""
                     )
         return out
+
+    def alter_consumer_group_offsets(
+        self, group_id: str, offsets: Mapping[Any, int], timeout: float | None = None
+    ) -> None:
+        """Set committed offsets of a group without members (see group_offsets)."""
+        parts = {TopicPartition(*tp): offset for tp, offset in offsets.items()}
+        alter_group_offsets(self, group_id, parts, self._ms(timeout))
+
+    def delete_consumer_group_offsets(
+        self, group_id: str, partitions: Iterable[Any], timeout: float | None = None
+    ) -> None:
+        parts = [TopicPartition(*tp) for tp in partitions]
+        delete_group_offsets(self, group_id, parts, self._ms(timeout))
+
+    def describe_log_dirs(
+        self, topics: Iterable[str] | None = None, timeout: float | None = None
+    ) -> dict[int, dict[TopicPartition, int]]:
+        """Bytes on disk per partition, per broker (DescribeLogDirs)."""
+        wanted = None if topics is None else list(topics)
+        return describe_log_dirs(self, wanted, self._ms(timeout))
 
     # -- offsets and records -------------------------------------------------------------
     def _by_leader(

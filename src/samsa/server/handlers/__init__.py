@@ -15,6 +15,7 @@ from samsa.server.handlers import (
     fetch,
     groups,
     list_offsets,
+    log_dirs,
     produce,
     producer_ids,
 )
@@ -30,6 +31,7 @@ def register_all(router: Router, broker: Broker) -> None:
         produce,
         fetch,
         list_offsets,
+        log_dirs,
         admin_topics,
         admin_configs,
         producer_ids,
