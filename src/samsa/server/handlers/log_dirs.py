@@ -59,4 +59,3 @@ def handle_describe_log_dirs(broker: Broker, ctx: RequestContext, req: Body) -> 
         "usable_bytes": usable,
     }
     return {"throttle_time_ms": 0, "error_code": 0, "results": [result]}
-
