@@ -129,6 +129,7 @@ class PartitionRecords:
 
     __slots__ = (
         "_aborted",
+        "_aborted_all",
         "_aborting",
         "_batches",
         "_check_crcs",
@@ -163,7 +164,8 @@ class PartitionRecords:
         self._data = data
         self._fetch_offset = fetch_offset
         self._check_crcs = check_crcs
-        self._aborted = aborted  # (first offset, producer id), sorted
+        self._aborted = aborted  # (first offset, producer id), sorted; consumed as batches open
+        self._aborted_all = tuple(aborted)
         self._aborting: set[int] = set()
         self._kd = key_deserializer
         self._vd = value_deserializer
@@ -179,6 +181,25 @@ class PartitionRecords:
             if last > next_offset:
                 next_offset = last
         self.next_offset = next_offset
+
+    def raw(self) -> tuple[bytes, list[tuple[int, BatchHeader]], tuple[tuple[int, int], ...]]:
+        """The fetched bytes, their complete batches and the aborted transactions, for the columnar path."""
+        return self._data, self._batches, self._aborted_all
+
+    def skip_to(self, offset: int) -> None:
+        """Hand out only records from ``offset`` on, decoding again from the first batch.
+
+        Called when the columnar path (``poll_arrow``) has handed out the
+        records before ``offset``, so a later ``poll()`` continues after them.
+        """
+        self._fetch_offset = offset
+        self._aborted = list(self._aborted_all)
+        self._aborting = set()
+        self._next_batch = 0
+        self._cursor = None
+        self._records = []
+        self._index = 0
+        self._error = None
 
     def take(self, max_records: int) -> tuple[list[ConsumerRecord], bool]:
         """Up to ``max_records`` records, and whether nothing is left after them.
