@@ -250,10 +250,12 @@ def test_arrow_equals_the_record_path_for_any_fetch_chunking(
     try:
         response, offset, aborted = next(fetches)
         while True:
-            pr = PartitionRecords(TP, response, offset, 0, check_crcs=True, aborted=list(aborted))
+            # As the fetcher hands them over: views of the response frame, not copies.
+            view = memoryview(bytearray(response))
+            pr = PartitionRecords(TP, view, offset, 0, check_crcs=True, aborted=list(aborted))
             record_rows += _record_rows(pr)
             batch, next_offset = fetched_to_arrow(
-                response,
+                view,
                 topic=TP.topic,
                 partition=TP.partition,
                 start_offset=offset,

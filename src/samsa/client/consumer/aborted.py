@@ -29,7 +29,7 @@ class AbortedTransactions:
         self._pending = sorted(aborted)  # (first offset, producer id)
         self._aborting: set[int] = set()
 
-    def drops(self, data: bytes, pos: int, header: BatchHeader) -> bool:
+    def drops(self, data: bytes | memoryview, pos: int, header: BatchHeader) -> bool:
         """True when the batch at ``pos`` is part of (or ends) an aborted transaction."""
         pending, aborting = self._pending, self._aborting
         if not pending and not aborting:

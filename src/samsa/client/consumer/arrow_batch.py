@@ -28,9 +28,11 @@ import numpy.typing as npt
 
 from samsa.client.consumer.aborted import AbortedTransactions
 from samsa.client.consumer.arrow_columns import (
+    Rows,
     binary_column,
     constant_string_column,
     headers_column,
+    row_count,
 )
 from samsa.client.consumer.arrow_index import FieldIndex, index_fields, walk_records
 from samsa.client.consumer.arrow_schema import arrow_schema, require_pyarrow
@@ -51,6 +53,8 @@ from samsa.protocol.record_reader import decode_batch
 __all__ = ["FetchedColumns", "fetched_to_arrow", "next_fetch_offset"]
 
 _Ints = npt.NDArray[np.int64]
+# Fetched bytes: the response's own buffer (a memoryview, no copy) or bytes.
+Buffer = bytes | memoryview
 Headers = tuple[tuple[str, bytes | None], ...]
 
 
@@ -90,7 +94,7 @@ class FetchedColumns:
         offsets: _Ints,
         timestamps: _Ints,
         timestamp_types: npt.NDArray[np.int32],
-        rows: _Ints,
+        rows: Rows,
     ) -> None:
         self.source = source
         self.source_size = source_size
@@ -103,7 +107,7 @@ class FetchedColumns:
     def to_arrow(self, topic: str, partition: int, include_headers: bool, spark: bool) -> Any:
         pa = require_pyarrow()
         f, rows = self.fields, self.rows
-        n = len(rows)
+        n = row_count(rows)
         schema = arrow_schema(include_headers, spark)
         timestamps = self.timestamps[rows]
         if spark:
@@ -127,7 +131,7 @@ class FetchedColumns:
 
 
 def fetched_to_arrow(
-    data: bytes,
+    data: Buffer,
     *,
     topic: str,
     partition: int,
@@ -151,7 +155,7 @@ def fetched_to_arrow(
 
 
 def fetched_columns(
-    data: bytes,
+    data: Buffer,
     batches: Sequence[tuple[int, BatchHeader]],
     start_offset: int,
     end_offset: int | None,
@@ -196,20 +200,25 @@ def fetched_columns(
         source, fields, offsets, timestamps, types = _add_decoded(
             data, source, kept, declined, fields, offsets, timestamps, types
         )
-    wanted = offsets >= start_offset
-    if end_offset is not None:
-        wanted &= offsets < end_offset
-    rows = np.flatnonzero(wanted)
+    rows: Rows
     if declined:  # decoded records were added after the walked ones: restore offset order
-        rows = rows[np.argsort(offsets[rows], kind="stable")]
+        wanted = offsets >= start_offset
+        if end_offset is not None:
+            wanted &= offsets < end_offset
+        picked = np.flatnonzero(wanted)
+        rows = picked[np.argsort(offsets[picked], kind="stable")]
+    else:  # offsets ascend: the wanted ones are one run, and slices are views
+        first = int(np.searchsorted(offsets, start_offset))
+        last = len(offsets) if end_offset is None else int(np.searchsorted(offsets, end_offset))
+        rows = slice(first, max(first, last))
     return FetchedColumns(
         pa.py_buffer(source), len(source), fields, offsets, timestamps, types, rows
     )
 
 
 def _record_regions(
-    data: bytes, kept: list[tuple[int, BatchHeader]]
-) -> tuple[bytes, list[tuple[int, int]]]:
+    data: Buffer, kept: list[tuple[int, BatchHeader]]
+) -> tuple[Buffer, list[tuple[int, int]]]:
     """One buffer holding every kept batch's records, and where each batch's records are in it.
 
     Without compression that is the fetched bytes themselves (no copy);
@@ -232,7 +241,7 @@ def _record_regions(
 
 
 def _index_walked(
-    source: bytes,
+    source: Buffer,
     regions: list[tuple[int, int]],
     kept: list[tuple[int, BatchHeader]],
     walked: list[int],
@@ -279,21 +288,21 @@ def _empty_fields() -> FieldIndex:
 
 
 def _add_decoded(
-    data: bytes,
-    source: bytes,
+    data: Buffer,
+    source: Buffer,
     kept: list[tuple[int, BatchHeader]],
     declined: list[int],
     fields: FieldIndex,
     offsets: _Ints,
     timestamps: _Ints,
     types: npt.NDArray[np.int32],
-) -> tuple[bytes, FieldIndex, _Ints, _Ints, npt.NDArray[np.int32]]:
+) -> tuple[Buffer, FieldIndex, _Ints, _Ints, npt.NDArray[np.int32]]:
     """Append the declined batches' records, decoded one by one, after the indexed ones.
 
     Their keys and values are copied to the end of the buffer so that every
     field still lies in one buffer, in buffer order.
     """
-    pieces = [source]
+    pieces: list[Buffer] = [source]
     at = len(source)
     key_start: list[int] = []
     key_end: list[int] = []

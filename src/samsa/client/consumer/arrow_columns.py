@@ -19,7 +19,7 @@ import numpy.typing as npt
 
 from samsa.client.consumer.arrow_schema import require_pyarrow
 
-__all__ = ["binary_column", "constant_string_column", "headers_column"]
+__all__ = ["Rows", "binary_column", "constant_string_column", "headers_column", "row_count"]
 
 _Ints = npt.NDArray[np.int64]
 _Bools = npt.NDArray[np.bool_]
@@ -27,9 +27,25 @@ Headers = tuple[tuple[str, bytes | None], ...]
 
 _INT32_LIMIT = (1 << 31) - 1
 
+# Which records become rows: a slice (the usual case, one run of offsets;
+# indexing with it makes views, not copies) or an array of record indexes.
+Rows = slice | _Ints
+
+
+def row_count(rows: Rows) -> int:
+    if isinstance(rows, slice):
+        return int(rows.stop - rows.start)
+    return len(rows)
+
+
+def _indexes(rows: Rows) -> _Ints:
+    if isinstance(rows, slice):
+        return np.arange(rows.start, rows.stop, dtype=np.int64)
+    return rows
+
 
 def binary_column(
-    source: Any, size: int, starts: _Ints, ends: _Ints, nulls: _Bools, rows: _Ints
+    source: Any, size: int, starts: _Ints, ends: _Ints, nulls: _Bools, rows: Rows
 ) -> Any:
     """``binary`` array of the fields ``source[starts[i]:ends[i]]`` for i in ``rows`` (null where ``nulls``).
 
@@ -38,7 +54,7 @@ def binary_column(
     consecutive records).
     """
     pa = require_pyarrow()
-    n = len(rows)
+    n = row_count(rows)
     selected_nulls = nulls[rows]
     null_count = int(np.count_nonzero(selected_nulls))
     if null_count == n:
@@ -54,7 +70,11 @@ def binary_column(
         2 * total,
         [None, pa.py_buffer(spans_offsets), source],
     )
-    taken = spans.take(pa.array(rows * 2))
+    if isinstance(rows, slice):
+        even = np.arange(2 * rows.start, 2 * rows.stop, 2, dtype=np.int64)
+    else:
+        even = rows * 2
+    taken = spans.take(pa.array(even))
     if wide:
         taken = taken.cast(pa.binary())
     if not null_count:
@@ -74,19 +94,19 @@ def constant_string_column(text: str, n: int) -> Any:
     )
 
 
-def headers_column(headers: dict[int, Headers], rows: _Ints, list_type: Any) -> Any:
+def headers_column(headers: dict[int, Headers], rows: Rows, list_type: Any) -> Any:
     """``list<struct<key, value>>`` array of the records ``rows``: empty lists for records without headers.
 
     ``headers`` maps record index (as in ``rows``) to that record's headers.
     Only records that carry headers cost Python work.
     """
     pa = require_pyarrow()
-    n = len(rows)
+    n = row_count(rows)
     counts = np.zeros(n, dtype=np.int32)
     keys: list[str] = []
     values: list[bytes | None] = []
     if headers:
-        row_of = dict(zip(rows.tolist(), range(n), strict=True))
+        row_of = dict(zip(_indexes(rows).tolist(), range(n), strict=True))
         for row, record_headers in sorted(
             (row_of[i], h) for i, h in headers.items() if i in row_of
         ):

@@ -37,7 +37,7 @@ _MIN_RUN = 32
 
 
 def walk_records(
-    data: bytes, u8: npt.NDArray[np.uint8], start: int, end: int, count: int
+    data: bytes | memoryview, u8: npt.NDArray[np.uint8], start: int, end: int, count: int
 ) -> _Ints | None:
     """End positions of the ``count`` records in ``data[start:end]``, or None to decode them one by one.
 
@@ -119,7 +119,7 @@ class FieldIndex:
     headers: dict[int, Headers]  # record index -> headers, for records that have any
 
 
-def index_fields(data: bytes, starts: _Ints, ends: _Ints) -> FieldIndex | None:
+def index_fields(data: bytes | memoryview, starts: _Ints, ends: _Ints) -> FieldIndex | None:
     """Index the records at ``starts``/``ends`` (from :func:`walk_records`); None if one is malformed."""
     if not len(starts):
         empty = np.zeros(0, dtype=np.int64)
@@ -132,7 +132,9 @@ def index_fields(data: bytes, starts: _Ints, ends: _Ints) -> FieldIndex | None:
         return None
 
 
-def _index(data: bytes, u8: npt.NDArray[np.uint8], starts: _Ints, ends: _Ints) -> FieldIndex | None:
+def _index(
+    data: bytes | memoryview, u8: npt.NDArray[np.uint8], starts: _Ints, ends: _Ints
+) -> FieldIndex | None:
     # Body: length varint (1-2 bytes, as the walk allowed), attributes byte.
     p = starts + 1 + (u8[starts] >= 0x80) + 1
     ts_delta, p = _short_varints(u8, p)
@@ -152,7 +154,9 @@ def _index(data: bytes, u8: npt.NDArray[np.uint8], starts: _Ints, ends: _Ints) -
     no_headers = u8[np.minimum(value_end, len(u8) - 1)] == 0
     headers: dict[int, Headers] = {}
     if not no_headers.all():
-        found = _headers(data, value_end.tolist(), ends.tolist(), no_headers)
+        # Header keys and values are read one by one, as bytes (memoryview slices would not be).
+        whole = data if isinstance(data, bytes) else bytes(data)
+        found = _headers(whole, value_end.tolist(), ends.tolist(), no_headers)
         if found is None:
             return None
         headers = found

@@ -150,7 +150,7 @@ class PartitionRecords:
     def __init__(
         self,
         tp: TopicPartition,
-        data: bytes,
+        data: bytes | memoryview,
         fetch_offset: int,
         epoch: int,
         *,
@@ -182,7 +182,9 @@ class PartitionRecords:
                 next_offset = last
         self.next_offset = next_offset
 
-    def raw(self) -> tuple[bytes, list[tuple[int, BatchHeader]], tuple[tuple[int, int], ...]]:
+    def raw(
+        self,
+    ) -> tuple[bytes | memoryview, list[tuple[int, BatchHeader]], tuple[tuple[int, int], ...]]:
         """The fetched bytes, their complete batches and the aborted transactions, for the columnar path."""
         return self._data, self._batches, self._aborted_all
 
@@ -261,6 +263,9 @@ class PartitionRecords:
     def _open_batch(self, pos: int, header: BatchHeader) -> _Cursor | None:
         """Check a batch and get its records' bytes; None when it has none to hand out."""
         data = self._data
+        if not isinstance(data, bytes):
+            # Records are sliced out as bytes; the columnar path never needs this copy.
+            data = self._data = bytes(data)
         if self._check_crcs:
             validate_batch(data, pos, header)
         attributes = header.attributes

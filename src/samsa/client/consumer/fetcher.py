@@ -196,7 +196,7 @@ class Fetcher:
                 )
             chunk = PartitionRecords(
                 tp,
-                raw if isinstance(raw, bytes) else bytes(raw),
+                raw if isinstance(raw, bytes) else memoryview(raw),
                 offset,
                 epoch,
                 check_crcs=self._check_crcs,
