@@ -234,3 +234,24 @@ def test_poll_arrow_with_a_group_commits_what_it_returned(broker: BrokerProcess)
         while len(rest) < 400 - len(seen):
             rest += [(r.partition, r.offset) for r in consumer.poll(5.0)]
     assert sorted(rest) == sorted((r[0], r[1]) for r in written if r[1] >= len(by_partition[r[0]]))
+
+
+def test_poll_and_poll_arrow_interleaved_hand_out_every_record_once(
+    broker: BrokerProcess,
+) -> None:
+    bootstrap = broker.bootstrap
+    topic = _create(bootstrap, 1)
+    written = _produce(bootstrap, topic, [(0, None, b"v%d" % i, None) for i in range(1000)])
+    offsets: list[int] = []
+    with Consumer({"bootstrap.servers": bootstrap, "auto.offset.reset": "earliest"}) as consumer:
+        consumer.assign([(topic, 0)])
+        turn = 0
+        while len(offsets) < 1000:
+            turn += 1
+            if turn % 2:
+                batch = consumer.poll_arrow(5.0, max_records=37)
+                offsets += batch.column("offset").to_pylist()
+            else:
+                offsets += [r.offset for r in consumer.poll(5.0, max_records=23)]
+            assert consumer.position((topic, 0)) == offsets[-1] + 1
+    assert offsets == [r[1] for r in written] == list(range(1000))
