@@ -34,6 +34,9 @@ _ADVANCE_NP = np.array(_ADVANCE, dtype=np.int64)
 # A run of equal-sized records shorter than this is not worth another vector
 # step: the rest of the batch is walked record by record instead.
 _MIN_RUN = 32
+# Guesses checked in one step: a window that grows while guesses hold, so a
+# wrong guess wastes little and a long run still takes few steps.
+_FIRST_WINDOW = 512
 
 
 def walk_records(
@@ -49,12 +52,13 @@ def walk_records(
     the plain walk, one table lookup per record.
     """
     pos, left = start, count
+    window = _FIRST_WINDOW
     runs: list[_Ints] = []
     try:
         while left:
             stride = _ADVANCE[data[pos] | data[pos + 1] << 8]
             room = (end - pos) // stride if stride <= end - pos else 0
-            fits = min(left, room)
+            fits = min(left, room, window)
             if fits == 0:
                 return None
             guessed = pos + stride * np.arange(fits, dtype=np.int64)
@@ -64,6 +68,7 @@ def walk_records(
             )
             wrong = _ADVANCE_NP[firsts] != stride
             run = int(wrong.argmax()) if wrong.any() else fits
+            window = window * 4 if run == fits else _FIRST_WINDOW
             runs.append(guessed[:run] + stride)
             pos += run * stride
             left -= run
