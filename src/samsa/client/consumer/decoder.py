@@ -42,6 +42,7 @@ import gc
 from collections.abc import Callable
 from typing import Any
 
+from samsa.client.consumer.aborted import AbortedTransactions
 from samsa.client.consumer.record_index import (
     MIN_RECORDS,
     RecordIndex,
@@ -59,19 +60,17 @@ from samsa.protocol.record_batch import (
     CONTROL_MASK,
     LOG_OVERHEAD,
     TIMESTAMP_TYPE_MASK,
-    TRANSACTIONAL_MASK,
     BatchHeader,
     iter_batches,
     validate_batch,
 )
-from samsa.protocol.record_reader import _read_headers, decode_batch
+from samsa.protocol.record_reader import _read_headers
 
 __all__ = ["PartitionRecords"]
 
 Deserializer = Callable[[bytes | None], Any]
 Headers = tuple[tuple[str, bytes | None], ...]
 
-_ABORT_MARKER = b"\x00\x00\x00\x00"  # control key: version 0, type 0 (ABORT)
 
 # Zig-zag values of one- and two-byte varints in one table.  A one-byte varint
 # b (< 0x80) is entry b.  A two-byte varint (b >= 0x80, then c < 0x80) has the
@@ -128,9 +127,7 @@ class PartitionRecords:
     """
 
     __slots__ = (
-        "_aborted",
         "_aborted_all",
-        "_aborting",
         "_batches",
         "_check_crcs",
         "_cursor",
@@ -141,6 +138,7 @@ class PartitionRecords:
         "_kd",
         "_next_batch",
         "_records",
+        "_transactions",
         "_vd",
         "epoch",
         "next_offset",
@@ -164,9 +162,8 @@ class PartitionRecords:
         self._data = data
         self._fetch_offset = fetch_offset
         self._check_crcs = check_crcs
-        self._aborted = aborted  # (first offset, producer id), sorted; consumed as batches open
-        self._aborted_all = tuple(aborted)
-        self._aborting: set[int] = set()
+        self._aborted_all = tuple(aborted)  # (first offset, producer id)
+        self._transactions = AbortedTransactions(aborted)  # consumed as batches open
         self._kd = key_deserializer
         self._vd = value_deserializer
         self._batches = list(iter_batches(data))
@@ -195,8 +192,7 @@ class PartitionRecords:
         records before ``offset``, so a later ``poll()`` continues after them.
         """
         self._fetch_offset = offset
-        self._aborted = list(self._aborted_all)
-        self._aborting = set()
+        self._transactions = AbortedTransactions(self._aborted_all)
         self._next_batch = 0
         self._cursor = None
         self._records = []
@@ -269,17 +265,8 @@ class PartitionRecords:
         if self._check_crcs:
             validate_batch(data, pos, header)
         attributes = header.attributes
-        if self._aborted or self._aborting:
-            last = header.base_offset + header.last_offset_delta
-            aborted, aborting = self._aborted, self._aborting
-            while aborted and aborted[0][0] <= last:
-                aborting.add(aborted.pop(0)[1])
-            if attributes & TRANSACTIONAL_MASK and header.producer_id in aborting:
-                if attributes & CONTROL_MASK:
-                    marker = decode_batch(data, pos, header)
-                    if marker and marker[0].key == _ABORT_MARKER:
-                        aborting.discard(header.producer_id)
-                return None
+        if self._transactions.drops(data, pos, header):
+            return None
         if attributes & CONTROL_MASK or header.records_count == 0:
             return None
         start = pos + BATCH_HEADER_SIZE
