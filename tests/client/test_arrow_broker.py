@@ -83,11 +83,17 @@ def _produce(
 
 
 def _read(
-    bootstrap: str, topic: str, partition: int, start: int, end: int, **kw: object
+    bootstrap: str,
+    topic: str,
+    partition: int,
+    start: int,
+    end: int,
+    config: dict[str, object] | None = None,
+    **kw: object,
 ) -> list[tuple[object, ...]]:
     rows: list[tuple[object, ...]] = []
     with PartitionRangeReader(
-        {"bootstrap.servers": bootstrap}, topic, partition, start, end, **kw
+        {"bootstrap.servers": bootstrap, **(config or {})}, topic, partition, start, end, **kw
     ) as reader:  # type: ignore[arg-type]
         for batch in reader:
             assert batch.schema == arrow_schema(
@@ -146,6 +152,8 @@ def test_compacted_range_with_gaps_and_cleaned_tail(broker: BrokerProcess) -> No
     survivors = sorted(latest.values())
     assert survivors[0] > 100
     assert _read(bootstrap, topic, 0, 0, 100) == []
+    committed = {"isolation.level": "read_committed"}  # bounded by the last stable offset
+    assert _read(bootstrap, topic, 0, 0, 100, committed) == []
     assert _read(bootstrap, topic, 0, 50, survivors[0] + 1) == [expected[0]]
 
 
