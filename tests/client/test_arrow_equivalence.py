@@ -27,6 +27,7 @@ from samsa.client.consumer.arrow_batch import fetched_to_arrow  # noqa: E402
 from samsa.client.consumer.arrow_schema import arrow_schema  # noqa: E402
 from samsa.client.consumer.decoder import PartitionRecords  # noqa: E402
 from samsa.client.metadata import TopicPartition  # noqa: E402
+from samsa.errors import DecodeError, KafkaError  # noqa: E402
 from samsa.protocol.compression import Compression  # noqa: E402
 from samsa.protocol.record_batch import iter_batches, read_batch_header  # noqa: E402
 from samsa.protocol.record_builder import (  # noqa: E402
@@ -317,3 +318,17 @@ def test_big_batches_with_three_byte_offset_deltas(codec: Compression) -> None:
         assert next_offset == pr.next_offset == 19200
         assert _arrow_rows(batch) == expected
         assert len(expected) == 19200 - start
+
+
+def test_a_damaged_record_raises_as_on_the_record_path() -> None:
+    builder = RecordBatchBuilder(Compression.NONE, base_offset=0, batch_size=1 << 30)
+    for i in range(100):
+        builder.append(BASE_TS, b"k%d" % i, b"v" * 50)
+    data = bytearray(builder.build())
+    data[61 + 4] = 0x7E  # record 0's key length (after length, attributes, two deltas): 63
+    with pytest.raises(DecodeError):
+        PartitionRecords(TP, bytes(data), 0, 0, check_crcs=False, aborted=[]).take(500)
+    with pytest.raises(DecodeError):
+        fetched_to_arrow(bytes(data), topic="t", partition=0, start_offset=0, check_crcs=False)
+    with pytest.raises(KafkaError, match=r"(?i)crc"):
+        fetched_to_arrow(bytes(data), topic="t", partition=0, start_offset=0)
