@@ -62,10 +62,7 @@ def walk_records(
             if fits == 0:
                 return None
             guessed = pos + stride * np.arange(fits, dtype=np.int64)
-            firsts = (
-                u8[guessed].astype(np.int64)
-                | u8[np.minimum(guessed + 1, len(u8) - 1)].astype(np.int64) << 8
-            )
+            firsts = u8[guessed].astype(np.int64) | u8[guessed + 1].astype(np.int64) << 8
             wrong = _ADVANCE_NP[firsts] != stride
             run = int(wrong.argmax()) if wrong.any() else fits
             window = window * 4 if run == fits else _FIRST_WINDOW
@@ -95,14 +92,15 @@ def _short_varints(u8: npt.NDArray[np.uint8], p: _Ints) -> tuple[_Ints | None, _
     if not more.any():
         u = b0.astype(np.int64)
         return (u >> 1) ^ -(u & 1), p + 1
-    last = len(u8) - 1
-    b1 = u8[np.minimum(p + 1, last)]
+    # A varint's next byte lies inside its record; one off the buffer means a
+    # malformed record, and the IndexError sends the fetch to the record decoder.
+    b1 = u8[p + 1]
     more2 = more & (b1 >= 0x80)
     u = b0.astype(np.int64)
     u = np.where(more, (u & 0x7F) | (b1.astype(np.int64) & 0x7F) << 7, u)
     if not more2.any():
         return (u >> 1) ^ -(u & 1), p + 1 + more
-    b2 = u8[np.minimum(p + 2, last)]
+    b2 = u8[p + 2]
     if (more2 & (b2 >= 0x80)).any():
         return _varints(u8, p)
     u = np.where(more2, u | b2.astype(np.int64) << 14, u)
