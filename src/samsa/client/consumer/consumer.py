@@ -166,7 +166,8 @@ class Consumer:
         them, as with ``poll()``.  ``max_records`` None means every record
         already fetched (not ``max.poll.records``: columns pay off in large
         batches).  The batch may be empty; it always has
-        ``arrow_schema(include_headers, spark)``.
+        ``arrow_schema(include_headers, spark)``.  Keys and values are the raw
+        bytes: ``key.deserializer``/``value.deserializer`` apply to ``poll()`` only.
         """
         from samsa.client.consumer.arrow_poll import ArrowTaker
 
