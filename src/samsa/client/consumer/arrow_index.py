@@ -30,7 +30,6 @@ _Bools = npt.NDArray[np.bool_]
 Headers = tuple[tuple[str, bytes | None], ...]
 
 
-_ADVANCE_NP = np.array(_ADVANCE, dtype=np.int64)
 # A run of equal-sized records shorter than this is not worth another vector
 # step: the rest of the batch is walked record by record instead.
 _MIN_RUN = 32
@@ -56,14 +55,17 @@ def walk_records(
     runs: list[_Ints] = []
     try:
         while left:
-            stride = _ADVANCE[data[pos] | data[pos + 1] << 8]
+            b, c = data[pos], data[pos + 1]
+            stride = _ADVANCE[b | c << 8]
             room = (end - pos) // stride if stride <= end - pos else 0
             fits = min(left, room, window)
             if fits == 0:
                 return None
             guessed = pos + stride * np.arange(fits, dtype=np.int64)
-            firsts = u8[guessed].astype(np.int64) | u8[guessed + 1].astype(np.int64) << 8
-            wrong = _ADVANCE_NP[firsts] != stride
+            # Same length varint bytes, same size (a sufficient test: cheaper than the table).
+            wrong = u8[guessed] != b
+            if b >= 0x80:
+                wrong |= u8[guessed + 1] != c
             run = int(wrong.argmax()) if wrong.any() else fits
             window = window * 4 if run == fits else _FIRST_WINDOW
             runs.append(guessed[:run] + stride)
