@@ -12,6 +12,7 @@ from samsa.errors import ErrorCode, KafkaError, SamsaError
 
 __all__ = [
     "BufferExhaustedError",
+    "DataLossError",
     "DeliveryTimeoutError",
     "DisconnectedError",
     "KafkaTimeoutError",
@@ -52,3 +53,29 @@ class DisconnectedError(KafkaError):
 
 class ProducerClosedError(SamsaError):
     """``send()`` after ``close()``, or records failed by a forced close."""
+
+
+class DataLossError(KafkaError):
+    """Records a reader was asked for are gone from the log (deleted by retention, truncated).
+
+    Raised by the columnar range reader with ``fail_on_data_loss`` (Spark's
+    ``failOnDataLoss``); carries OFFSET_OUT_OF_RANGE, the broker's answer.
+    """
+
+    def __init__(
+        self, topic: str, partition: int, requested: int, earliest: int, latest: int
+    ) -> None:
+        if requested < earliest:
+            what = f"the earliest available offset is {earliest} (deleted by retention or delete_records?)"
+        else:
+            what = f"the log ends at offset {latest} (truncated?)"
+        super().__init__(
+            ErrorCode.OFFSET_OUT_OF_RANGE,
+            f"data loss in {topic}-{partition}: requested offset {requested} is not available; "
+            f"{what}. Pass fail_on_data_loss=False (Spark: failOnDataLoss=false) to skip ahead",
+        )
+        self.topic = topic
+        self.partition = partition
+        self.requested = requested
+        self.earliest = earliest
+        self.latest = latest

@@ -18,8 +18,8 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Iterable, Mapping
-from typing import Any
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, TypeVar
 
 from samsa.client.consumer.config import parse_consumer_config
 from samsa.client.consumer.coordinator import (
@@ -41,6 +41,8 @@ from samsa.errors import SamsaError
 __all__ = ["Consumer"]
 
 log = logging.getLogger(__name__)
+
+_T = TypeVar("_T")
 
 
 def build_network_client(cfg: dict[str, Any], request_timeout_ms: int) -> ConsumerNetworkClient:
@@ -146,17 +148,44 @@ class Consumer:
     # -- polling ---------------------------------------------------------------------
     def poll(self, timeout: float = 0.0, max_records: int | None = None) -> list[ConsumerRecord]:
         """Records fetched since the last call, waiting up to ``timeout`` seconds for some."""
+        limit = max_records or self._max_poll_records
+        fetcher = self._fetcher
+        return self._poll_until(timeout, lambda: fetcher.fetched_records(limit))
+
+    def poll_arrow(
+        self,
+        timeout: float = 0.0,
+        max_records: int | None = None,
+        include_headers: bool = False,
+        *,
+        spark: bool = False,
+    ) -> Any:
+        """Like :meth:`poll`, as one ``pyarrow.RecordBatch`` (needs ``samsa[arrow]``).
+
+        Positions advance past the returned records and ``commit()`` commits
+        them, as with ``poll()``.  ``max_records`` None means every record
+        already fetched (not ``max.poll.records``: columns pay off in large
+        batches).  The batch may be empty; it always has
+        ``arrow_schema(include_headers, spark)``.  Keys and values are the raw
+        bytes: ``key.deserializer``/``value.deserializer`` apply to ``poll()`` only.
+        """
+        from samsa.client.consumer.arrow_poll import ArrowTaker
+
+        taker = ArrowTaker(self._fetcher, max_records, include_headers, spark, self._cfg)
+        return taker.combine(self._poll_until(timeout, taker.take))
+
+    def _poll_until(self, timeout: float, take: Callable[[], list[_T]]) -> list[_T]:
+        """The poll loop: group duties, positions, fetches, until ``take`` hands something out."""
         self._check_open()
         if not self._subs.subscription and not self._subs.assignment and self._subs.pattern is None:
             raise SamsaError("poll() needs subscribe() or assign() first")
-        limit = max_records or self._max_poll_records
         fetcher, client = self._fetcher, self._client
         deadline = monotonic_ms() + int(timeout * 1000)
         while True:
             if self._coordinator is not None and not self._coordinator.poll(deadline):
                 return []
             self._update_positions(deadline)
-            records = fetcher.fetched_records(limit)
+            records = take()
             if records:
                 self._transmit_fetches()
                 return records
@@ -165,13 +194,12 @@ class Consumer:
             left = deadline - now
             if left <= 0:
                 client.poll(0)
-                records = fetcher.fetched_records(limit)
-                return records
+                return take()
             wait = left
             if self._coordinator is not None:
                 wait = min(wait, max(1, self._coordinator.time_to_next_auto_commit_ms(now)))
             client.poll(wait)
-            records = fetcher.fetched_records(limit)
+            records = take()
             if records:
                 self._transmit_fetches()
                 return records

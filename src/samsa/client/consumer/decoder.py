@@ -42,6 +42,7 @@ import gc
 from collections.abc import Callable
 from typing import Any
 
+from samsa.client.consumer.aborted import AbortedTransactions
 from samsa.client.consumer.record_index import (
     MIN_RECORDS,
     RecordIndex,
@@ -59,19 +60,17 @@ from samsa.protocol.record_batch import (
     CONTROL_MASK,
     LOG_OVERHEAD,
     TIMESTAMP_TYPE_MASK,
-    TRANSACTIONAL_MASK,
     BatchHeader,
     iter_batches,
     validate_batch,
 )
-from samsa.protocol.record_reader import _read_headers, decode_batch
+from samsa.protocol.record_reader import _read_headers
 
 __all__ = ["PartitionRecords"]
 
 Deserializer = Callable[[bytes | None], Any]
 Headers = tuple[tuple[str, bytes | None], ...]
 
-_ABORT_MARKER = b"\x00\x00\x00\x00"  # control key: version 0, type 0 (ABORT)
 
 # Zig-zag values of one- and two-byte varints in one table.  A one-byte varint
 # b (< 0x80) is entry b.  A two-byte varint (b >= 0x80, then c < 0x80) has the
@@ -128,8 +127,7 @@ class PartitionRecords:
     """
 
     __slots__ = (
-        "_aborted",
-        "_aborting",
+        "_aborted_all",
         "_batches",
         "_check_crcs",
         "_cursor",
@@ -140,6 +138,7 @@ class PartitionRecords:
         "_kd",
         "_next_batch",
         "_records",
+        "_transactions",
         "_vd",
         "epoch",
         "next_offset",
@@ -149,7 +148,7 @@ class PartitionRecords:
     def __init__(
         self,
         tp: TopicPartition,
-        data: bytes,
+        data: bytes | memoryview,
         fetch_offset: int,
         epoch: int,
         *,
@@ -163,8 +162,8 @@ class PartitionRecords:
         self._data = data
         self._fetch_offset = fetch_offset
         self._check_crcs = check_crcs
-        self._aborted = aborted  # (first offset, producer id), sorted
-        self._aborting: set[int] = set()
+        self._aborted_all = tuple(aborted)  # (first offset, producer id)
+        self._transactions = AbortedTransactions(aborted)  # consumed as batches open
         self._kd = key_deserializer
         self._vd = value_deserializer
         self._batches = list(iter_batches(data))
@@ -179,6 +178,26 @@ class PartitionRecords:
             if last > next_offset:
                 next_offset = last
         self.next_offset = next_offset
+
+    def raw(
+        self,
+    ) -> tuple[bytes | memoryview, list[tuple[int, BatchHeader]], tuple[tuple[int, int], ...]]:
+        """The fetched bytes, their complete batches and the aborted transactions, for the columnar path."""
+        return self._data, self._batches, self._aborted_all
+
+    def skip_to(self, offset: int) -> None:
+        """Hand out only records from ``offset`` on, decoding again from the first batch.
+
+        Called when the columnar path (``poll_arrow``) has handed out the
+        records before ``offset``, so a later ``poll()`` continues after them.
+        """
+        self._fetch_offset = offset
+        self._transactions = AbortedTransactions(self._aborted_all)
+        self._next_batch = 0
+        self._cursor = None
+        self._records = []
+        self._index = 0
+        self._error = None
 
     def take(self, max_records: int) -> tuple[list[ConsumerRecord], bool]:
         """Up to ``max_records`` records, and whether nothing is left after them.
@@ -240,20 +259,14 @@ class PartitionRecords:
     def _open_batch(self, pos: int, header: BatchHeader) -> _Cursor | None:
         """Check a batch and get its records' bytes; None when it has none to hand out."""
         data = self._data
+        if not isinstance(data, bytes):
+            # Records are sliced out as bytes; the columnar path never needs this copy.
+            data = self._data = bytes(data)
         if self._check_crcs:
             validate_batch(data, pos, header)
         attributes = header.attributes
-        if self._aborted or self._aborting:
-            last = header.base_offset + header.last_offset_delta
-            aborted, aborting = self._aborted, self._aborting
-            while aborted and aborted[0][0] <= last:
-                aborting.add(aborted.pop(0)[1])
-            if attributes & TRANSACTIONAL_MASK and header.producer_id in aborting:
-                if attributes & CONTROL_MASK:
-                    marker = decode_batch(data, pos, header)
-                    if marker and marker[0].key == _ABORT_MARKER:
-                        aborting.discard(header.producer_id)
-                return None
+        if self._transactions.drops(data, pos, header):
+            return None
         if attributes & CONTROL_MASK or header.records_count == 0:
             return None
         start = pos + BATCH_HEADER_SIZE

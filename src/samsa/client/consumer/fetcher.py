@@ -83,6 +83,9 @@ class Fetcher:
         self._fetch_offsets: dict[TopicPartition, tuple[int, int]] = {}
         self._nodes_in_flight: set[int] = set()
         self._errors: list[SamsaError] = []
+        # tp -> (buffered fetch, position, its records from there as an Arrow batch), kept
+        # between poll_arrow() calls that take a fetch's records in several slices.
+        self._arrow_rest: dict[TopicPartition, tuple[PartitionRecords, int, Any]] = {}
 
     # -- sending ---------------------------------------------------------------
     def send_fetches(self) -> int:
@@ -184,6 +187,7 @@ class Fetcher:
             st.log_start_offset = p.get("log_start_offset", -1)
             raw = p["records"]
             if not raw:
+                st.last_empty_fetch = offset
                 return
             aborted: list[tuple[int, int]] = []
             if self._isolation == READ_COMMITTED and p.get("aborted_transactions"):
@@ -192,7 +196,7 @@ class Fetcher:
                 )
             chunk = PartitionRecords(
                 tp,
-                raw if isinstance(raw, bytes) else bytes(raw),
+                raw if isinstance(raw, bytes) else memoryview(raw),
                 offset,
                 epoch,
                 check_crcs=self._check_crcs,
@@ -274,6 +278,70 @@ class Fetcher:
             else:
                 del self._buffers[tp]
             if len(out) >= max_records:
+                break
+        return out
+
+    def fetched_arrow(
+        self, max_records: int, convert: Callable[[PartitionRecords, int], Any]
+    ) -> list[Any]:
+        """Up to ``max_records`` buffered records as Arrow record batches, advancing positions.
+
+        The columnar twin of :meth:`fetched_records`, with the same positions
+        and errors: ``convert(chunk, position)`` turns a buffered fetch's
+        records from ``position`` on into one RecordBatch; what a call leaves
+        of it is kept for the next call, and the chunk is told where the
+        record path (``poll()``) would continue.
+        """
+        if self._errors:
+            raise self._errors.pop(0)
+        out: list[Any] = []
+        taken = 0
+        assignment = self._subs.assignment
+        for tp in list(self._buffers):
+            buf = self._buffers[tp]
+            st = assignment.get(tp)
+            if st is None:
+                del self._buffers[tp]
+                self._arrow_rest.pop(tp, None)
+                continue
+            if st.paused:
+                continue
+            while buf and taken < max_records:
+                chunk = buf[0]
+                if chunk.epoch != st.epoch:
+                    buf.clear()
+                    break
+                assert st.position is not None
+                rest = self._arrow_rest.pop(tp, None)
+                if rest is not None and rest[0] is chunk and rest[1] == st.position:
+                    batch = rest[2]
+                else:
+                    try:
+                        batch = convert(chunk, st.position)
+                    except SamsaError as exc:
+                        buf.clear()
+                        self._fetch_offsets.pop(tp, None)
+                        if not out:
+                            raise
+                        self._errors.append(exc)
+                        break
+                want = max_records - taken
+                if batch.num_rows <= want:
+                    out.append(batch)
+                    taken += batch.num_rows
+                    st.position = chunk.next_offset
+                    buf.popleft()
+                else:
+                    out.append(batch.slice(0, want))
+                    taken = max_records
+                    st.position = batch.column("offset")[want - 1].as_py() + 1
+                    chunk.skip_to(st.position)
+                    self._arrow_rest[tp] = (chunk, st.position, batch.slice(want))
+            if buf:
+                self._buffers[tp] = self._buffers.pop(tp)
+            else:
+                del self._buffers[tp]
+            if taken >= max_records:
                 break
         return out
 

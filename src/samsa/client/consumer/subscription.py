@@ -46,6 +46,9 @@ class PartitionState:
     last_stable_offset: int = -1
     log_start_offset: int = -1
     epoch: int = 0
+    # Fetch offset of the latest fetch answered without records: nothing is
+    # stored from there up to the high watermark (compaction may leave gaps).
+    last_empty_fetch: int = -1
 
 
 class SubscriptionState:
