@@ -10,6 +10,7 @@ reads its settings from; changing a topic's config builds a new one.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields, replace
 from enum import StrEnum
@@ -45,6 +46,11 @@ def _between(low: float, high: float) -> Validator:
 
 def _one_of(*choices: str) -> Validator:
     return lambda v: None if v in choices else f"must be one of {', '.join(choices)}"
+
+
+def _matches(pattern: str, what: str) -> Validator:
+    compiled = re.compile(pattern)
+    return lambda v: None if compiled.fullmatch(v) else f"must be {what}"
 
 
 def _each_of(*choices: str) -> Validator:
@@ -264,6 +270,41 @@ LOG_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         None,
         "unclean.leader.election.enable",
     ),
+    # Deprecated in Kafka 3.x and removed in 4.0, but older tools and client
+    # test suites still set them: accepted, stored and described, no effect.
+    _key(
+        "message.downconversion.enable",
+        _T.BOOLEAN,
+        True,
+        "deprecated (Kafka 3.x): accepted for compatibility, has no effect",
+        None,
+        "log.message.downconversion.enable",
+    ),
+    _key(
+        "message.format.version",
+        _T.STRING,
+        "3.0-IV1",
+        "deprecated (Kafka 3.x): accepted for compatibility, has no effect",
+        _matches(
+            r"[0-9]+\.[0-9]+(\.[0-9]+)?(-IV[0-9]+)?", "a Kafka version such as 2.8 or 3.0-IV1"
+        ),
+        "log.message.format.version",
+    ),
+    _key(
+        "message.timestamp.difference.max.ms",
+        _T.LONG,
+        LONG_MAX,
+        "deprecated (Kafka 3.6): accepted for compatibility, has no effect",
+        _at_least(0),
+        "log.message.timestamp.difference.max.ms",
+    ),
+)
+DEPRECATED_KEYS = frozenset(
+    (
+        "message.downconversion.enable",
+        "message.format.version",
+        "message.timestamp.difference.max.ms",
+    )
 )
 LOG_CONFIG_BY_NAME: dict[str, ConfigKey] = {k.name: k for k in LOG_CONFIG_KEYS}
 
@@ -345,6 +386,9 @@ class LogConfig:
     segment_jitter_ms: int = 0
     segment_ms: int = 604800000
     unclean_leader_election_enable: bool = False
+    message_downconversion_enable: bool = True
+    message_format_version: str = "3.0-IV1"
+    message_timestamp_difference_max_ms: int = LONG_MAX
     overrides: frozenset[str] = field(default=frozenset(), compare=False)
 
     @classmethod
