@@ -171,6 +171,10 @@ class BrokerConfig:
     def is_explicit(self, name: str) -> bool:
         return name in self._explicit
 
+    def explicit_keys(self) -> frozenset[str]:
+        """Keys set by a flag, ``--set`` or the config file (not defaults)."""
+        return frozenset(self._explicit)
+
     def items(self) -> Iterable[tuple[str, Any]]:
         return self._values.items()
 

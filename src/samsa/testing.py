@@ -36,8 +36,11 @@ class BrokerProcess:
         settings: dict[str, str] | None = None,
         *,
         port: int = 0,
+        args: list[str] | None = None,
     ) -> None:
         self.data_dir = Path(data_dir)
+        self.extra_args = list(args or [])
+        """More ``samsa broker`` flags, e.g. ``["--log-format", "json"]``."""
         self.settings = dict(TEST_SETTINGS)
         self.settings.update(settings or {})
         self.port = port
@@ -59,6 +62,7 @@ class BrokerProcess:
         ]
         for key, value in self.settings.items():
             cmd += ["--set", f"{key}={value}"]
+        cmd += self.extra_args
         self.proc = subprocess.Popen(
             cmd,
             stdout=subprocess.PIPE,

@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import importlib.metadata
 import logging
 import signal
-import sys
 import time
 from pathlib import Path
 from typing import Any
 
+from samsa.cli import logging_setup
 from samsa.config import BrokerConfig, parse_properties
 from samsa.errors import ConfigError
 
@@ -32,6 +33,18 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--config", metavar="FILE", help="a server.properties file (Kafka's key names)")
     p.add_argument(
         "--set", metavar="KEY=VALUE", action="append", default=[], help="override one config key"
+    )
+    p.add_argument(
+        "--log-level",
+        choices=("DEBUG", "INFO", "WARNING", "ERROR"),
+        type=str.upper,
+        help="level of the broker's log (default: log4j.level, INFO)",
+    )
+    p.add_argument(
+        "--log-format",
+        choices=("text", "json"),
+        default="text",
+        help="text for people, json for log shippers (one object per line)",
     )
     p.set_defaults(run=run)
 
@@ -61,12 +74,41 @@ def resolve_config(args: argparse.Namespace) -> BrokerConfig:
 
 def run(args: argparse.Namespace) -> int:
     config = resolve_config(args)
-    logging.basicConfig(
-        level=getattr(logging, str(config["log4j.level"]).upper(), logging.INFO),
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-        stream=sys.stderr,
-    )
+    if args.log_level:
+        config.set("log4j.level", args.log_level)
+    try:
+        logging_setup.configure(str(config["log4j.level"]), args.log_format)
+    except ValueError as exc:
+        raise ConfigError(f"log4j.level: {exc}") from None
+    log_startup(config)
     return asyncio.run(_serve(config))
+
+
+SECRET_MARKERS = ("password", "secret", "jaas", "credential", "key.pem", "token")
+
+
+def log_startup(config: BrokerConfig) -> None:
+    """One line an operator can check a start against: version, listeners, data
+    dir and every setting that is not Kafka's default (secrets masked)."""
+    overrides = ", ".join(
+        f"{name}={'******' if any(m in name for m in SECRET_MARKERS) else config[name]}"
+        for name in sorted(config.explicit_keys())
+    )
+    logging.getLogger("samsa.server").info(
+        "samsa %s starting: listeners=%s advertised.listeners=%s data dir=%s overrides: %s",
+        samsa_version(),
+        config["listeners"],
+        config["advertised.listeners"] or "(the bound address)",
+        config.data_dir,
+        overrides or "none",
+    )
+
+
+def samsa_version() -> str:
+    try:
+        return importlib.metadata.version("samsa")
+    except importlib.metadata.PackageNotFoundError:
+        return "(not installed)"
 
 
 async def _serve(config: BrokerConfig) -> int:

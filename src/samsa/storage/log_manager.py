@@ -93,6 +93,8 @@ class LogManager:
     def _load(self) -> None:
         marker = self.data_dir / CLEAN_SHUTDOWN_FILE
         clean = marker.exists()
+        # A dir that never held a log has nothing to recover: say "new", not "unclean".
+        new = not clean and not (self.data_dir / RECOVERY_POINT_CHECKPOINT).exists()
         recovery_points = self._read_checkpoint(RECOVERY_POINT_CHECKPOINT)
         start_offsets = self._read_checkpoint(LOG_START_OFFSET_CHECKPOINT)
         for entry in sorted(os.scandir(self.data_dir), key=lambda e: e.name):
@@ -119,6 +121,9 @@ class LogManager:
         # From here on a crash must lead to recovery.
         marker.unlink(missing_ok=True)
         fsync_dir(self.data_dir)
+        if new and not self._logs:
+            logger.info("new data directory %s: no logs yet", self.data_dir)
+            return
         logger.info(
             "loaded %d logs from %s (%s shutdown)",
             len(self._logs),
