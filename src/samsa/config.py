@@ -136,6 +136,8 @@ _KEYS: list[ConfigKey] = [
         "controller.quorum.voters", str, "", "Raft voters (id@host:port,...); empty = single node."
     ),
     ConfigKey("log4j.level", str, "INFO", "Log level of the broker's logger."),
+    ConfigKey("metrics.listen", str, "", "HOST:PORT of the Prometheus endpoint (empty: off)."),
+    ConfigKey("console.listen", str, "", "HOST:PORT of the read-only web console (empty: off)."),
 ]
 
 KEYS: dict[str, ConfigKey] = {k.name: k for k in _KEYS}

@@ -35,6 +35,16 @@ def add_parser(sub: Any) -> None:
         "--set", metavar="KEY=VALUE", action="append", default=[], help="override one config key"
     )
     p.add_argument(
+        "--metrics-listen",
+        metavar="HOST:PORT",
+        help="serve Prometheus metrics at http://HOST:PORT/metrics (setting metrics.listen)",
+    )
+    p.add_argument(
+        "--console-listen",
+        metavar="HOST:PORT",
+        help="serve the read-only web console at http://HOST:PORT/ (setting console.listen)",
+    )
+    p.add_argument(
         "--log-level",
         choices=("DEBUG", "INFO", "WARNING", "ERROR"),
         type=str.upper,
@@ -69,6 +79,10 @@ def resolve_config(args: argparse.Namespace) -> BrokerConfig:
         config.set("advertised.listeners", args.advertised_listener)
     if args.data_dir:
         config.set("log.dirs", args.data_dir)
+    if getattr(args, "metrics_listen", None):
+        config.set("metrics.listen", args.metrics_listen)
+    if getattr(args, "console_listen", None):
+        config.set("console.listen", args.console_listen)
     return config
 
 

@@ -23,6 +23,8 @@ from samsa.failure_log import FailureLog
 from samsa.server import meta_properties
 from samsa.server.cleaner_task import CleanerTask
 from samsa.server.handlers import register_all
+from samsa.server.http_endpoint import HttpEndpoint
+from samsa.server.metrics import BrokerMetrics
 from samsa.server.network import SocketServer
 from samsa.server.replica_manager import ReplicaManager
 from samsa.server.router import Router
@@ -50,6 +52,8 @@ class Broker:
         self._groups_ready = False
         self._groups_loading: asyncio.Task[Any] | None = None
         self.cleaner_task: CleanerTask | None = None
+        self.metrics: BrokerMetrics | None = None
+        self._http_endpoints: list[HttpEndpoint] = []
 
     # ------------------------------------------------------------------ lifecycle
     async def start(self) -> tuple[str, int]:
@@ -100,6 +104,7 @@ class Broker:
                 bound_host if bound_host not in ("0.0.0.0", "::") else "127.0.0.1"
             )
             self.advertised_port = bound_port
+        await self._start_http_endpoints()
         self._tasks.append(asyncio.ensure_future(self._periodic_retention()))
         self._tasks.append(asyncio.ensure_future(self._periodic_checkpoint()))
         self._tasks.append(asyncio.ensure_future(self._periodic_offset_expiry()))
@@ -112,7 +117,26 @@ class Broker:
             self.ensure_group_coordinator()
         return bound_host, bound_port
 
+    async def _start_http_endpoints(self) -> None:
+        """Metrics and console: off unless their listen address is set."""
+        metrics_at, console_at = self.config["metrics.listen"], self.config["console.listen"]
+        if not metrics_at and not console_at:
+            return
+        from samsa.server.broker_view import BrokerView
+        from samsa.server.observability import console_endpoint, metrics_endpoint
+
+        self.metrics = BrokerMetrics()
+        self.router.observer = self.metrics
+        view = BrokerView(self)
+        for address, build in ((metrics_at, metrics_endpoint), (console_at, console_endpoint)):
+            if address:
+                endpoint = build(view, self.metrics)
+                await endpoint.start(*parse_host_port(address))
+                self._http_endpoints.append(endpoint)
+
     async def stop(self) -> None:
+        for endpoint in self._http_endpoints:
+            await endpoint.stop()
         if self.cleaner_task is not None:
             await self.cleaner_task.stop()
         for task in self._tasks:

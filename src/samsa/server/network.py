@@ -59,6 +59,10 @@ class Connection(asyncio.BufferedProtocol):
         self._can_write.set()
         self.last_active = time.monotonic()
 
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
     # --------------------------------------------------------------- asyncio callbacks
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         assert isinstance(transport, asyncio.Transport)

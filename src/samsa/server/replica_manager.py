@@ -93,6 +93,13 @@ class ReplicaManager:
                 if not waiters:
                     del self._waiters[key]
 
+    def parked_fetches(self) -> int:
+        """Fetches waiting for data (Kafka's fetch purgatory size)."""
+        waiting: set[FetchWaiter] = set()
+        for waiters in self._waiters.values():
+            waiting |= waiters
+        return len(waiting)
+
     def _on_append(self, partition: Partition, size: int) -> None:
         waiters = self._waiters.get((partition.topic, partition.index))
         if waiters:

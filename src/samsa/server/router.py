@@ -12,7 +12,8 @@ from __future__ import annotations
 import inspect
 import logging
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any
+from time import perf_counter
+from typing import TYPE_CHECKING, Any, Protocol
 
 from samsa.errors import DecodeError, ErrorCode
 from samsa.protocol.api import (
@@ -53,9 +54,18 @@ class RequestContext:
 Handler = Callable[[RequestContext, Body], HandlerResult]
 
 
+class RequestObserver(Protocol):
+    """Told of every handled request (metrics); see server/metrics.py."""
+
+    def on_request(self, api_key: int, version: int, seconds: float, failed: bool) -> None: ...
+
+    def on_client(self, connection: Any, software: str, version: str) -> None: ...
+
+
 class Router:
     def __init__(self) -> None:
         self._handlers: dict[int, Handler] = {}
+        self.observer: RequestObserver | None = None
         self.register(API_VERSIONS_KEY, self._api_versions)
 
     def register(self, api_key: int, handler: Handler) -> None:
@@ -74,6 +84,12 @@ class Router:
         ]
 
     def _api_versions(self, ctx: RequestContext, body: Body) -> Body:
+        if self.observer is not None and ctx.version >= 3:
+            self.observer.on_client(
+                ctx.connection,
+                body.get("client_software_name") or "",
+                body.get("client_software_version") or "",
+            )
         return {"error_code": 0, "api_keys": self.advertised(), "throttle_time_ms": 0}
 
     def dispatch(
@@ -113,18 +129,44 @@ class Router:
             raise CloseConnection(
                 f"malformed {APIS[api_key].name} v{version} request: {exc}"
             ) from None
-        result = handler(RequestContext(header, conn), request)
+        observer = self.observer
+        started = perf_counter() if observer is not None else 0.0
+        try:
+            result = handler(RequestContext(header, conn), request)
+        except Exception:
+            if observer is not None:
+                observer.on_request(api_key, version, perf_counter() - started, True)
+            raise
         if isinstance(result, dict):
+            if observer is not None:
+                failed = bool(result.get("error_code"))
+                observer.on_request(api_key, version, perf_counter() - started, failed)
             return encode_response(api_key, version, correlation_id, result)
         if result is None:
+            if observer is not None:
+                observer.on_request(api_key, version, perf_counter() - started, False)
             return None
         assert inspect.isawaitable(result)
-        return self._finish(api_key, version, correlation_id, result)
+        return self._finish(api_key, version, correlation_id, result, started)
 
     async def _finish(
-        self, api_key: int, version: int, correlation_id: int, pending: Awaitable[Body | None]
+        self,
+        api_key: int,
+        version: int,
+        correlation_id: int,
+        pending: Awaitable[Body | None],
+        started: float,
     ) -> list[Any] | None:
-        body = await pending
+        observer = self.observer
+        try:
+            body = await pending
+        except Exception:
+            if observer is not None:
+                observer.on_request(api_key, version, perf_counter() - started, True)
+            raise
+        if observer is not None:
+            failed = body is not None and bool(body.get("error_code"))
+            observer.on_request(api_key, version, perf_counter() - started, failed)
         if body is None:
             return None
         return encode_response(api_key, version, correlation_id, body)

@@ -41,6 +41,7 @@ from samsa.protocol.record_batch import (
     set_log_append_time,
     stamp_batch,
 )
+from samsa.storage.flush_timing import FLUSH_TIMINGS
 from samsa.storage.log_config import LogConfig
 from samsa.storage.log_info import AppendInfo, FetchDataInfo
 from samsa.storage.log_loader import load_log, open_segment
@@ -361,10 +362,12 @@ class Log:
         if up_to_offset <= self._recovery_point:
             return
         first = max(0, bisect.bisect_right(self._bases, self._recovery_point) - 1)
+        started = time.perf_counter()
         for i in range(first, len(self._segments)):
             if self._bases[i] >= up_to_offset:
                 break
             self._segments[i].flush()
+        FLUSH_TIMINGS.observe(time.perf_counter() - started)
         self._recovery_point = up_to_offset
         self._last_flush_ms = now_ms
 

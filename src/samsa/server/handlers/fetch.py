@@ -19,6 +19,7 @@ from samsa.server.router import Body, RequestContext, Router
 
 if TYPE_CHECKING:
     from samsa.server.broker import Broker
+    from samsa.server.metrics import BrokerMetrics
 
 API_KEY = 1
 READ_COMMITTED = 1
@@ -37,11 +38,21 @@ def handle_fetch(broker: Broker, ctx: RequestContext, req: Body) -> Body | Any:
             "session_id": 0,
             "responses": [],
         }
+    if broker.metrics is not None:
+        _count_positions(broker.metrics, ctx, req)
     responses, total = read_partitions(broker, req)
     max_wait = req["max_wait_ms"]
     if total >= req["min_bytes"] or max_wait <= 0 or total < 0:
-        return _response(responses)
+        return _response(broker, responses)
     return _wait_and_read(broker, req, total)
+
+
+def _count_positions(metrics: BrokerMetrics, ctx: RequestContext, req: Body) -> None:
+    connection = ctx.connection
+    for topic in req["topics"]:
+        name = topic["topic"]
+        for preq in topic["partitions"]:
+            metrics.on_fetch_position(connection, name, preq["partition"], preq["fetch_offset"])
 
 
 async def _wait_and_read(broker: Broker, req: Body, available: int) -> Body:
@@ -54,10 +65,16 @@ async def _wait_and_read(broker: Broker, req: Body, available: int) -> Body:
     finally:
         broker.replicas.unpark(keys, waiter)
     responses, _ = read_partitions(broker, req)
-    return _response(responses)
+    return _response(broker, responses)
 
 
-def _response(responses: list[dict[str, Any]]) -> Body:
+def _response(broker: Broker, responses: list[dict[str, Any]]) -> Body:
+    metrics = broker.metrics
+    if metrics is not None:
+        for topic in responses:
+            size = sum(len(p["records"]) for p in topic["partitions"] if p.get("records"))
+            if size:
+                metrics.on_fetched(topic["topic"], size)
     return {"throttle_time_ms": 0, "error_code": 0, "session_id": 0, "responses": responses}
 
 

@@ -105,6 +105,9 @@ def _append(broker: Broker, topic: str, index: int, records: Any, acks: int) -> 
     except KafkaError as exc:
         log.info("produce to %s-%d refused: %s", topic, index, exc)
         return _partition_error(index, exc.code, str(exc))
+    metrics = broker.metrics
+    if metrics is not None and not result.duplicate:
+        metrics.on_produced(topic, len(records), result.last_offset - result.base_offset + 1)
     return {
         "index": index,
         "error_code": 0,

@@ -1,0 +1,188 @@
+"""A read-only view of one broker, for the metrics endpoint and the web console.
+
+Both need the same answers (partitions with their offsets and sizes, groups
+with their lag, the cleaner's health) and neither may change anything, so
+they depend on this narrow interface instead of the Broker itself.  It is the
+one place that knows where those answers live inside the broker; everything
+it returns is a plain value copied at the moment of the call.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from samsa.protocol.consumer_protocol import decode_assignment
+from samsa.protocol.record_reader import decode_records
+from samsa.storage.cleaner_manager import CleanerStats
+
+if TYPE_CHECKING:
+    from samsa.server.broker import Broker
+    from samsa.server.metrics import BrokerMetrics
+
+SECRET_MARKERS = ("password", "secret", "jaas", "credential", "token", "ssl.key")
+MASK = "******"
+
+
+@dataclass(frozen=True, slots=True)
+class PartitionState:
+    topic: str
+    partition: int
+    leader: int
+    replicas: tuple[int, ...]
+    isr: tuple[int, ...]
+    log_start_offset: int
+    log_end_offset: int
+    high_watermark: int
+    size_bytes: int
+    segments: int
+
+
+@dataclass(frozen=True, slots=True)
+class MemberState:
+    member_id: str
+    client_id: str
+    client_host: str
+    assignment: dict[str, list[int]]
+
+
+@dataclass(frozen=True, slots=True)
+class GroupState:
+    group_id: str
+    state: str
+    protocol_type: str | None
+    protocol: str | None
+    members: tuple[MemberState, ...]
+    committed: dict[tuple[str, int], int]
+
+
+def masked(name: str, value: str | None) -> str | None:
+    """Configs that may hold secrets are never shown."""
+    return MASK if value is not None and any(m in name for m in SECRET_MARKERS) else value
+
+
+class BrokerView:
+    def __init__(self, broker: Broker) -> None:
+        self._broker = broker
+
+    @property
+    def metrics(self) -> BrokerMetrics | None:
+        return self._broker.metrics
+
+    def cluster(self) -> dict[str, Any]:
+        b = self._broker
+        try:
+            version = importlib.metadata.version("samsa")
+        except importlib.metadata.PackageNotFoundError:
+            version = "unknown"
+        return {
+            "cluster_id": b.cluster_id,
+            "controller_id": b.node_id,
+            "version": version,
+            "brokers": [
+                {"node_id": b.node_id, "host": b.advertised_host, "port": b.advertised_port}
+            ],
+        }
+
+    def partitions(self) -> Iterator[PartitionState]:
+        node = self._broker.node_id
+        for p in sorted(self._broker.replicas.partitions(), key=lambda p: (p.topic, p.index)):
+            log = p.log
+            segments = log.segments
+            yield PartitionState(
+                p.topic,
+                p.index,
+                node,
+                (node,),
+                (node,),
+                log.log_start_offset,
+                log.log_end_offset,
+                p.high_watermark,
+                sum(s.size for s in segments),
+                len(segments),
+            )
+
+    def topic_configs(self, topic: str) -> list[dict[str, Any]]:
+        partition = self._broker.replicas.get(topic, 0)
+        if partition is None:
+            return []
+        return [
+            {"name": e.name, "value": masked(e.name, e.value), "default": e.is_default}
+            for e in partition.config.describe()
+        ]
+
+    def latest_records(self, topic: str, limit: int) -> list[dict[str, Any]]:
+        """The last ``limit`` records of each partition, newest first across partitions."""
+        out: list[dict[str, Any]] = []
+        for p in self._broker.replicas.partitions():
+            if p.topic != topic:
+                continue
+            log = p.log
+            end = p.high_watermark
+            start = max(log.log_start_offset, end - limit)
+            if start >= end:
+                continue
+            data = log.read(start, 1 << 20, max_offset=end)
+            raw = data.records
+            chunk = raw if isinstance(raw, (bytes, bytearray)) else raw.read_bytes()
+            rows = []
+            for header, records in decode_records(chunk):
+                for r in records:
+                    if start <= r.offset < end:
+                        rows.append(
+                            {
+                                "partition": p.index,
+                                "offset": r.offset,
+                                "timestamp": r.timestamp,
+                                "timestamp_type": "LogAppendTime"
+                                if header.attributes & 0x08
+                                else "CreateTime",
+                                "key": r.key,
+                                "value": r.value,
+                                "headers": list(r.headers),
+                            }
+                        )
+            out += rows[-limit:]
+        out.sort(key=lambda row: (row["timestamp"], row["offset"]), reverse=True)
+        return out[:limit]
+
+    def groups(self) -> list[GroupState]:
+        coordinator = self._broker.groups
+        if coordinator is None:
+            return []
+        out = []
+        for group in list(coordinator.registry.groups.values()):
+            members = []
+            for m in group.members.values():
+                assignment: dict[str, list[int]] = {}
+                if m.assignment and group.protocol_type == "consumer":
+                    try:
+                        parts = decode_assignment(m.assignment).partitions
+                        assignment = {t: sorted(ps) for t, ps in dict(parts).items()}
+                    except Exception:  # a non-standard assignment payload
+                        assignment = {}
+                members.append(MemberState(m.member_id, m.client_id, m.client_host, assignment))
+            out.append(
+                GroupState(
+                    group.group_id,
+                    group.state.value,
+                    group.protocol_type,
+                    group.protocol_name,
+                    tuple(sorted(members, key=lambda m: m.member_id)),
+                    {tp: c.offset for tp, c in group.offsets.items()},
+                )
+            )
+        return sorted(out, key=lambda g: g.group_id)
+
+    def high_watermark(self, topic: str, partition: int) -> int | None:
+        p = self._broker.replicas.get(topic, partition)
+        return None if p is None else p.high_watermark
+
+    def parked_fetches(self) -> int:
+        return self._broker.replicas.parked_fetches()
+
+    def cleaner_stats(self) -> CleanerStats | None:
+        task = self._broker.cleaner_task
+        return None if task is None else task.cleaner.stats

@@ -1,0 +1,189 @@
+"""The broker's metrics in Prometheus' exposition format, built when scraped.
+
+A ``prometheus_client`` Collector: counters kept by BrokerMetrics and state
+read through BrokerView become metric families at scrape time, so nothing is
+computed between scrapes.  Names follow Prometheus conventions
+(``samsa_<what>_total`` for counters, ``_bytes``/``_seconds`` units).
+Cluster-wide gauges (under-replicated and offline partitions, ISR changes)
+are reported for this node's partitions; on one node every partition is
+online and fully replicated, and replication will fill them in.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from prometheus_client.core import (
+    CounterMetricFamily,
+    GaugeMetricFamily,
+    HistogramMetricFamily,
+    Metric,
+)
+from prometheus_client.registry import Collector, CollectorRegistry
+
+from samsa.protocol.messages import APIS
+from samsa.server.broker_view import BrokerView
+from samsa.server.metrics import LATENCY_BUCKETS, BrokerMetrics
+from samsa.storage.flush_timing import BUCKETS_SECONDS, FLUSH_TIMINGS
+
+
+def _histogram_buckets(bounds: tuple[float, ...], counts: list[int]) -> list[tuple[str, float]]:
+    """Per-bucket counts -> Prometheus' cumulative (le, count) pairs, +Inf last."""
+    out, running = [], 0
+    for bound, count in zip(bounds, counts, strict=False):
+        running += count
+        out.append((repr(bound), float(running)))
+    out.append(("+Inf", float(running + counts[-1])))
+    return out
+
+
+class BrokerCollector(Collector):
+    def __init__(self, view: BrokerView, metrics: BrokerMetrics) -> None:
+        self.view = view
+        self.metrics = metrics
+
+    def collect(self) -> Iterator[Metric]:
+        yield from self._traffic()
+        yield from self._requests()
+        yield from self._partitions()
+        yield from self._groups()
+        yield from self._storage()
+
+    def _traffic(self) -> Iterator[Metric]:
+        m = self.metrics
+        for name, doc, values in (
+            ("samsa_topic_bytes_in", "Bytes produced to a topic.", m.bytes_in),
+            ("samsa_topic_records_in", "Records produced to a topic.", m.records_in),
+            ("samsa_topic_bytes_out", "Bytes fetched from a topic.", m.bytes_out),
+            (
+                "samsa_topic_records_out",
+                "Records fetched from a topic (consumer position advance).",
+                m.records_out,
+            ),
+        ):
+            family = CounterMetricFamily(name, doc, labels=["topic"])
+            for topic, value in sorted(values.items()):
+                family.add_metric([topic], value)
+            yield family
+        clients = GaugeMetricFamily(
+            "samsa_connections",
+            "Open connections by the client software they announced (ApiVersions v3+).",
+            labels=["client_software_name", "client_software_version"],
+        )
+        for (software, version), count in sorted(m.connected_clients().items()):
+            clients.add_metric([software, version], count)
+        yield clients
+
+    def _requests(self) -> Iterator[Metric]:
+        labels = ["api", "version"]
+        total = CounterMetricFamily("samsa_requests", "Requests handled.", labels=labels)
+        errors = CounterMetricFamily(
+            "samsa_request_errors",
+            "Requests answered with a top-level error code or failed in the handler.",
+            labels=labels,
+        )
+        latency = HistogramMetricFamily(
+            "samsa_request_latency_seconds",
+            "Time from decoded request to encoded response.",
+            labels=labels,
+        )
+        for (key, version), stats in sorted(self.metrics.requests.items()):
+            names = [APIS[key].name if key in APIS else str(key), str(version)]
+            total.add_metric(names, stats.count)
+            errors.add_metric(names, stats.errors)
+            latency.add_metric(
+                names, _histogram_buckets(LATENCY_BUCKETS, stats.buckets), stats.seconds
+            )
+        yield from (total, errors, latency)
+        purgatory = GaugeMetricFamily(
+            "samsa_purgatory_size", "Requests waiting in purgatory.", labels=["purgatory"]
+        )
+        purgatory.add_metric(["fetch"], self.view.parked_fetches())
+        purgatory.add_metric(["produce"], 0)  # acks=all completes at once on one node
+        yield purgatory
+
+    def _partitions(self) -> Iterator[Metric]:
+        labels = ["topic", "partition"]
+        size = GaugeMetricFamily("samsa_log_size_bytes", "Bytes of a partition's log.", labels=labels)  # fmt: skip
+        segments = GaugeMetricFamily("samsa_log_segments", "Segments of a partition's log.", labels=labels)  # fmt: skip
+        end = GaugeMetricFamily("samsa_log_end_offset", "Offset after the last record.", labels=labels)  # fmt: skip
+        start = GaugeMetricFamily("samsa_log_start_offset", "First offset still in the log.", labels=labels)  # fmt: skip
+        count = 0
+        for p in self.view.partitions():
+            values = [p.topic, str(p.partition)]
+            size.add_metric(values, p.size_bytes)
+            segments.add_metric(values, p.segments)
+            end.add_metric(values, p.log_end_offset)
+            start.add_metric(values, p.log_start_offset)
+            count += 1
+        yield from (size, segments, end, start)
+        yield GaugeMetricFamily("samsa_partitions", "Partitions hosted here.", value=count)
+        yield GaugeMetricFamily(
+            "samsa_under_replicated_partitions",
+            "Partitions whose ISR is smaller than their replica set.",
+            value=0,
+        )
+        yield GaugeMetricFamily(
+            "samsa_offline_partitions", "Partitions without a live leader.", value=0
+        )
+
+    def _groups(self) -> Iterator[Metric]:
+        labels = ["group", "topic", "partition"]
+        lag = GaugeMetricFamily(
+            "samsa_consumer_group_lag",
+            "High watermark minus the group's committed offset.",
+            labels=labels,
+        )
+        committed = GaugeMetricFamily(
+            "samsa_consumer_group_committed_offset", "The group's committed offset.", labels=labels
+        )
+        members = GaugeMetricFamily(
+            "samsa_consumer_group_members", "Members of a group.", labels=["group", "state"]
+        )
+        for group in self.view.groups():
+            members.add_metric([group.group_id, group.state], len(group.members))
+            for (topic, partition), offset in sorted(group.committed.items()):
+                values = [group.group_id, topic, str(partition)]
+                committed.add_metric(values, offset)
+                hw = self.view.high_watermark(topic, partition)
+                if hw is not None:
+                    lag.add_metric(values, max(hw - offset, 0))
+        yield from (lag, committed, members)
+
+    def _storage(self) -> Iterator[Metric]:
+        counts, total = FLUSH_TIMINGS.snapshot()
+        flush = HistogramMetricFamily(
+            "samsa_storage_flush_seconds", "Time to fsync a log's segments."
+        )
+        flush.add_metric([], _histogram_buckets(BUCKETS_SECONDS, counts), total)
+        yield flush
+        stats = self.view.cleaner_stats()
+        if stats is None:
+            return
+        yield CounterMetricFamily(
+            "samsa_log_cleaner_passes", "Log cleaner passes run.", value=stats.passes
+        )
+        yield CounterMetricFamily(
+            "samsa_log_cleaner_logs_cleaned", "Logs compacted.", value=stats.logs_cleaned
+        )
+        yield CounterMetricFamily(
+            "samsa_log_cleaner_reclaimed_bytes",
+            "Bytes reclaimed by compaction.",
+            value=stats.bytes_reclaimed,
+        )
+        uncleanable = GaugeMetricFamily(
+            "samsa_log_cleaner_uncleanable_partitions",
+            "Partitions the cleaner gave up on (1 per partition).",
+            labels=["partition"],
+        )
+        for name in sorted(dict(stats.uncleanable)):
+            uncleanable.add_metric([name], 1)
+        yield uncleanable
+
+
+def build_registry(view: BrokerView, metrics: BrokerMetrics) -> CollectorRegistry:
+    """A registry of its own: nothing but the broker's metrics (no process defaults
+    shared with other code in the same interpreter, e.g. tests)."""
+    registry = CollectorRegistry(auto_describe=False)
+    registry.register(BrokerCollector(view, metrics))
+    return registry
