@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Set up everything Samsa needs on a fresh Debian machine with Python 3.11+:
 # a virtualenv in .venv with Samsa and its test dependencies, and the system
-# packages the tests use (Debian's kcat). Safe to run again.
+# packages the tests use (Debian's kcat and chromium). Safe to run again.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -12,9 +12,18 @@ fi
 .venv/bin/python -m pip install --quiet --upgrade pip
 .venv/bin/python -m pip install --quiet -e ".[test]"
 
-if [ "${1:-}" = "--with-system-packages" ] && ! command -v kcat >/dev/null 2>&1; then
-    SUDO=""
-    if [ "$(id -u)" != "0" ]; then SUDO="sudo"; fi
-    $SUDO apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq kcat >/dev/null
+# Debian's kcat (a real client the tests talk to) and chromium (the console's
+# browser tests drive it with Playwright; Playwright's own browser download
+# cannot work on machines without internet access).
+if [ "${1:-}" = "--with-system-packages" ]; then
+    missing=""
+    command -v kcat >/dev/null 2>&1 || missing="$missing kcat"
+    command -v chromium >/dev/null 2>&1 || missing="$missing chromium"
+    if [ -n "$missing" ]; then
+        SUDO=""
+        if [ "$(id -u)" != "0" ]; then SUDO="sudo"; fi
+        $SUDO apt-get update -qq
+        # shellcheck disable=SC2086
+        DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq $missing >/dev/null
+    fi
 fi

@@ -153,7 +153,8 @@ function draw() {
   for (let i = 0; i <= 4; i++) {
     const y = pad / 2 + ((h - pad) * i) / 4;
     ctx.beginPath(); ctx.moveTo(pad + 20, y); ctx.lineTo(w, y); ctx.stroke();
-    ctx.fillText(Math.round(max * (1 - i / 4)).toLocaleString(), 0, y + 4);
+    const tick = max * (1 - i / 4);
+    ctx.fillText(max < 10 ? tick.toFixed(1) : Math.round(tick).toLocaleString(), 0, y + 4);
   }
   for (const [key, colour] of [["in", "#2563eb"], ["out", "#16a34a"]]) {
     ctx.strokeStyle = colour;
