@@ -1,0 +1,81 @@
+"""Offset ranges as Spark input partitions, and reading one on an executor.
+
+An executor gets only the pickled partition and the options (nothing the
+driver learned survives), so a range carries everything its read needs.  Large
+ranges are split when ``minPartitions`` asks for more Spark partitions than
+the topics have, in proportion to their sizes, as Spark's Kafka source does.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from pyspark.sql.datasource import InputPartition
+
+from samsa.client.metadata import TopicPartition
+from samsa.spark.options import ReadOptions
+
+log = logging.getLogger("samsa.spark")
+
+
+@dataclass
+class OffsetRange(InputPartition):
+    """Offsets ``[start, end)`` of one topic partition."""
+
+    topic: str
+    partition: int
+    start: int
+    end: int
+
+    @property
+    def size(self) -> int:
+        return self.end - self.start
+
+
+def plan_ranges(
+    starts: dict[TopicPartition, int],
+    ends: dict[TopicPartition, int],
+    min_partitions: int | None,
+) -> list[OffsetRange]:
+    """Non-empty ranges for every partition in ``ends``, split up to ``min_partitions``."""
+    ranges = [
+        OffsetRange(tp.topic, tp.partition, starts[tp], end)
+        for tp, end in sorted(ends.items(), key=lambda kv: (kv[0].topic, kv[0].partition))
+        if tp in starts and end > starts[tp]
+    ]
+    if not min_partitions or min_partitions <= len(ranges):
+        return ranges
+    total = sum(r.size for r in ranges)
+    out: list[OffsetRange] = []
+    for r in ranges:
+        pieces = max(1, min(r.size, round(min_partitions * r.size / total)))
+        step, extra = divmod(r.size, pieces)
+        start = r.start
+        for i in range(pieces):
+            end = start + step + (1 if i < extra else 0)
+            out.append(OffsetRange(r.topic, r.partition, start, end))
+            start = end
+    return out
+
+
+def read_range(options: ReadOptions, partition: Any) -> Iterator[Any]:
+    """The Arrow batches of one range, in Spark's schema (runs on an executor)."""
+    if not isinstance(partition, OffsetRange):
+        return  # Spark's stand-in partition for "nothing to read"
+    from samsa.client.arrow import PartitionRangeReader
+
+    config = {**options.client_config, "bootstrap.servers": options.bootstrap}
+    with PartitionRangeReader(
+        config,
+        partition.topic,
+        partition.partition,
+        partition.start,
+        partition.end,
+        include_headers=options.include_headers,
+        fail_on_data_loss=options.fail_on_data_loss,
+        spark=True,
+    ) as reader:
+        yield from reader
