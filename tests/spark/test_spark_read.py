@@ -264,3 +264,48 @@ def test_subscribe_pattern_picks_up_new_topics(
     rows = run_once()  # the new topic, from its start; nothing of the old one again
     assert len(rows) == 30 and len(set(rows)) == 30
     assert sum(1 for topic, _, _ in rows if topic == "pattern-b") == 20
+
+
+def test_records_deleted_before_they_were_read_fail_or_are_skipped(
+    spark: Any, broker: BrokerProcess, tmp_path: Path
+) -> None:
+    from samsa.client import Admin
+
+    bootstrap, topic = broker.bootstrap, "spark-data-loss"
+    create(bootstrap, topic, 1)
+    produce(bootstrap, topic, 20, 1, headers=False)
+    out, checkpoint = tmp_path / "out", tmp_path / "checkpoint"
+
+    def run(fail_on_data_loss: str) -> Any:
+        query = (
+            spark.readStream.format("samsa")
+            .option("kafka.bootstrap.servers", bootstrap)
+            .option("subscribe", topic)
+            .option("startingOffsets", "earliest")
+            .option("failOnDataLoss", fail_on_data_loss)
+            .load()
+            .writeStream.format("parquet")
+            .option("path", str(out))
+            .option("checkpointLocation", str(checkpoint))
+            .trigger(availableNow=True)
+            .start()
+        )
+        try:
+            query.awaitTermination(120)
+        except Exception as exc:  # the query's failure, as Spark raises it
+            return exc
+        return query.exception()
+
+    assert run("true") is None
+    produce(bootstrap, topic, 20, 1, start=20, headers=False)
+    with Admin({"bootstrap.servers": bootstrap}) as admin:
+        admin.delete_records({(topic, 0): 30})  # offsets 20..29 go before being read
+
+    failure = run("true")
+    assert failure is not None
+    assert f"offsets 20..29 of {topic}-0 were deleted" in str(failure)
+    assert "failOnDataLoss=false" in str(failure)
+
+    assert run("false") is None
+    offsets = sorted(r.offset for r in spark.read.parquet(str(out)).collect())
+    assert offsets == list(range(20)) + list(range(30, 40))
