@@ -7,7 +7,8 @@ fresh broker and a fresh 1-partition topic; ``--bootstrap`` measures against
 an already running broker instead.  Each client runs ``--runs`` times,
 interleaved (samsa, kafka-python, confluent, samsa, ...), with identical
 settings: acks=1, idempotence off, linger.ms=5, batch.size=1000000, 100-byte
-values, no keys.  Time runs from the first send to the end of flush().  Prints
+values, no keys; ``samsa-defaults`` and ``confluent-defaults`` run each client
+at its own defaults (bootstrap.servers only), as a new user first runs it.  Time runs from the first send to the end of flush().  Prints
 per-run lines, medians and the ratios the issue targets (Samsa >= 10x
 kafka-python, >= 0.5x confluent-kafka).
 
@@ -161,10 +162,53 @@ def run_confluent(bootstrap: str, topic: str, n: int, payload: bytes) -> tuple[f
     return stop_clock(start)
 
 
+def run_samsa_defaults(bootstrap: str, topic: str, n: int, payload: bytes) -> tuple[float, float]:
+    """The Samsa producer as a new user runs it: bootstrap.servers only."""
+    from samsa.client import Producer
+
+    p = Producer({"bootstrap.servers": bootstrap})
+    p.partitions_for(topic)
+    send = p.send
+    start = start_clock()
+    for _ in range(n - 1):
+        send(topic, payload)
+    last = send(topic, payload)
+    p.flush()
+    measured = stop_clock(start)
+    error = last.exception()
+    p.close()
+    if error is not None:
+        raise RuntimeError(f"samsa produce failed: {error!r}")
+    return measured
+
+
+def run_confluent_defaults(
+    bootstrap: str, topic: str, n: int, payload: bytes
+) -> tuple[float, float]:
+    """confluent-kafka as a new user runs it: bootstrap.servers only."""
+    from confluent_kafka import Producer
+
+    p = Producer({"bootstrap.servers": bootstrap})
+    p.list_topics(topic, timeout=10)
+    produce, poll = p.produce, p.poll
+    start = start_clock()
+    for _ in range(n):
+        while True:
+            try:
+                produce(topic, payload)
+                break
+            except BufferError:
+                poll(0.01)
+    p.flush(600)
+    return stop_clock(start)
+
+
 CLIENTS: dict[str, Callable[..., tuple[float, float]]] = {
     "samsa": run_samsa,
     "kafka-python": run_kafka_python,
     "confluent": run_confluent,
+    "samsa-defaults": run_samsa_defaults,
+    "confluent-defaults": run_confluent_defaults,
 }
 
 
@@ -229,6 +273,13 @@ def bench(label: str, new_broker: Any, args: argparse.Namespace) -> dict[str, fl
                 ratio = medians["samsa"] / medians[peer]
                 verdict = "meets" if ratio >= target else "BELOW"
                 print(f"[{label}] samsa / {peer}: {ratio:.2f}x (target >= {target}x: {verdict})")
+    if "samsa-defaults" in medians and "confluent-defaults" in medians:
+        ratio = medians["samsa-defaults"] / medians["confluent-defaults"]
+        verdict = "meets" if ratio >= 0.8 else "BELOW"
+        print(
+            f"[{label}] each at its own defaults, samsa / confluent: {ratio:.2f}x "
+            f"(target >= 0.8x: {verdict})"
+        )
     return medians
 
 
@@ -281,7 +332,11 @@ def main() -> int:
     ap.add_argument("--records", type=int, default=1_000_000)
     ap.add_argument("--size", type=int, default=100)
     ap.add_argument("--runs", type=int, default=3)
-    ap.add_argument("--clients", default="samsa,kafka-python,confluent")
+    ap.add_argument(
+        "--clients",
+        default="samsa,kafka-python,confluent,samsa-defaults,confluent-defaults",
+        help="the tuned rows (acks=1, 1 MB batches) and each client at its own defaults",
+    )
     ap.add_argument("--profile", action="store_true", help="cProfile one Samsa run and exit")
     ap.add_argument(
         "--buffer-memory",
