@@ -148,6 +148,11 @@ def run_confluent(bootstrap: str, topic: str, n: int, payload: bytes) -> tuple[f
             "batch.size": SETTINGS["batch_size"],
         }
     )
+    return _confluent_loop(p, topic, n, payload)
+
+
+def _confluent_loop(p: Any, topic: str, n: int, payload: bytes) -> tuple[float, float]:
+    """Send ``n`` records with confluent-kafka's produce(), waiting out a full queue."""
     p.list_topics(topic, timeout=10)
     produce, poll = p.produce, p.poll
     start = start_clock()
@@ -189,18 +194,7 @@ def run_confluent_defaults(
     from confluent_kafka import Producer
 
     p = Producer({"bootstrap.servers": bootstrap})
-    p.list_topics(topic, timeout=10)
-    produce, poll = p.produce, p.poll
-    start = start_clock()
-    for _ in range(n):
-        while True:
-            try:
-                produce(topic, payload)
-                break
-            except BufferError:
-                poll(0.01)
-    p.flush(600)
-    return stop_clock(start)
+    return _confluent_loop(p, topic, n, payload)
 
 
 CLIENTS: dict[str, Callable[..., tuple[float, float]]] = {

@@ -91,6 +91,27 @@ def source(request: pytest.FixtureRequest, broker: BrokerProcess) -> Iterator[tu
         peer.stop()
 
 
+def stream_to_parquet(spark: Any, out: Path, checkpoint: Path, **options: str) -> Any:
+    """Run one availableNow streaming read of the ``samsa`` source into Parquet;
+    returns the query's failure (None when it finished cleanly)."""
+    reader = spark.readStream.format("samsa").option("startingOffsets", "earliest")
+    for key, value in options.items():
+        reader = reader.option(key, value)
+    query = (
+        reader.load()
+        .writeStream.format("parquet")
+        .option("path", str(out))
+        .option("checkpointLocation", str(checkpoint))
+        .trigger(availableNow=True)
+        .start()
+    )
+    try:
+        query.awaitTermination(120)
+    except Exception as exc:  # the query's failure, as Spark raises it
+        return exc
+    return query.exception()
+
+
 def rows_of(df: Any) -> list[Row]:
     return sorted((r.partition, r.offset, r.key, r.value) for r in df.collect())
 
@@ -179,20 +200,8 @@ def test_streaming_available_now_to_parquet_restarts_exactly_once(
     out, checkpoint = tmp_path / "out", tmp_path / "checkpoint"
 
     def run_once() -> None:
-        query = (
-            spark.readStream.format("samsa")
-            .option("kafka.bootstrap.servers", bootstrap)
-            .option("subscribe", topic)
-            .option("startingOffsets", "earliest")
-            .load()
-            .writeStream.format("parquet")
-            .option("path", str(out))
-            .option("checkpointLocation", str(checkpoint))
-            .trigger(availableNow=True)
-            .start()
-        )
-        query.awaitTermination(120)
-        assert query.exception() is None
+        options = {"kafka.bootstrap.servers": bootstrap, "subscribe": topic}
+        assert stream_to_parquet(spark, out, checkpoint, **options) is None
 
     run_once()
     assert spark.read.parquet(str(out)).count() == 90
@@ -241,20 +250,8 @@ def test_subscribe_pattern_picks_up_new_topics(
     out, checkpoint = tmp_path / "out", tmp_path / "checkpoint"
 
     def run_once() -> list[tuple[str, int, int]]:
-        query = (
-            spark.readStream.format("samsa")
-            .option("kafka.bootstrap.servers", bootstrap)
-            .option("subscribePattern", "pattern-.*")
-            .option("startingOffsets", "earliest")
-            .load()
-            .writeStream.format("parquet")
-            .option("path", str(out))
-            .option("checkpointLocation", str(checkpoint))
-            .trigger(availableNow=True)
-            .start()
-        )
-        query.awaitTermination(120)
-        assert query.exception() is None
+        options = {"kafka.bootstrap.servers": bootstrap, "subscribePattern": "pattern-.*"}
+        assert stream_to_parquet(spark, out, checkpoint, **options) is None
         rows = spark.read.parquet(str(out)).collect()
         return sorted((r.topic, r.partition, r.offset) for r in rows)
 
@@ -277,24 +274,10 @@ def test_records_deleted_before_they_were_read_fail_or_are_skipped(
     out, checkpoint = tmp_path / "out", tmp_path / "checkpoint"
 
     def run(fail_on_data_loss: str) -> Any:
-        query = (
-            spark.readStream.format("samsa")
-            .option("kafka.bootstrap.servers", bootstrap)
-            .option("subscribe", topic)
-            .option("startingOffsets", "earliest")
-            .option("failOnDataLoss", fail_on_data_loss)
-            .load()
-            .writeStream.format("parquet")
-            .option("path", str(out))
-            .option("checkpointLocation", str(checkpoint))
-            .trigger(availableNow=True)
-            .start()
+        options = {"kafka.bootstrap.servers": bootstrap, "subscribe": topic}
+        return stream_to_parquet(
+            spark, out, checkpoint, failOnDataLoss=fail_on_data_loss, **options
         )
-        try:
-            query.awaitTermination(120)
-        except Exception as exc:  # the query's failure, as Spark raises it
-            return exc
-        return query.exception()
 
     assert run("true") is None
     produce(bootstrap, topic, 20, 1, start=20, headers=False)
