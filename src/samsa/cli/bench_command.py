@@ -38,7 +38,12 @@ LATENCY_SAMPLES = 10_000
 
 
 def add_parser(sub: Any) -> None:
-    p = sub.add_parser("bench", help="load generator: produce or consume and report throughput")
+    p = sub.add_parser(
+        "bench",
+        help="load generator: produce or consume and report throughput",
+        epilog="example:\n  samsa bench produce --topic perf --num-records 100000",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     kinds = p.add_subparsers(dest="bench_kind", required=True, metavar="KIND")
 
     a = add_subcommand(

@@ -35,7 +35,12 @@ from samsa.errors import SamsaError
 
 
 def add_parser(sub: Any) -> None:
-    p = sub.add_parser("groups", help="list, describe, reset, delete consumer groups")
+    p = sub.add_parser(
+        "groups",
+        help="list, describe, reset, delete consumer groups",
+        epilog="example:\n  samsa groups describe my-group",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     actions = p.add_subparsers(dest="groups_action", required=True, metavar="ACTION")
 
     a = add_subcommand(actions, "list", "list every group", "samsa groups list --output json")

@@ -16,7 +16,12 @@ from samsa.errors import SamsaError
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="samsa", description="Samsa: a Kafka-compatible broker in Python"
+        prog="samsa",
+        description="Samsa: a Kafka-compatible broker in Python, and Kafka's tools for it",
+        epilog="examples:\n  samsa broker\n  samsa topics create orders --partitions 3\n"
+        "  samsa consume orders --from-beginning --max-messages 10\n"
+        "every command: samsa COMMAND --help",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     from samsa.cli import (

@@ -32,7 +32,12 @@ from samsa.errors import ErrorCode, KafkaError, SamsaError
 
 
 def add_parser(sub: Any) -> None:
-    p = sub.add_parser("topics", help="create, list, describe, alter and delete topics")
+    p = sub.add_parser(
+        "topics",
+        help="create, list, describe, alter and delete topics",
+        epilog="example:\n  samsa topics describe orders --bootstrap-server 127.0.0.1:9092",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     actions = p.add_subparsers(dest="topics_action", required=True, metavar="ACTION")
 
     a = add_subcommand(

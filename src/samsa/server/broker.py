@@ -88,6 +88,10 @@ class Broker:
 
         self.router = Router()
         register_all(self.router, self)
+        if self.config["metrics.listen"] or self.config["console.listen"]:
+            # Counting starts before the first client can connect.
+            self.metrics = BrokerMetrics()
+            self.router.observer = self.metrics
         self.server = SocketServer(
             self.router.dispatch,
             max_request_size=config["socket.request.max.bytes"],
@@ -119,14 +123,12 @@ class Broker:
 
     async def _start_http_endpoints(self) -> None:
         """Metrics and console: off unless their listen address is set."""
-        metrics_at, console_at = self.config["metrics.listen"], self.config["console.listen"]
-        if not metrics_at and not console_at:
+        if self.metrics is None:
             return
         from samsa.server.broker_view import BrokerView
         from samsa.server.observability import console_endpoint, metrics_endpoint
 
-        self.metrics = BrokerMetrics()
-        self.router.observer = self.metrics
+        metrics_at, console_at = self.config["metrics.listen"], self.config["console.listen"]
         view = BrokerView(self)
         for address, build in ((metrics_at, metrics_endpoint), (console_at, console_endpoint)):
             if address:
