@@ -78,7 +78,8 @@ def add_parser(sub: Any) -> None:
     a.set_defaults(run=guarded("bench", bench_consume))
 
 
-def progress(total: int | None) -> Progress:
+def progress() -> Progress:
+    """A live bar on stderr, drawn only on a terminal; each task sets its own total."""
     return Progress(
         TextColumn("[progress.description]{task.description}"),
         BarColumn(),
@@ -141,7 +142,7 @@ def bench_produce(args: argparse.Namespace) -> int:
 
     deadline = None if args.duration is None else time.perf_counter() + args.duration
     sent = 0
-    with Producer(config) as producer, progress(args.num_records) as bar:
+    with Producer(config) as producer, progress() as bar:
         task = bar.add_task("producing", total=args.num_records)
         started = time.perf_counter()
         send = producer.send
@@ -195,7 +196,7 @@ def bench_consume(args: argparse.Namespace) -> int:
         polls: list[float] = []
         deadline = None if args.duration is None else time.perf_counter() + args.duration
         idle_since = time.perf_counter()
-        with progress(wanted) as bar:
+        with progress() as bar:
             task = bar.add_task("consuming", total=wanted)
             started = time.perf_counter()
             while count < wanted:
