@@ -330,3 +330,16 @@ def test_every_subcommand_help_has_an_example(
     out = capsys.readouterr().out
     _, found, after = out.partition("example")
     assert found and "samsa " in after
+
+
+def test_groups_list_on_a_fresh_broker_waits_for_the_coordinator(tmp_path: Path) -> None:
+    """Right after start the coordinator answers COORDINATOR_LOAD_IN_PROGRESS while it
+    creates and loads __consumer_offsets; the Admin retries that, as Kafka's does."""
+    fresh = BrokerProcess(tmp_path / "data")
+    fresh.start()
+    try:
+        result = samsa(fresh, "groups", "list", "--output", "json", "--timeout", "10")
+        assert result.returncode == 0, result.stderr
+        assert json.loads(result.stdout) == []
+    finally:
+        fresh.stop()

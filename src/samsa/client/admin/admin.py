@@ -30,6 +30,7 @@ from samsa.client.admin.results import (
     PartitionDescription,
     TopicDescription,
 )
+from samsa.client.admin.retry import retry_coordinator_errors
 from samsa.client.config import COMMON_DEFS, parse_config
 from samsa.client.consumer.consumer import build_network_client
 from samsa.client.consumer.errors import kafka_error
@@ -263,6 +264,7 @@ class Admin:
             _check(r["error_code"], r.get("error_message"), f"alter configs of {name!r}")
 
     # -- groups ----------------------------------------------------------------------
+    @retry_coordinator_errors
     def list_groups(self, timeout: float | None = None) -> list[GroupListing]:
         timeout_ms = self._ms(timeout)
         self._controller(timeout_ms)  # learn every broker
@@ -278,6 +280,7 @@ class Admin:
             ]
         return out
 
+    @retry_coordinator_errors
     def describe_groups(
         self, group_ids: Iterable[str], timeout: float | None = None
     ) -> dict[str, GroupDescription]:
@@ -310,6 +313,7 @@ class Admin:
                 )  # fmt: skip
         return out
 
+    @retry_coordinator_errors
     def delete_groups(self, group_ids: Iterable[str], timeout: float | None = None) -> None:
         timeout_ms = self._ms(timeout)
         for group_id in group_ids:
@@ -318,6 +322,7 @@ class Admin:
             for r in resp["results"]:
                 _check(r["error_code"], None, f"delete group {r['group_id']!r}")
 
+    @retry_coordinator_errors
     def list_consumer_group_offsets(
         self, group_id: str, partitions: Iterable[Any] | None = None, timeout: float | None = None
     ) -> dict[TopicPartition, OffsetAndMetadata]:
@@ -351,6 +356,7 @@ class Admin:
                     )
         return out
 
+    @retry_coordinator_errors
     def alter_consumer_group_offsets(
         self, group_id: str, offsets: Mapping[Any, int], timeout: float | None = None
     ) -> None:
@@ -358,6 +364,7 @@ class Admin:
         parts = {TopicPartition(*tp): offset for tp, offset in offsets.items()}
         alter_group_offsets(self, group_id, parts, self._ms(timeout))
 
+    @retry_coordinator_errors
     def delete_consumer_group_offsets(
         self, group_id: str, partitions: Iterable[Any], timeout: float | None = None
     ) -> None:
