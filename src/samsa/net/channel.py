@@ -1,0 +1,177 @@
+"""One asyncio connection to another node, with pipelined requests.
+
+Requests are written in the order they are made and Kafka answers a
+connection's requests in order, but matching by correlation id (not by
+position) keeps a late or duplicated answer from being given to the wrong
+caller.  A request that is not answered within its timeout fails on its own;
+the connection is then closed (its later answers would be out of step), which
+fails every other request still waiting on it.  The next request reconnects,
+so a peer that restarts is reached again without any caller doing more than
+retrying.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import logging
+import struct
+from typing import Any
+
+from samsa.errors import DecodeError
+from samsa.protocol.api import decode_response, encode_request_parts
+
+log = logging.getLogger("samsa.net")
+
+_SIZE = struct.Struct(">i")
+MAX_RESPONSE_BYTES = 256 * 1024 * 1024
+
+
+class ChannelError(Exception):
+    """The peer could not be reached, hung up, timed out or answered garbage."""
+
+
+class NodeChannel:
+    """Requests to one peer over one connection (see module doc)."""
+
+    def __init__(
+        self,
+        host: str,
+        port: int,
+        *,
+        client_id: str = "samsa-node",
+        connect_timeout_ms: int = 2000,
+        request_timeout_ms: int = 30000,
+    ) -> None:
+        self.host = host
+        self.port = port
+        self.client_id = client_id
+        self.connect_timeout_ms = connect_timeout_ms
+        self.request_timeout_ms = request_timeout_ms
+        self._reader: asyncio.StreamReader | None = None
+        self._writer: asyncio.StreamWriter | None = None
+        self._connecting: asyncio.Future[None] | None = None
+        self._pending: dict[int, tuple[int, int, asyncio.Future[dict[str, Any]]]] = {}
+        self._correlation = itertools.count(1)
+        self._read_task: asyncio.Task[None] | None = None
+        self._closed = False
+
+    @property
+    def address(self) -> str:
+        return f"{self.host}:{self.port}"
+
+    @property
+    def connected(self) -> bool:
+        return self._writer is not None and not self._writer.is_closing()
+
+    async def request(
+        self, api_key: int, version: int, body: dict[str, Any], *, timeout_ms: int | None = None
+    ) -> dict[str, Any]:
+        """Send one request and return the decoded response body.
+
+        Raises ChannelError when the peer cannot be reached or does not answer
+        within ``timeout_ms`` (default: the channel's request timeout).
+        """
+        if self._closed:
+            raise ChannelError(f"channel to {self.address} is closed")
+        await self._ensure_connected()
+        writer = self._writer
+        assert writer is not None
+        correlation_id = next(self._correlation) & 0x7FFFFFFF
+        future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        self._pending[correlation_id] = (api_key, version, future)
+        try:
+            writer.writelines(
+                encode_request_parts(api_key, version, correlation_id, self.client_id, body)
+            )
+        except Exception as exc:
+            self._pending.pop(correlation_id, None)
+            self._drop_connection(f"write failed: {exc}")
+            raise ChannelError(f"{self.address}: {exc}") from None
+        timeout = (self.request_timeout_ms if timeout_ms is None else timeout_ms) / 1000
+        try:
+            return await asyncio.wait_for(asyncio.shield(future), timeout)
+        except TimeoutError:
+            self._pending.pop(correlation_id, None)
+            self._drop_connection("request timed out")
+            raise ChannelError(
+                f"{self.address}: no answer to api key {api_key} within {timeout:.3f}s"
+            ) from None
+
+    async def _ensure_connected(self) -> None:
+        if self.connected:
+            return
+        if self._connecting is None:
+            self._connecting = asyncio.ensure_future(self._connect())
+        connecting = self._connecting
+        try:
+            await asyncio.shield(connecting)
+        finally:
+            if connecting.done() and self._connecting is connecting:
+                self._connecting = None
+
+    async def _connect(self) -> None:
+        try:
+            reader, writer = await asyncio.wait_for(
+                asyncio.open_connection(self.host, self.port), self.connect_timeout_ms / 1000
+            )
+        except (TimeoutError, OSError) as exc:
+            raise ChannelError(f"cannot connect to {self.address}: {exc or 'timed out'}") from None
+        self._reader, self._writer = reader, writer
+        self._read_task = asyncio.ensure_future(self._read_loop(reader, writer))
+
+    async def _read_loop(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        reason = "connection closed by peer"
+        try:
+            while True:
+                size_bytes = await reader.readexactly(4)
+                (size,) = _SIZE.unpack(size_bytes)
+                if not 4 <= size <= MAX_RESPONSE_BYTES:
+                    reason = f"bad response size {size}"
+                    break
+                frame = await reader.readexactly(size)
+                (correlation_id,) = _SIZE.unpack_from(frame, 0)
+                entry = self._pending.pop(correlation_id, None)
+                if entry is None:
+                    continue  # the caller gave up on it (timeout)
+                api_key, version, future = entry
+                try:
+                    _, body = decode_response(api_key, version, memoryview(frame))
+                except DecodeError as exc:
+                    if not future.done():
+                        future.set_exception(ChannelError(f"{self.address}: {exc}"))
+                    reason = f"undecodable response: {exc}"
+                    break
+                if not future.done():
+                    future.set_result(body)
+        except (asyncio.IncompleteReadError, ConnectionError, OSError) as exc:
+            reason = f"connection lost: {exc}"
+        except asyncio.CancelledError:
+            reason = "channel closed"
+        if self._writer is writer:
+            self._drop_connection(reason)
+
+    def _drop_connection(self, reason: str) -> None:
+        writer, self._writer, self._reader = self._writer, None, None
+        if writer is not None:
+            writer.close()
+        task, self._read_task = self._read_task, None
+        if task is not None and task is not asyncio.current_task():
+            task.cancel()
+        pending, self._pending = self._pending, {}
+        for _, _, future in pending.values():
+            if not future.done():
+                future.set_exception(ChannelError(f"{self.address}: {reason}"))
+        if pending:
+            log.debug(
+                "channel to %s dropped (%s); %d requests failed", self.address, reason, len(pending)
+            )
+
+    async def close(self) -> None:
+        self._closed = True
+        task = self._read_task
+        self._drop_connection("channel closed")
+        if task is not None:
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
