@@ -133,8 +133,74 @@ _KEYS: list[ConfigKey] = [
     ConfigKey("cluster.id", str, "", "Cluster id for a new data dir (default: random)."),
     ConfigKey("process.roles", str, "broker,controller", "Roles of this node (single node: both)."),
     ConfigKey(
-        "controller.quorum.voters", str, "", "Raft voters (id@host:port,...); empty = single node."
+        "controller.quorum.voters",
+        str,
+        "",
+        "Static Raft voters (ID@HOST:PORT,...); empty with no bootstrap servers = single node.",
     ),
+    ConfigKey(
+        "controller.quorum.bootstrap.servers",
+        str,
+        "",
+        "Where to find the quorum when its voters live in the metadata log (HOST:PORT,...).",
+    ),
+    ConfigKey(
+        "controller.listener.names",
+        str,
+        "",
+        "Listeners that serve the controller quorum (empty: every listener serves it).",
+    ),
+    ConfigKey("inter.broker.listener.name", str, "", "Listener brokers use to reach each other."),
+    ConfigKey(
+        "listener.security.protocol.map",
+        str,
+        "",
+        "NAME:PROTOCOL pairs; Samsa speaks PLAINTEXT only.",
+    ),
+    ConfigKey("controller.quorum.election.timeout.ms", int, 1000, "Raft election timeout."),
+    ConfigKey("controller.quorum.fetch.timeout.ms", int, 2000, "Raft follower's leader timeout."),
+    ConfigKey("controller.quorum.election.backoff.max.ms", int, 1000, "Raft election backoff cap."),
+    ConfigKey("controller.quorum.request.timeout.ms", int, 2000, "Raft request timeout."),
+    ConfigKey("controller.quorum.retry.backoff.ms", int, 20, "Raft retry backoff."),
+    ConfigKey("controller.quorum.append.linger.ms", int, 25, "Raft leader's batching of appends."),
+    ConfigKey(
+        "metadata.log.max.record.bytes.between.snapshots",
+        int,
+        20971520,
+        "Metadata bytes appended before the next snapshot.",
+    ),
+    ConfigKey(
+        "metadata.log.max.snapshot.interval.ms",
+        int,
+        3600000,
+        "Longest time between metadata snapshots (0: only by size).",
+    ),
+    ConfigKey("broker.heartbeat.interval.ms", int, 2000, "Broker heartbeat interval."),
+    ConfigKey("broker.session.timeout.ms", int, 9000, "A broker silent this long is fenced."),
+    ConfigKey("broker.rack", str, "", "Rack of this broker, for rack-aware placement."),
+    ConfigKey("replica.lag.time.max.ms", int, 30000, "A follower this far behind leaves the ISR."),
+    ConfigKey("replica.fetch.max.bytes", int, 1048576, "Bytes per partition per replica fetch."),
+    ConfigKey(
+        "replica.fetch.response.max.bytes", int, 10485760, "Bytes per replica fetch response."
+    ),
+    ConfigKey("replica.fetch.wait.max.ms", int, 500, "Longest wait of a replica fetch."),
+    ConfigKey("replica.fetch.min.bytes", int, 1, "Bytes a replica fetch waits for."),
+    ConfigKey("replica.fetch.backoff.ms", int, 1000, "Wait after a failed replica fetch."),
+    ConfigKey("num.replica.fetchers", int, 1, "Fetcher tasks per source broker."),
+    ConfigKey(
+        "unclean.leader.election.enable",
+        _bool,
+        False,
+        "Let an out-of-sync replica lead (data loss) when no in-sync one is alive.",
+    ),
+    ConfigKey("auto.leader.rebalance.enable", _bool, True, "Move leaders back to preferred."),
+    ConfigKey(
+        "leader.imbalance.per.broker.percentage", int, 10, "Imbalance that triggers rebalancing."
+    ),
+    ConfigKey(
+        "leader.imbalance.check.interval.seconds", int, 300, "How often imbalance is checked."
+    ),
+    ConfigKey("controlled.shutdown.enable", _bool, True, "Move leaderships away before exiting."),
     ConfigKey("log4j.level", str, "INFO", "Log level of the broker's logger."),
     ConfigKey("metrics.listen", str, "", "HOST:PORT of the Prometheus endpoint (empty: off)."),
     ConfigKey("console.listen", str, "", "HOST:PORT of the read-only web console (empty: off)."),
