@@ -10,7 +10,6 @@ from samsa.listeners import Listener, QuorumVoter
 from samsa.node_settings import NodeSettings
 
 
-
 def test_the_default_is_a_standalone_combined_node() -> None:
     node = NodeSettings.from_config(BrokerConfig())
     assert node.is_broker and node.is_controller and node.standalone
