@@ -1,0 +1,204 @@
+"""A broker's standing with the controller: registration, heartbeats, fencing.
+
+Kafka's BrokerLifecycleManager in miniature.  A broker registers once per
+process (a fresh incarnation id, so the controller can tell a restart from a
+duplicate), then heartbeats every ``broker.heartbeat.interval.ms`` with the
+metadata offset it has applied.  The controller keeps it fenced (no
+leaderships, not in Metadata answers) until that offset has caught up with its
+registration, and fences it again when heartbeats stop for
+``broker.session.timeout.ms``.  A controlled shutdown is asked for through the
+same heartbeat (``want_shut_down``) and is over when the controller answers
+``should_shut_down``, i.e. once this broker leads no partition.
+
+The broker epoch the controller hands out fences requests from an older
+incarnation of this broker (a "zombie" that was paused and resumes).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import enum
+import logging
+import uuid
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+from samsa.errors import ErrorCode
+
+log = logging.getLogger("samsa.server")
+
+BROKER_REGISTRATION = 62
+BROKER_HEARTBEAT = 63
+SECURITY_PROTOCOL_PLAINTEXT = 0
+
+
+class BrokerState(enum.Enum):
+    STARTING = "STARTING"
+    RECOVERY = "RECOVERY"  # registered, fenced, catching up with metadata
+    RUNNING = "RUNNING"  # unfenced
+    PENDING_CONTROLLED_SHUTDOWN = "PENDING_CONTROLLED_SHUTDOWN"
+    SHUTTING_DOWN = "SHUTTING_DOWN"
+
+
+@dataclass(frozen=True)
+class Registration:
+    broker_id: int
+    cluster_id: str
+    listeners: list[tuple[str, str, int]]
+    rack: str | None
+    directory_id: bytes
+
+
+ControllerCall = Callable[[int, int, dict[str, Any]], Awaitable[dict[str, Any]]]
+"""Send a request to the active controller: (api_key, version, body) -> response."""
+
+
+class BrokerLifecycle:
+    def __init__(
+        self,
+        registration: Registration,
+        controller: ControllerCall,
+        metadata_offset: Callable[[], int],
+        *,
+        heartbeat_interval_ms: int,
+        retry_backoff_ms: int = 100,
+    ) -> None:
+        self.registration = registration
+        self._controller = controller
+        self._metadata_offset = metadata_offset
+        self.heartbeat_interval_ms = heartbeat_interval_ms
+        self.retry_backoff_ms = retry_backoff_ms
+        self.incarnation_id = uuid.uuid4().bytes
+        self.broker_epoch = -1
+        self.state = BrokerState.STARTING
+        self.unfenced = asyncio.Event()
+        self.shutdown_granted = asyncio.Event()
+        self._want_shut_down = False
+        self._wake = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+
+    def start(self) -> None:
+        self._task = asyncio.ensure_future(self._run())
+
+    def begin_controlled_shutdown(self) -> None:
+        """Ask the controller to move this broker's leaderships away."""
+        if self.state in (BrokerState.STARTING, BrokerState.SHUTTING_DOWN):
+            self.shutdown_granted.set()
+            return
+        self._want_shut_down = True
+        self.state = BrokerState.PENDING_CONTROLLED_SHUTDOWN
+        self._wake.set()
+
+    def heartbeat_now(self) -> None:
+        """Send the next heartbeat at once (metadata caught up: unfence sooner)."""
+        self._wake.set()
+
+    async def stop(self) -> None:
+        self.state = BrokerState.SHUTTING_DOWN
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await self._task
+
+    async def _run(self) -> None:
+        while self.broker_epoch < 0:
+            if await self._register():
+                break
+            await asyncio.sleep(self.retry_backoff_ms / 1000)
+        while True:
+            ok = await self._heartbeat()
+            delay = self.heartbeat_interval_ms if ok else self.retry_backoff_ms
+            if self.state is BrokerState.RECOVERY and ok:
+                delay = min(delay, 50)  # catching up: ask to be unfenced promptly
+            self._wake.clear()
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(self._wake.wait(), delay / 1000)
+
+    async def _register(self) -> bool:
+        reg = self.registration
+        body = {
+            "broker_id": reg.broker_id,
+            "cluster_id": reg.cluster_id,
+            "incarnation_id": self.incarnation_id,
+            "listeners": [
+                {
+                    "name": name,
+                    "host": host,
+                    "port": port,
+                    "security_protocol": SECURITY_PROTOCOL_PLAINTEXT,
+                }
+                for name, host, port in reg.listeners
+            ],
+            "features": [
+                {
+                    "name": "metadata.version",
+                    "min_supported_version": 1,
+                    "max_supported_version": 27,
+                },
+                {"name": "kraft.version", "min_supported_version": 0, "max_supported_version": 1},
+            ],
+            "rack": reg.rack,
+            "is_migrating_zk_broker": False,
+            "log_dirs": [reg.directory_id],
+            "previous_broker_epoch": -1,
+        }
+        try:
+            response = await self._controller(BROKER_REGISTRATION, 0, body)
+        except Exception as exc:
+            log.debug("broker registration failed: %s", exc)
+            return False
+        code = response.get("error_code", 0)
+        if code != ErrorCode.NONE:
+            log.warning("broker registration refused by the controller: %s", _error_name(code))
+            return False
+        self.broker_epoch = int(response["broker_epoch"])
+        self.state = BrokerState.RECOVERY
+        log.info("broker %d registered with epoch %d", reg.broker_id, self.broker_epoch)
+        return True
+
+    async def _heartbeat(self) -> bool:
+        body = {
+            "broker_id": self.registration.broker_id,
+            "broker_epoch": self.broker_epoch,
+            "current_metadata_offset": self._metadata_offset(),
+            "want_fence": False,
+            "want_shut_down": self._want_shut_down,
+            "offline_log_dirs": [],
+        }
+        try:
+            response = await self._controller(BROKER_HEARTBEAT, 0, body)
+        except Exception as exc:
+            log.debug("broker heartbeat failed: %s", exc)
+            return False
+        code = response.get("error_code", 0)
+        if code == ErrorCode.STALE_BROKER_EPOCH or code == ErrorCode.BROKER_ID_NOT_REGISTERED:
+            log.warning("controller no longer knows this broker's epoch; registering again")
+            self.broker_epoch = -1
+            self.unfenced.clear()
+            while not await self._register():
+                await asyncio.sleep(self.retry_backoff_ms / 1000)
+            return True
+        if code != ErrorCode.NONE:
+            log.debug("broker heartbeat answered %s", _error_name(code))
+            return False
+        fenced = bool(response.get("is_fenced", True))
+        if not fenced and self.state is BrokerState.RECOVERY:
+            self.state = BrokerState.RUNNING
+            log.info("broker %d is unfenced", self.registration.broker_id)
+            self.unfenced.set()
+        elif fenced and self.state is BrokerState.RUNNING:
+            log.warning("broker %d was fenced by the controller", self.registration.broker_id)
+            self.state = BrokerState.RECOVERY
+            self.unfenced.clear()
+        if response.get("should_shut_down") and self._want_shut_down:
+            self.shutdown_granted.set()
+        return True
+
+
+def _error_name(code: int) -> str:
+    try:
+        return ErrorCode(code).name
+    except ValueError:
+        return str(code)

@@ -1,0 +1,121 @@
+"""Requests to the active controller, wherever it runs.
+
+Brokers send the controller their registration and heartbeats, and forward
+the client requests that change metadata (CreateTopics, DeleteTopics,
+CreatePartitions, configs, producer id blocks), as Kafka's brokers do, so a
+client may talk to any node.  The active controller is the Raft leader; it
+moves on failover, so a request that finds no leader, cannot reach it, or is
+answered NOT_CONTROLLER is retried once the leader is known again, until its
+deadline.  When this very process is the active controller the request is
+handed over in-process: a single node never talks to itself over a socket.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any, Protocol
+
+from samsa.errors import ErrorCode
+from samsa.net import ChannelError, ChannelPool
+
+log = logging.getLogger("samsa.server")
+
+Body = dict[str, Any]
+
+
+class LocalController(Protocol):
+    """The in-process controller, when this node is one."""
+
+    def is_active(self) -> bool: ...
+
+    def handle(self, api_key: int, version: int, body: Body) -> Awaitable[Body]: ...
+
+
+class ControllerUnavailable(Exception):
+    """No controller answered before the deadline."""
+
+
+class ControllerLink:
+    def __init__(
+        self,
+        node_id: int,
+        leader: Callable[[], int | None],
+        leader_changed: Callable[[], Awaitable[None]],
+        channels: ChannelPool,
+        local: LocalController | None = None,
+        *,
+        retry_backoff_ms: int = 50,
+    ) -> None:
+        self.node_id = node_id
+        self._leader = leader
+        self._leader_changed = leader_changed
+        self._channels = channels
+        self._local = local
+        self.retry_backoff_ms = retry_backoff_ms
+
+    def active_controller(self) -> int | None:
+        return self._leader()
+
+    async def request(
+        self, api_key: int, version: int, body: Body, *, timeout_ms: int = 30000
+    ) -> Body:
+        deadline = time.monotonic() + timeout_ms / 1000
+        last_error = "no controller is known yet"
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise ControllerUnavailable(f"controller request failed: {last_error}")
+            leader = self._leader()
+            if leader is None:
+                await self._wait_for_leader(min(remaining, 1.0))
+                continue
+            local = self._local
+            if leader == self.node_id and local is not None:
+                if local.is_active():
+                    response = await local.handle(api_key, version, body)
+                    if not not_controller(response):
+                        return response
+                last_error = "this node's controller is not active yet"
+            else:
+                channel = self._channels.channel(leader)
+                if channel is None:
+                    last_error = f"no address for controller {leader}"
+                else:
+                    try:
+                        response = await channel.request(
+                            api_key, version, body, timeout_ms=int(min(remaining, 30) * 1000)
+                        )
+                    except ChannelError as exc:
+                        last_error = str(exc)
+                    else:
+                        if not not_controller(response):
+                            return response
+                        last_error = f"node {leader} is no longer the controller"
+            await self._wait_for_leader(min(self.retry_backoff_ms / 1000, remaining))
+
+    async def _wait_for_leader(self, seconds: float) -> None:
+        try:
+            await asyncio.wait_for(self._leader_changed(), seconds)
+        except TimeoutError:
+            pass
+
+
+def not_controller(response: Body) -> bool:
+    """True when a controller API's answer says "not the active controller".
+
+    Most controller APIs carry a top-level error code; CreateTopics and friends
+    carry one per topic, and a non-active controller fails every one of them
+    with NOT_CONTROLLER.
+    """
+    if response.get("error_code") == ErrorCode.NOT_CONTROLLER:
+        return True
+    for key in ("topics", "results"):
+        items = response.get(key)
+        if isinstance(items, list) and items:
+            codes = {item.get("error_code") for item in items if isinstance(item, dict)}
+            if codes == {ErrorCode.NOT_CONTROLLER}:
+                return True
+    return False
