@@ -1,10 +1,18 @@
 """Fetch (key 1): read record batches from partitions.
 
-Transcribed from Kafka's FetchRequest/FetchResponse.json, versions 4-12 (Kafka
-4.0 dropped 0-3; 13+ switch topic names to topic ids).  Fetch sessions arrive in
-v7; v12 is the first flexible version and adds the tagged diverging-epoch,
-current-leader and snapshot-id structs.  Response ``records`` may be a file
-region: the compiled encoder splices it out as its own chunk for sendfile.
+Transcribed from Kafka's FetchRequest/FetchResponse.json, versions 4-18 (Kafka
+4.0 dropped 0-3).  Fetch sessions arrive in v7; v12 is the first flexible
+version and adds the tagged diverging-epoch, current-leader and snapshot-id
+structs.  v13 names topics by ``topic_id`` instead of ``topic``; v15 (KIP-903)
+moves the follower's id into the tagged ``replica_state`` (with its broker
+epoch); v16 adds the response's tagged ``node_endpoints`` (KIP-951); v17 the
+follower's tagged ``replica_directory_id`` (KIP-853); v18 the follower's tagged
+``high_watermark`` (KIP-1166, default Long.MAX_VALUE: "not supported").
+
+Only v4-12 are advertised: the broker's Fetch handler addresses topics by name.
+The newer versions are here for KRaft, whose followers fetch the metadata log
+with them.  Response ``records`` may be a file region: the compiled encoder
+splices it out as its own chunk for sendfile.
 """
 
 from samsa.protocol.schema import F, api
@@ -12,11 +20,23 @@ from samsa.protocol.schema import F, api
 API = api(
     1,
     "Fetch",
-    valid="4-12",
+    valid="4-18",
     flexible="12+",
+    advertised="4-12",
     request=[
         F("cluster_id", "string", "12+", nullable="12+", tag=0, tagged="12+", default=None),
-        F("replica_id", "int32", default=-1),
+        F("replica_id", "int32", "0-14", default=-1),
+        F(
+            "replica_state",
+            "struct",
+            "15+",
+            tag=1,
+            tagged="15+",
+            fields=[
+                F("replica_id", "int32", "15+", default=-1),
+                F("replica_epoch", "int64", "15+", default=-1),
+            ],
+        ),
         F("max_wait_ms", "int32"),
         F("min_bytes", "int32"),
         F("max_bytes", "int32", "3+", default=2147483647),
@@ -27,7 +47,8 @@ API = api(
             "topics",
             "[]struct",
             fields=[
-                F("topic", "string"),
+                F("topic", "string", "0-12"),
+                F("topic_id", "uuid", "13+"),
                 F(
                     "partitions",
                     "[]struct",
@@ -38,6 +59,15 @@ API = api(
                         F("last_fetched_epoch", "int32", "12+", default=-1),
                         F("log_start_offset", "int64", "5+", default=-1),
                         F("partition_max_bytes", "int32"),
+                        F("replica_directory_id", "uuid", "17+", tag=0, tagged="17+"),
+                        F(
+                            "high_watermark",
+                            "int64",
+                            "18+",
+                            tag=1,
+                            tagged="18+",
+                            default=9223372036854775807,
+                        ),
                     ],
                 ),
             ],
@@ -47,7 +77,8 @@ API = api(
             "[]struct",
             "7+",
             fields=[
-                F("topic", "string", "7+"),
+                F("topic", "string", "7-12"),
+                F("topic_id", "uuid", "13+"),
                 F("partitions", "[]int32", "7+"),
             ],
         ),
@@ -61,7 +92,8 @@ API = api(
             "responses",
             "[]struct",
             fields=[
-                F("topic", "string"),
+                F("topic", "string", "0-12"),
+                F("topic_id", "uuid", "13+"),
                 F(
                     "partitions",
                     "[]struct",
@@ -118,6 +150,19 @@ API = api(
                         F("records", "records", nullable="0+"),
                     ],
                 ),
+            ],
+        ),
+        F(
+            "node_endpoints",
+            "[]struct",
+            "16+",
+            tag=0,
+            tagged="16+",
+            fields=[
+                F("node_id", "int32", "16+"),
+                F("host", "string", "16+"),
+                F("port", "int32", "16+"),
+                F("rack", "string", "16+", nullable="16+", default=None),
             ],
         ),
     ],
