@@ -11,6 +11,12 @@ Invariants: segments are sorted and contiguous in offsets; only the last
 (active) one is written to; ``log_start_offset <= log_end_offset`` and
 ``recovery_point <= log_end_offset``.
 
+Leader epochs: the log keeps a LeaderEpochFileCache (``leader-epoch-checkpoint``
+in its directory) of the first offset each leader epoch wrote, for
+OffsetForLeaderEpoch and Raft's divergence check.  An append whose last batch
+carries a newer epoch assigns it before the bytes are written (one int
+comparison per append otherwise); truncations and log start moves cut it.
+
 Durability: appends stay in the page cache (Kafka's default); ``flush.messages``
 forces an fsync every N messages, ``flush.ms`` is applied by
 ``LogManager.flush_dirty``; a rolled segment is fsynced by the next
@@ -42,6 +48,11 @@ from samsa.protocol.record_batch import (
     stamp_batch,
 )
 from samsa.storage.flush_timing import FLUSH_TIMINGS
+from samsa.storage.leader_epoch_cache import (
+    EpochEndOffset,
+    LeaderEpochFileCache,
+    load_leader_epoch_cache,
+)
 from samsa.storage.log_config import LogConfig
 from samsa.storage.log_info import AppendInfo, FetchDataInfo
 from samsa.storage.log_loader import load_log, open_segment
@@ -80,6 +91,7 @@ class Log:
         log_start_offset: int,
         next_offset: int,
         recovery_point: int,
+        leader_epoch_cache: LeaderEpochFileCache,
         clock: Clock,
     ) -> None:
         self.directory = directory
@@ -92,6 +104,7 @@ class Log:
         self._log_start_offset = log_start_offset
         self._next_offset = next_offset
         self._recovery_point = recovery_point
+        self._leader_epochs = leader_epoch_cache
         self._clock = clock
         self._lock = threading.RLock()
         self._last_flush_ms = clock()
@@ -121,6 +134,13 @@ class Log:
             had_clean_shutdown=had_clean_shutdown,
             now_ms=clock(),
         )
+        leader_epochs = load_leader_epoch_cache(
+            directory,
+            f"{topic}-{partition}",
+            log_start_offset=loaded.log_start_offset,
+            log_end_offset=loaded.next_offset,
+            batch_headers=lambda: (h for s in loaded.segments for _, h in s.iter_headers()),
+        )
         return cls(
             directory,
             topic,
@@ -130,6 +150,7 @@ class Log:
             log_start_offset=loaded.log_start_offset,
             next_offset=loaded.next_offset,
             recovery_point=loaded.recovery_point,
+            leader_epoch_cache=leader_epochs,
             clock=clock,
         )
 
@@ -183,7 +204,8 @@ class Log:
         follower the batches keep their offsets, which must not go backwards.
         Crash behaviour: one write of all the bytes, then index entries, no
         fsync (unless ``flush.messages`` is reached); a torn write is cut off
-        by recovery."""
+        by recovery.  A batch of a newer leader epoch than the log has seen
+        is recorded in the leader epoch cache (written before the bytes)."""
         with self._lock:
             self._check_open()
             now = self._clock() if now_ms is None else now_ms
@@ -220,7 +242,14 @@ class Log:
                 return AppendInfo(self._next_offset, self._next_offset - 1, -1, -1, -1, 0, 0)
             max_batch = headers[0] if len(headers) == 1 else max(headers, key=_max_timestamp)
             segment = self._maybe_roll(len(records), headers, max_batch.max_timestamp, now)
-            segment.append(records, headers)
+            if headers[-1].partition_leader_epoch > self._leader_epochs.latest_epoch:
+                self._leader_epochs.assign_newer(headers)
+            try:
+                segment.append(records, headers)
+            except Exception:
+                # No epoch may start beyond the data (see leader_epoch_cache).
+                self._leader_epochs.truncate_from_end(self._next_offset)
+                raise
             self._next_offset = next_offset
             if self.unflushed_messages >= self.config.flush_messages:
                 self._flush(self._next_offset, now)
@@ -349,6 +378,32 @@ class Log:
                 return None
             return best.record_with_max_timestamp()
 
+    # -- leader epochs ------------------------------------------------------
+
+    @property
+    def leader_epoch_cache(self) -> LeaderEpochFileCache:
+        """The cache itself, for inspection; change it only through the Log."""
+        return self._leader_epochs
+
+    def latest_epoch(self) -> int:
+        """The newest leader epoch that wrote to this log; -1 (UNDEFINED_EPOCH) if none."""
+        with self._lock:
+            return self._leader_epochs.latest_epoch
+
+    def end_offset_for_epoch(self, epoch: int) -> EpochEndOffset:
+        """Where ``epoch`` ended on this log (OffsetForLeaderEpoch, Raft's
+        divergence check): see LeaderEpochFileCache.end_offset_for."""
+        with self._lock:
+            return self._leader_epochs.end_offset_for(epoch, self._next_offset)
+
+    def maybe_assign_epoch_start_offset(self, epoch: int, start_offset: int) -> None:
+        """Record that ``epoch`` starts at ``start_offset`` (a Raft leader does
+        this at the log end when elected, before appending); see
+        LeaderEpochFileCache.assign."""
+        with self._lock:
+            self._check_open()
+            self._leader_epochs.assign(epoch, start_offset)
+
     # -- flush ------------------------------------------------------------
 
     def flush(self, up_to_offset: int | None = None) -> None:
@@ -405,6 +460,7 @@ class Log:
             self._next_offset = segment.read_next_offset()
             self._recovery_point = min(self._recovery_point, self._next_offset)
             self._log_start_offset = min(self._log_start_offset, self._next_offset)
+            self._leader_epochs.truncate_from_end(self._next_offset)
             logger.info("[%s] truncated to offset %d", self.name, self._next_offset)
             return True
 
@@ -420,6 +476,7 @@ class Log:
         self._segments = [open_segment(self.directory, offset, self.config, self._clock())]
         self._bases = [offset]
         self._next_offset = self._log_start_offset = self._recovery_point = offset
+        self._leader_epochs.clear()
         logger.info("[%s] truncated fully; log now starts at %d", self.name, offset)
 
     def delete_records(self, offset: int) -> int:
@@ -436,6 +493,7 @@ class Log:
                 )
             if offset > self._log_start_offset:
                 self._log_start_offset = offset
+                self._leader_epochs.truncate_from_start(offset)
                 count = count_below_log_start(self._bases, offset)
                 self._delete_oldest(count, f"log start offset moved to {offset}")
             return self._log_start_offset
@@ -475,6 +533,7 @@ class Log:
             segment.delete()
         if count:
             self._log_start_offset = max(self._log_start_offset, self._bases[0])
+            self._leader_epochs.truncate_from_start(self._log_start_offset)
         return count
 
     def replace_segments(
@@ -533,6 +592,8 @@ class Log:
         with self._lock:
             self.directory.rename(directory)
             self.directory = directory
+            if self._leader_epochs.path is not None:
+                self._leader_epochs.path = directory / self._leader_epochs.path.name
             for segment in self._segments:
                 segment.log.path = directory / segment.log.path.name
                 segment.offset_index.path = directory / segment.offset_index.path.name
