@@ -170,11 +170,13 @@ def latest_version(name: str) -> int:
     return METADATA_SCHEMAS[name].valid[1]
 
 
-def make_record(name: str, **fields: Any) -> MetadataRecord:
+def make_record(name: str, /, **fields: Any) -> MetadataRecord:
     """A record at its latest version; fields not given take the schema's defaults.
 
-    Raises ValueError for an unknown record or field name, so a typo fails where
-    it is made rather than writing a default into the log.
+    ``name`` is positional-only: several records have a field called ``name``
+    (``make_record("TopicRecord", name="orders", topic_id=...)``).  Raises
+    ValueError for an unknown record or field name, so a typo fails where it is
+    made rather than writing a default into the log.
     """
     schema = METADATA_SCHEMAS.get(name)
     if schema is None:
