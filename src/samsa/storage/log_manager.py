@@ -7,6 +7,7 @@ Layout of a data directory (Kafka's)::
     .kafka_cleanshutdown               present only after a clean close
     orders-0/00000000000000000000.log  one directory per partition
     orders-0.3f2a...-delete/           a deleted partition, removed in the background
+    __cluster_metadata-0/              the Raft metadata log: not a partition here
 
 Start-up loads every partition directory; if the previous run did not close
 cleanly, each log recovers from its checkpointed recovery point (see
@@ -16,6 +17,11 @@ slower, never wrong.
 Crash behaviour: checkpoints are replaced atomically; the clean-shutdown
 marker is written last on close and removed right after start-up, so a crash
 at any moment leads to a recovery, never to trusting unflushed data.
+The metadata log (``__cluster_metadata-0``) is a Log in the same format, but
+the Raft layer opens and owns it: this manager never loads, creates, flushes,
+checkpoints, retains or cleans it (everything here goes through its own list of
+logs, from which it is absent).
+
 ``delete_log`` renames the directory first (atomic), so a crash mid-removal
 leaves a ``-delete`` directory that the next start-up removes.
 """
@@ -49,6 +55,8 @@ logger = logging.getLogger("samsa.storage")
 
 CLEAN_SHUTDOWN_FILE = ".kafka_cleanshutdown"
 DELETE_DIR_SUFFIX = "-delete"
+CLUSTER_METADATA_TOPIC = "__cluster_metadata"
+METADATA_LOG_DIR = f"{CLUSTER_METADATA_TOPIC}-0"
 _SKIPPED_DIR_SUFFIXES = (DELETE_DIR_SUFFIX, "-future", "-stray")
 
 
@@ -105,7 +113,11 @@ class LogManager:
                 shutil.rmtree(entry.path, ignore_errors=True)
                 continue
             key = parse_partition_dir(entry.name)
-            if key is None or entry.name.endswith(_SKIPPED_DIR_SUFFIXES):
+            if (
+                key is None
+                or entry.name.endswith(_SKIPPED_DIR_SUFFIXES)
+                or key[0] == CLUSTER_METADATA_TOPIC
+            ):
                 continue
             topic, partition = key
             self._logs[key] = Log.open(
@@ -151,9 +163,15 @@ class LogManager:
             return dict(self._logs)
 
     def create_log(self, topic: str, partition: int, config: LogConfig | None = None) -> Log:
-        """Create the partition's log, or return it if it already exists."""
+        """Create the partition's log, or return it if it already exists.
+        The metadata log's topic is refused (see module doc)."""
         with self._lock:
             self._check_open()
+            if topic == CLUSTER_METADATA_TOPIC:
+                raise KafkaError(
+                    ErrorCode.INVALID_TOPIC_EXCEPTION,
+                    f"{topic} is the metadata log, not a topic of this log manager",
+                )
             existing = self._logs.get((topic, partition))
             if existing is not None:
                 return existing
