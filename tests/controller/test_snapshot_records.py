@@ -1,0 +1,41 @@
+from tests.controller.helpers import (
+    change,
+    cluster,
+    config,
+    image_of,
+    partition,
+    register_broker,
+    topic,
+)
+
+from samsa.controller.metadata_image import RESOURCE_BROKER, RESOURCE_TOPIC, images_equal
+from samsa.controller.record_factory import build_record
+from samsa.controller.snapshot_records import image_from_records, snapshot_records
+
+
+def test_round_trip_of_a_busy_image() -> None:
+    image = image_of(
+        build_record("FeatureLevelRecord", name="kraft.version", feature_level=1),
+        build_record("FeatureLevelRecord", name="metadata.version", feature_level=21),
+        *cluster(4, racks=["x", "y"]),
+        register_broker(9, 90, fenced=True, in_controlled_shutdown=True),
+        topic("a"),
+        partition("a", 0, [1, 2, 3]),
+        partition("a", 1, [2, 3, 4], isr=[2], leader=2, leader_epoch=4, partition_epoch=9),
+        topic("b"),
+        partition("b", 0, [3, 4], adding=[4], removing=[]),
+        change("a", 0, leader=-1, leader_recovery_state=1),
+        config(RESOURCE_TOPIC, "a", "retention.ms", "100"),
+        config(RESOURCE_BROKER, "", "log.retention.bytes", "7"),
+        build_record("ProducerIdsRecord", broker_id=1, broker_epoch=10, next_producer_id=3000),
+        build_record("FenceBrokerRecord", id=2, epoch=20),
+    )
+    records = snapshot_records(image)
+    assert records[0].body["name"] == "metadata.version"
+    rebuilt = image_from_records(records)
+    assert images_equal(image, rebuilt)
+    assert rebuilt.brokers[2].fenced and rebuilt.brokers[9].in_controlled_shutdown
+
+
+def test_empty_image_has_no_records() -> None:
+    assert snapshot_records(image_of()) == []
