@@ -22,8 +22,9 @@ loss came back) are cut by the truncations at load.  Changes are rare (a new
 leader epoch, a truncation, the log start moving), so each is fsynced at once
 rather than in the background as Kafka does.
 
-Threading: owned by one Log and changed only under the Log's lock; readers
-outside the Log go through the Log's locked methods.
+Threading: owned by one Log and changed only under the Log's lock.  Each
+change replaces the entries whole, so a reader without the lock (Raft's
+driver, a fetch handler) sees one consistent version, old or new.
 """
 
 from __future__ import annotations
@@ -79,13 +80,14 @@ class LeaderEpochFileCache:
     ``latest_epoch`` is a plain attribute, not a property, because the Log
     compares every append's epoch with it; read it, never assign it."""
 
-    __slots__ = ("_epochs", "_starts", "latest_epoch", "name", "path")
+    __slots__ = ("_entries", "latest_epoch", "name", "path")
 
     def __init__(self, path: Path | None, name: str, entries: Iterable[EpochEntry] = ()) -> None:
         self.path = path
         self.name = name
-        self._epochs: list[int] = []
-        self._starts: list[int] = []
+        # (epochs, starts): replaced whole, never changed in place, so a reader
+        # without the Log's lock sees one consistent version.
+        self._entries: tuple[list[int], list[int]] = ([], [])
         # The newest epoch in the cache, UNDEFINED_EPOCH (-1) when it is empty.
         self.latest_epoch = UNDEFINED_EPOCH
         epochs: list[int] = []
@@ -102,30 +104,31 @@ class LeaderEpochFileCache:
 
     def entries(self) -> list[EpochEntry]:
         """A copy of the entries, oldest first."""
-        return [EpochEntry(e, s) for e, s in zip(self._epochs, self._starts, strict=True)]
+        epochs, starts = self._entries
+        return [EpochEntry(e, s) for e, s in zip(epochs, starts, strict=True)]
 
     def __len__(self) -> int:
-        return len(self._epochs)
+        return len(self._entries[0])
 
     def latest_entry(self) -> EpochEntry | None:
-        if not self._epochs:
-            return None
-        return EpochEntry(self._epochs[-1], self._starts[-1])
+        epochs, starts = self._entries
+        return EpochEntry(epochs[-1], starts[-1]) if epochs else None
 
     def earliest_entry(self) -> EpochEntry | None:
-        if not self._epochs:
-            return None
-        return EpochEntry(self._epochs[0], self._starts[0])
+        epochs, starts = self._entries
+        return EpochEntry(epochs[0], starts[0]) if epochs else None
 
     def previous_epoch(self) -> int:
         """The epoch before the latest one, or UNDEFINED_EPOCH."""
-        return self._epochs[-2] if len(self._epochs) >= 2 else UNDEFINED_EPOCH
+        epochs = self._entries[0]
+        return epochs[-2] if len(epochs) >= 2 else UNDEFINED_EPOCH
 
     def epoch_for_offset(self, offset: int) -> int:
         """The epoch that wrote ``offset`` (the entry with the largest start
         offset <= it), or UNDEFINED_EPOCH if it lies before the first entry."""
-        i = bisect.bisect_right(self._starts, offset) - 1
-        return self._epochs[i] if i >= 0 else UNDEFINED_EPOCH
+        epochs, starts = self._entries
+        i = bisect.bisect_right(starts, offset) - 1
+        return epochs[i] if i >= 0 else UNDEFINED_EPOCH
 
     def end_offset_for(self, requested_epoch: int, log_end_offset: int) -> EpochEndOffset:
         """Kafka's endOffsetFor: the largest epoch <= ``requested_epoch`` and the
@@ -138,7 +141,7 @@ class LeaderEpochFileCache:
           follower should continue from where the log now starts;
         * UNDEFINED_EPOCH, an epoch newer than every entry, or an empty cache
           answer (UNDEFINED_EPOCH, UNDEFINED_EPOCH_OFFSET)."""
-        epochs = self._epochs
+        epochs, starts = self._entries
         if requested_epoch == UNDEFINED_EPOCH:
             return _UNKNOWN
         if epochs and epochs[-1] == requested_epoch:
@@ -147,8 +150,8 @@ class LeaderEpochFileCache:
         if higher == len(epochs):
             return _UNKNOWN
         if higher == 0:
-            return EpochEndOffset(requested_epoch, self._starts[0])
-        return EpochEndOffset(epochs[higher - 1], self._starts[higher])
+            return EpochEndOffset(requested_epoch, starts[0])
+        return EpochEndOffset(epochs[higher - 1], starts[higher])
 
     # -- changes ------------------------------------------------------------
 
@@ -168,7 +171,7 @@ class LeaderEpochFileCache:
 
     def assign_all(self, entries: Sequence[EpochEntry]) -> bool:
         """``assign`` each entry in order, writing the file once."""
-        epochs, starts = list(self._epochs), list(self._starts)
+        epochs, starts = (list(column) for column in self._entries)
         changed = False
         for epoch, start_offset in entries:
             _check_entry(epoch, start_offset)
@@ -199,24 +202,22 @@ class LeaderEpochFileCache:
     def truncate_from_end(self, end_offset: int) -> bool:
         """Drop the entries starting at or after ``end_offset`` (the log was
         truncated to it); True if any went."""
-        starts = self._starts
+        epochs, starts = self._entries
         if end_offset < 0 or not starts or starts[-1] < end_offset:
             return False
         keep = bisect.bisect_left(starts, end_offset)
-        self._write_and_set(self._epochs[:keep], starts[:keep])
+        self._write_and_set(epochs[:keep], starts[:keep])
         return True
 
     def truncate_from_start(self, start_offset: int) -> bool:
         """The log start moved to ``start_offset``: entries wholly below it go,
         and the epoch covering it now starts there (an entry at ``start_offset``
         itself is kept as is).  True if the cache changed."""
-        starts = self._starts
+        epochs, starts = self._entries
         covering = bisect.bisect_right(starts, start_offset) - 1
         if covering < 0 or (covering == 0 and starts[0] == start_offset):
             return False
-        epochs = self._epochs[covering:]
-        new_starts = [start_offset, *starts[covering + 1 :]]
-        self._write_and_set(epochs, new_starts)
+        self._write_and_set(epochs[covering:], [start_offset, *starts[covering + 1 :]])
         return True
 
     def clear(self) -> None:
@@ -238,8 +239,7 @@ class LeaderEpochFileCache:
         self._set(epochs, starts)
 
     def _set(self, epochs: list[int], starts: list[int]) -> None:
-        self._epochs = epochs
-        self._starts = starts
+        self._entries = (epochs, starts)
         self.latest_epoch = epochs[-1] if epochs else UNDEFINED_EPOCH
 
     def __repr__(self) -> str:
@@ -282,8 +282,9 @@ def load_leader_epoch_cache(
     [log start, log end]: entries past the end are from data that recovery
     dropped or that never reached the disk; the log start may have moved
     without the file being rewritten.  An empty log gets no file until its
-    first epoch (nothing to walk next time either).  Crash behaviour: the file is only
-    replaced atomically, and doing this again gives the same result."""
+    first epoch (nothing to walk next time either).  Crash behaviour: the
+    file is only replaced atomically, and doing this again gives the same
+    result."""
     path = directory / LEADER_EPOCH_CHECKPOINT_FILE
     cache: LeaderEpochFileCache | None = None
     try:
