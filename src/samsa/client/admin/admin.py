@@ -19,6 +19,12 @@ from typing import Any
 
 from samsa.client.admin.group_offsets import alter_group_offsets, delete_group_offsets
 from samsa.client.admin.log_dirs import describe_log_dirs
+from samsa.client.admin.quorum import (
+    QuorumInfo,
+    add_raft_voter,
+    describe_quorum,
+    remove_raft_voter,
+)
 from samsa.client.admin.results import (
     BrokerInfo,
     ClusterDescription,
@@ -465,6 +471,25 @@ class Admin:
         return ClusterDescription(
             resp.get("cluster_id"), resp.get("controller_id", -1), tuple(brokers)
         )
+
+    def describe_metadata_quorum(self, timeout: float | None = None) -> QuorumInfo:
+        """The Raft quorum: leader, epoch, high watermark, voters' and observers' lag."""
+        return describe_quorum(self, self._ms(timeout))
+
+    def add_raft_voter(
+        self,
+        voter_id: int,
+        directory_id: str,
+        listeners: list[tuple[str, str, int]],
+        timeout: float | None = None,
+    ) -> None:
+        """Make a caught-up controller a voter (KIP-853); returns once committed."""
+        add_raft_voter(self, voter_id, directory_id, listeners, self._ms(timeout))
+
+    def remove_raft_voter(
+        self, voter_id: int, directory_id: str, timeout: float | None = None
+    ) -> None:
+        remove_raft_voter(self, voter_id, directory_id, self._ms(timeout))
 
     def close(self) -> None:
         self._client.close()
