@@ -1,0 +1,488 @@
+"""The machine's state and the transitions between roles (Kafka's QuorumState).
+
+Transitions and what they persist:
+
+==============  ===========================================  =========
+to              from / why                                    persisted
+==============  ===========================================  =========
+Unattached      a higher epoch seen; Prospective lost with    yes
+                no leader (same epoch); Resigned timed out
+                (epoch + 1); a standard vote granted
+Prospective     election timeout (Unattached), fetch timeout  no
+                (Follower), backoff over (Candidate)
+Candidate       majority of pre-votes (epoch + 1, votes self)  yes
+Leader          majority of votes                             yes
+Follower        a leader learnt for an epoch >= ours           yes
+Resigned        graceful resign, check quorum, removed self   no
+==============  ===========================================  =========
+
+Every transition drops the requests in flight (their answers are ignored), so a
+response is only ever applied to the role that sent the request.  An epoch never
+decreases; a node never votes twice in an epoch (the vote is persisted before the
+response is sent); a node never follows itself.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import uuid
+from collections.abc import Sequence
+
+from samsa.raft.actions import (
+    Action,
+    FlushLog,
+    HighWatermarkAdvanced,
+    LeaderChanged,
+    LoadSnapshot,
+    PersistElectionState,
+    Respond,
+    Send,
+)
+from samsa.raft.config import QuorumConfig
+from samsa.raft.election import ElectionState, EpochElection
+from samsa.raft.errors import ErrorCode, RaftInvariantError
+from samsa.raft.log import RaftLog
+from samsa.raft.messages import FetchResponse, RaftRequest, RaftResponse
+from samsa.raft.records import Endpoint, Entry, LeaderChange, Payload, SnapshotId, Voters
+from samsa.raft.requests import RequestManager
+from samsa.raft.roles import (
+    CandidateState,
+    FollowerState,
+    LeaderState,
+    ProspectiveState,
+    ResignedState,
+    Role,
+    UnattachedState,
+)
+from samsa.raft.voters import VoterSet, VoterSetHistory
+
+__all__ = ["MachineCore"]
+
+logger = logging.getLogger(__name__)
+
+
+class MachineCore:
+    """State shared by every part of ``RaftMachine``; see ``samsa.raft.machine``."""
+
+    def __init__(
+        self,
+        *,
+        node_id: int,
+        config: QuorumConfig,
+        log: RaftLog,
+        random_source: random.Random,
+        election_state: ElectionState | None = None,
+        directory_id: uuid.UUID | None = None,
+        listeners: tuple[Endpoint, ...] = (),
+        bootstrap_voters: VoterSet | None = None,
+    ) -> None:
+        if config.static_voters is not None and bootstrap_voters is not None:
+            raise ValueError("give static voters (kraft.version 0) or bootstrap voters, not both")
+        self._node_id = node_id
+        self._config = config
+        self._log = log
+        self._random = random_source
+        self._directory_id = directory_id
+        self._listeners = listeners
+        self._initial_election = election_state
+        self._bootstrap_voters = bootstrap_voters
+        self._kraft_version = 0 if config.static_voters is not None else 1
+        self._requests = RequestManager(config.request_timeout_ms, config.retry_backoff_ms)
+        self._voters = VoterSetHistory(self._default_voter_base())
+        self._known_endpoints: dict[int, tuple[Endpoint, ...]] = {}
+        self._actions: list[Action] = []
+        self._state: Role = UnattachedState(0)
+        self._high_watermark = 0
+        self._now_ms = 0
+        self._started = False
+        self._announced: tuple[int | None, int] | None = None
+        self._load_voter_history()
+        self._prefix = f"[raft node {node_id}] "
+
+    # -- views -----------------------------------------------------------------------
+
+    @property
+    def node_id(self) -> int:
+        return self._node_id
+
+    @property
+    def epoch(self) -> int:
+        return self._state.epoch
+
+    @property
+    def leader_id(self) -> int | None:
+        """The leader of the current epoch if known (this node when it leads or resigned)."""
+        return self._state.leader_id
+
+    @property
+    def role(self) -> str:
+        """Kafka's name of the current role: Unattached, Prospective, Candidate, Leader, ..."""
+        return self._state.name
+
+    @property
+    def is_leader(self) -> bool:
+        return isinstance(self._state, LeaderState)
+
+    @property
+    def high_watermark(self) -> int:
+        """Entries below this offset are known committed (never decreases in one incarnation)."""
+        return self._high_watermark
+
+    @property
+    def voter_set(self) -> VoterSet:
+        """The voter set in force: the latest one in the local log, committed or not."""
+        return self._voters.latest()
+
+    @property
+    def is_voter(self) -> bool:
+        return self.voter_set.is_voter(self._node_id, self._directory_id)
+
+    @property
+    def kraft_version(self) -> int:
+        """0 for static voters (``controller.quorum.voters``), 1 for a dynamic quorum."""
+        return self._kraft_version
+
+    def endpoints(self, node_id: int) -> tuple[Endpoint, ...]:
+        """Listeners of ``node_id`` as far as this node knows (voter set, then leader hints)."""
+        if node_id == self._node_id:
+            return self._listeners
+        node = self.voter_set.get(node_id)
+        if node is not None and node.endpoints:
+            return node.endpoints
+        return self._known_endpoints.get(node_id, ())
+
+    def election_state(self) -> ElectionState:
+        """What ``PersistElectionState`` would write now."""
+        state = self._state
+        voted_directory = None
+        if isinstance(state, (UnattachedState, ProspectiveState, FollowerState)):
+            voted_directory = state.voted_directory_id
+        elif isinstance(state, (CandidateState, LeaderState)):
+            voted_directory = self._directory_id
+        voters = self._config.static_voters.ids if self._config.static_voters is not None else None
+        return ElectionState(state.epoch, state.leader_id, state.voted_id, voted_directory, voters)
+
+    # -- building blocks -------------------------------------------------------------
+
+    def _default_voter_base(self) -> VoterSet | None:
+        if self._config.static_voters is not None:
+            return self._config.static_voters
+        return self._bootstrap_voters
+
+    def _load_voter_history(self) -> None:
+        """Read the voter set history from the latest snapshot and the log (on start)."""
+        start = self._log.start_offset
+        latest = self._log.latest_snapshot_id
+        if latest is not None:
+            snapshot = self._log.load_snapshot(latest)
+            if snapshot is not None and snapshot.voters is not None and self._kraft_version == 1:
+                self._voters.reset(snapshot.voters)
+            start = max(start, latest.offset)
+        offset = start
+        while offset < self._log.end_offset:
+            batch = self._log.read(offset, 1024)
+            for entry in batch:
+                self._note_entry(entry)
+            offset = batch[-1].offset + 1
+
+    def _note_entry(self, entry: Entry) -> None:
+        if isinstance(entry.payload, Voters):
+            if self._kraft_version == 0:
+                raise RaftInvariantError(f"Voters entry at {entry.offset} in a static quorum")
+            self._voters.add(entry.offset, entry.payload.voter_set)
+
+    def _emit(self, action: Action) -> None:
+        self._actions.append(action)
+
+    def _random_election_timeout_ms(self) -> int:
+        timeout = self._config.election_timeout_ms
+        return 0 if timeout == 0 else timeout + self._random.randrange(timeout)
+
+    def _election_backoff_ms(self, retries: int) -> int:
+        """Kafka's binary exponential election backoff, capped at election_backoff_max_ms."""
+        base = max(1, self._config.election_backoff_max_ms // 10)
+        return min(
+            base * self._random.randrange(2 << min(20, retries - 1)),
+            self._config.election_backoff_max_ms,
+        )
+
+    def _send(self, destination_id: int, message: RaftRequest, now_ms: int) -> None:
+        request = self._requests.register(destination_id, message, now_ms)
+        self._emit(Send(destination_id, request.request_id, message))
+
+    def _leader_endpoints(self) -> tuple[Endpoint, ...]:
+        leader = self.leader_id
+        return () if leader is None else self.endpoints(leader)
+
+    def _learn_endpoints(self, node_id: int | None, endpoints: tuple[Endpoint, ...]) -> None:
+        if node_id is not None and node_id != self._node_id and endpoints:
+            self._known_endpoints[node_id] = endpoints
+
+    def _remote_voters(self, voters: VoterSet) -> list[int]:
+        return [node_id for node_id in voters.ids if node_id != self._node_id]
+
+    def _announce_leader(self) -> None:
+        current = (self.leader_id, self.epoch)
+        if current != self._announced:
+            self._announced = current
+            self._emit(LeaderChanged(current[0], current[1]))
+
+    def _advance_high_watermark(self, offset: int) -> None:
+        if offset > self._high_watermark:
+            self._high_watermark = offset
+            self._emit(HighWatermarkAdvanced(offset))
+
+    # -- log changes -----------------------------------------------------------------
+
+    def _append_as_leader(self, now_ms: int, payloads: Sequence[Payload]) -> range:
+        leader = self._state
+        assert isinstance(leader, LeaderState)
+        offsets = self._log.append_as_leader(payloads, leader.epoch)
+        for offset, payload in zip(offsets, payloads, strict=True):
+            if isinstance(payload, Voters):
+                self._voters.add(offset, payload.voter_set)
+                leader.update_voter_set(payload.voter_set)
+        self._emit(FlushLog(self._log.end_offset))
+        self._after_leader_progress(now_ms, leader.maybe_update_high_watermark())
+        return offsets
+
+    def _append_as_follower(self, entries: Sequence[Entry]) -> None:
+        self._log.append_as_follower(entries)
+        for entry in entries:
+            self._note_entry(entry)
+        self._emit(FlushLog(self._log.end_offset))
+
+    def _truncate(self, offset: int) -> None:
+        if offset < self._high_watermark:
+            raise RaftInvariantError(
+                f"{self._prefix}asked to truncate to {offset} below the high watermark {self._high_watermark}"
+            )
+        self._log.truncate_to(offset)
+        self._voters.truncate_new_entries(offset)
+
+    def _install_snapshot(self, snapshot_id: SnapshotId, raw: bytes) -> None:
+        if snapshot_id.offset < self._high_watermark:
+            raise RaftInvariantError(
+                f"{self._prefix}snapshot {snapshot_id} is below the high watermark"
+            )
+        self._log.install_snapshot(snapshot_id, raw)
+        snapshot = self._log.load_snapshot(snapshot_id)
+        voters = snapshot.voters if snapshot is not None and self._kraft_version == 1 else None
+        self._voters.reset(voters if voters is not None else self._default_voter_base())
+        self._emit(LoadSnapshot(snapshot_id))
+        self._advance_high_watermark(snapshot_id.offset)
+
+    def _after_leader_progress(self, now_ms: int, high_watermark_moved: bool) -> None:
+        """Hook: the leader's high watermark may have advanced (see ``RaftMachine``)."""
+        raise NotImplementedError
+
+    def _answer_parked_fetches_on_leaving(self, leader: LeaderState) -> None:
+        """Hook: answer the old leader's parked fetches and pending voter change."""
+        raise NotImplementedError
+
+    # -- transitions -----------------------------------------------------------------
+
+    def _set_state(self, state: Role, *, persist: bool) -> None:
+        old = self._state
+        self._state = state
+        self._requests.reset_all()
+        if persist:
+            self._emit(PersistElectionState(self.election_state()))
+        logger.debug("%s%s -> %s in epoch %d", self._prefix, old.name, state.name, state.epoch)
+        if isinstance(old, LeaderState) and old is not state:
+            self._answer_parked_fetches_on_leaving(old)
+        self._announce_leader()
+
+    def _to_unattached(self, now_ms: int, epoch: int) -> None:
+        """A higher epoch without a known leader, or a lost pre-vote in the same epoch."""
+        old = self._state
+        same_epoch = epoch == old.epoch
+        if epoch < old.epoch or (same_epoch and not isinstance(old, ProspectiveState)):
+            raise RaftInvariantError(
+                f"{self._prefix}cannot go Unattached in {epoch} from {old.name} {old.epoch}"
+            )
+        deadline: int | None = None
+        if self.is_voter:
+            deadline = now_ms + self._random_election_timeout_ms()
+            if isinstance(old, (CandidateState, UnattachedState, ResignedState)):
+                deadline = (
+                    old.election_deadline_ms if old.election_deadline_ms is not None else deadline
+                )
+            elif isinstance(old, ProspectiveState) and not old.election.is_vote_rejected():
+                deadline = old.election_deadline_ms
+            deadline = max(deadline, now_ms)
+        voted_id = old.voted_id if same_epoch else None
+        voted_directory = (
+            old.voted_directory_id if same_epoch and isinstance(old, ProspectiveState) else None
+        )
+        self._set_state(UnattachedState(epoch, voted_id, voted_directory, deadline), persist=True)
+
+    def _to_unattached_voted(
+        self, now_ms: int, candidate_id: int, directory_id: uuid.UUID | None
+    ) -> None:
+        old = self._state
+        assert isinstance(old, UnattachedState) and old.voted_id is None
+        deadline = now_ms + self._random_election_timeout_ms()
+        self._set_state(
+            UnattachedState(old.epoch, candidate_id, directory_id, deadline), persist=True
+        )
+
+    def _prospective_add_voted(
+        self, now_ms: int, candidate_id: int, directory_id: uuid.UUID | None
+    ) -> None:
+        old = self._state
+        assert isinstance(old, ProspectiveState) and old.voted_id is None
+        old.voted_id = candidate_id
+        old.voted_directory_id = directory_id
+        old.election_deadline_ms = now_ms + self._random_election_timeout_ms()
+        self._emit(PersistElectionState(self.election_state()))
+
+    def _to_follower(self, now_ms: int, epoch: int, leader_id: int) -> None:
+        old = self._state
+        if leader_id == self._node_id:
+            raise RaftInvariantError(f"{self._prefix}told to follow itself in epoch {epoch}")
+        if epoch < old.epoch or (
+            epoch == old.epoch and isinstance(old, (FollowerState, LeaderState, ResignedState))
+        ):
+            raise RaftInvariantError(
+                f"{self._prefix}cannot follow {leader_id} in {epoch} from {old.name} {old.epoch}"
+            )
+        voted_id = old.voted_id if epoch == old.epoch else None
+        voted_directory = None
+        if epoch == old.epoch and isinstance(old, (UnattachedState, ProspectiveState)):
+            voted_directory = old.voted_directory_id
+        state = FollowerState(
+            epoch, leader_id, voted_id, voted_directory, now_ms + self._config.fetch_timeout_ms
+        )
+        self._set_state(state, persist=True)
+
+    def _to_prospective(self, now_ms: int) -> None:
+        old = self._state
+        if not self.is_voter or isinstance(old, (LeaderState, ProspectiveState)):
+            raise RaftInvariantError(f"{self._prefix}cannot become Prospective from {old.name}")
+        retries = old.retries + 1 if isinstance(old, CandidateState) else 1
+        election = EpochElection(self.voter_set)
+        election.record_granted(self._node_id)
+        if isinstance(old, (UnattachedState, FollowerState)):
+            voted_directory = old.voted_directory_id
+        else:  # a Candidate or a resigned leader voted for itself in this epoch
+            voted_directory = self._directory_id
+        leader_id = old.leader_id if isinstance(old, FollowerState) else None
+        voted_id = old.voted_id
+        state = ProspectiveState(
+            old.epoch,
+            leader_id,
+            voted_id,
+            voted_directory,
+            election,
+            now_ms + self._random_election_timeout_ms(),
+            retries,
+        )
+        self._set_state(state, persist=False)
+        if election.is_vote_granted():
+            self._to_candidate(now_ms)
+
+    def _prospective_lost(self, now_ms: int) -> None:
+        """Kafka: back to following the last known leader, or Unattached in the same epoch."""
+        state = self._state
+        assert isinstance(state, ProspectiveState)
+        if state.leader_id is not None:
+            self._to_follower(now_ms, state.epoch, state.leader_id)
+        else:
+            self._to_unattached(now_ms, state.epoch)
+
+    def _to_candidate(self, now_ms: int) -> None:
+        old = self._state
+        if not isinstance(old, ProspectiveState) or not self.is_voter:
+            raise RaftInvariantError(f"{self._prefix}cannot become Candidate from {old.name}")
+        election = EpochElection(self.voter_set)
+        election.record_granted(self._node_id)
+        state = CandidateState(
+            old.epoch + 1,
+            self._node_id,
+            election,
+            now_ms + self._random_election_timeout_ms(),
+            old.retries,
+        )
+        self._set_state(state, persist=True)
+        if election.is_vote_granted():
+            self._to_leader(now_ms)
+
+    def _to_leader(self, now_ms: int) -> None:
+        candidate = self._state
+        if not isinstance(candidate, CandidateState) or not candidate.election.is_vote_granted():
+            raise RaftInvariantError(f"{self._prefix}cannot become Leader from {candidate.name}")
+        voters = self.voter_set
+        leader = LeaderState(
+            local_id=self._node_id,
+            local_directory_id=self._directory_id,
+            epoch=candidate.epoch,
+            epoch_start_offset=self._log.end_offset,
+            voters=voters,
+            granting_voters=tuple(sorted(candidate.election.granted)),
+            now_ms=now_ms,
+            check_quorum_timeout_ms=self._config.check_quorum_timeout_ms,
+        )
+        self._set_state(leader, persist=True)
+        payloads: list[Payload] = [LeaderChange(self._node_id, voters.ids, leader.granting_voters)]
+        if (
+            self._kraft_version == 1
+            and self._voters.latest_offset() is None
+            and self._log.latest_snapshot_id is None
+        ):
+            # The voter set came from the bootstrap config: write it into the log so
+            # that every replica (and every later leader) learns it (as Kafka does).
+            payloads.append(Voters(voters))
+        leader.update_local(self._log.flushed_end_offset)
+        self._append_as_leader(now_ms, payloads)
+
+    def _to_resigned(self, now_ms: int, preferred_successors: tuple[int, ...]) -> None:
+        old = self._state
+        if not isinstance(old, LeaderState):
+            raise RaftInvariantError(f"{self._prefix}cannot resign from {old.name}")
+        state = ResignedState(
+            old.epoch,
+            self._node_id,
+            now_ms + self._random_election_timeout_ms(),
+            preferred_successors,
+            set(self._remote_voters(self.voter_set)),
+        )
+        self._set_state(state, persist=False)
+
+    def _maybe_transition(self, now_ms: int, leader_id: int | None, epoch: int) -> None:
+        """Follow a leader hint from a request or response (Kafka's maybeTransition)."""
+        current = self._state
+        if leader_id == self._node_id:
+            if epoch == current.epoch and isinstance(current, (LeaderState, ResignedState)):
+                return
+            raise RaftInvariantError(
+                f"{self._prefix}a peer says this node leads epoch {epoch}; it is {current.name} in {current.epoch}"
+            )
+        if epoch > current.epoch:
+            if leader_id is None:
+                self._to_unattached(now_ms, epoch)
+            else:
+                self._to_follower(now_ms, epoch, leader_id)
+        elif epoch == current.epoch and leader_id is not None:
+            known = current.leader_id
+            if known is None:
+                self._to_follower(now_ms, epoch, leader_id)
+            elif known != leader_id:
+                raise RaftInvariantError(
+                    f"{self._prefix}two leaders in epoch {epoch}: {known} and {leader_id}"
+                )
+
+    # -- common replies --------------------------------------------------------------
+
+    def _hint(self) -> tuple[int | None, int, tuple[Endpoint, ...]]:
+        return self.leader_id, self.epoch, self._leader_endpoints()
+
+    def _fetch_error(self, error: ErrorCode) -> FetchResponse:
+        leader_id, epoch, endpoints = self._hint()
+        return FetchResponse(
+            error, leader_id, epoch, -1, self._log.start_offset, leader_endpoints=endpoints
+        )
+
+    def _respond(self, reply_to: object, message: RaftResponse) -> None:
+        self._emit(Respond(reply_to, message))
