@@ -1,0 +1,243 @@
+"""Topic and broker configs: validation, ConfigRecords, and the settings they imply.
+
+Kafka's ``ConfigurationControlManager``.  Configs live in the image per
+(resource type, resource name); a change is a ConfigRecord per key (a null value
+deletes it).  Topic overrides are checked the way the single-node broker always
+checked them: the broker's topic defaults plus the overrides must parse as a
+``LogConfig`` (unknown keys and bad values are INVALID_CONFIG, with LogConfig's
+message).  Broker configs (resource name "" for the cluster default, or a
+registered broker id) accept the broker-level names of topic settings
+(log.retention.ms, min.insync.replicas, unclean.leader.election.enable, ...),
+the ones a running cluster can change.
+
+Effective topic settings the controller itself needs (min.insync.replicas,
+unclean.leader.election.enable) resolve topic override, then the cluster-wide
+dynamic default, then the broker's static topic defaults, then Kafka's default.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from samsa.controller.controller_config import ControllerConfig
+from samsa.controller.controller_result import ControllerResult
+from samsa.controller.metadata_image import RESOURCE_BROKER, RESOURCE_TOPIC, MetadataImage
+from samsa.controller.record_factory import build_record
+from samsa.errors import ConfigError, ErrorCode, KafkaError
+from samsa.protocol.metadata_records import MetadataRecord
+from samsa.storage.log_config import (
+    LOG_CONFIG_BY_NAME,
+    LOG_CONFIG_KEYS,
+    LogConfig,
+    format_value,
+    parse_value,
+)
+
+OP_SET, OP_DELETE, OP_APPEND, OP_SUBTRACT = 0, 1, 2, 3
+
+_BROKER_KEYS = {k.synonym: k for k in LOG_CONFIG_KEYS if k.synonym}
+_COARSE_BROKER_KEYS = frozenset({"log.retention.hours", "log.retention.minutes", "log.roll.hours"})
+
+
+class ConfigControl:
+    """Config changes and lookups over the committed image."""
+
+    def __init__(self, image: MetadataImage, config: ControllerConfig) -> None:
+        self.image = image
+        self.config = config
+
+    # ------------------------------------------------------------------ lookups
+    def effective_topic_config(self, overrides: Mapping[str, str]) -> dict[str, str]:
+        """Broker topic defaults with a topic's overrides on top (what a topic runs with)."""
+        merged = dict(self.config.topic_defaults)
+        merged.update(overrides)
+        return merged
+
+    def _topic_setting(self, topic: str, key: str) -> str | None:
+        value = self.image.configs.get((RESOURCE_TOPIC, topic), {}).get(key)
+        if value is None:
+            value = self.image.configs.get((RESOURCE_BROKER, ""), {}).get(key)
+        if value is None:
+            value = self.config.topic_defaults.get(key)
+        return value
+
+    def unclean_leader_election_enabled(self, topic: str) -> bool:
+        value = self._topic_setting(topic, "unclean.leader.election.enable")
+        return value is not None and value.strip().lower() == "true"
+
+    def min_insync_replicas(self, topic: str) -> int:
+        value = self._topic_setting(topic, "min.insync.replicas")
+        try:
+            return int(value) if value is not None else 1
+        except ValueError:
+            return 1
+
+    # ------------------------------------------------------------------ validation
+    def validate_topic_configs(self, overrides: Mapping[str, str]) -> None:
+        """Raise KafkaError(INVALID_CONFIG) unless the overrides make a valid LogConfig."""
+        try:
+            LogConfig.from_dict(self.effective_topic_config(overrides))
+        except ConfigError as exc:
+            raise KafkaError(ErrorCode.INVALID_CONFIG, str(exc)) from None
+
+    @staticmethod
+    def validate_broker_configs(configs: Mapping[str, str]) -> None:
+        for name, value in configs.items():
+            key = _BROKER_KEYS.get(name)
+            if key is None and name not in _COARSE_BROKER_KEYS:
+                raise KafkaError(
+                    ErrorCode.INVALID_CONFIG,
+                    f"{name} is not a broker configuration that can be changed at runtime",
+                )
+            try:
+                if key is not None:
+                    parse_value(key, value)
+                else:
+                    LogConfig.from_broker_properties({name: value})
+            except ConfigError as exc:
+                raise KafkaError(ErrorCode.INVALID_CONFIG, str(exc)) from None
+
+    def _check_resource(self, resource_type: int, resource_name: str) -> None:
+        if resource_type == RESOURCE_TOPIC:
+            if resource_name not in self.image.topics:
+                raise KafkaError(
+                    ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+                    f"topic {resource_name!r} does not exist",
+                )
+        elif resource_type == RESOURCE_BROKER:
+            if resource_name == "":
+                return
+            try:
+                broker_id = int(resource_name)
+            except ValueError:
+                raise KafkaError(
+                    ErrorCode.INVALID_REQUEST, f"invalid broker name {resource_name!r}"
+                ) from None
+            if broker_id not in self.image.brokers:
+                raise KafkaError(
+                    ErrorCode.BROKER_ID_NOT_REGISTERED, f"no broker with id {broker_id} found"
+                )
+        else:
+            raise KafkaError(
+                ErrorCode.INVALID_REQUEST, f"resource type {resource_type} is not supported"
+            )
+
+    def _validate(self, resource_type: int, configs: Mapping[str, str]) -> None:
+        if resource_type == RESOURCE_TOPIC:
+            self.validate_topic_configs(configs)
+        else:
+            self.validate_broker_configs(configs)
+
+    # ------------------------------------------------------------------ records
+    def records_for(
+        self, resource_type: int, resource_name: str, new: Mapping[str, str]
+    ) -> list[MetadataRecord]:
+        """ConfigRecords that take the resource's configs from the image to ``new``."""
+        current = self.image.configs.get((resource_type, resource_name), {})
+        records = []
+        for name in sorted(set(current) | set(new)):
+            value = new.get(name)
+            if current.get(name) != value:
+                records.append(
+                    build_record(
+                        "ConfigRecord",
+                        resource_type=resource_type,
+                        resource_name=resource_name,
+                        name=name,
+                        value=value,
+                    )
+                )
+        return records
+
+    def _apply_op(
+        self,
+        current: dict[str, str],
+        resource_type: int,
+        op: Mapping[str, Any],
+    ) -> None:
+        name, value, kind = op["name"], op.get("value"), op["config_operation"]
+        if kind == OP_SET:
+            if value is None:
+                raise KafkaError(ErrorCode.INVALID_CONFIG, f"SET of {name} needs a value")
+            current[name] = value
+        elif kind == OP_DELETE:
+            current.pop(name, None)
+        elif kind in (OP_APPEND, OP_SUBTRACT):
+            key = LOG_CONFIG_BY_NAME.get(name) if resource_type == RESOURCE_TOPIC else None
+            if key is None or key.type.value != "LIST":
+                raise KafkaError(
+                    ErrorCode.INVALID_CONFIG, f"{name} is not a list: APPEND/SUBTRACT need one"
+                )
+            base = self.effective_topic_config(current).get(name)
+            if base is None:
+                base = format_value(key, key.default)
+            items = [v for v in base.split(",") if v]
+            given = [v for v in (value or "").split(",") if v]
+            if kind == OP_APPEND:
+                items += [v for v in given if v not in items]
+            else:
+                items = [v for v in items if v not in given]
+            current[name] = ",".join(items)
+        else:
+            raise KafkaError(ErrorCode.INVALID_REQUEST, f"unknown config operation {kind}")
+
+    # ------------------------------------------------------------------ operations
+    def incremental_alter_configs(self, request: Mapping[str, Any]) -> ControllerResult:
+        """IncrementalAlterConfigs: SET / DELETE / APPEND / SUBTRACT per key."""
+        records: list[MetadataRecord] = []
+        responses = []
+        seen: set[tuple[int, str]] = set()
+        for resource in request["resources"]:
+            rtype, rname = resource["resource_type"], resource["resource_name"]
+            try:
+                if (rtype, rname) in seen:
+                    raise KafkaError(
+                        ErrorCode.INVALID_REQUEST, "the resource appears more than once"
+                    )
+                seen.add((rtype, rname))
+                self._check_resource(rtype, rname)
+                current = dict(self.image.configs.get((rtype, rname), {}))
+                for op in resource["configs"]:
+                    self._apply_op(current, rtype, op)
+                self._validate(rtype, current)
+                records.extend(self.records_for(rtype, rname, current))
+                responses.append(_alter_response(rtype, rname, None))
+            except KafkaError as exc:
+                responses.append(_alter_response(rtype, rname, exc))
+        if request.get("validate_only", False):
+            records = []
+        return ControllerResult(records, {"throttle_time_ms": 0, "responses": responses})
+
+    def alter_configs(self, request: Mapping[str, Any]) -> ControllerResult:
+        """AlterConfigs (the legacy form): the given keys replace all overrides."""
+        records: list[MetadataRecord] = []
+        responses = []
+        seen: set[tuple[int, str]] = set()
+        for resource in request["resources"]:
+            rtype, rname = resource["resource_type"], resource["resource_name"]
+            try:
+                if (rtype, rname) in seen:
+                    raise KafkaError(
+                        ErrorCode.INVALID_REQUEST, "the resource appears more than once"
+                    )
+                seen.add((rtype, rname))
+                self._check_resource(rtype, rname)
+                new = {c["name"]: c["value"] for c in resource["configs"] if c["value"] is not None}
+                self._validate(rtype, new)
+                records.extend(self.records_for(rtype, rname, new))
+                responses.append(_alter_response(rtype, rname, None))
+            except KafkaError as exc:
+                responses.append(_alter_response(rtype, rname, exc))
+        if request.get("validate_only", False):
+            records = []
+        return ControllerResult(records, {"throttle_time_ms": 0, "responses": responses})
+
+
+def _alter_response(rtype: int, rname: str, exc: KafkaError | None) -> dict[str, Any]:
+    return {
+        "error_code": int(exc.code) if exc else 0,
+        "error_message": str(exc) if exc else None,
+        "resource_type": rtype,
+        "resource_name": rname,
+    }

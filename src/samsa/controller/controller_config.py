@@ -1,0 +1,79 @@
+"""The controller's settings, under Kafka's config names.
+
+A plain value built by the node from its server.properties (``from_properties``
+takes the Kafka keys); the controller never reads configuration files itself.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+PRODUCER_ID_BLOCK_SIZE = 1000
+"""Producer ids handed to a broker per AllocateProducerIds, as Kafka's ProducerIdsBlock."""
+
+
+def _as_bool(value: Any) -> bool:
+    if isinstance(value, str):
+        return value.strip().lower() == "true"
+    return bool(value)
+
+
+@dataclass(frozen=True, slots=True)
+class ControllerConfig:
+    """Settings of the QuorumController (Kafka's names in the field docs)."""
+
+    default_num_partitions: int = 1
+    """num.partitions: partitions of a CreateTopics entry that asks for -1."""
+    default_replication_factor: int = 1
+    """default.replication.factor: replication factor of an entry that asks for -1."""
+    delete_topic_enable: bool = True
+    """delete.topic.enable."""
+    broker_session_timeout_ms: int = 9000
+    """broker.session.timeout.ms: a broker silent this long is fenced."""
+    auto_leader_rebalance_enable: bool = True
+    """auto.leader.rebalance.enable: move leadership back to preferred replicas."""
+    leader_imbalance_per_broker_percentage: int = 10
+    """leader.imbalance.per.broker.percentage: imbalance that triggers it, per broker."""
+    leader_imbalance_check_interval_ms: int = 300_000
+    """leader.imbalance.check.interval.seconds, in milliseconds."""
+    cluster_id: str | None = None
+    """The cluster id brokers must register with; None accepts any."""
+    topic_defaults: Mapping[str, str] = field(default_factory=dict)
+    """Broker-level defaults of topic configs, under topic key names (segment.bytes...),
+    shown in CreateTopics responses and the base topic overrides are checked on."""
+
+    @classmethod
+    def from_properties(
+        cls,
+        props: Mapping[str, Any],
+        *,
+        topic_defaults: Mapping[str, str] | None = None,
+        cluster_id: str | None = None,
+    ) -> ControllerConfig:
+        """From Kafka config keys; keys not given keep Kafka's defaults."""
+        defaults = cls()
+
+        get = props.get
+        return cls(
+            default_num_partitions=int(get("num.partitions", defaults.default_num_partitions)),
+            default_replication_factor=int(
+                get("default.replication.factor", defaults.default_replication_factor)
+            ),
+            delete_topic_enable=_as_bool(get("delete.topic.enable", True)),
+            broker_session_timeout_ms=int(
+                get("broker.session.timeout.ms", defaults.broker_session_timeout_ms)
+            ),
+            auto_leader_rebalance_enable=_as_bool(get("auto.leader.rebalance.enable", True)),
+            leader_imbalance_per_broker_percentage=int(
+                get(
+                    "leader.imbalance.per.broker.percentage",
+                    defaults.leader_imbalance_per_broker_percentage,
+                )
+            ),
+            leader_imbalance_check_interval_ms=1000
+            * int(get("leader.imbalance.check.interval.seconds", 300)),
+            cluster_id=cluster_id,
+            topic_defaults=dict(topic_defaults or {}),
+        )

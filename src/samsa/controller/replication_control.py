@@ -1,0 +1,420 @@
+"""Leaders and ISRs: moving them when brokers come and go, AlterPartition, elections.
+
+Part of Kafka's ``ReplicationControlManager`` (topic creation and reassignment
+live in their own modules).  Every change goes through the partition change
+builder; this module decides *which* partitions to look at and with what
+targets, using the image's broker -> partitions index so that fencing one broker
+of a 100,000-partition cluster touches only that broker's partitions.
+
+* ``leader_and_isr_updates``: take a broker out of ISRs and leaderships (fenced,
+  shutting down, unregistered, re-registered) or let a returning broker lead
+  leaderless partitions.  A topic with unclean.leader.election.enable may get an
+  unclean leader here (logged as possible data loss).
+* ``alter_partition``: a leader's ISR change, checked as Kafka checks it.
+* ``elect_leaders``: preferred or unclean elections on request.
+* ``rebalance_leaders``: the periodic preferred-leader rebalance.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from samsa.controller.config_control import ConfigControl
+from samsa.controller.controller_result import ControllerResult
+from samsa.controller.metadata_image import MetadataImage
+from samsa.controller.partition_change import Election, build_partition_change
+from samsa.controller.pending import PendingChanges
+from samsa.controller.registrations import NO_LEADER, LeaderRecoveryState, PartitionRegistration
+from samsa.errors import ErrorCode
+
+log = logging.getLogger(__name__)
+
+ELECTION_PREFERRED = 0
+ELECTION_UNCLEAN = 1
+
+
+class ReplicationControl:
+    """Leader and ISR changes computed over the committed image."""
+
+    def __init__(self, image: MetadataImage, configs: ConfigControl) -> None:
+        self.image = image
+        self.configs = configs
+
+    def _describe(self, topic_id: bytes, partition_id: int) -> str:
+        topic = self.image.topics_by_id.get(topic_id)
+        return f"{topic.name if topic else topic_id.hex()}-{partition_id}"
+
+    def _topic_name(self, topic_id: bytes) -> str:
+        topic = self.image.topics_by_id.get(topic_id)
+        return "" if topic is None else topic.name
+
+    # ------------------------------------------------------------------ broker moves
+    def leader_and_isr_updates(
+        self,
+        pending: PendingChanges,
+        partitions: Iterable[tuple[bytes, int]],
+        *,
+        broker_to_remove: int = NO_LEADER,
+        broker_to_add: int = NO_LEADER,
+        context: str,
+    ) -> int:
+        """Append changes for ``partitions``: ``broker_to_remove`` leaves each ISR and
+        may not lead; ``broker_to_add`` may lead even before its unfence is committed.
+        Returns how many records were appended (Kafka's generateLeaderAndIsrUpdates)."""
+
+        def acceptable(replica: int) -> bool:
+            return replica != broker_to_remove and (
+                replica == broker_to_add or pending.is_active(replica)
+            )
+
+        unclean_by_topic: dict[bytes, bool] = {}
+        count = 0
+        for topic_id, partition_id in partitions:
+            registration = pending.partition(topic_id, partition_id)
+            if registration is None:
+                continue
+            unclean = unclean_by_topic.get(topic_id)
+            if unclean is None:
+                name = self._topic_name(topic_id)
+                unclean = unclean_by_topic[topic_id] = self.configs.unclean_leader_election_enabled(
+                    name
+                )
+            target_isr = None
+            if broker_to_remove != NO_LEADER and broker_to_remove in registration.isr:
+                target_isr = [r for r in registration.isr if r != broker_to_remove]
+            record = build_partition_change(
+                registration,
+                topic_id,
+                partition_id,
+                acceptable,
+                target_isr=target_isr,
+                election=Election.UNCLEAN if unclean else Election.ONLINE,
+                description=self._describe(topic_id, partition_id),
+            )
+            if record is not None:
+                pending.append(record)
+                count += 1
+        if count:
+            log.info("%s: %d partition change(s)", context, count)
+        return count
+
+    def remove_broker(self, pending: PendingChanges, broker_id: int, context: str) -> int:
+        """Take ``broker_id`` out of every ISR and leadership it holds."""
+        # A leader is always in its ISR, so the ISR index covers its leaderships too.
+        return self.leader_and_isr_updates(
+            pending,
+            self.image.brokers_to_isrs.partitions_with_broker_in_isr(broker_id),
+            broker_to_remove=broker_id,
+            context=context,
+        )
+
+    def elect_leaderless(
+        self, pending: PendingChanges, context: str, broker_to_add: int = NO_LEADER
+    ) -> int:
+        """Give leaderless partitions a leader where an in-sync replica can lead."""
+        return self.leader_and_isr_updates(
+            pending,
+            self.image.brokers_to_isrs.partitions_without_leader(),
+            broker_to_add=broker_to_add,
+            context=context,
+        )
+
+    # ------------------------------------------------------------------ AlterPartition
+    def alter_partition(self, request: Mapping[str, Any]) -> ControllerResult:
+        """AlterPartition from a partition leader (v2+, topic ids)."""
+        broker_id, broker_epoch = request["broker_id"], request["broker_epoch"]
+        broker = self.image.brokers.get(broker_id)
+        if broker is None or broker.epoch != broker_epoch:
+            return ControllerResult(
+                [],
+                {
+                    "throttle_time_ms": 0,
+                    "error_code": int(ErrorCode.STALE_BROKER_EPOCH),
+                    "topics": [],
+                },
+            )
+        pending = PendingChanges(self.image)
+        topics = []
+        for topic_data in request["topics"]:
+            topic_id = topic_data["topic_id"]
+            topic = self.image.topics_by_id.get(topic_id)
+            results = []
+            for data in topic_data["partitions"]:
+                if topic is None:
+                    results.append(_partition_error(data, ErrorCode.UNKNOWN_TOPIC_ID))
+                    continue
+                results.append(self._alter_one(pending, broker_id, topic.name, topic_id, data))
+            topics.append({"topic_id": topic_id, "partitions": results})
+        response = {"throttle_time_ms": 0, "error_code": 0, "topics": topics}
+        return ControllerResult(pending.records, response)
+
+    def _alter_one(
+        self,
+        pending: PendingChanges,
+        broker_id: int,
+        topic_name: str,
+        topic_id: bytes,
+        data: Mapping[str, Any],
+    ) -> dict[str, Any]:
+        partition_id = data["partition_index"]
+        registration = pending.partition(topic_id, partition_id)
+        what = f"{topic_name}-{partition_id}"
+        if registration is None:
+            return _partition_error(data, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
+        if data["leader_epoch"] > registration.leader_epoch or (
+            data["partition_epoch"] > registration.partition_epoch
+        ):
+            # Epochs from the future: this controller is behind, the leader should
+            # find the active controller (Kafka answers NOT_CONTROLLER).
+            return _partition_error(data, ErrorCode.NOT_CONTROLLER)
+        if broker_id != registration.leader:
+            log.info("AlterPartition for %s from broker %d, not its leader", what, broker_id)
+            return _partition_error(data, ErrorCode.INVALID_REQUEST)
+        if data["leader_epoch"] != registration.leader_epoch:
+            return _partition_error(data, ErrorCode.FENCED_LEADER_EPOCH)
+        if data["partition_epoch"] != registration.partition_epoch:
+            return _partition_error(data, ErrorCode.INVALID_UPDATE_VERSION)
+        members = _isr_with_epochs(data)
+        new_isr = [b for b, _ in members]
+        if len(set(new_isr)) != len(new_isr) or not all(
+            r in registration.replicas for r in new_isr
+        ):
+            log.info("AlterPartition for %s: ISR %s is not a set of its replicas", what, new_isr)
+            return _partition_error(data, ErrorCode.INVALID_REQUEST)
+        if registration.leader not in new_isr:
+            return _partition_error(data, ErrorCode.INVALID_REQUEST)
+        recovery = data.get("leader_recovery_state", LeaderRecoveryState.RECOVERED)
+        if recovery == LeaderRecoveryState.RECOVERING and len(new_isr) > 1:
+            log.info("AlterPartition for %s: a recovering leader cannot grow the ISR", what)
+            return _partition_error(data, ErrorCode.INVALID_REQUEST)
+        if (
+            registration.leader_recovery_state == LeaderRecoveryState.RECOVERED
+            and recovery == LeaderRecoveryState.RECOVERING
+        ):
+            log.info("AlterPartition for %s: RECOVERED cannot go back to RECOVERING", what)
+            return _partition_error(data, ErrorCode.INVALID_REQUEST)
+        for replica, epoch in members:
+            reason = self._ineligible(pending, replica, epoch)
+            if reason:
+                log.info("AlterPartition for %s: replica %d %s", what, replica, reason)
+                return _partition_error(data, ErrorCode.INELIGIBLE_REPLICA)
+        record = build_partition_change(
+            registration,
+            topic_id,
+            partition_id,
+            pending.is_active,
+            target_isr=new_isr,
+            target_leader_recovery_state=recovery,
+            description=what,
+        )
+        if record is not None:
+            pending.append(record)
+            changed = pending.partition(topic_id, partition_id)
+            assert changed is not None
+            if changed.leader != broker_id:
+                # The ISR change completed a reassignment that moved the leader away:
+                # the old leader must refresh its metadata (Kafka's NEW_LEADER_ELECTED).
+                log.info("AlterPartition for %s completed a reassignment: new leader", what)
+                return _partition_error(data, ErrorCode.NEW_LEADER_ELECTED)
+            registration = changed
+        return _partition_result(partition_id, registration)
+
+    def _ineligible(self, pending: PendingChanges, replica: int, epoch: int) -> str | None:
+        broker = pending.broker(replica)
+        if broker is None:
+            return "is not registered"
+        if broker.in_controlled_shutdown:
+            return "is shutting down"
+        if broker.fenced:
+            return "is fenced"
+        if epoch != -1 and epoch != broker.epoch:
+            return f"has broker epoch {broker.epoch}, not {epoch}"
+        return None
+
+    # ------------------------------------------------------------------ ElectLeaders
+    def elect_leaders(self, request: Mapping[str, Any]) -> ControllerResult:
+        """ElectLeaders: preferred (0) or unclean (1); null partitions means all."""
+        election_type = request.get("election_type", ELECTION_PREFERRED)
+        if election_type not in (ELECTION_PREFERRED, ELECTION_UNCLEAN):
+            return ControllerResult(
+                [],
+                {
+                    "throttle_time_ms": 0,
+                    "error_code": int(ErrorCode.INVALID_REQUEST),
+                    "replica_election_results": [],
+                },
+            )
+        pending = PendingChanges(self.image)
+        results = []
+        requested = request.get("topic_partitions")
+        if requested is None:
+            for topic in self.image.topics.values():
+                partition_results = []
+                for partition_id in topic.partitions:
+                    code, message = self._elect_one(
+                        pending, topic.name, partition_id, election_type
+                    )
+                    if code != ErrorCode.ELECTION_NOT_NEEDED:
+                        partition_results.append(_election_result(partition_id, code, message))
+                results.append({"topic": topic.name, "partition_result": partition_results})
+        else:
+            for entry in requested:
+                partition_results = [
+                    _election_result(p, *self._elect_one(pending, entry["topic"], p, election_type))
+                    for p in entry["partitions"]
+                ]
+                results.append({"topic": entry["topic"], "partition_result": partition_results})
+        response = {"throttle_time_ms": 0, "error_code": 0, "replica_election_results": results}
+        return ControllerResult(pending.records, response)
+
+    def _elect_one(
+        self, pending: PendingChanges, topic_name: str, partition_id: int, election_type: int
+    ) -> tuple[ErrorCode, str | None]:
+        topic = self.image.topics.get(topic_name)
+        registration = None if topic is None else pending.partition(topic.topic_id, partition_id)
+        if topic is None or registration is None:
+            return (
+                ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+                f"no such partition as {topic_name}-{partition_id}",
+            )
+        if election_type == ELECTION_PREFERRED and registration.has_preferred_leader:
+            return ErrorCode.ELECTION_NOT_NEEDED, None
+        if election_type == ELECTION_UNCLEAN and registration.has_leader:
+            return ErrorCode.ELECTION_NOT_NEEDED, None
+        record = build_partition_change(
+            registration,
+            topic.topic_id,
+            partition_id,
+            pending.is_active,
+            election=Election.PREFERRED
+            if election_type == ELECTION_PREFERRED
+            else Election.UNCLEAN,
+            description=f"{topic_name}-{partition_id}",
+        )
+        if record is None:
+            if election_type == ELECTION_PREFERRED:
+                return (
+                    ErrorCode.PREFERRED_LEADER_NOT_AVAILABLE,
+                    f"preferred replica {registration.preferred_replica} of "
+                    f"{topic_name}-{partition_id} is not live and in sync",
+                )
+            return (
+                ErrorCode.ELIGIBLE_LEADERS_NOT_AVAILABLE,
+                f"no live replica of {topic_name}-{partition_id} can lead",
+            )
+        pending.append(record)
+        return ErrorCode.NONE, None
+
+    # ------------------------------------------------------------------ rebalance
+    def rebalance_leaders(self, pending: PendingChanges, imbalance_percentage: int) -> int:
+        """Preferred elections for brokers whose leader imbalance exceeds the limit.
+
+        A broker's imbalance is the share of the partitions it is preferred for
+        that it does not lead (ZooKeeper-era Kafka's check, per broker).  Only
+        partitions whose preferred replica is active and in sync move.
+        """
+        by_preferred: dict[int, list[tuple[bytes, int]]] = {}
+        for key in self.image.imbalanced:
+            registration = self.image.partition(*key)
+            if registration is None or not registration.replicas:
+                continue
+            by_preferred.setdefault(registration.replicas[0], []).append(key)
+        candidates = {b: keys for b, keys in by_preferred.items() if self.image.is_active(b)}
+        if not candidates:
+            return 0
+        totals = dict.fromkeys(candidates, 0)
+        for _, _, registration in self.image.iter_partitions():
+            if registration.replicas and registration.replicas[0] in totals:
+                totals[registration.replicas[0]] += 1
+        count = 0
+        for broker_id, keys in sorted(candidates.items()):
+            ratio = len(keys) / totals[broker_id]
+            if ratio * 100 <= imbalance_percentage:
+                continue
+            log.info(
+                "broker %d leads %d of the %d partitions it is preferred for: rebalancing",
+                broker_id,
+                totals[broker_id] - len(keys),
+                totals[broker_id],
+            )
+            for topic_id, partition_id in sorted(keys):
+                count += self._preferred_election(pending, topic_id, partition_id)
+        return count
+
+    def _preferred_election(
+        self, pending: PendingChanges, topic_id: bytes, partition_id: int
+    ) -> int:
+        registration = pending.partition(topic_id, partition_id)
+        if registration is None or registration.has_preferred_leader:
+            return 0
+        preferred = registration.preferred_replica
+        if preferred not in registration.isr or not pending.is_active(preferred):
+            return 0
+        record = build_partition_change(
+            registration,
+            topic_id,
+            partition_id,
+            pending.is_active,
+            election=Election.PREFERRED,
+            description=self._describe(topic_id, partition_id),
+        )
+        if record is None:
+            return 0
+        pending.append(record)
+        return 1
+
+    def complete_reassignments(self, pending: PendingChanges) -> int:
+        """Finish reassignments whose target replicas are all in the ISR already."""
+        count = 0
+        for topic_id, partition_id in sorted(self.image.reassigning):
+            registration = pending.partition(topic_id, partition_id)
+            if registration is None or not registration.is_reassigning:
+                continue
+            record = build_partition_change(
+                registration,
+                topic_id,
+                partition_id,
+                pending.is_active,
+                description=self._describe(topic_id, partition_id),
+            )
+            if record is not None:
+                pending.append(record)
+                count += 1
+        return count
+
+
+def _isr_with_epochs(data: Mapping[str, Any]) -> list[tuple[int, int]]:
+    with_epochs = data.get("new_isr_with_epochs")
+    if with_epochs:
+        return [(m["broker_id"], m.get("broker_epoch", -1)) for m in with_epochs]
+    return [(b, -1) for b in data.get("new_isr") or ()]
+
+
+def _partition_error(data: Mapping[str, Any], code: ErrorCode) -> dict[str, Any]:
+    return {
+        "partition_index": data["partition_index"],
+        "error_code": int(code),
+        "leader_id": NO_LEADER,
+        "leader_epoch": -1,
+        "isr": [],
+        "leader_recovery_state": 0,
+        "partition_epoch": -1,
+    }
+
+
+def _partition_result(partition_id: int, registration: PartitionRegistration) -> dict[str, Any]:
+    return {
+        "partition_index": partition_id,
+        "error_code": 0,
+        "leader_id": registration.leader,
+        "leader_epoch": registration.leader_epoch,
+        "isr": list(registration.isr),
+        "leader_recovery_state": registration.leader_recovery_state,
+        "partition_epoch": registration.partition_epoch,
+    }
+
+
+def _election_result(partition_id: int, code: ErrorCode, message: str | None) -> dict[str, Any]:
+    return {"partition_id": partition_id, "error_code": int(code), "error_message": message}
