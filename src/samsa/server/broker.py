@@ -20,13 +20,13 @@ from samsa.controller.image import MetadataImage
 from samsa.controller.metadata_log import MetadataLog
 from samsa.errors import ErrorCode
 from samsa.failure_log import FailureLog
+from samsa.replication.replica_manager import ReplicaManager
 from samsa.server import meta_properties
 from samsa.server.cleaner_task import CleanerTask
 from samsa.server.handlers import register_all
 from samsa.server.http_endpoint import HttpEndpoint
 from samsa.server.metrics import BrokerMetrics
 from samsa.server.network import SocketServer
-from samsa.server.replica_manager import ReplicaManager
 from samsa.server.router import Router
 from samsa.server.topic_manager import TopicManager
 from samsa.storage.log_config import LogConfig

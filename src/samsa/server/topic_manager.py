@@ -22,7 +22,7 @@ from samsa.controller.records import (
     topic_record,
 )
 from samsa.errors import ConfigError, ErrorCode, KafkaError
-from samsa.server.replica_manager import ReplicaManager
+from samsa.replication.replica_manager import ReplicaManager
 from samsa.storage.log_config import LogConfig
 
 log = logging.getLogger("samsa.server")

@@ -14,7 +14,7 @@ import contextlib
 from typing import TYPE_CHECKING, Any
 
 from samsa.errors import ErrorCode, KafkaError
-from samsa.server.replica_manager import FetchWaiter
+from samsa.replication.replica_manager import FetchWaiter
 from samsa.server.router import Body, RequestContext, Router
 
 if TYPE_CHECKING:

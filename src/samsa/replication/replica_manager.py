@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Iterable, Iterator
 
-from samsa.server.partition import Partition
+from samsa.replication.partition import Partition
 from samsa.storage.log_config import LogConfig
 from samsa.storage.log_manager import LogManager
 from samsa.storage.producer_state import ProducerStateManager

@@ -1,0 +1,1 @@
+"""Replicated partitions: leaders, followers, the ISR and the high watermark."""
