@@ -1,0 +1,275 @@
+"""The asyncio driver: runs a ``RaftMachine`` on the broker's event loop.
+
+The machine decides, the driver does.  Every machine call returns actions that
+must run in order (the vote on disk before the answer, the log flushed before
+the high watermark counts it), so actions from all sources (requests,
+responses, timers, appends) go through one queue drained by one task.  Sends
+run concurrently (each in its own task, the machine allows one in flight per
+destination) and come back as ``receive_response`` / ``request_failed``.  The
+clock is monotonic; the machine only ever compares times it was given.
+
+What the driver does not know: sockets (``transport``: the node gives it a way
+to send a wire request to an address) and what committed entries mean
+(``listener``: the metadata loader on every node).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+import uuid
+from collections import deque
+from collections.abc import Awaitable, Callable, Sequence
+from pathlib import Path
+from typing import Any, Protocol
+
+from samsa.raft import wire
+from samsa.raft.actions import (
+    Action,
+    FlushLog,
+    HighWatermarkAdvanced,
+    LeaderChanged,
+    LoadSnapshot,
+    PersistElectionState,
+    Respond,
+    Send,
+)
+from samsa.raft.log import RaftLog, Snapshot
+from samsa.raft.machine import RaftMachine
+from samsa.raft.messages import QuorumInfo, RaftRequest, RaftResponse
+from samsa.raft.quorum_state_file import write_election_state
+
+log = logging.getLogger("samsa.raft")
+
+Transport = Callable[[str, int, int, int, dict[str, Any], int], Awaitable[dict[str, Any]]]
+"""(host, port, api_key, version, body, timeout_ms) -> response body; raises on failure."""
+
+
+class RaftListener(Protocol):
+    """The state machine above Raft (the metadata loader)."""
+
+    def handle_commit(self, high_watermark: int) -> None: ...
+
+    def handle_load_snapshot(self, snapshot: Snapshot) -> None: ...
+
+    def handle_leader_change(self, leader_id: int | None, epoch: int) -> None: ...
+
+
+def monotonic_ms() -> int:
+    return time.monotonic_ns() // 1_000_000
+
+
+class RaftDriver:
+    def __init__(
+        self,
+        machine: RaftMachine,
+        log_: RaftLog,
+        state_dir: Path,
+        transport: Transport,
+        listener: RaftListener,
+        *,
+        cluster_id: str,
+        listener_name: str,
+        bootstrap_servers: Sequence[tuple[str, int]] = (),
+        clock: Callable[[], int] = monotonic_ms,
+    ) -> None:
+        self.machine = machine
+        self.log = log_
+        self._state_dir = state_dir
+        self._transport = transport
+        self._listener = listener
+        self.cluster_id = cluster_id
+        self.listener_name = listener_name
+        self._bootstrap = list(bootstrap_servers)
+        self._clock = clock
+        self._queue: deque[Action] = deque()
+        self._queue_ready = asyncio.Event()
+        self._wake_timer = asyncio.Event()
+        self._leader_changed = asyncio.Event()
+        self._tasks: list[asyncio.Task[None]] = []
+        self._sends: set[asyncio.Task[None]] = set()
+        self._stopped = False
+
+    # -- lifecycle ---------------------------------------------------------------
+
+    def start(self) -> None:
+        self._feed(self.machine.start(self._clock()))
+        self._tasks = [
+            asyncio.ensure_future(self._execute_loop()),
+            asyncio.ensure_future(self._timer_loop()),
+        ]
+
+    async def stop(self, *, resign_timeout_s: float = 1.0) -> None:
+        """Hand leadership over (EndQuorumEpoch) if leading, then stop."""
+        if self._stopped:
+            return
+        if self.machine.is_leader:
+            self._feed(self.machine.resign(self._clock()))
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(self._drain(), resign_timeout_s)
+        self._stopped = True
+        for task in [*self._tasks, *self._sends]:
+            task.cancel()
+        for task in [*self._tasks, *self._sends]:
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+
+    async def _drain(self) -> None:
+        while self._queue or self._sends:
+            await asyncio.sleep(0.01)
+
+    # -- what the node uses ------------------------------------------------------
+
+    @property
+    def leader_id(self) -> int | None:
+        return self.machine.leader_id
+
+    @property
+    def epoch(self) -> int:
+        return self.machine.epoch
+
+    @property
+    def high_watermark(self) -> int:
+        return self.machine.high_watermark
+
+    async def wait_leader_change(self) -> None:
+        """Resolve at the next leader change (or leader knowledge change)."""
+        self._leader_changed.clear()
+        await self._leader_changed.wait()
+
+    def append(self, payloads: list[bytes]) -> int:
+        """Append as leader; returns the last offset (raises NotLeaderError elsewhere)."""
+        offset, actions = self.machine.append(self._clock(), payloads)
+        self._feed(actions)
+        return offset
+
+    def create_snapshot(self, end_offset: int, data: bytes) -> None:
+        self.machine.create_snapshot(end_offset, data)
+        self.machine.delete_before_snapshot()
+
+    def describe_quorum(self) -> QuorumInfo:
+        return self.machine.describe_quorum(self._clock())
+
+    async def handle_request(self, source_id: int, request: RaftRequest) -> RaftResponse:
+        """Give an inbound Raft request to the machine; wait for its answer."""
+        future: asyncio.Future[RaftResponse] = asyncio.get_running_loop().create_future()
+        self._feed(self.machine.receive_request(self._clock(), source_id, request, future))
+        return await future
+
+    async def add_voter(
+        self, voter_id: int, directory_id: uuid.UUID | None, endpoints: Any, timeout_ms: int
+    ) -> RaftResponse:
+        future: asyncio.Future[RaftResponse] = asyncio.get_running_loop().create_future()
+        actions = self.machine.add_voter(
+            self._clock(), voter_id, directory_id, endpoints, future, timeout_ms
+        )
+        self._feed(actions)
+        return await future
+
+    async def remove_voter(self, voter_id: int, directory_id: uuid.UUID | None) -> RaftResponse:
+        future: asyncio.Future[RaftResponse] = asyncio.get_running_loop().create_future()
+        self._feed(self.machine.remove_voter(self._clock(), voter_id, directory_id, future))
+        return await future
+
+    # -- the action queue --------------------------------------------------------
+
+    def _feed(self, actions: list[Action]) -> None:
+        if actions:
+            self._queue.extend(actions)
+            self._queue_ready.set()
+        self._wake_timer.set()
+
+    async def _execute_loop(self) -> None:
+        while True:
+            await self._queue_ready.wait()
+            self._queue_ready.clear()
+            while self._queue:
+                action = self._queue.popleft()
+                try:
+                    self._execute(action)
+                except Exception:
+                    log.exception("raft: failed to execute %s", type(action).__name__)
+
+    def _execute(self, action: Action) -> None:
+        if isinstance(action, Send):
+            task = asyncio.ensure_future(self._send(action))
+            self._sends.add(task)
+            task.add_done_callback(self._sends.discard)
+        elif isinstance(action, Respond):
+            future = action.reply_to
+            assert isinstance(future, asyncio.Future)
+            if not future.done():
+                future.set_result(action.message)
+        elif isinstance(action, PersistElectionState):
+            write_election_state(self._state_dir, action.election)
+        elif isinstance(action, FlushLog):
+            # The metadata log is small and written rarely; a synchronous fsync
+            # keeps the log object single-threaded (as the old metadata file did).
+            self.log.flush(action.up_to_offset)
+            self._feed(self.machine.flushed(self._clock(), action.up_to_offset))
+        elif isinstance(action, HighWatermarkAdvanced):
+            self._listener.handle_commit(action.offset)
+        elif isinstance(action, LeaderChanged):
+            log.info(
+                "raft: leader of epoch %d is %s",
+                action.epoch,
+                "unknown" if action.leader_id is None else f"node {action.leader_id}",
+            )
+            self._listener.handle_leader_change(action.leader_id, action.epoch)
+            self._leader_changed.set()
+        elif isinstance(action, LoadSnapshot):
+            snapshot = self.log.load_snapshot(action.snapshot_id)
+            if snapshot is None:
+                raise RuntimeError(f"snapshot {action.snapshot_id} vanished before loading")
+            self._listener.handle_load_snapshot(snapshot)
+        else:  # pragma: no cover - the Action union is closed
+            raise TypeError(f"unknown action {action!r}")
+
+    def _address(self, destination_id: int) -> tuple[str, int] | None:
+        if destination_id < 0:
+            index = -2 - destination_id
+            return self._bootstrap[index] if 0 <= index < len(self._bootstrap) else None
+        endpoints = self.machine.endpoints(destination_id)
+        for endpoint in endpoints:
+            if endpoint.listener == self.listener_name:
+                return endpoint.host, endpoint.port
+        return (endpoints[0].host, endpoints[0].port) if endpoints else None
+
+    async def _send(self, action: Send) -> None:
+        address = self._address(action.destination_id)
+        if address is None:
+            self._feed(self.machine.request_failed(self._clock(), action.request_id))
+            return
+        api_key, version, body = wire.encode_request(action.message, self.cluster_id)
+        timeout_ms = wire.request_timeout_ms(action.message, self.machine)
+        try:
+            response = await self._transport(*address, api_key, version, body, timeout_ms)
+            message = wire.decode_response(
+                api_key, version, response, self.listener_name, action.message
+            )
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            log.debug("raft: request to %s failed: %s", address, exc)
+            if not self._stopped:
+                self._feed(self.machine.request_failed(self._clock(), action.request_id))
+            return
+        if not self._stopped:
+            self._feed(self.machine.receive_response(self._clock(), action.request_id, message))
+
+    async def _timer_loop(self) -> None:
+        while True:
+            self._wake_timer.clear()
+            deadline = self.machine.next_deadline()
+            if deadline is not None:
+                delay = max(0.0, (deadline - self._clock()) / 1000)
+                with contextlib.suppress(asyncio.TimeoutError):
+                    await asyncio.wait_for(self._wake_timer.wait(), delay)
+            else:
+                await self._wake_timer.wait()
+            now = self._clock()
+            next_deadline = self.machine.next_deadline()
+            if next_deadline is not None and next_deadline <= now:
+                self._feed(self.machine.poll(now))
