@@ -1,7 +1,15 @@
 from typing import Any
 
 import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
 
+from samsa.controller.leader_selectors import (
+    controlled_shutdown_leader,
+    offline_leader,
+    preferred_leader,
+    reassigned_leader,
+)
 from samsa.controller.partition_change import Election, build_partition_change, is_noop
 from samsa.controller.registrations import (
     NO_LEADER,
@@ -121,3 +129,96 @@ def test_recovery_state_target() -> None:
 def test_is_noop() -> None:
     record = build_partition_change(reg(), TID, 0, live(1, 2, 3), target_isr=[1])
     assert record is not None and not is_noop(record)
+
+
+# The builder's election paths are the leader selectors: check they agree.
+replica_sets = st.lists(st.integers(1, 6), min_size=1, max_size=5, unique=True)
+
+
+@settings(max_examples=200, deadline=None)
+@given(replicas=replica_sets, data=st.data())
+def test_removing_the_leader_picks_the_controlled_shutdown_selectors_choice(
+    replicas: list[int], data: st.DataObject
+) -> None:
+    isr = data.draw(st.lists(st.sampled_from(replicas), min_size=1, unique=True))
+    live = set(data.draw(st.lists(st.integers(1, 6), unique=True)))
+    leaving = isr[0]
+    registration = PartitionRegistration(tuple(replicas), tuple(isr), leaving)
+    record = build_partition_change(
+        registration,
+        TID,
+        0,
+        lambda b: b != leaving and b in live,
+        target_isr=[r for r in isr if r != leaving],
+    )
+    expected = controlled_shutdown_leader(replicas, isr, live.__contains__, {leaving})
+    new = registration if record is None else registration.merge(record.body)
+    assert new.leader == expected.leader
+    if expected.isr:
+        assert new.isr == expected.isr
+    else:
+        assert new.isr == (leaving,)  # never an empty ISR
+
+
+@settings(max_examples=200, deadline=None)
+@given(replicas=replica_sets, data=st.data())
+def test_completing_a_reassignment_picks_the_reassigned_selectors_choice(
+    replicas: list[int], data: st.DataObject
+) -> None:
+    target = data.draw(st.lists(st.integers(1, 6), min_size=1, max_size=4, unique=True))
+    live = set(data.draw(st.lists(st.integers(1, 6), unique=True)))
+    removing = sorted(set(replicas) - set(target))
+    adding = sorted(set(target) - set(replicas))
+    assume(removing or adding)
+    moving = PartitionRegistration(
+        (*target, *removing),
+        tuple(replicas),
+        replicas[0],
+        removing_replicas=tuple(removing),
+        adding_replicas=tuple(adding),
+    )
+    full_isr = [*replicas, *adding]
+    record = build_partition_change(moving, TID, 0, live.__contains__, target_isr=full_isr)
+    assert record is not None
+    done = moving.merge(record.body)
+    assert done.replicas == tuple(target) and not done.is_reassigning
+    if replicas[0] in target and replicas[0] in live:
+        assert done.leader == replicas[0]  # a leader that stays keeps leading
+    else:
+        expected = reassigned_leader(
+            target, [r for r in full_isr if r in target], live.__contains__
+        )
+        assert done.leader == expected.leader
+
+
+@settings(max_examples=200, deadline=None)
+@given(replicas=replica_sets, data=st.data())
+def test_offline_and_preferred_paths_agree_with_the_selectors(
+    replicas: list[int], data: st.DataObject
+) -> None:
+    isr = data.draw(st.lists(st.sampled_from(replicas), min_size=1, unique=True))
+    live = set(data.draw(st.lists(st.integers(1, 6), unique=True)))
+    unclean = data.draw(st.booleans())
+    leaderless = PartitionRegistration(tuple(replicas), tuple(isr), NO_LEADER)
+    record = build_partition_change(
+        leaderless,
+        TID,
+        0,
+        live.__contains__,
+        election=Election.UNCLEAN if unclean else Election.ONLINE,
+    )
+    expected = offline_leader(replicas, isr, live.__contains__, unclean_allowed=unclean)
+    new = leaderless if record is None else leaderless.merge(record.body)
+    assert new.leader == expected.leader
+    if expected.unclean:
+        assert new.isr == (expected.leader,) and new.leader_recovery_state == 1
+    preferred = preferred_leader(replicas, isr, live.__contains__)
+    elected = build_partition_change(
+        PartitionRegistration(tuple(replicas), tuple(isr), isr[-1]),
+        TID,
+        0,
+        live.__contains__,
+        election=Election.PREFERRED,
+    )
+    if preferred.has_leader and preferred.leader != isr[-1]:
+        assert elected is not None and elected.body["leader"] == preferred.leader

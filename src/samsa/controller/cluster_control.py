@@ -245,10 +245,12 @@ class ClusterControl:
 
 
 def _state_of(registration: BrokerRegistration) -> BrokerControlState:
-    if registration.fenced:
-        return BrokerControlState.FENCED
+    """A broker that began a controlled shutdown stays in it until it registers
+    again, even once fenced: it may only go on to shut down, never back to work."""
     if registration.in_controlled_shutdown:
         return BrokerControlState.CONTROLLED_SHUTDOWN
+    if registration.fenced:
+        return BrokerControlState.FENCED
     return BrokerControlState.UNFENCED
 
 

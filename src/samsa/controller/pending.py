@@ -10,12 +10,12 @@ touching the image.  It is thrown away when the operation returns its records.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any
 
 from samsa.controller.metadata_image import FENCE, UNFENCE, MetadataImage
-from samsa.controller.registrations import BrokerRegistration, PartitionRegistration
+from samsa.controller.registrations import NO_LEADER, BrokerRegistration, PartitionRegistration
 from samsa.protocol.metadata_records import MetadataRecord
 
 _GONE: Any = object()
@@ -91,6 +91,29 @@ class PendingChanges:
     def is_active(self, broker_id: int) -> bool:
         broker = self.broker(broker_id)
         return broker is not None and broker.is_active
+
+    def partitions_with_broker_in_isr(self, broker_id: int) -> list[tuple[bytes, int]]:
+        """Partitions whose ISR holds ``broker_id`` in the committed image or after
+        this operation's changes (an unclean election here may have put it there)."""
+        result = list(self.image.brokers_to_isrs.partitions_with_broker_in_isr(broker_id))
+        return self._with_pending(result, lambda r: broker_id in r.isr)
+
+    def partitions_without_leader(self) -> list[tuple[bytes, int]]:
+        result = list(self.image.brokers_to_isrs.partitions_without_leader())
+        return self._with_pending(result, lambda r: r.leader == NO_LEADER)
+
+    def _with_pending(
+        self,
+        committed: list[tuple[bytes, int]],
+        matches: Callable[[PartitionRegistration], bool],
+    ) -> list[tuple[bytes, int]]:
+        if not self._partitions:
+            return committed
+        seen = set(committed)
+        for key, registration in self._partitions.items():
+            if key not in seen and matches(registration):
+                committed.append(key)
+        return committed
 
     def topic_id(self, name: str) -> bytes | None:
         """The id of a topic by name, counting topics created or removed so far."""

@@ -105,7 +105,7 @@ class ReplicationControl:
         # A leader is always in its ISR, so the ISR index covers its leaderships too.
         return self.leader_and_isr_updates(
             pending,
-            self.image.brokers_to_isrs.partitions_with_broker_in_isr(broker_id),
+            pending.partitions_with_broker_in_isr(broker_id),
             broker_to_remove=broker_id,
             context=context,
         )
@@ -116,7 +116,7 @@ class ReplicationControl:
         """Give leaderless partitions a leader where an in-sync replica can lead."""
         return self.leader_and_isr_updates(
             pending,
-            self.image.brokers_to_isrs.partitions_without_leader(),
+            pending.partitions_without_leader(),
             broker_to_add=broker_to_add,
             context=context,
         )
@@ -219,6 +219,16 @@ class ReplicationControl:
                 log.info("AlterPartition for %s completed a reassignment: new leader", what)
                 return _partition_error(data, ErrorCode.NEW_LEADER_ELECTED)
             registration = changed
+            min_isr = self.configs.min_insync_replicas(topic_name)
+            if len(registration.isr) < min_isr:
+                # Allowed, as in Kafka: the leader stays, acks=all producers get
+                # NOT_ENOUGH_REPLICAS until the ISR grows back.
+                log.info(
+                    "%s is under min.insync.replicas (%d) with ISR %s",
+                    what,
+                    min_isr,
+                    list(registration.isr),
+                )
         return _partition_result(partition_id, registration)
 
     def _ineligible(self, pending: PendingChanges, replica: int, epoch: int) -> str | None:
