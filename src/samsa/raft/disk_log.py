@@ -40,7 +40,6 @@ Threading: ``flush`` may run in a worker thread while the owner appends and read
 from __future__ import annotations
 
 import bisect
-import logging
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -67,8 +66,6 @@ from samsa.storage import snapshot_files as files
 from samsa.storage.log import Clock, wall_clock_ms
 
 __all__ = ["METADATA_LOG_CONFIG", "DiskRaftLog"]
-
-logger = logging.getLogger(__name__)
 
 METADATA_LOG_CONFIG = LogConfig(retention_ms=-1, retention_bytes=-1)
 """Kafka's metadata log settings: 1 GiB segments (metadata.log.segment.bytes),
