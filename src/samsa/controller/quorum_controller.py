@@ -33,6 +33,7 @@ import random
 from collections.abc import Mapping
 from typing import Any
 
+from samsa.controller.alter_partition import AlterPartitionControl
 from samsa.controller.cluster_control import ClusterControl
 from samsa.controller.config_control import ConfigControl
 from samsa.controller.controller_config import ControllerConfig
@@ -64,6 +65,7 @@ class QuorumController:
         self.rng = rng or random.Random()
         self.configs = ConfigControl(image, self.config)
         self.replication = ReplicationControl(image, self.configs)
+        self.isr = AlterPartitionControl(image, self.configs)
         self.topics = TopicControl(image, self.config, self.configs, self.rng)
         self.cluster = ClusterControl(image, self.config, self.replication)
         self.reassignments = ReassignmentControl(image, self.configs)
@@ -112,7 +114,7 @@ class QuorumController:
 
     # ------------------------------------------------------------------ partitions
     def alter_partition(self, request: Request) -> ControllerResult:
-        return self.replication.alter_partition(request)
+        return self.isr.alter_partition(request)
 
     def elect_leaders(self, request: Request) -> ControllerResult:
         return self.replication.elect_leaders(request)

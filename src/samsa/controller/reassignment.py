@@ -23,7 +23,7 @@ from samsa.controller.metadata_image import MetadataImage
 from samsa.controller.partition_change import Election, build_partition_change
 from samsa.controller.pending import PendingChanges
 from samsa.controller.registrations import PartitionRegistration
-from samsa.controller.topic_control import validate_manual_assignment
+from samsa.controller.topic_validation import validate_manual_assignment
 from samsa.errors import ErrorCode, KafkaError
 
 log = logging.getLogger(__name__)

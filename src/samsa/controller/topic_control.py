@@ -21,8 +21,7 @@ from __future__ import annotations
 
 import logging
 import random
-import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 from samsa.controller.config_control import ConfigControl
@@ -37,78 +36,19 @@ from samsa.controller.partition_states import (
 from samsa.controller.pending import PendingChanges
 from samsa.controller.placement import UsableBroker, place_replicas
 from samsa.controller.record_factory import build_record
-from samsa.controller.registrations import BrokerRegistration
+from samsa.controller.topic_validation import (
+    ZERO_UUID,
+    new_topic_id,
+    validate_manual_assignment,
+    validate_topic_name,
+)
 from samsa.errors import ErrorCode, KafkaError
 from samsa.protocol.metadata_records import MetadataRecord
 
 log = logging.getLogger(__name__)
 
-_LEGAL = re.compile(r"^[a-zA-Z0-9._-]+$")
-MAX_TOPIC_NAME = 249
-ZERO_UUID = b"\x00" * 16
 CONFIG_SOURCE_TOPIC = 1
 CONFIG_SOURCE_DEFAULT = 5
-
-
-def validate_topic_name(name: str) -> None:
-    """Kafka's topic name rules, with the broker's messages."""
-    if not name:
-        raise KafkaError(ErrorCode.INVALID_TOPIC_EXCEPTION, "topic name is empty")
-    if name in (".", ".."):
-        raise KafkaError(ErrorCode.INVALID_TOPIC_EXCEPTION, f"topic name cannot be {name!r}")
-    if len(name) > MAX_TOPIC_NAME:
-        raise KafkaError(
-            ErrorCode.INVALID_TOPIC_EXCEPTION,
-            f"topic name is {len(name)} characters, the limit is {MAX_TOPIC_NAME}",
-        )
-    if not _LEGAL.match(name):
-        raise KafkaError(
-            ErrorCode.INVALID_TOPIC_EXCEPTION,
-            f"topic name {name!r} has characters other than ASCII alphanumerics, '.', '_' and '-'",
-        )
-
-
-def validate_manual_assignment(
-    broker_ids: Sequence[int],
-    broker: Callable[[int], BrokerRegistration | None],
-    replication_factor: int | None = None,
-) -> None:
-    """Raise INVALID_REPLICA_ASSIGNMENT for an empty list, an unknown broker, a broker
-    listed twice, or a length other than ``replication_factor`` (when given)."""
-    if not broker_ids:
-        raise KafkaError(
-            ErrorCode.INVALID_REPLICA_ASSIGNMENT,
-            "the manual partition assignment includes an empty replica list",
-        )
-    seen: set[int] = set()
-    for broker_id in broker_ids:
-        if broker(broker_id) is None:
-            raise KafkaError(
-                ErrorCode.INVALID_REPLICA_ASSIGNMENT,
-                f"the manual partition assignment includes broker {broker_id}, but no such "
-                "broker is registered",
-            )
-        if broker_id in seen:
-            raise KafkaError(
-                ErrorCode.INVALID_REPLICA_ASSIGNMENT,
-                f"the manual partition assignment includes broker {broker_id} more than once",
-            )
-        seen.add(broker_id)
-    if replication_factor is not None and len(broker_ids) != replication_factor:
-        raise KafkaError(
-            ErrorCode.INVALID_REPLICA_ASSIGNMENT,
-            f"the manual partition assignment includes a partition with {len(broker_ids)} "
-            f"replica(s), but this is not consistent with previous partitions, which have "
-            f"{replication_factor} replica(s)",
-        )
-
-
-def new_topic_id(rng: random.Random, taken: Callable[[bytes], bool]) -> bytes:
-    """A random topic id, never the zero uuid nor one in use."""
-    while True:
-        topic_id = rng.getrandbits(128).to_bytes(16, "big")
-        if topic_id != ZERO_UUID and not taken(topic_id):
-            return topic_id
 
 
 class TopicControl:
@@ -418,9 +358,4 @@ def _topic_error(name: str, exc: KafkaError) -> dict[str, Any]:
     }
 
 
-__all__ = [
-    "TopicControl",
-    "new_topic_id",
-    "validate_manual_assignment",
-    "validate_topic_name",
-]
+__all__ = ["TopicControl"]
