@@ -6,8 +6,7 @@ import uuid
 from collections.abc import Sequence
 
 from samsa.controller.metadata_image import MetadataImage
-from samsa.controller.record_factory import build_record
-from samsa.protocol.metadata_records import MetadataRecord
+from samsa.protocol.metadata_records import MetadataRecord, make_record
 
 
 def topic_id_of(name: str) -> bytes:
@@ -28,7 +27,7 @@ def register_broker(
     generation: int = 0,
     in_controlled_shutdown: bool = False,
 ) -> MetadataRecord:
-    return build_record(
+    return make_record(
         "RegisterBrokerRecord",
         broker_id=broker_id,
         incarnation_id=incarnation(broker_id, generation),
@@ -43,7 +42,7 @@ def register_broker(
 
 
 def topic(name: str) -> MetadataRecord:
-    return build_record("TopicRecord", name=name, topic_id=topic_id_of(name))
+    return make_record("TopicRecord", name=name, topic_id=topic_id_of(name))
 
 
 def partition(
@@ -59,7 +58,7 @@ def partition(
     removing: Sequence[int] = (),
 ) -> MetadataRecord:
     isr = list(replicas) if isr is None else list(isr)
-    return build_record(
+    return make_record(
         "PartitionRecord",
         topic_id=topic_id_of(name),
         partition_id=partition_id,
@@ -74,13 +73,13 @@ def partition(
 
 
 def change(name: str, partition_id: int, **fields: object) -> MetadataRecord:
-    return build_record(
+    return make_record(
         "PartitionChangeRecord", topic_id=topic_id_of(name), partition_id=partition_id, **fields
     )
 
 
 def config(resource_type: int, resource_name: str, key: str, value: str | None) -> MetadataRecord:
-    return build_record(
+    return make_record(
         "ConfigRecord",
         resource_type=resource_type,
         resource_name=resource_name,

@@ -11,8 +11,7 @@ from tests.controller.helpers import (
 
 from samsa.controller.metadata_delta import MetadataDelta
 from samsa.controller.metadata_image import RESOURCE_TOPIC, MetadataImage
-from samsa.controller.record_factory import build_record
-from samsa.protocol.metadata_records import MetadataRecord
+from samsa.protocol.metadata_records import MetadataRecord, make_record
 
 
 def base() -> MetadataImage:
@@ -39,7 +38,7 @@ def test_created_and_deleted_topics() -> None:
         image,
         topic("c"),
         partition("c", 0, [1, 2]),
-        build_record("RemoveTopicRecord", topic_id=topic_id_of("b")),
+        make_record("RemoveTopicRecord", topic_id=topic_id_of("b")),
     )
     assert set(delta.created_topics) == {topic_id_of("c")}
     deleted = delta.deleted_topics[topic_id_of("b")]
@@ -53,7 +52,7 @@ def test_topic_created_and_deleted_in_one_batch_is_neither() -> None:
         base(),
         topic("c"),
         partition("c", 0, [1]),
-        build_record("RemoveTopicRecord", topic_id=topic_id_of("c")),
+        make_record("RemoveTopicRecord", topic_id=topic_id_of("c")),
     )
     assert delta.created_topics == {} and delta.deleted_topics == {}
     assert delta.partition_changes() == []
@@ -78,10 +77,10 @@ def test_broker_changes() -> None:
     image = base()
     delta = apply(
         image,
-        build_record("FenceBrokerRecord", id=1, epoch=10),
+        make_record("FenceBrokerRecord", id=1, epoch=10),
         register_broker(5, 50, fenced=True),
-        build_record("UnregisterBrokerRecord", broker_id=4, broker_epoch=40),
-        build_record(
+        make_record("UnregisterBrokerRecord", broker_id=4, broker_epoch=40),
+        make_record(
             "BrokerRegistrationChangeRecord", broker_id=3, broker_epoch=30, in_controlled_shutdown=1
         ),
     )
@@ -91,7 +90,7 @@ def test_broker_changes() -> None:
     assert [b.id for b in delta.controlled_shutdown_brokers] == [3]
     assert delta.unfenced_brokers == []
     assert set(delta.changed_brokers) == {1, 3, 4, 5} and delta.changed_brokers[4] is None
-    unfence = apply(image, build_record("UnfenceBrokerRecord", id=1, epoch=10))
+    unfence = apply(image, make_record("UnfenceBrokerRecord", id=1, epoch=10))
     assert [b.id for b in unfence.unfenced_brokers] == [1]
 
 
@@ -99,13 +98,13 @@ def test_configs_producer_ids_features() -> None:
     delta = apply(
         base(),
         config(RESOURCE_TOPIC, "a", "retention.ms", "1"),
-        build_record("ProducerIdsRecord", broker_id=1, broker_epoch=10, next_producer_id=1000),
-        build_record("FeatureLevelRecord", name="metadata.version", feature_level=20),
+        make_record("ProducerIdsRecord", broker_id=1, broker_epoch=10, next_producer_id=1000),
+        make_record("FeatureLevelRecord", name="metadata.version", feature_level=20),
     )
     assert delta.changed_configs == {(RESOURCE_TOPIC, "a")}
     assert delta.producer_ids_changed and delta.features_changed
     assert not delta.is_empty()
-    assert apply(base(), build_record("NoOpRecord")).is_empty()
+    assert apply(base(), make_record("NoOpRecord")).is_empty()
 
 
 def test_local_changes_leaders_followers_and_deletes() -> None:
@@ -131,7 +130,7 @@ def test_local_changes_leaders_followers_and_deletes() -> None:
 
 
 def test_local_changes_of_a_deleted_topic() -> None:
-    delta = apply(base(), build_record("RemoveTopicRecord", topic_id=topic_id_of("a")))
+    delta = apply(base(), make_record("RemoveTopicRecord", topic_id=topic_id_of("a")))
     assert delta.local_changes(1).deletes == {("a", 0)}
     assert delta.local_changes(4).deletes == {("a", 1)}
 

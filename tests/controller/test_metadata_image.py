@@ -17,9 +17,8 @@ from samsa.controller.metadata_image import (
     MetadataReplayError,
     images_equal,
 )
-from samsa.controller.record_factory import build_record
 from samsa.controller.registrations import NO_LEADER, PartitionRegistration
-from samsa.protocol.metadata_records import MetadataRecord
+from samsa.protocol.metadata_records import MetadataRecord, make_record
 
 TID = topic_id_of("orders")
 
@@ -71,7 +70,7 @@ def test_imbalanced_and_reassigning_sets() -> None:
 def test_remove_topic_drops_partitions_index_and_configs() -> None:
     image = orders_image()
     image.replay(config(RESOURCE_TOPIC, "orders", "retention.ms", "1000"))
-    image.replay(build_record("RemoveTopicRecord", topic_id=TID))
+    image.replay(make_record("RemoveTopicRecord", topic_id=TID))
     assert image.topics == {} and image.topics_by_id == {}
     assert image.topic_configs("orders") == {}
     assert list(image.brokers_to_isrs.partitions_with_broker_in_isr(1)) == []
@@ -90,24 +89,24 @@ def test_configs_set_and_delete() -> None:
 
 def test_fence_unfence_and_controlled_shutdown_check_the_epoch() -> None:
     image = image_of(*cluster(2))
-    image.replay(build_record("FenceBrokerRecord", id=1, epoch=10))
+    image.replay(make_record("FenceBrokerRecord", id=1, epoch=10))
     assert image.brokers[1].fenced and not image.is_active(1)
-    image.replay(build_record("UnfenceBrokerRecord", id=1, epoch=10))
+    image.replay(make_record("UnfenceBrokerRecord", id=1, epoch=10))
     assert image.is_active(1)
     image.replay(
-        build_record(
+        make_record(
             "BrokerRegistrationChangeRecord", broker_id=2, broker_epoch=20, in_controlled_shutdown=1
         )
     )
     assert image.brokers[2].in_controlled_shutdown and not image.is_active(2)
     image.replay(
-        build_record("BrokerRegistrationChangeRecord", broker_id=2, broker_epoch=20, fenced=1)
+        make_record("BrokerRegistrationChangeRecord", broker_id=2, broker_epoch=20, fenced=1)
     )
     assert image.brokers[2].fenced and image.brokers[2].in_controlled_shutdown
     with pytest.raises(MetadataReplayError, match="epoch 11"):
-        image.replay(build_record("FenceBrokerRecord", id=1, epoch=11))
+        image.replay(make_record("FenceBrokerRecord", id=1, epoch=11))
     with pytest.raises(MetadataReplayError, match="unregistered broker 9"):
-        image.replay(build_record("UnfenceBrokerRecord", id=9, epoch=1))
+        image.replay(make_record("UnfenceBrokerRecord", id=9, epoch=1))
     assert [b.id for b in image.active_brokers()] == [1]
 
 
@@ -116,37 +115,37 @@ def test_reregistration_replaces_and_unregistration_removes() -> None:
     image.replay(register_broker(1, 55, fenced=True, generation=1))
     assert image.brokers[1].epoch == 55 and image.brokers[1].fenced
     with pytest.raises(MetadataReplayError):
-        image.replay(build_record("UnregisterBrokerRecord", broker_id=1, broker_epoch=10))
-    image.replay(build_record("UnregisterBrokerRecord", broker_id=1, broker_epoch=55))
+        image.replay(make_record("UnregisterBrokerRecord", broker_id=1, broker_epoch=10))
+    image.replay(make_record("UnregisterBrokerRecord", broker_id=1, broker_epoch=55))
     assert image.brokers == {}
 
 
 def test_producer_ids_only_move_forward() -> None:
     image = MetadataImage()
     image.replay(
-        build_record("ProducerIdsRecord", broker_id=1, broker_epoch=1, next_producer_id=1000)
+        make_record("ProducerIdsRecord", broker_id=1, broker_epoch=1, next_producer_id=1000)
     )
     assert image.next_producer_id == 1000
     with pytest.raises(MetadataReplayError, match="back"):
         image.replay(
-            build_record("ProducerIdsRecord", broker_id=1, broker_epoch=1, next_producer_id=1000)
+            make_record("ProducerIdsRecord", broker_id=1, broker_epoch=1, next_producer_id=1000)
         )
 
 
 def test_feature_levels_and_noop() -> None:
     image = MetadataImage()
-    image.replay(build_record("FeatureLevelRecord", name="metadata.version", feature_level=21))
-    image.replay(build_record("NoOpRecord"))
+    image.replay(make_record("FeatureLevelRecord", name="metadata.version", feature_level=21))
+    image.replay(make_record("NoOpRecord"))
     assert image.features == {"metadata.version": 21}
-    image.replay(build_record("FeatureLevelRecord", name="metadata.version", feature_level=0))
+    image.replay(make_record("FeatureLevelRecord", name="metadata.version", feature_level=0))
     assert image.features == {}
     assert image.last_offset == 2
 
 
 def test_offsets_and_epochs_of_the_last_record() -> None:
     image = MetadataImage()
-    image.replay(build_record("NoOpRecord"), offset=41, epoch=3)
-    image.replay(build_record("NoOpRecord"), offset=42, epoch=2)
+    image.replay(make_record("NoOpRecord"), offset=41, epoch=3)
+    image.replay(make_record("NoOpRecord"), offset=42, epoch=2)
     assert (image.last_offset, image.last_epoch) == (42, 3)
 
 
@@ -173,7 +172,7 @@ def test_bad_partition_records_raise() -> None:
     with pytest.raises(MetadataReplayError, match="already exists"):
         image.replay(topic("orders"))
     with pytest.raises(MetadataReplayError, match="unknown topic id"):
-        image.replay(build_record("RemoveTopicRecord", topic_id=b"\x01" * 16))
+        image.replay(make_record("RemoveTopicRecord", topic_id=b"\x01" * 16))
     assert images_equal(image, orders_image())
 
 
@@ -186,7 +185,7 @@ def test_unclean_change_is_logged_as_possible_data_loss(caplog: pytest.LogCaptur
 def test_equality_ignores_history_but_images_equal_checks_indexes() -> None:
     a = orders_image()
     b = orders_image()
-    b.replay(build_record("NoOpRecord"))
+    b.replay(make_record("NoOpRecord"))
     assert a == b and images_equal(a, b)
     b.replay(change("orders", 0, isr=[1, 2]))
     assert a != b

@@ -13,8 +13,7 @@ from samsa.controller.metadata_image import MetadataImage
 from samsa.controller.pending import PendingChanges
 from samsa.controller.placement import UsableBroker, place_replicas
 from samsa.controller.quorum_controller import QuorumController
-from samsa.controller.record_factory import build_record
-from samsa.protocol.metadata_records import MetadataRecord
+from samsa.protocol.metadata_records import MetadataRecord, make_record
 
 BROKERS = 100
 PARTITIONS = 100_000
@@ -26,10 +25,10 @@ def cluster_records() -> list[MetadataRecord]:
     brokers = [UsableBroker(b, f"r{b % 4}") for b in range(BROKERS)]
     for t in range(100):
         topic_id = uuid.UUID(int=rng.getrandbits(128)).bytes
-        records.append(build_record("TopicRecord", name=f"t{t}", topic_id=topic_id))
+        records.append(make_record("TopicRecord", name=f"t{t}", topic_id=topic_id))
         for p, replicas in enumerate(place_replicas(brokers, PARTITIONS // 100, 3, rng)):
             records.append(
-                build_record(
+                make_record(
                     "PartitionRecord",
                     topic_id=topic_id,
                     partition_id=p,

@@ -31,11 +31,10 @@ from samsa.controller.controller_config import ControllerConfig
 from samsa.controller.controller_result import ControllerResult
 from samsa.controller.metadata_image import FENCE, UNFENCE, MetadataImage
 from samsa.controller.pending import PendingChanges
-from samsa.controller.record_factory import build_record
 from samsa.controller.registrations import BrokerRegistration
 from samsa.controller.replication_control import ReplicationControl
 from samsa.errors import ErrorCode
-from samsa.protocol.metadata_records import MetadataRecord
+from samsa.protocol.metadata_records import MetadataRecord, make_record
 
 log = logging.getLogger(__name__)
 
@@ -98,7 +97,7 @@ class ClusterControl:
             self.heartbeats.remove(broker_id)
         pending = PendingChanges(self.image)
         pending.append(
-            build_record(
+            make_record(
                 "RegisterBrokerRecord",
                 broker_id=broker_id,
                 is_migrating_zk_broker=False,
@@ -150,7 +149,7 @@ class ClusterControl:
         pending = PendingChanges(self.image)
         self.replication.remove_broker(pending, broker_id, f"unregistration of {broker_id}")
         pending.append(
-            build_record(
+            make_record(
                 "UnregisterBrokerRecord", broker_id=broker_id, broker_epoch=registration.epoch
             )
         )
@@ -257,7 +256,7 @@ def _state_of(registration: BrokerRegistration) -> BrokerControlState:
 def _change_record(
     broker: BrokerRegistration, *, fenced: int = 0, in_controlled_shutdown: int = 0
 ) -> MetadataRecord:
-    return build_record(
+    return make_record(
         "BrokerRegistrationChangeRecord",
         broker_id=broker.id,
         broker_epoch=broker.epoch,

@@ -23,9 +23,8 @@ from typing import Any
 from samsa.controller.controller_config import ControllerConfig
 from samsa.controller.controller_result import ControllerResult
 from samsa.controller.metadata_image import RESOURCE_BROKER, RESOURCE_TOPIC, MetadataImage
-from samsa.controller.record_factory import build_record
 from samsa.errors import ConfigError, ErrorCode, KafkaError
-from samsa.protocol.metadata_records import MetadataRecord
+from samsa.protocol.metadata_records import MetadataRecord, make_record
 from samsa.storage.log_config import (
     LOG_CONFIG_BY_NAME,
     LOG_CONFIG_KEYS,
@@ -140,7 +139,7 @@ class ConfigControl:
             value = new.get(name)
             if current.get(name) != value:
                 records.append(
-                    build_record(
+                    make_record(
                         "ConfigRecord",
                         resource_type=resource_type,
                         resource_name=resource_name,

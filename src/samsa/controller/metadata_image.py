@@ -27,7 +27,7 @@ Invariants after every replay:
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -66,17 +66,7 @@ class MetadataImage:
     """The cluster metadata, as of the last committed record replayed."""
 
     def __init__(self) -> None:
-        self.topics: dict[str, TopicImage] = {}
-        self.topics_by_id: dict[bytes, TopicImage] = {}
-        self.brokers: dict[int, BrokerRegistration] = {}
-        self.configs: dict[tuple[int, str], dict[str, str]] = {}
-        self.next_producer_id = 0
-        self.features: dict[str, int] = {}
-        self.last_offset = -1
-        self.last_epoch = -1
-        self.brokers_to_isrs = BrokersToIsrs()
-        self.reassigning: set[tuple[bytes, int]] = set()
-        self.imbalanced: set[tuple[bytes, int]] = set()
+        self._reset()
         self._handlers: dict[str, Callable[[Mapping[str, Any]], None]] = {
             "TopicRecord": self._replay_topic,
             "PartitionRecord": self._replay_partition,
@@ -92,6 +82,29 @@ class MetadataImage:
             "FeatureLevelRecord": self._replay_feature_level,
             "NoOpRecord": self._replay_noop,
         }
+
+    def _reset(self) -> None:
+        self.topics: dict[str, TopicImage] = {}
+        self.topics_by_id: dict[bytes, TopicImage] = {}
+        self.brokers: dict[int, BrokerRegistration] = {}
+        self.configs: dict[tuple[int, str], dict[str, str]] = {}
+        self.next_producer_id = 0
+        self.features: dict[str, int] = {}
+        self.last_offset = -1
+        self.last_epoch = -1
+        self.brokers_to_isrs = BrokersToIsrs()
+        self.reassigning: set[tuple[bytes, int]] = set()
+        self.imbalanced: set[tuple[bytes, int]] = set()
+
+    def load_snapshot(self, records: Iterable[MetadataRecord], end_offset: int, epoch: int) -> None:
+        """Rebuild this image in place from a snapshot's records (holders of the
+        image keep a valid reference).  A snapshot covers the log below
+        ``end_offset``, so the last applied offset becomes ``end_offset - 1``."""
+        self._reset()
+        for record in records:
+            self.replay(record)
+        self.last_offset = end_offset - 1
+        self.last_epoch = epoch
 
     # ------------------------------------------------------------------ replay
     def replay(self, record: MetadataRecord, offset: int | None = None, epoch: int = -1) -> None:

@@ -33,7 +33,6 @@ from enum import Enum
 from typing import Any
 
 from samsa.controller.leader_selectors import offline_leader, preferred_leader
-from samsa.controller.record_factory import build_record
 from samsa.controller.registrations import (
     NO_LEADER,
     NO_LEADER_CHANGE,
@@ -41,7 +40,7 @@ from samsa.controller.registrations import (
     LeaderRecoveryState,
     PartitionRegistration,
 )
-from samsa.protocol.metadata_records import MetadataRecord
+from samsa.protocol.metadata_records import MetadataRecord, make_record
 
 log = logging.getLogger(__name__)
 
@@ -160,7 +159,7 @@ def build_partition_change(
 
     if not fields:
         return None
-    return build_record(
+    return make_record(
         "PartitionChangeRecord", topic_id=topic_id, partition_id=partition_id, **fields
     )
 

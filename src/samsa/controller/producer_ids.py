@@ -14,8 +14,8 @@ from typing import Any
 from samsa.controller.controller_config import PRODUCER_ID_BLOCK_SIZE
 from samsa.controller.controller_result import ControllerResult
 from samsa.controller.metadata_image import MetadataImage
-from samsa.controller.record_factory import build_record
 from samsa.errors import ErrorCode
+from samsa.protocol.metadata_records import make_record
 
 LONG_MAX = 2**63 - 1
 
@@ -29,7 +29,7 @@ def allocate_producer_ids(image: MetadataImage, request: Mapping[str, Any]) -> C
     start = image.next_producer_id
     if start > LONG_MAX - PRODUCER_ID_BLOCK_SIZE:
         return ControllerResult([], _response(ErrorCode.UNKNOWN_SERVER_ERROR))
-    record = build_record(
+    record = make_record(
         "ProducerIdsRecord",
         broker_id=broker_id,
         broker_epoch=broker_epoch,

@@ -12,8 +12,7 @@ inside its RegisterBrokerRecord, so one record per broker is enough.
 from __future__ import annotations
 
 from samsa.controller.metadata_image import MetadataImage
-from samsa.controller.record_factory import build_record
-from samsa.protocol.metadata_records import MetadataRecord
+from samsa.protocol.metadata_records import MetadataRecord, make_record
 
 METADATA_VERSION_FEATURE = "metadata.version"
 
@@ -23,16 +22,16 @@ def snapshot_records(image: MetadataImage) -> list[MetadataRecord]:
     records: list[MetadataRecord] = []
     features = sorted(image.features.items(), key=lambda kv: kv[0] != METADATA_VERSION_FEATURE)
     for name, level in features:
-        records.append(build_record("FeatureLevelRecord", name=name, feature_level=level))
+        records.append(make_record("FeatureLevelRecord", name=name, feature_level=level))
     for broker_id in sorted(image.brokers):
         records.append(
-            build_record("RegisterBrokerRecord", **image.brokers[broker_id].record_fields())
+            make_record("RegisterBrokerRecord", **image.brokers[broker_id].record_fields())
         )
     for topic in image.topics.values():
-        records.append(build_record("TopicRecord", name=topic.name, topic_id=topic.topic_id))
+        records.append(make_record("TopicRecord", name=topic.name, topic_id=topic.topic_id))
         for partition_id, registration in topic.partitions.items():
             records.append(
-                build_record(
+                make_record(
                     "PartitionRecord",
                     partition_id=partition_id,
                     topic_id=topic.topic_id,
@@ -42,7 +41,7 @@ def snapshot_records(image: MetadataImage) -> list[MetadataRecord]:
     for (resource_type, resource_name), configs in image.configs.items():
         for name, value in sorted(configs.items()):
             records.append(
-                build_record(
+                make_record(
                     "ConfigRecord",
                     resource_type=resource_type,
                     resource_name=resource_name,
@@ -52,7 +51,7 @@ def snapshot_records(image: MetadataImage) -> list[MetadataRecord]:
             )
     if image.next_producer_id > 0:
         records.append(
-            build_record(
+            make_record(
                 "ProducerIdsRecord",
                 broker_id=-1,
                 broker_epoch=-1,

@@ -35,7 +35,6 @@ from samsa.controller.partition_states import (
 )
 from samsa.controller.pending import PendingChanges
 from samsa.controller.placement import UsableBroker, place_replicas
-from samsa.controller.record_factory import build_record
 from samsa.controller.topic_validation import (
     ZERO_UUID,
     new_topic_id,
@@ -43,7 +42,7 @@ from samsa.controller.topic_validation import (
     validate_topic_name,
 )
 from samsa.errors import ErrorCode, KafkaError
-from samsa.protocol.metadata_records import MetadataRecord
+from samsa.protocol.metadata_records import MetadataRecord, make_record
 
 log = logging.getLogger(__name__)
 
@@ -91,7 +90,7 @@ class TopicControl:
                 f"partition {partition_id}", PartitionState.NON_EXISTENT, PartitionState.NEW
             )
             records.append(
-                build_record(
+                make_record(
                     "PartitionRecord",
                     partition_id=partition_id,
                     topic_id=topic_id,
@@ -157,7 +156,7 @@ class TopicControl:
         self.configs.validate_topic_configs(configs)
         topic_id = new_topic_id(self.rng, lambda t: t in self.image.topics_by_id)
         records = [
-            build_record(
+            make_record(
                 "ConfigRecord",
                 resource_type=RESOURCE_TOPIC,
                 resource_name=name,
@@ -166,7 +165,7 @@ class TopicControl:
             )
             for key, value in sorted(configs.items())
         ]
-        records.append(build_record("TopicRecord", name=name, topic_id=topic_id))
+        records.append(make_record("TopicRecord", name=name, topic_id=topic_id))
         records.extend(self._partition_records(pending, topic_id, 0, placements))
         pending.extend(records)
         log.info(
@@ -283,7 +282,7 @@ class TopicControl:
             check_partition_transition(
                 f"{topic.name}-{partition_id}", PartitionState.OFFLINE, PartitionState.NON_EXISTENT
             )
-        pending.append(build_record("RemoveTopicRecord", topic_id=topic.topic_id))
+        pending.append(make_record("RemoveTopicRecord", topic_id=topic.topic_id))
         log.info("deleting topic %s", topic.name)
         return topic.topic_id
 
