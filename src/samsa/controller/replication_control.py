@@ -112,12 +112,21 @@ class ReplicationControl:
     def elect_leaderless(
         self, pending: PendingChanges, context: str, broker_to_add: int = NO_LEADER
     ) -> int:
-        """Give leaderless partitions a leader where an in-sync replica can lead."""
+        """Give leaderless partitions a leader where an in-sync replica can lead.
+
+        Runs on every poll, so partitions none of whose replicas can lead (all
+        their brokers down) are skipped before the builder is asked."""
+
+        def may_lead(replica: int) -> bool:
+            return replica == broker_to_add or pending.is_active(replica)
+
+        candidates = []
+        for key in pending.partitions_without_leader():
+            registration = pending.partition(*key)
+            if registration is not None and any(may_lead(r) for r in registration.replicas):
+                candidates.append(key)
         return self.leader_and_isr_updates(
-            pending,
-            pending.partitions_without_leader(),
-            broker_to_add=broker_to_add,
-            context=context,
+            pending, candidates, broker_to_add=broker_to_add, context=context
         )
 
     # ------------------------------------------------------------------ ElectLeaders
