@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 READY_PREFIX = "samsa broker listening on "
+CONTROLLER_READY_PREFIX = "samsa controller listening on "
 
 # Fast settings for tests on one node (documented in README).
 TEST_SETTINGS = {
@@ -35,7 +36,7 @@ class BrokerProcess:
         data_dir: Path,
         settings: dict[str, str] | None = None,
         *,
-        port: int = 0,
+        port: int | None = 0,
         args: list[str] | None = None,
     ) -> None:
         self.data_dir = Path(data_dir)
@@ -43,23 +44,21 @@ class BrokerProcess:
         """More ``samsa broker`` flags, e.g. ``["--log-format", "json"]``."""
         self.settings = dict(TEST_SETTINGS)
         self.settings.update(settings or {})
-        self.port = port
+        self.port = port or 0
+        self.listen = port is not None
+        """False: the listeners come from ``settings`` (a cluster node)."""
         self.proc: subprocess.Popen[str] | None = None
         self.bootstrap = ""
         self.log_lines: list[str] = []
         self._log_changed = threading.Condition()
 
-    def start(self, timeout: float = 20.0) -> str:
-        cmd = [
-            sys.executable,
-            "-m",
-            "samsa.cli",
-            "broker",
-            "--listen",
-            f"127.0.0.1:{self.port}",
-            "--data-dir",
-            str(self.data_dir),
-        ]
+    def launch(self) -> threading.Event:
+        """Start the process without waiting; the event is set once it is ready
+        (or has exited).  Cluster nodes are launched together, then waited for:
+        none of them can be ready before a quorum of them runs."""
+        cmd = [sys.executable, "-m", "samsa.cli", "broker", "--data-dir", str(self.data_dir)]
+        if self.listen:
+            cmd += ["--listen", f"127.0.0.1:{self.port}"]
         for key, value in self.settings.items():
             cmd += ["--set", f"{key}={value}"]
         cmd += self.extra_args
@@ -71,14 +70,22 @@ class BrokerProcess:
             env={**os.environ, "PYTHONUNBUFFERED": "1"},
         )
         ready = threading.Event()
+        self.bootstrap = ""
         threading.Thread(target=self._pump_stderr, daemon=True).start()
         threading.Thread(target=self._pump_stdout, args=(ready,), daemon=True).start()
+        return ready
+
+    def start(self, timeout: float = 20.0) -> str:
+        return self.wait_ready(self.launch(), timeout)
+
+    def wait_ready(self, ready: threading.Event, timeout: float = 20.0) -> str:
         if not ready.wait(timeout):
             self.kill()
             raise RuntimeError("broker did not become ready:\n" + "\n".join(self.log_lines[-40:]))
         if not self.bootstrap:
             raise RuntimeError("broker exited during start:\n" + "\n".join(self.log_lines[-40:]))
-        self.port = int(self.bootstrap.rsplit(":", 1)[1])
+        if self.listen:
+            self.port = int(self.bootstrap.rsplit(":", 1)[1])
         return self.bootstrap
 
     def _pump_stdout(self, ready: threading.Event) -> None:
@@ -86,9 +93,10 @@ class BrokerProcess:
         for line in self.proc.stdout:
             line = line.rstrip("\n")
             self._add_log_line(line)
-            if line.startswith(READY_PREFIX):
-                self.bootstrap = line[len(READY_PREFIX) :].strip()
-                ready.set()
+            for prefix in (READY_PREFIX, CONTROLLER_READY_PREFIX):
+                if line.startswith(prefix):
+                    self.bootstrap = line[len(prefix) :].strip()
+                    ready.set()
         ready.set()
 
     def _pump_stderr(self) -> None:
@@ -115,6 +123,19 @@ class BrokerProcess:
             return self.proc.returncode if self.proc else 0
         self.proc.send_signal(signal.SIGTERM)
         return self.proc.wait(timeout)
+
+    def pause(self) -> None:
+        """SIGSTOP: the process stops answering but keeps its sockets (a hung node)."""
+        assert self.proc is not None
+        self.proc.send_signal(signal.SIGSTOP)
+
+    def resume(self) -> None:
+        assert self.proc is not None
+        self.proc.send_signal(signal.SIGCONT)
+
+    @property
+    def running(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None
 
     def kill(self) -> None:
         """SIGKILL: a crash, no flush, no clean shutdown."""

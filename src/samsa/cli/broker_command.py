@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import importlib.metadata
 import logging
 import signal
@@ -23,6 +24,7 @@ from samsa.config import BrokerConfig, parse_properties
 from samsa.errors import ConfigError
 
 READY_PREFIX = "samsa broker listening on "
+CONTROLLER_READY_PREFIX = "samsa controller listening on "
 
 
 def add_parser(sub: Any) -> None:
@@ -126,24 +128,42 @@ def samsa_version() -> str:
 
 
 async def _serve(config: BrokerConfig) -> int:
-    from samsa.server.broker import Broker
+    from samsa.server.node import Node
 
     started = time.monotonic()
-    broker = Broker(config)
+    node = Node(config)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
-    await broker.start()
+    starting = asyncio.ensure_future(node.start())
+    stopping = asyncio.ensure_future(stop.wait())
+    await asyncio.wait({starting, stopping}, return_when=asyncio.FIRST_COMPLETED)
+    if not starting.done():
+        # Stopped before the quorum formed (a node waiting for its peers).
+        starting.cancel()
+        with contextlib.suppress(asyncio.CancelledError, Exception):
+            await starting
+        await node.stop()
+        return 0
+    stopping.cancel()
+    starting.result()  # a start-up failure propagates with its message
     elapsed = (time.monotonic() - started) * 1000
-    print(f"{READY_PREFIX}{broker.advertised_host}:{broker.advertised_port}", flush=True)
+    if node.broker is not None:
+        host, port = node.broker.advertised_endpoint()
+        print(f"{READY_PREFIX}{host}:{port}", flush=True)
+    else:
+        listener = node.controller_listeners()[0]
+        host, port = node.advertised(listener)
+        print(f"{CONTROLLER_READY_PREFIX}{host}:{port}", flush=True)
     logging.getLogger("samsa.server").info(
-        "node %d of cluster %s ready in %.0f ms, data in %s",
-        broker.node_id,
-        broker.cluster_id,
+        "node %d (%s) of cluster %s ready in %.0f ms, data in %s",
+        node.node_id,
+        ",".join(sorted(node.settings.roles)),
+        node.cluster_id,
         elapsed,
         config.data_dir,
     )
     await stop.wait()
-    await broker.stop()
+    await node.stop()
     return 0

@@ -26,6 +26,7 @@ class ChannelPool:
         self.request_timeout_ms = request_timeout_ms
         self._addresses: dict[int, tuple[str, int]] = {}
         self._channels: dict[int, NodeChannel] = {}
+        self._by_address: dict[tuple[str, int], NodeChannel] = {}
         self._closing: set[asyncio.Task[None]] = set()
 
     def set_address(self, node_id: int, host: str, port: int) -> None:
@@ -58,6 +59,21 @@ class ChannelPool:
         self._channels[node_id] = channel
         return channel
 
+    def to_address(self, host: str, port: int) -> NodeChannel:
+        """A channel to an address whose node id is not known (yet): a bootstrap
+        server, a voter's controller listener."""
+        channel = self._by_address.get((host, port))
+        if channel is None:
+            channel = NodeChannel(
+                host,
+                port,
+                client_id=self.client_id,
+                connect_timeout_ms=self.connect_timeout_ms,
+                request_timeout_ms=self.request_timeout_ms,
+            )
+            self._by_address[(host, port)] = channel
+        return channel
+
     def _retire(self, node_id: int) -> None:
         old = self._channels.pop(node_id, None)
         if old is not None:
@@ -66,7 +82,8 @@ class ChannelPool:
             task.add_done_callback(self._closing.discard)
 
     async def close(self) -> None:
-        channels, self._channels = list(self._channels.values()), {}
+        channels = [*self._channels.values(), *self._by_address.values()]
+        self._channels, self._by_address = {}, {}
         for channel in channels:
             await channel.close()
         for task in list(self._closing):

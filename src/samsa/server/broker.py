@@ -1,9 +1,20 @@
-"""The broker process: wires storage, metadata, coordinator and the socket server.
+"""The broker role of a node: partitions, groups and client requests.
 
-Start-up order matters for crash safety: meta.properties, then the metadata log
-(the truth about which topics exist), then log recovery, then reconciling the
-two, and only then the listener -- so no client sees a half-recovered broker.
-Shutdown reverses it and fsyncs everything, so a clean stop needs no recovery.
+What the broker hosts follows the metadata image, never the other way round:
+the logs of a partition are created when a committed record makes this node
+one of its replicas, and deleted when the topic is deleted or the replica
+moved away.  Logs on disk that the image does not know (a topic deleted while
+this node was down) are removed once the broker has caught up with the
+metadata (at its first unfencing); before that, an incomplete image must not
+delete anything.
+
+Changes to metadata (topics, partitions, configs, producer-id blocks) are not
+made here: they are forwarded to the active controller (``ControllerLink``),
+whose committed records then come back through the loader like any other.
+
+Shutdown: a controlled shutdown first (the controller moves this broker's
+leaderships away, as Kafka's does on SIGTERM), then the listeners close,
+data and producer state are flushed, and a clean-shutdown marker is written.
 """
 
 from __future__ import annotations
@@ -13,26 +24,35 @@ import contextlib
 import logging
 import time
 from functools import partial
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from samsa.config import BrokerConfig, parse_host_port
-from samsa.controller.image import MetadataImage
-from samsa.controller.metadata_log import MetadataLog
-from samsa.errors import ErrorCode
+from samsa.controller.metadata_delta import MetadataDelta
+from samsa.controller.metadata_image import MetadataImage
+from samsa.errors import ErrorCode, KafkaError
 from samsa.failure_log import FailureLog
+from samsa.listeners import Listener
 from samsa.replication.replica_manager import ReplicaManager
-from samsa.server import meta_properties
+from samsa.server.broker_lifecycle import BrokerLifecycle, Registration
 from samsa.server.cleaner_task import CleanerTask
 from samsa.server.handlers import register_all
 from samsa.server.http_endpoint import HttpEndpoint
+from samsa.server.meta_properties import MetaProperties
 from samsa.server.metrics import BrokerMetrics
-from samsa.server.network import SocketServer
+from samsa.server.producer_id_blocks import ProducerIdBlocks
 from samsa.server.router import Router
-from samsa.server.topic_manager import TopicManager
 from samsa.storage.log_config import LogConfig
 from samsa.storage.log_manager import LogManager
 
+if TYPE_CHECKING:
+    from samsa.server.controller_link import ControllerLink
+    from samsa.server.metadata_loader import MetadataLoader
+    from samsa.server.node import Node
+
 log = logging.getLogger("samsa.server")
+
+TOPIC_RESOURCE = 2
+CREATE_TOPICS = 19
+CONTROLLED_SHUTDOWN_TIMEOUT_S = 30.0
 
 
 def wall_ms() -> int:
@@ -40,13 +60,15 @@ def wall_ms() -> int:
 
 
 class Broker:
-    def __init__(self, config: BrokerConfig) -> None:
-        self.config = config
-        self.node_id: int = config["node.id"]
-        self.cluster_id = ""
-        self.advertised_host = ""
-        self.advertised_port = 0
-        self.image = MetadataImage()
+    def __init__(self, node: Node, meta: MetaProperties) -> None:
+        self.node = node
+        self.config = node.config
+        self.node_id = node.node_id
+        self.cluster_id = meta.cluster_id
+        self.directory_id = meta.directory_id
+        assert node.loader is not None and node.link is not None
+        self.loader: MetadataLoader = node.loader
+        self.controller: ControllerLink = node.link
         self._tasks: list[asyncio.Task[Any]] = []
         self.groups: Any = None
         self._groups_ready = False
@@ -54,60 +76,90 @@ class Broker:
         self.cleaner_task: CleanerTask | None = None
         self.metrics: BrokerMetrics | None = None
         self._http_endpoints: list[HttpEndpoint] = []
-
-    # ------------------------------------------------------------------ lifecycle
-    async def start(self) -> tuple[str, int]:
-        config = self.config
-        data_dir = config.data_dir
-        data_dir.mkdir(parents=True, exist_ok=True)
-        meta = meta_properties.load_or_create(data_dir, self.node_id, config["cluster.id"])
-        self.cluster_id = meta.cluster_id
-
-        self.metadata_log = MetadataLog(data_dir)
-        for record in self.metadata_log.records():
-            self.image.replay(record)
-
-        defaults = LogConfig.from_dict(config.topic_defaults())
-        topic_configs = {
-            name: LogConfig.from_dict(topic.configs, base=defaults)
-            for name, topic in self.image.topics.items()
-        }
-        self.log_manager = LogManager(
-            data_dir, defaults, topic_configs=topic_configs, clock=wall_ms
-        )
-        self.replicas = ReplicaManager(self.log_manager, wall_ms)
-        self.replicas.load_existing()
-        self.topics = TopicManager(
-            self.metadata_log,
-            self.image,
-            self.replicas,
-            config.topic_defaults,
-            config["num.partitions"],
-        )
-        self.topics.reconcile()
-
-        self.router = Router()
-        register_all(self.router, self)
+        self._reconciled = False
+        self.lifecycle: BrokerLifecycle | None = None
+        self.producer_ids = ProducerIdBlocks(self)
         if self.config["metrics.listen"] or self.config["console.listen"]:
             # Counting starts before the first client can connect.
             self.metrics = BrokerMetrics()
-            self.router.observer = self.metrics
-        self.server = SocketServer(
-            self.router.dispatch,
-            max_request_size=config["socket.request.max.bytes"],
-            idle_timeout_ms=config["connections.max.idle.ms"],
+
+    # ------------------------------------------------------------------ views
+    @property
+    def image(self) -> MetadataImage:
+        return self.loader.image
+
+    def advertised_endpoint(self, listener_name: str | None = None) -> tuple[str, int]:
+        """Where clients reach this broker on ``listener_name`` (default: the first)."""
+        listeners = self.node.client_listeners()
+        for listener in listeners:
+            if listener_name is None or listener.name == listener_name:
+                return self.node.advertised(listener)
+        return self.node.advertised(listeners[0])
+
+    @property
+    def advertised_host(self) -> str:
+        return self.advertised_endpoint()[0]
+
+    @property
+    def advertised_port(self) -> int:
+        return self.advertised_endpoint()[1]
+
+    def topic_config(self, topic: str) -> dict[str, str]:
+        merged = dict(self.config.topic_defaults())
+        merged.update(self.image.topic_configs(topic))
+        return merged
+
+    def leads(self, topic: str, partition: int) -> bool:
+        """This broker is the partition's leader in the metadata image."""
+        topic_image = self.image.topics.get(topic)
+        if topic_image is None:
+            return False
+        registration = topic_image.partitions.get(partition)
+        return registration is not None and registration.leader == self.node_id
+
+    def groups_coordinator_node(self, group_id: str) -> int | None:
+        """The broker leading the group's ``__consumer_offsets`` partition."""
+        from samsa.coordinator.partitioning import partition_for
+
+        topic = self.image.topics.get("__consumer_offsets")
+        if topic is None or not topic.partitions:
+            return None
+        registration = topic.partitions.get(partition_for(group_id, len(topic.partitions)))
+        if registration is None or registration.leader < 0:
+            return None
+        return registration.leader
+
+    def track(self, task: asyncio.Task[Any]) -> None:
+        """Keep a background task until it ends (and cancel it on stop)."""
+        self._tasks.append(task)
+        task.add_done_callback(lambda t: self._tasks.remove(t) if t in self._tasks else None)
+
+    # ------------------------------------------------------------------ lifecycle
+    async def start(self) -> None:
+        config = self.config
+        defaults = LogConfig.from_dict(config.topic_defaults())
+        self.log_manager = LogManager(config.data_dir, defaults, clock=wall_ms)
+        self.replicas = ReplicaManager(self.log_manager, wall_ms)
+        self.replicas.load_existing()
+        self.loader.add_publisher(self)
+        registration = Registration(
+            broker_id=self.node_id,
+            cluster_id=self.cluster_id,
+            listeners=[
+                (listener.name, *self.node.advertised(listener))
+                for listener in self.node.client_listeners()
+            ],
+            rack=config["broker.rack"] or None,
+            directory_id=_directory_bytes(self.node.directory_id),
         )
-        host, port = parse_host_port(config["listeners"])
-        bound_host, bound_port = await self.server.start(host, port)
-        if config["advertised.listeners"]:
-            self.advertised_host, self.advertised_port = parse_host_port(
-                config["advertised.listeners"]
-            )
-        else:
-            self.advertised_host = (
-                bound_host if bound_host not in ("0.0.0.0", "::") else "127.0.0.1"
-            )
-            self.advertised_port = bound_port
+        self.lifecycle = BrokerLifecycle(
+            registration,
+            self.controller.request,
+            lambda: self.loader.applied_offset,
+            heartbeat_interval_ms=config["broker.heartbeat.interval.ms"],
+            retry_backoff_ms=20,
+        )
+        self.lifecycle.start()
         await self._start_http_endpoints()
         self._tasks.append(asyncio.ensure_future(self._periodic_retention()))
         self._tasks.append(asyncio.ensure_future(self._periodic_checkpoint()))
@@ -117,14 +169,25 @@ class Broker:
                 self.log_manager, backoff_ms=config["log.cleaner.backoff.ms"]
             )
             self.cleaner_task.start()
-        if self.image.topics.get("__consumer_offsets") is not None:
+
+    async def wait_ready(self) -> None:
+        """Registered, caught up with the metadata and unfenced."""
+        assert self.lifecycle is not None
+        await self.lifecycle.unfenced.wait()
+        self._reconcile_stray_logs()
+        if "__consumer_offsets" in self.image.topics:
             self.ensure_group_coordinator()
-        return bound_host, bound_port
+
+    def register_handlers(self, router: Router, listener: Listener) -> None:
+        register_all(router, self, listener.name)
+        if self.metrics is not None:
+            router.observer = self.metrics
 
     async def _start_http_endpoints(self) -> None:
         """Metrics and console: off unless their listen address is set."""
         if self.metrics is None:
             return
+        from samsa.config import parse_host_port
         from samsa.server.broker_view import BrokerView
         from samsa.server.observability import console_endpoint, metrics_endpoint
 
@@ -136,9 +199,25 @@ class Broker:
                 await endpoint.start(*parse_host_port(address))
                 self._http_endpoints.append(endpoint)
 
+    async def controlled_shutdown(self) -> None:
+        """Ask the controller to move this broker's leaderships away, and wait."""
+        lifecycle = self.lifecycle
+        if lifecycle is None or not self.config["controlled.shutdown.enable"]:
+            return
+        lifecycle.begin_controlled_shutdown()
+        try:
+            await asyncio.wait_for(lifecycle.shutdown_granted.wait(), CONTROLLED_SHUTDOWN_TIMEOUT_S)
+        except TimeoutError:
+            log.warning(
+                "controlled shutdown not granted within %.0f s; stopping anyway",
+                CONTROLLED_SHUTDOWN_TIMEOUT_S,
+            )
+
     async def stop(self) -> None:
         for endpoint in self._http_endpoints:
             await endpoint.stop()
+        if self.lifecycle is not None:
+            await self.lifecycle.stop()
         if self.cleaner_task is not None:
             await self.cleaner_task.stop()
         for task in self._tasks:
@@ -146,14 +225,110 @@ class Broker:
         for task in self._tasks:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
-        await self.server.stop()
         if self.groups is not None:
             with contextlib.suppress(Exception):
                 await self.groups.shutdown()
         self.replicas.snapshot_producer_state()
         self.log_manager.close()
-        self.metadata_log.close()
         log.info("broker %d stopped cleanly", self.node_id)
+
+    # ------------------------------------------------------------------ metadata publisher
+    def on_delta(self, delta: MetadataDelta) -> None:
+        local = delta.local_changes(self.node_id)
+        for topic, index in sorted(local.deletes):
+            self.replicas.delete(topic, index)
+        deleted = [(t.name, len(t.partitions)) for t in delta.deleted_topics.values()]
+        for (topic, index), _info in sorted({**local.leaders, **local.followers}.items()):
+            if self.replicas.get(topic, index) is None:
+                self.replicas.create(topic, index, self.topic_config(topic))
+        for resource_type, name in delta.changed_configs:
+            if resource_type == TOPIC_RESOURCE and name in self.image.topics:
+                self.log_manager.update_config(name, LogConfig.from_dict(self.topic_config(name)))
+        for name, count in deleted:
+            self.topic_deleted(name, count)
+        if self.groups is not None:
+            from samsa.server.group_wiring import follow_leadership
+
+            follow_leadership(self)
+
+    def on_image(self, image: MetadataImage) -> None:
+        self._reconcile(remove_stray=self._reconciled)
+
+    def _reconcile_stray_logs(self) -> None:
+        if not self._reconciled:
+            self._reconciled = True
+            self._reconcile(remove_stray=True)
+
+    def _reconcile(self, *, remove_stray: bool) -> None:
+        """Make the logs on disk match this node's replicas in the image."""
+        image = self.image
+        for partition in list(self.replicas.partitions()):
+            topic = image.topics.get(partition.topic)
+            registration = None if topic is None else topic.partitions.get(partition.index)
+            stray = registration is None or self.node_id not in registration.replicas
+            if stray and remove_stray:
+                log.warning(
+                    "removing log %s-%d: the metadata has no such replica on node %d",
+                    partition.topic,
+                    partition.index,
+                    self.node_id,
+                )
+                self.replicas.delete(partition.topic, partition.index)
+        for topic in image.topics.values():
+            config = self.topic_config(topic.name)
+            self.log_manager.update_config(topic.name, LogConfig.from_dict(config))
+            for index, registration in topic.partitions.items():
+                if (
+                    self.node_id in registration.replicas
+                    and self.replicas.get(topic.name, index) is None
+                ):
+                    self.replicas.create(topic.name, index, config)
+
+    # ------------------------------------------------------------------ forwarding
+    async def forward(self, api_key: int, version: int, body: dict[str, Any]) -> dict[str, Any]:
+        """Send a request to the active controller; KafkaError if none answers."""
+        from samsa.server.controller_link import ControllerUnavailable
+
+        try:
+            return await self.controller.request(
+                api_key,
+                version,
+                body,
+                timeout_ms=int(self.config["controller.quorum.request.timeout.ms"]) * 5,
+            )
+        except ControllerUnavailable as exc:
+            raise KafkaError(ErrorCode.REQUEST_TIMED_OUT, str(exc)) from None
+
+    async def create_internal_topic(
+        self, name: str, partitions: int, replication_factor: int, configs: dict[str, str]
+    ) -> None:
+        live = max(1, len(self.image.active_brokers()))
+        if replication_factor > live:
+            log.warning(
+                "creating %s with replication factor %d: only %d brokers are alive (asked for %d)",
+                name,
+                live,
+                live,
+                replication_factor,
+            )
+            replication_factor = live
+        body = {
+            "topics": [
+                {
+                    "name": name,
+                    "num_partitions": partitions,
+                    "replication_factor": replication_factor,
+                    "assignments": [],
+                    "configs": [{"name": k, "value": v} for k, v in configs.items()],
+                }
+            ],
+            "timeout_ms": 30000,
+            "validate_only": False,
+        }
+        response = await self.forward(CREATE_TOPICS, 7, body)
+        code = response["topics"][0]["error_code"]
+        if code not in (0, ErrorCode.TOPIC_ALREADY_EXISTS):
+            raise KafkaError(ErrorCode(code), response["topics"][0].get("error_message") or name)
 
     # ------------------------------------------------------------------ background work
     async def _periodic_retention(self) -> None:
@@ -227,3 +402,7 @@ class Broker:
             self._groups_loading = None
             return
         self._groups_ready = True
+
+
+def _directory_bytes(directory: Any) -> bytes:
+    return directory.bytes if directory is not None else b"\x00" * 16

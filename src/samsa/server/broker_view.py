@@ -77,26 +77,40 @@ class BrokerView:
             version = importlib.metadata.version("samsa")
         except importlib.metadata.PackageNotFoundError:
             version = "unknown"
+        raft = b.node.raft
+        brokers = []
+        for registration in sorted(b.image.brokers.values(), key=lambda r: r.id):
+            endpoint = registration.listeners[0] if registration.listeners else None
+            brokers.append(
+                {
+                    "node_id": registration.id,
+                    "host": endpoint.host if endpoint else "",
+                    "port": endpoint.port if endpoint else -1,
+                    "rack": registration.rack,
+                    "fenced": registration.fenced,
+                }
+            )
         return {
             "cluster_id": b.cluster_id,
-            "controller_id": b.node_id,
+            "controller_id": -1 if raft is None or raft.leader_id is None else raft.leader_id,
             "version": version,
-            "brokers": [
-                {"node_id": b.node_id, "host": b.advertised_host, "port": b.advertised_port}
-            ],
+            "brokers": brokers,
         }
 
     def partitions(self) -> Iterator[PartitionState]:
         node = self._broker.node_id
+        image = self._broker.image
         for p in sorted(self._broker.replicas.partitions(), key=lambda p: (p.topic, p.index)):
             log = p.log
             segments = log.segments
+            topic = image.topics.get(p.topic)
+            registration = None if topic is None else topic.partitions.get(p.index)
             yield PartitionState(
                 p.topic,
                 p.index,
-                node,
-                (node,),
-                (node,),
+                registration.leader if registration else node,
+                registration.replicas if registration else (node,),
+                registration.isr if registration else (node,),
                 log.log_start_offset,
                 log.log_end_offset,
                 p.high_watermark,

@@ -45,6 +45,7 @@ class ControllerLink:
         leader: Callable[[], int | None],
         leader_changed: Callable[[], Awaitable[None]],
         channels: ChannelPool,
+        resolve: Callable[[int], tuple[str, int] | None],
         local: LocalController | None = None,
         *,
         retry_backoff_ms: int = 50,
@@ -53,6 +54,7 @@ class ControllerLink:
         self._leader = leader
         self._leader_changed = leader_changed
         self._channels = channels
+        self._resolve = resolve
         self._local = local
         self.retry_backoff_ms = retry_backoff_ms
 
@@ -80,10 +82,11 @@ class ControllerLink:
                         return response
                 last_error = "this node's controller is not active yet"
             else:
-                channel = self._channels.channel(leader)
-                if channel is None:
+                address = self._resolve(leader)
+                if address is None:
                     last_error = f"no address for controller {leader}"
                 else:
+                    channel = self._channels.to_address(*address)
                     try:
                         response = await channel.request(
                             api_key, version, body, timeout_ms=int(min(remaining, 30) * 1000)

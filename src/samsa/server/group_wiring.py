@@ -8,6 +8,7 @@ them), and loading reads a partition back batch by batch.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 from collections.abc import Iterator
@@ -75,7 +76,8 @@ class LogOffsetsStore:
 
 
 async def start_group_coordinator(broker: Broker) -> None:
-    """Create ``__consumer_offsets`` if needed, then build and load the coordinator."""
+    """Create ``__consumer_offsets`` if needed, then build the coordinator and load
+    the partitions this broker leads (the others are coordinated elsewhere)."""
     from samsa.coordinator import GroupCoordinator
 
     config = broker.config
@@ -85,26 +87,50 @@ async def start_group_coordinator(broker: Broker) -> None:
             **OFFSETS_TOPIC_CONFIGS,
             "segment.bytes": str(config["offsets.topic.segment.bytes"]),
         }
-        broker.topics.create_topic(OFFSETS_TOPIC, partitions, -1, configs)
-    else:
-        partitions = broker.image.topics[OFFSETS_TOPIC].partitions
+        await broker.create_internal_topic(
+            OFFSETS_TOPIC, partitions, int(config["offsets.topic.replication.factor"]), configs
+        )
+        while OFFSETS_TOPIC not in broker.image.topics:
+            await broker.loader.wait_applied(broker.loader.applied_offset)
+    partitions = len(broker.image.topics[OFFSETS_TOPIC].partitions)
     group_config = GroupConfig.from_properties(
         {**{k: v for k, v in config.items()}, "offsets.topic.num.partitions": partitions}
     )
 
     def partition_exists(topic: str, index: int) -> bool:
-        return broker.replicas.get(topic, index) is not None
+        image_topic = broker.image.topics.get(topic)
+        return image_topic is not None and index in image_topic.partitions
 
     coordinator = GroupCoordinator(
         LogOffsetsStore(broker), group_config, partition_exists=partition_exists
     )
     started = time.monotonic()
-    for index in range(partitions):
+    led = [index for index in range(partitions) if broker.leads(OFFSETS_TOPIC, index)]
+    for index in led:
         await coordinator.load(index)
     broker.groups = coordinator
     log.info(
-        "group coordinator loaded %d partitions of %s in %.0f ms",
+        "group coordinator loaded %d of %d partitions of %s in %.0f ms",
+        len(led),
         partitions,
         OFFSETS_TOPIC,
         (time.monotonic() - started) * 1000,
     )
+
+
+def follow_leadership(broker: Broker) -> None:
+    """Load the ``__consumer_offsets`` partitions this broker now leads, unload
+    those it no longer leads (the coordinator moves with the leadership)."""
+    coordinator = broker.groups
+    topic = broker.image.topics.get(OFFSETS_TOPIC)
+    if coordinator is None or topic is None:
+        return
+    for index in topic.partitions:
+        leads = broker.leads(OFFSETS_TOPIC, index)
+        if leads and not coordinator.owns(index) and not coordinator.is_loading(index):
+            log.info("becoming the group coordinator of %s-%d", OFFSETS_TOPIC, index)
+            task = asyncio.ensure_future(coordinator.load(index))
+            broker.track(task)
+        elif not leads and coordinator.owns(index):
+            log.info("no longer the group coordinator of %s-%d", OFFSETS_TOPIC, index)
+            coordinator.unload(index)

@@ -73,6 +73,9 @@ class Router:
             raise ValueError(f"no schema for api key {api_key}")
         self._handlers[api_key] = handler
 
+    def handles(self, api_key: int) -> bool:
+        return api_key in self._handlers
+
     def advertised(self) -> list[Body]:
         return [
             {

@@ -13,6 +13,7 @@ from samsa.server.handlers import (
     admin_topics,
     cluster,
     fetch,
+    forwarded,
     groups,
     list_offsets,
     log_dirs,
@@ -25,11 +26,13 @@ if TYPE_CHECKING:
     from samsa.server.router import Router
 
 
-def register_all(router: Router, broker: Broker) -> None:
+def register_all(router: Router, broker: Broker, listener: str) -> None:
+    """Every broker API on one client listener (``listener`` is its name: Metadata
+    answers with the brokers' addresses on the same listener)."""
+    cluster.register(router, broker, listener)
+    fetch.register(router, broker, listener)
     for module in (
-        cluster,
         produce,
-        fetch,
         list_offsets,
         log_dirs,
         admin_topics,
@@ -38,3 +41,4 @@ def register_all(router: Router, broker: Broker) -> None:
         groups,
     ):
         module.register(router, broker)
+    forwarded.register(router, broker)

@@ -1,8 +1,9 @@
 """DescribeConfigs (32), AlterConfigs (33), IncrementalAlterConfigs (44).
 
-Topic overrides are persisted in the metadata log; describing a topic lists
-every topic config with its effective value and whether it is an override
-(source TOPIC_CONFIG) or the broker default (DEFAULT_CONFIG / STATIC_BROKER).
+Topic overrides live in the metadata image (ConfigRecords); describing a topic
+lists every topic config with its effective value and whether it is an
+override (source TOPIC_CONFIG) or the broker default (DEFAULT_CONFIG /
+STATIC_BROKER).  Changes are the controller's: they are forwarded to it.
 Broker configs are read-only here: they come from server.properties and flags.
 """
 
@@ -24,15 +25,15 @@ RESOURCE_BROKER = 4
 SOURCE_TOPIC_CONFIG = 1
 SOURCE_STATIC_BROKER = 4
 SOURCE_DEFAULT = 5
-OP_SET, OP_DELETE, OP_APPEND, OP_SUBTRACT = 0, 1, 2, 3
 
 
 def register(router: Router, broker: Broker) -> None:
     router.register(DESCRIBE_CONFIGS, lambda ctx, req: handle_describe_configs(broker, ctx, req))
-    router.register(ALTER_CONFIGS, lambda ctx, req: handle_alter_configs(broker, ctx, req))
-    router.register(
-        INCREMENTAL_ALTER_CONFIGS, lambda ctx, req: handle_incremental_alter(broker, ctx, req)
-    )
+    for api_key in (ALTER_CONFIGS, INCREMENTAL_ALTER_CONFIGS):
+        router.register(
+            api_key,
+            lambda ctx, req, key=api_key: forward(broker, key, ctx, req),  # type: ignore[misc]
+        )
 
 
 def _entry(
@@ -64,16 +65,16 @@ def handle_describe_configs(broker: Broker, ctx: RequestContext, req: Body) -> B
             "configs": [],
         }
         if rtype == RESOURCE_TOPIC:
-            topic = broker.image.topics.get(rname)
-            if topic is None:
+            if rname not in broker.image.topics:
                 result["error_code"] = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
                 result["error_message"] = f"topic {rname!r} does not exist"
             else:
-                effective = broker.topics.effective_config(topic.configs)
+                overrides = broker.image.topic_configs(rname)
+                effective = broker.topic_config(rname)
                 for name, value in sorted(effective.items()):
                     if keys is not None and name not in keys:
                         continue
-                    source = SOURCE_TOPIC_CONFIG if name in topic.configs else SOURCE_DEFAULT
+                    source = SOURCE_TOPIC_CONFIG if name in overrides else SOURCE_DEFAULT
                     result["configs"].append(_entry(name, value, source, False, synonyms))
         elif rtype == RESOURCE_BROKER:
             if rname not in ("", str(broker.node_id)):
@@ -94,75 +95,17 @@ def handle_describe_configs(broker: Broker, ctx: RequestContext, req: Body) -> B
     return {"throttle_time_ms": 0, "results": results}
 
 
-def _alter_response(rtype: int, rname: str, exc: KafkaError | None) -> dict[str, Any]:
-    return {
-        "error_code": exc.code if exc else 0,
-        "error_message": str(exc) if exc else None,
-        "resource_type": rtype,
-        "resource_name": rname,
-    }
-
-
-def _check_resource(broker: Broker, rtype: int, rname: str) -> None:
-    if rtype == RESOURCE_BROKER:
-        raise KafkaError(
-            ErrorCode.INVALID_REQUEST, "broker configs cannot be altered at runtime yet"
-        )
-    if rtype != RESOURCE_TOPIC:
-        raise KafkaError(ErrorCode.INVALID_REQUEST, f"resource type {rtype} is not supported")
-    if rname not in broker.image.topics:
-        raise KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"topic {rname!r} does not exist")
-
-
-def handle_alter_configs(broker: Broker, ctx: RequestContext, req: Body) -> Body:
-    responses = []
-    for res in req["resources"]:
-        rtype, rname = res["resource_type"], res["resource_name"]
-        try:
-            _check_resource(broker, rtype, rname)
-            configs = {c["name"]: c["value"] for c in res["configs"] if c["value"] is not None}
-            broker.topics.set_topic_configs(
-                rname, configs, validate_only=req.get("validate_only", False)
-            )
-            responses.append(_alter_response(rtype, rname, None))
-        except KafkaError as exc:
-            responses.append(_alter_response(rtype, rname, exc))
-    return {"throttle_time_ms": 0, "responses": responses}
-
-
-def handle_incremental_alter(broker: Broker, ctx: RequestContext, req: Body) -> Body:
-    responses = []
-    for res in req["resources"]:
-        rtype, rname = res["resource_type"], res["resource_name"]
-        try:
-            _check_resource(broker, rtype, rname)
-            current = dict(broker.image.topics[rname].configs)
-            for op in res["configs"]:
-                _apply(current, broker.topics.effective_config(current), op)
-            broker.topics.set_topic_configs(
-                rname, current, validate_only=req.get("validate_only", False)
-            )
-            responses.append(_alter_response(rtype, rname, None))
-        except KafkaError as exc:
-            responses.append(_alter_response(rtype, rname, exc))
-    return {"throttle_time_ms": 0, "responses": responses}
-
-
-def _apply(current: dict[str, str], effective: dict[str, str], op: dict[str, Any]) -> None:
-    name, value, kind = op["name"], op["value"], op["config_operation"]
-    if kind == OP_SET:
-        if value is None:
-            raise KafkaError(ErrorCode.INVALID_CONFIG, f"SET of {name} needs a value")
-        current[name] = value
-    elif kind == OP_DELETE:
-        current.pop(name, None)
-    elif kind in (OP_APPEND, OP_SUBTRACT):
-        items = [v for v in effective.get(name, "").split(",") if v]
-        given = [v for v in (value or "").split(",") if v]
-        if kind == OP_APPEND:
-            items += [v for v in given if v not in items]
-        else:
-            items = [v for v in items if v not in given]
-        current[name] = ",".join(items)
-    else:
-        raise KafkaError(ErrorCode.INVALID_REQUEST, f"unknown config operation {kind}")
+async def forward(broker: Broker, api_key: int, ctx: RequestContext, req: Body) -> Body:
+    try:
+        return await broker.forward(api_key, ctx.version, req)
+    except KafkaError as exc:
+        responses = [
+            {
+                "error_code": exc.code,
+                "error_message": str(exc),
+                "resource_type": r["resource_type"],
+                "resource_name": r["resource_name"],
+            }
+            for r in req["resources"]
+        ]
+        return {"throttle_time_ms": 0, "responses": responses}

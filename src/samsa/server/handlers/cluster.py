@@ -1,18 +1,22 @@
 """Metadata (3), DescribeCluster (60) and FindCoordinator (10): where things are.
 
-On a single node this broker is the controller, every partition's leader and
-every group's coordinator.  Leader epochs are reported as -1 until they exist;
-authorized-operations fields carry INT32_MIN when they were not asked for, as
-Kafka does.
+Everything comes from the metadata image: the brokers that are registered and
+unfenced (with their address on the listener the request came in on, as Kafka
+answers), each partition's leader, leader epoch, replicas, ISR and offline
+replicas.  A partition without a leader is reported with LEADER_NOT_AVAILABLE
+so clients wait for the election instead of failing.  ``controller_id`` is this
+broker: in KRaft clients cannot reach the controllers, and a broker forwards
+what needs the controller (Kafka's brokers answer the same way).
+Authorized-operations fields carry INT32_MIN when they were not asked for.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from samsa.controller.topic_control import validate_topic_name
 from samsa.errors import ErrorCode, KafkaError
 from samsa.server.router import Body, RequestContext, Router
-from samsa.server.topic_manager import INTERNAL_TOPICS, validate_topic_name
 
 if TYPE_CHECKING:
     from samsa.server.broker import Broker
@@ -24,32 +28,133 @@ AUTHORIZED_OPS_UNSET = -(2**31)
 ALL_OPERATIONS = 0b1111111111110  # bits 1..12 of Kafka's AclOperation: "everything allowed"
 KEY_TYPE_GROUP = 0
 KEY_TYPE_TRANSACTION = 1
+INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state"})
+ZERO_UUID = b"\x00" * 16
 
 
-def register(router: Router, broker: Broker) -> None:
-    router.register(METADATA, lambda ctx, req: handle_metadata(broker, ctx, req))
-    router.register(DESCRIBE_CLUSTER, lambda ctx, req: handle_describe_cluster(broker, ctx, req))
-    router.register(FIND_COORDINATOR, lambda ctx, req: handle_find_coordinator(broker, ctx, req))
+def register(router: Router, broker: Broker, listener: str) -> None:
+    router.register(METADATA, lambda ctx, req: handle_metadata(broker, listener, ctx, req))
+    router.register(
+        DESCRIBE_CLUSTER, lambda ctx, req: handle_describe_cluster(broker, listener, ctx, req)
+    )
+    router.register(
+        FIND_COORDINATOR, lambda ctx, req: handle_find_coordinator(broker, listener, ctx, req)
+    )
 
 
-def handle_metadata(broker: Broker, ctx: RequestContext, req: Body) -> Body:
+def broker_entries(broker: Broker, listener: str) -> list[dict[str, Any]]:
+    """Unfenced brokers reachable on ``listener``, sorted by id."""
+    out = []
+    for registration in sorted(broker.image.brokers.values(), key=lambda b: b.id):
+        if registration.fenced:
+            continue
+        endpoint = registration.listener(listener)
+        if endpoint is None:
+            continue
+        out.append(
+            {
+                "node_id": registration.id,
+                "host": endpoint.host,
+                "port": endpoint.port,
+                "rack": registration.rack,
+            }
+        )
+    return out
+
+
+def handle_metadata(broker: Broker, listener: str, ctx: RequestContext, req: Body) -> Any:
     version = ctx.version
     requested = req.get("topics")
     if requested is None or (version == 0 and not requested):
-        names = sorted(broker.image.topics)
+        names: list[str | None] = list(sorted(broker.image.topics))
         auto_create = False
     else:
         names = [t.get("name") for t in requested]
+        if version >= 10:
+            by_id = broker.image.topics_by_id
+            names = [
+                n
+                if n is not None
+                else getattr(by_id.get(t.get("topic_id") or ZERO_UUID), "name", None)
+                for n, t in zip(names, requested, strict=True)
+            ]
         auto_create = broker.config["auto.create.topics.enable"] and (
             version < 4 or req.get("allow_auto_topic_creation", True)
         )
     include_ops = req.get("include_topic_authorized_operations", False)
-    topics = []
-    for name in names:
-        topics.append(_describe_topic(broker, name, auto_create, include_ops))
+    missing = [
+        n
+        for n in names
+        if n is not None
+        and n not in broker.image.topics
+        and auto_create
+        and n not in INTERNAL_TOPICS
+        and _valid_name(n)
+    ]
+    if missing:
+        return _create_then_describe(broker, listener, ctx, req, names, missing, include_ops)
+    return _response(broker, listener, req, names, include_ops, {})
+
+
+def _valid_name(name: str) -> bool:
+    try:
+        validate_topic_name(name)
+    except KafkaError:
+        return False
+    return True
+
+
+async def _create_then_describe(
+    broker: Broker,
+    listener: str,
+    ctx: RequestContext,
+    req: Body,
+    names: list[str | None],
+    missing: list[str],
+    include_ops: bool,
+) -> Body:
+    body = {
+        "topics": [
+            {
+                "name": name,
+                "num_partitions": -1,
+                "replication_factor": -1,
+                "assignments": [],
+                "configs": [],
+            }
+            for name in dict.fromkeys(missing)
+        ],
+        "timeout_ms": 30000,
+        "validate_only": False,
+    }
+    errors: dict[str, int] = {}
+    try:
+        response = await broker.forward(19, 7, body)
+    except KafkaError as exc:
+        errors = {name: exc.code for name in missing}
+    else:
+        for topic in response["topics"]:
+            code = topic["error_code"]
+            if code and code != ErrorCode.TOPIC_ALREADY_EXISTS:
+                errors[topic["name"]] = code
+            elif topic["name"] not in broker.image.topics:
+                # Created, but this broker has not applied the record yet.
+                errors[topic["name"]] = ErrorCode.LEADER_NOT_AVAILABLE
+    return _response(broker, listener, req, names, include_ops, errors)
+
+
+def _response(
+    broker: Broker,
+    listener: str,
+    req: Body,
+    names: list[str | None],
+    include_ops: bool,
+    errors: dict[str, int],
+) -> Body:
+    topics = [_describe_topic(broker, name, include_ops, errors) for name in names]
     return {
         "throttle_time_ms": 0,
-        "brokers": [_broker_entry(broker)],
+        "brokers": broker_entries(broker, listener),
         "cluster_id": broker.cluster_id,
         "controller_id": broker.node_id,
         "topics": topics,
@@ -59,22 +164,13 @@ def handle_metadata(broker: Broker, ctx: RequestContext, req: Body) -> Body:
     }
 
 
-def _broker_entry(broker: Broker) -> dict[str, Any]:
-    return {
-        "node_id": broker.node_id,
-        "host": broker.advertised_host,
-        "port": broker.advertised_port,
-        "rack": None,
-    }
-
-
 def _describe_topic(
-    broker: Broker, name: str | None, auto_create: bool, include_ops: bool
+    broker: Broker, name: str | None, include_ops: bool, errors: dict[str, int]
 ) -> dict[str, Any]:
     entry: dict[str, Any] = {
         "error_code": 0,
         "name": name,
-        "topic_id": b"\x00" * 16,
+        "topic_id": ZERO_UUID,
         "is_internal": name in INTERNAL_TOPICS,
         "partitions": [],
         "topic_authorized_operations": ALL_OPERATIONS if include_ops else AUTHORIZED_OPS_UNSET,
@@ -82,39 +178,40 @@ def _describe_topic(
     if name is None:
         entry["error_code"] = ErrorCode.UNKNOWN_TOPIC_ID
         return entry
-    topic = broker.image.topics.get(name)
+    if name in errors:
+        entry["error_code"] = errors[name]
+        return entry
+    image = broker.image
+    topic = image.topics.get(name)
     if topic is None:
-        try:
-            validate_topic_name(name)
-        except KafkaError:
-            entry["error_code"] = ErrorCode.INVALID_TOPIC_EXCEPTION
-            return entry
-        if not auto_create or name in INTERNAL_TOPICS:
-            entry["error_code"] = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
-            return entry
-        try:
-            topic = broker.topics.create_topic(name, -1, -1, {})
-        except KafkaError as exc:
-            entry["error_code"] = exc.code
-            return entry
+        entry["error_code"] = (
+            ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+            if _valid_name(name)
+            else ErrorCode.INVALID_TOPIC_EXCEPTION
+        )
+        return entry
     entry["topic_id"] = topic.topic_id
-    node = broker.node_id
-    entry["partitions"] = [
-        {
-            "error_code": 0,
-            "partition_index": index,
-            "leader_id": node,
-            "leader_epoch": -1,
-            "replica_nodes": [node],
-            "isr_nodes": [node],
-            "offline_replicas": [],
-        }
-        for index in range(topic.partitions)
-    ]
+    live = {b.id for b in image.brokers.values() if not b.fenced}
+    partitions = []
+    for index in sorted(topic.partitions):
+        registration = topic.partitions[index]
+        leader = registration.leader
+        partitions.append(
+            {
+                "error_code": 0 if leader >= 0 else ErrorCode.LEADER_NOT_AVAILABLE,
+                "partition_index": index,
+                "leader_id": leader,
+                "leader_epoch": registration.leader_epoch,
+                "replica_nodes": list(registration.replicas),
+                "isr_nodes": list(registration.isr),
+                "offline_replicas": [r for r in registration.replicas if r not in live],
+            }
+        )
+    entry["partitions"] = partitions
     return entry
 
 
-def handle_describe_cluster(broker: Broker, ctx: RequestContext, req: Body) -> Body:
+def handle_describe_cluster(broker: Broker, listener: str, ctx: RequestContext, req: Body) -> Body:
     endpoint_type = req.get("endpoint_type", 1)
     if endpoint_type != 1:
         return {
@@ -135,12 +232,8 @@ def handle_describe_cluster(broker: Broker, ctx: RequestContext, req: Body) -> B
         "cluster_id": broker.cluster_id,
         "controller_id": broker.node_id,
         "brokers": [
-            {
-                "broker_id": broker.node_id,
-                "host": broker.advertised_host,
-                "port": broker.advertised_port,
-                "rack": None,
-            }
+            {"broker_id": b["node_id"], "host": b["host"], "port": b["port"], "rack": b["rack"]}
+            for b in broker_entries(broker, listener)
         ],
         "cluster_authorized_operations": ALL_OPERATIONS
         if req.get("include_cluster_authorized_operations")
@@ -148,40 +241,48 @@ def handle_describe_cluster(broker: Broker, ctx: RequestContext, req: Body) -> B
     }
 
 
-def _coordinator(broker: Broker, key: str, key_type: int) -> tuple[ErrorCode, str | None]:
+def _coordinator(
+    broker: Broker, listener: str, key: str, key_type: int
+) -> tuple[ErrorCode, str | None, dict[str, Any] | None]:
     if key_type == KEY_TYPE_TRANSACTION:
-        return ErrorCode.COORDINATOR_NOT_AVAILABLE, "transactions are not supported yet"
+        return ErrorCode.COORDINATOR_NOT_AVAILABLE, "transactions are not supported yet", None
     if key_type != KEY_TYPE_GROUP:
-        return ErrorCode.INVALID_REQUEST, f"unknown coordinator key type {key_type}"
+        return ErrorCode.INVALID_REQUEST, f"unknown coordinator key type {key_type}", None
     error = broker.ensure_group_coordinator()
     if error is not None:
-        return error, "the group coordinator is loading"
-    return ErrorCode.NONE, None
+        return error, "the group coordinator is loading", None
+    node = broker.groups_coordinator_node(key)
+    if node is None:
+        return ErrorCode.COORDINATOR_NOT_AVAILABLE, "the group's partition has no leader", None
+    for entry in broker_entries(broker, listener):
+        if entry["node_id"] == node:
+            return ErrorCode.NONE, None, entry
+    return ErrorCode.COORDINATOR_NOT_AVAILABLE, f"broker {node} is not reachable", None
 
 
-def handle_find_coordinator(broker: Broker, ctx: RequestContext, req: Body) -> Body:
+def handle_find_coordinator(broker: Broker, listener: str, ctx: RequestContext, req: Body) -> Body:
     key_type = req.get("key_type", 0)
     if ctx.version >= 4:
         coordinators = []
         for key in req.get("coordinator_keys", []):
-            code, message = _coordinator(broker, key, key_type)
+            code, message, node = _coordinator(broker, listener, key, key_type)
             coordinators.append(
                 {
                     "key": key,
-                    "node_id": broker.node_id if code == 0 else -1,
-                    "host": broker.advertised_host if code == 0 else "",
-                    "port": broker.advertised_port if code == 0 else -1,
+                    "node_id": node["node_id"] if node else -1,
+                    "host": node["host"] if node else "",
+                    "port": node["port"] if node else -1,
                     "error_code": code,
                     "error_message": message,
                 }
             )
         return {"throttle_time_ms": 0, "coordinators": coordinators}
-    code, message = _coordinator(broker, req.get("key", ""), key_type)
+    code, message, node = _coordinator(broker, listener, req.get("key", ""), key_type)
     return {
         "throttle_time_ms": 0,
         "error_code": code,
         "error_message": message,
-        "node_id": broker.node_id if code == 0 else -1,
-        "host": broker.advertised_host if code == 0 else "",
-        "port": broker.advertised_port if code == 0 else -1,
+        "node_id": node["node_id"] if node else -1,
+        "host": node["host"] if node else "",
+        "port": node["port"] if node else -1,
     }

@@ -14,7 +14,9 @@ import contextlib
 from typing import TYPE_CHECKING, Any
 
 from samsa.errors import ErrorCode, KafkaError
+from samsa.raft import wire
 from samsa.replication.replica_manager import FetchWaiter
+from samsa.server.handlers.quorum import handle_raft_request
 from samsa.server.router import Body, RequestContext, Router
 
 if TYPE_CHECKING:
@@ -23,14 +25,26 @@ if TYPE_CHECKING:
 
 API_KEY = 1
 READ_COMMITTED = 1
+MAX_CLIENT_VERSION = 12
 
 
-def register(router: Router, broker: Broker) -> None:
-    router.register(API_KEY, lambda ctx, req: handle_fetch(broker, ctx, req))
+def register(router: Router, broker: Broker, listener: str) -> None:
+    raft = broker.node.raft if broker.node.serves_controller_on(listener) else None
+    router.register(API_KEY, lambda ctx, req: handle_fetch(broker, raft, ctx, req))
 
 
-def handle_fetch(broker: Broker, ctx: RequestContext, req: Body) -> Body | Any:
+def handle_fetch(broker: Broker, raft: Any, ctx: RequestContext, req: Body) -> Body | Any:
     version = ctx.version
+    if wire.is_metadata_fetch(version, req):
+        if raft is None:
+            return wire.error_response(
+                API_KEY, version, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, "not a controller listener"
+            )
+        return handle_raft_request(raft, ctx, API_KEY, req)
+    if version > MAX_CLIENT_VERSION:
+        return wire.error_response(
+            API_KEY, version, ErrorCode.UNSUPPORTED_VERSION, f"Fetch v{version} is for the quorum"
+        )
     if version >= 7 and req.get("session_epoch", -1) > 0:
         return {
             "throttle_time_ms": 0,
@@ -93,9 +107,17 @@ def read_partitions(broker: Broker, req: Body) -> tuple[list[dict[str, Any]], in
         for preq in topic["partitions"]:
             index = preq["partition"]
             partition = broker.replicas.get(name, index)
-            if partition is None:
+            if partition is None or not broker.leads(name, index):
                 errors = True
-                parts.append(_error(index, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION))
+                known = name in broker.image.topics
+                parts.append(
+                    _error(
+                        index,
+                        ErrorCode.NOT_LEADER_OR_FOLLOWER
+                        if known
+                        else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+                    )
+                )
                 continue
             hw = partition.high_watermark
             log_start = partition.log_start_offset

@@ -44,8 +44,12 @@ def _lookup(broker: Broker, topic: str, index: int, timestamp: int) -> dict[str,
         "offset": -1,
         "leader_epoch": -1,
     }
-    if partition is None:
-        result["error_code"] = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+    if partition is None or not broker.leads(topic, index):
+        result["error_code"] = (
+            ErrorCode.NOT_LEADER_OR_FOLLOWER
+            if topic in broker.image.topics
+            else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+        )
         return result
     if timestamp == LATEST:
         result["offset"] = partition.high_watermark

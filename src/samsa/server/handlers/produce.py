@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from samsa.errors import ErrorCode, InvalidRecordError, KafkaError
 from samsa.server.router import Body, RequestContext, Router
-from samsa.server.topic_manager import INTERNAL_TOPICS
+from samsa.server.handlers.cluster import INTERNAL_TOPICS
 
 if TYPE_CHECKING:
     from samsa.server.broker import Broker
@@ -39,6 +39,19 @@ def _partition_error(index: int, code: ErrorCode, message: str | None = None) ->
         "record_errors": [],
         "error_message": message,
     }
+
+
+def _not_here(broker: Broker, topic: str, index: int) -> dict[str, Any]:
+    image_topic = broker.image.topics.get(topic)
+    if image_topic is not None and index in image_topic.partitions:
+        return _partition_error(
+            index,
+            ErrorCode.NOT_LEADER_OR_FOLLOWER,
+            f"broker {broker.node_id} is not the leader of {topic}-{index}",
+        )
+    return _partition_error(
+        index, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"{topic}-{index} does not exist"
+    )
 
 
 def handle_produce(broker: Broker, ctx: RequestContext, req: Body) -> Body | None:
@@ -81,10 +94,8 @@ def _append(broker: Broker, topic: str, index: int, records: Any, acks: int) -> 
             f"clients cannot write to internal topic {topic}",
         )
     partition = broker.replicas.get(topic, index)
-    if partition is None:
-        return _partition_error(
-            index, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"{topic}-{index} does not exist"
-        )
+    if partition is None or not broker.leads(topic, index):
+        return _not_here(broker, topic, index)
     if records is None or len(records) == 0:
         return _partition_error(index, ErrorCode.CORRUPT_MESSAGE, "no records in the request")
     if acks == -1 and partition.config.min_insync_replicas > 1:

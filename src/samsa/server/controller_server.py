@@ -1,0 +1,336 @@
+"""The active controller: requests through the QuorumController into the Raft log.
+
+Kafka's QuorumController runs every write on one thread; here writes take one
+asyncio lock.  A write computes its records against the committed image,
+appends them through Raft as one batch, waits until the loader has replayed
+them into the image, and only then answers: a client never hears "done" about
+a change a failover could still lose, and the next write sees this one.
+
+A node is the active controller when it leads the Raft quorum AND its image
+has caught up with everything written before its epoch (the entry that opened
+the epoch is applied); before that its image could be stale, so it answers
+NOT_CONTROLLER and callers retry.  Timed work (fencing brokers whose
+heartbeats stopped, finishing reassignments, preferred-leader rebalancing)
+runs from ``poll`` a few times a second while active.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import random
+import time
+from collections.abc import Callable
+from typing import Any
+
+from samsa.controller.controller_config import ControllerConfig
+from samsa.controller.controller_result import ControllerResult
+from samsa.controller.metadata_delta import MetadataDelta
+from samsa.controller.metadata_image import MetadataImage
+from samsa.controller.quorum_controller import QuorumController
+from samsa.errors import ErrorCode
+from samsa.protocol.metadata_records import MetadataRecord, encode_metadata_record
+from samsa.raft.driver import RaftDriver
+from samsa.raft.errors import NotLeaderError
+from samsa.server.metadata_loader import MetadataLoader
+
+log = logging.getLogger("samsa.controller")
+
+Body = dict[str, Any]
+
+CREATE_TOPICS, DELETE_TOPICS, ALTER_CONFIGS, CREATE_PARTITIONS = 19, 20, 33, 37
+ELECT_LEADERS, INCREMENTAL_ALTER_CONFIGS = 43, 44
+ALTER_PARTITION_REASSIGNMENTS, LIST_PARTITION_REASSIGNMENTS = 45, 46
+ALTER_PARTITION, BROKER_REGISTRATION, BROKER_HEARTBEAT, UNREGISTER_BROKER = 56, 62, 63, 64
+ALLOCATE_PRODUCER_IDS = 67
+DESCRIBE_QUORUM, ADD_RAFT_VOTER, REMOVE_RAFT_VOTER = 55, 80, 81
+QUORUM_APIS = frozenset({DESCRIBE_QUORUM, ADD_RAFT_VOTER, REMOVE_RAFT_VOTER})
+
+CONTROLLER_APIS = frozenset(
+    {
+        CREATE_TOPICS,
+        DELETE_TOPICS,
+        ALTER_CONFIGS,
+        CREATE_PARTITIONS,
+        ELECT_LEADERS,
+        INCREMENTAL_ALTER_CONFIGS,
+        ALTER_PARTITION_REASSIGNMENTS,
+        LIST_PARTITION_REASSIGNMENTS,
+        ALTER_PARTITION,
+        BROKER_REGISTRATION,
+        BROKER_HEARTBEAT,
+        UNREGISTER_BROKER,
+        ALLOCATE_PRODUCER_IDS,
+    }
+)
+POLL_INTERVAL_S = 0.2
+
+
+def wall_ms() -> int:
+    return time.time_ns() // 1_000_000
+
+
+class ControllerServer:
+    def __init__(
+        self,
+        node_id: int,
+        raft: RaftDriver,
+        loader: MetadataLoader,
+        config: ControllerConfig,
+        *,
+        voter_nodes: Callable[[], list[dict[str, Any]]] = list,
+        clock: Callable[[], int] = wall_ms,
+    ) -> None:
+        self._voter_nodes = voter_nodes
+        self.node_id = node_id
+        self._raft = raft
+        self._loader = loader
+        self._config = config
+        self._clock = clock
+        self.controller = QuorumController(loader.image, config, random.Random())
+        self._write_lock = asyncio.Lock()
+        self._epoch_start: int | None = None
+        self._active = False
+        self._poll_task: asyncio.Task[None] | None = None
+        self._activation_task: asyncio.Task[None] | None = None
+
+    # -- the publisher side: leadership and image changes --------------------------------
+
+    def on_leader_change(self, leader_id: int | None, epoch: int) -> None:
+        if leader_id == self.node_id:
+            # Everything below the log end now (the LeaderChange entry of this
+            # epoch included) must be in the image before this node may write.
+            self._epoch_start = self._raft.log.end_offset - 1
+            self._activation_task = asyncio.ensure_future(self._activate(epoch))
+        else:
+            self._deactivate()
+
+    async def _activate(self, epoch: int) -> None:
+        start = self._epoch_start
+        assert start is not None
+        await self._loader.wait_applied(start)
+        if self._raft.leader_id != self.node_id or self._raft.epoch != epoch:
+            return
+        self.controller.activate(self._clock())
+        self._active = True
+        log.info("node %d is the active controller (epoch %d)", self.node_id, epoch)
+        if self._poll_task is None:
+            self._poll_task = asyncio.ensure_future(self._poll_loop())
+
+    def _deactivate(self) -> None:
+        if self._active:
+            log.info("node %d is no longer the active controller", self.node_id)
+        self._active = False
+        self._epoch_start = None
+
+    def on_delta(self, delta: MetadataDelta) -> None:
+        pass
+
+    def on_image(self, image: MetadataImage) -> None:
+        # The image object is rebuilt in place; the control managers keep
+        # indexes of their own only for in-memory session state.
+        pass
+
+    def is_active(self) -> bool:
+        return self._active and self._raft.leader_id == self.node_id
+
+    async def stop(self) -> None:
+        self._active = False
+        for task in (self._poll_task, self._activation_task):
+            if task is not None:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await task
+
+    # -- requests -----------------------------------------------------------------------
+
+    async def handle(self, api_key: int, version: int, body: Body) -> Body:
+        """Answer one controller request (from a broker or forwarded from a client)."""
+        if not self.is_active():
+            return not_controller_response(api_key, body)
+        if api_key in QUORUM_APIS:
+            return await self._quorum(api_key, version, body)
+        controller = self.controller
+        if api_key == LIST_PARTITION_REASSIGNMENTS:
+            result = controller.list_partition_reassignments(body)
+            return result.response or {}
+        async with self._write_lock:
+            if not self.is_active():
+                return not_controller_response(api_key, body)
+            now = self._clock()
+            if api_key == CREATE_TOPICS:
+                result = controller.create_topics(body)
+            elif api_key == DELETE_TOPICS:
+                result = controller.delete_topics(body)
+            elif api_key == CREATE_PARTITIONS:
+                result = controller.create_partitions(body)
+            elif api_key == ALTER_CONFIGS:
+                result = controller.alter_configs(body)
+            elif api_key == INCREMENTAL_ALTER_CONFIGS:
+                result = controller.incremental_alter_configs(body)
+            elif api_key == ALLOCATE_PRODUCER_IDS:
+                result = controller.allocate_producer_ids(body)
+            elif api_key == BROKER_REGISTRATION:
+                result = controller.register_broker(body, self._raft.log.end_offset, now)
+            elif api_key == BROKER_HEARTBEAT:
+                result = controller.broker_heartbeat(body, now)
+            elif api_key == UNREGISTER_BROKER:
+                result = controller.unregister_broker(body)
+            elif api_key == ALTER_PARTITION:
+                result = controller.alter_partition(body)
+            elif api_key == ELECT_LEADERS:
+                result = controller.elect_leaders(body)
+            elif api_key == ALTER_PARTITION_REASSIGNMENTS:
+                result = controller.alter_partition_reassignments(body)
+            else:
+                raise ValueError(f"api key {api_key} is not a controller API")
+            if not await self._commit(result.records):
+                return not_controller_response(api_key, body)
+        return result.response or {}
+
+    async def _quorum(self, api_key: int, version: int, body: Body) -> Body:
+        """The quorum's own admin calls, reaching this node in-process (forwarded)."""
+        from samsa.raft import wire
+
+        if api_key == DESCRIBE_QUORUM:
+            return wire.describe_quorum_response(self._raft.describe_quorum(), self._voter_nodes())
+        request = wire.decode_request(api_key, version, body)
+        if api_key == ADD_RAFT_VOTER:
+            response = await self._raft.add_voter(
+                request.voter_id,  # type: ignore[union-attr]
+                request.voter_directory_id,  # type: ignore[union-attr]
+                request.listeners,  # type: ignore[union-attr]
+                request.timeout_ms,  # type: ignore[union-attr]
+            )
+        else:
+            response = await self._raft.remove_voter(
+                request.voter_id,  # type: ignore[union-attr]
+                request.voter_directory_id,  # type: ignore[union-attr]
+            )
+        return wire.encode_response(api_key, version, response, self._raft.listener_name)
+
+    async def _commit(self, records: list[MetadataRecord]) -> bool:
+        """Append, wait for the loader to apply; False if leadership was lost."""
+        if not records:
+            return True
+        payloads = [encode_metadata_record(record) for record in records]
+        try:
+            last = self._raft.append(payloads)
+        except NotLeaderError:
+            self._deactivate()
+            return False
+        epoch = self._raft.epoch
+        waiting = asyncio.ensure_future(self._loader.wait_applied(last))
+        while not waiting.done():
+            changed = asyncio.ensure_future(self._raft.wait_leader_change())
+            await asyncio.wait({waiting, changed}, return_when=asyncio.FIRST_COMPLETED)
+            changed.cancel()
+            if not waiting.done() and (
+                self._raft.leader_id != self.node_id or self._raft.epoch != epoch
+            ):
+                waiting.cancel()
+                return False
+        return True
+
+    async def _poll_loop(self) -> None:
+        while True:
+            await asyncio.sleep(POLL_INTERVAL_S)
+            if not self.is_active():
+                continue
+            try:
+                async with self._write_lock:
+                    if not self.is_active():
+                        continue
+                    result: ControllerResult = self.controller.poll(self._clock())
+                    await self._commit(result.records)
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                log.exception("controller: timed work failed")
+
+
+def not_controller_response(api_key: int, body: Body) -> Body:
+    """What a non-active controller answers, in each API's own shape."""
+    code = ErrorCode.NOT_CONTROLLER
+    message = "this node is not the active controller"
+    if api_key == CREATE_TOPICS:
+        return {
+            "throttle_time_ms": 0,
+            "topics": [
+                {
+                    "name": t["name"],
+                    "topic_id": b"\x00" * 16,
+                    "error_code": code,
+                    "error_message": message,
+                    "num_partitions": -1,
+                    "replication_factor": -1,
+                    "configs": None,
+                }
+                for t in body.get("topics", [])
+            ],
+        }
+    if api_key == DELETE_TOPICS:
+        names = [t.get("name") for t in body.get("topics", [])] or body.get("topic_names", [])
+        return {
+            "throttle_time_ms": 0,
+            "responses": [
+                {"name": n, "topic_id": b"\x00" * 16, "error_code": code, "error_message": message}
+                for n in names
+            ],
+        }
+    if api_key == CREATE_PARTITIONS:
+        return {
+            "throttle_time_ms": 0,
+            "results": [
+                {"name": t["name"], "error_code": code, "error_message": message}
+                for t in body.get("topics", [])
+            ],
+        }
+    if api_key in (ALTER_CONFIGS, INCREMENTAL_ALTER_CONFIGS):
+        return {
+            "throttle_time_ms": 0,
+            "responses": [
+                {
+                    "error_code": code,
+                    "error_message": message,
+                    "resource_type": r["resource_type"],
+                    "resource_name": r["resource_name"],
+                }
+                for r in body.get("resources", [])
+            ],
+        }
+    if api_key == ELECT_LEADERS:
+        return {"throttle_time_ms": 0, "error_code": code, "replica_election_results": []}
+    if api_key in (ALTER_PARTITION_REASSIGNMENTS, LIST_PARTITION_REASSIGNMENTS):
+        return {
+            "throttle_time_ms": 0,
+            "error_code": code,
+            "error_message": message,
+            "responses": [],
+            "topics": [],
+        }
+    if api_key == ALTER_PARTITION:
+        return {"throttle_time_ms": 0, "error_code": code, "topics": []}
+    if api_key == BROKER_REGISTRATION:
+        return {"throttle_time_ms": 0, "error_code": code, "broker_epoch": -1}
+    if api_key == BROKER_HEARTBEAT:
+        return {
+            "throttle_time_ms": 0,
+            "error_code": code,
+            "is_caught_up": False,
+            "is_fenced": True,
+            "should_shut_down": False,
+        }
+    if api_key in (UNREGISTER_BROKER, ADD_RAFT_VOTER, REMOVE_RAFT_VOTER):
+        return {"throttle_time_ms": 0, "error_code": code, "error_message": message}
+    if api_key == DESCRIBE_QUORUM:
+        return {"error_code": code, "error_message": message, "topics": [], "nodes": []}
+    if api_key == ALLOCATE_PRODUCER_IDS:
+        return {
+            "throttle_time_ms": 0,
+            "error_code": code,
+            "producer_id_start": -1,
+            "producer_id_len": 0,
+        }
+    return {"error_code": code}

@@ -1,0 +1,202 @@
+"""Committed metadata records into the image, on every node (Kafka's MetadataLoader).
+
+Raft says how far the log is committed; the loader reads the entries up to
+there, decodes the metadata records (control entries belong to Raft and are
+skipped), replays them through a ``MetadataDelta`` into the node's one
+``MetadataImage`` and tells the publishers what changed: the broker applies
+the delta to its logs and replicas, the controller learns that its writes are
+in.  The image changes only here, so every node that applied the same prefix
+holds the same image.
+
+Snapshots: a node loading a snapshot (at start, or a follower that fell behind
+the leader's log start) rebuilds the image from it in place, so every holder
+of the image keeps a valid reference, and publishers get a full reload instead
+of a delta.  The loader also writes snapshots: once
+``metadata.log.max.record.bytes.between.snapshots`` of records were applied
+since the last one, the image is written out as records at the applied offset
+and Raft may drop the log prefix below it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable
+from typing import Protocol
+
+from samsa.controller.metadata_delta import MetadataDelta
+from samsa.controller.metadata_image import MetadataImage
+from samsa.controller.snapshot_records import snapshot_records
+from samsa.protocol.metadata_records import decode_metadata_record, encode_metadata_record
+from samsa.raft.entry_codec import decode_entries, encode_payloads
+from samsa.raft.log import RaftLog, Snapshot
+
+log = logging.getLogger("samsa.server")
+
+READ_ENTRIES = 4096
+
+
+class MetadataPublisher(Protocol):
+    def on_delta(self, delta: MetadataDelta) -> None: ...
+
+    def on_image(self, image: MetadataImage) -> None:
+        """The whole image was replaced (a snapshot was loaded)."""
+        ...
+
+
+class MetadataLoader:
+    def __init__(
+        self,
+        raft_log: RaftLog,
+        *,
+        snapshot_bytes: int = 20 * 1024 * 1024,
+        snapshot_interval_ms: int = 3_600_000,
+        create_snapshot: Callable[[int, bytes], None] | None = None,
+    ) -> None:
+        self.image = MetadataImage()
+        self._log = raft_log
+        self.applied_offset = 0
+        """Every committed entry below this offset is in the image."""
+        self.applied_epoch = -1
+        self._publishers: list[MetadataPublisher] = []
+        self._waiters: list[tuple[int, asyncio.Future[None]]] = []
+        self._snapshot_bytes = snapshot_bytes
+        self._snapshot_interval_ms = snapshot_interval_ms
+        self._create_snapshot = create_snapshot
+        self._bytes_since_snapshot = 0
+        self._last_snapshot_ms = time.monotonic() * 1000
+        self.loaded = asyncio.Event()
+        """Set once the first committed prefix (or snapshot) was applied."""
+
+    def add_publisher(self, publisher: MetadataPublisher) -> None:
+        self._publishers.append(publisher)
+
+    # -- what Raft tells us (RaftListener) ----------------------------------------
+
+    def handle_commit(self, high_watermark: int) -> None:
+        if self.applied_offset < self._log.start_offset:
+            # The log moved past what we applied without a snapshot load: only a
+            # snapshot can bring us there, and Raft loads one before this.
+            log.warning(
+                "metadata: applied offset %d is below the log start %d; waiting for a snapshot",
+                self.applied_offset,
+                self._log.start_offset,
+            )
+            return
+        while self.applied_offset < high_watermark:
+            entries = self._log.read(self.applied_offset, READ_ENTRIES)
+            if not entries:
+                break
+            delta = MetadataDelta(self.image)
+            for entry in entries:
+                if entry.offset >= high_watermark:
+                    break
+                payload = entry.payload
+                if isinstance(payload, bytes) and payload:
+                    record = decode_metadata_record(payload)
+                    delta.replay(record, entry.offset, entry.epoch)
+                    self._bytes_since_snapshot += len(payload)
+                self.applied_offset = entry.offset + 1
+                self.applied_epoch = entry.epoch
+            if delta.record_count:
+                for publisher in self._publishers:
+                    publisher.on_delta(delta)
+        self._wake_waiters()
+        if not self.loaded.is_set():
+            self.loaded.set()
+        self._maybe_snapshot()
+
+    def handle_load_snapshot(self, snapshot: Snapshot) -> None:
+        started = time.monotonic()
+        entries, _ = decode_entries(snapshot.data)
+        self.image.__init__()  # type: ignore[misc]  # rebuilt in place: holders keep it
+        count = 0
+        for entry in entries:
+            payload = entry.payload
+            if isinstance(payload, bytes) and payload:
+                self.image.replay(decode_metadata_record(payload))
+                count += 1
+        self.applied_offset = snapshot.snapshot_id.offset
+        self.applied_epoch = snapshot.snapshot_id.epoch
+        self._bytes_since_snapshot = 0
+        log.info(
+            "metadata: loaded snapshot %d-%d (%d records) in %.0f ms",
+            snapshot.snapshot_id.offset,
+            snapshot.snapshot_id.epoch,
+            count,
+            (time.monotonic() - started) * 1000,
+        )
+        for publisher in self._publishers:
+            publisher.on_image(self.image)
+        self._wake_waiters()
+
+    def handle_leader_change(self, leader_id: int | None, epoch: int) -> None:
+        for publisher in self._publishers:
+            on_leader = getattr(publisher, "on_leader_change", None)
+            if on_leader is not None:
+                on_leader(leader_id, epoch)
+
+    # -- waiting for one's own writes ----------------------------------------------
+
+    async def wait_applied(self, offset: int) -> None:
+        """Resolve once the entry at ``offset`` is in the image."""
+        if self.applied_offset > offset:
+            return
+        future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._waiters.append((offset, future))
+        await future
+
+    def _wake_waiters(self) -> None:
+        if not self._waiters:
+            return
+        still = []
+        for offset, future in self._waiters:
+            if self.applied_offset > offset:
+                if not future.done():
+                    future.set_result(None)
+            elif not future.done():
+                still.append((offset, future))
+        self._waiters = still
+
+    # -- writing snapshots ------------------------------------------------------------
+
+    def _maybe_snapshot(self) -> None:
+        if self._create_snapshot is None or self.applied_offset <= self._log.start_offset:
+            return
+        now_ms = time.monotonic() * 1000
+        due_by_size = self._bytes_since_snapshot >= self._snapshot_bytes
+        due_by_time = (
+            self._snapshot_interval_ms > 0
+            and self._bytes_since_snapshot > 0
+            and now_ms - self._last_snapshot_ms >= self._snapshot_interval_ms
+        )
+        if due_by_size or due_by_time:
+            self.write_snapshot()
+
+    def write_snapshot(self) -> None:
+        """Write the image as a snapshot at the applied offset."""
+        if self._create_snapshot is None or self.applied_offset == 0:
+            return
+        started = time.monotonic()
+        payloads: list[bytes] = [
+            encode_metadata_record(record) for record in snapshot_records(self.image)
+        ]
+        data = bytes(
+            encode_payloads(
+                list(payloads),
+                base_offset=0,
+                epoch=max(self.applied_epoch, 0),
+                timestamp_ms=time.time_ns() // 1_000_000,
+            )
+        )
+        self._create_snapshot(self.applied_offset, data)
+        self._bytes_since_snapshot = 0
+        self._last_snapshot_ms = time.monotonic() * 1000
+        log.info(
+            "metadata: wrote a snapshot at offset %d (%d records, %d bytes) in %.0f ms",
+            self.applied_offset,
+            len(payloads),
+            len(data),
+            (time.monotonic() - started) * 1000,
+        )

@@ -1,0 +1,375 @@
+"""One Samsa process: its listeners, its place in the metadata quorum, its roles.
+
+Start-up order matters for safety:
+
+1. ``meta.properties``: the data dir's node id and cluster id must match the
+   configuration, or the node refuses to start (a misplaced data dir must not
+   join the wrong cluster or speak for another node).
+2. The listeners are bound (their real ports are needed to tell the quorum
+   where this node listens) but answer nothing until the node is assembled.
+3. The metadata log (``__cluster_metadata-0``) is recovered and the Raft
+   machine starts from its stored election state; the metadata loader builds
+   the image only from committed records.
+4. The controller (when ``process.roles`` has it) and the broker (when it has
+   that) attach to the loader; the broker registers with the active controller,
+   catches up with the metadata and is unfenced, and only then is the node
+   ready (its client listeners have been answering Metadata from a complete
+   image since).
+
+The single-node default is ``process.roles=broker,controller`` with neither
+voters nor bootstrap servers: a quorum of one whose voter set is this node,
+served on the one listener; Raft then elects itself at once and commits each
+write as soon as it is flushed, with no network traffic at all.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import contextlib
+import logging
+import random
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+from samsa.config import BrokerConfig
+from samsa.controller.controller_config import ControllerConfig
+from samsa.controller.legacy_migration import (
+    legacy_metadata_exists,
+    legacy_records,
+    retire_legacy_metadata,
+)
+from samsa.errors import ConfigError
+from samsa.listeners import Listener
+from samsa.net import ChannelPool
+from samsa.node_settings import NodeSettings
+from samsa.protocol.metadata_records import encode_metadata_record
+from samsa.raft.config import QuorumConfig
+from samsa.raft.disk_log import DiskRaftLog
+from samsa.raft.driver import RaftDriver
+from samsa.raft.machine import RaftMachine
+from samsa.raft.quorum_state_file import read_election_state
+from samsa.raft.records import Endpoint
+from samsa.raft.voters import VoterNode, VoterSet
+from samsa.server import meta_properties
+from samsa.server.controller_link import ControllerLink
+from samsa.server.controller_server import CONTROLLER_APIS, ControllerServer
+from samsa.server.handlers import quorum as quorum_handlers
+from samsa.server.metadata_loader import MetadataLoader
+from samsa.server.network import CloseConnection, Connection, SocketServer
+from samsa.server.router import Router
+
+log = logging.getLogger("samsa.server")
+
+
+def wall_ms() -> int:
+    return time.time_ns() // 1_000_000
+
+
+def directory_uuid(directory_id: str) -> uuid.UUID | None:
+    """meta.properties' ``directory.id`` (Kafka's base64 Uuid) as a UUID."""
+    if not directory_id:
+        return None
+    padded = directory_id + "=" * (-len(directory_id) % 4)
+    try:
+        return uuid.UUID(bytes=base64.urlsafe_b64decode(padded))
+    except ValueError:
+        return None
+
+
+class Node:
+    def __init__(self, config: BrokerConfig) -> None:
+        self.config = config
+        self.settings = NodeSettings.from_config(config)
+        self.node_id = self.settings.node_id
+        self.cluster_id = ""
+        self.directory_id: uuid.UUID | None = None
+        self._servers: dict[str, SocketServer] = {}
+        self._routers: dict[str, Router] = {}
+        self.bound: dict[str, tuple[str, int]] = {}
+        self.raft: RaftDriver | None = None
+        self.raft_log: DiskRaftLog | None = None
+        self.loader: MetadataLoader | None = None
+        self.controller: ControllerServer | None = None
+        self.broker: Any = None
+        self.link: ControllerLink | None = None
+        self._controller_channels = ChannelPool(client_id=f"samsa-node-{self.node_id}")
+        self._raft_channels = ChannelPool(client_id=f"samsa-raft-{self.node_id}")
+        self._migrated_from: Path | None = None
+        self._migration: asyncio.Task[None] | None = None
+
+    # ------------------------------------------------------------------ addresses
+    def advertised(self, listener: Listener) -> tuple[str, int]:
+        for adv in self.settings.advertised:
+            if adv.name == listener.name:
+                return adv.host, adv.port
+        host, port = self.bound[listener.name]
+        if host in ("0.0.0.0", "::", ""):
+            host = "127.0.0.1"
+        return host, port
+
+    def controller_listeners(self) -> list[Listener]:
+        return [
+            listener
+            for listener in self.settings.listeners
+            if self.settings.serves_controller(listener)
+        ]
+
+    def client_listeners(self) -> list[Listener]:
+        return [
+            listener
+            for listener in self.settings.listeners
+            if self.settings.serves_clients(listener)
+        ]
+
+    def serves_controller_on(self, listener_name: str) -> bool:
+        """The quorum's RPCs (the metadata Fetch among them) are served here."""
+        return any(
+            listener.name == listener_name and self.settings.serves_controller(listener)
+            for listener in self.settings.listeners
+        )
+
+    def controller_endpoints(self) -> tuple[Endpoint, ...]:
+        return tuple(
+            Endpoint(listener.name, *self.advertised(listener))
+            for listener in self.controller_listeners()
+        )
+
+    @property
+    def controller_listener_name(self) -> str:
+        names = self.settings.controller_listener_names
+        if names:
+            return names[0]
+        return self.settings.listeners[0].name
+
+    def voter_nodes(self) -> list[dict[str, Any]]:
+        """DescribeQuorum v2's ``nodes``: each voter's controller listeners."""
+        assert self.raft is not None
+        machine = self.raft.machine
+        out = []
+        for voter in machine.voter_set:
+            endpoints = machine.endpoints(voter.node_id)
+            out.append(
+                {
+                    "node_id": voter.node_id,
+                    "listeners": [
+                        {"name": e.listener, "host": e.host, "port": e.port} for e in endpoints
+                    ],
+                }
+            )
+        return out
+
+    # ------------------------------------------------------------------ lifecycle
+    async def start(self) -> None:
+        config = self.config
+        data_dir = config.data_dir
+        data_dir.mkdir(parents=True, exist_ok=True)
+        if (
+            not self.settings.standalone
+            and not config["cluster.id"]
+            and not (data_dir / meta_properties.FILE_NAME).exists()
+        ):
+            raise ConfigError(
+                "a new node of a multi-node cluster needs cluster.id (the same on every "
+                "node; `samsa cluster status` shows an existing cluster's id)"
+            )
+        meta = meta_properties.load_or_create(data_dir, self.node_id, config["cluster.id"])
+        self.cluster_id = meta.cluster_id
+        self.directory_id = directory_uuid(meta.directory_id)
+
+        for listener in self.settings.listeners:
+            server = SocketServer(
+                self._dispatcher(listener.name),
+                max_request_size=config["socket.request.max.bytes"],
+                idle_timeout_ms=config["connections.max.idle.ms"],
+            )
+            self.bound[listener.name] = await server.start(listener.host, listener.port)
+            self._servers[listener.name] = server
+
+        self._start_quorum(data_dir)
+        assert self.raft is not None and self.loader is not None and self.raft_log is not None
+        raft = self.raft
+        self.link = ControllerLink(
+            self.node_id,
+            lambda: raft.leader_id,
+            raft.wait_leader_change,
+            self._controller_channels,
+            self._controller_address,
+            self.controller,
+        )
+        if self.settings.is_broker:
+            from samsa.server.broker import Broker
+
+            self.broker = Broker(self, meta)
+            await self.broker.start()
+
+        for listener in self.settings.listeners:
+            self._routers[listener.name] = self._build_router(listener)
+        raft.start()
+        if self._migrated_from is not None:
+            self._migration = asyncio.ensure_future(self._migrate_legacy_metadata())
+        if self.broker is not None:
+            await self.broker.wait_ready()
+
+    def _start_quorum(self, data_dir: Path) -> None:
+        config = self.config
+        settings = self.settings
+        raft_log = DiskRaftLog.open(data_dir)
+        self.raft_log = raft_log
+        listener_name = self.controller_listener_name
+        static = None
+        if settings.static_voters:
+            static = VoterSet(
+                tuple(
+                    VoterNode(v.node_id, None, (Endpoint(listener_name, v.host, v.port),))
+                    for v in settings.static_voters
+                )
+            )
+        quorum_config = QuorumConfig(
+            election_timeout_ms=config["controller.quorum.election.timeout.ms"],
+            fetch_timeout_ms=config["controller.quorum.fetch.timeout.ms"],
+            election_backoff_max_ms=config["controller.quorum.election.backoff.max.ms"],
+            request_timeout_ms=config["controller.quorum.request.timeout.ms"],
+            retry_backoff_ms=config["controller.quorum.retry.backoff.ms"],
+            static_voters=static,
+            bootstrap_servers=tuple(f"{h}:{p}" for h, p in settings.bootstrap_servers),
+        )
+        endpoints = self.controller_endpoints() if settings.is_controller else ()
+        bootstrap = None
+        if settings.standalone:
+            bootstrap = VoterSet((VoterNode(self.node_id, None, endpoints),))
+        election = read_election_state(raft_log.directory)
+        machine = RaftMachine(
+            node_id=self.node_id,
+            config=quorum_config,
+            log=raft_log,
+            random_source=random.Random(),
+            election_state=election,
+            directory_id=self.directory_id,
+            listeners=endpoints,
+            bootstrap_voters=bootstrap,
+        )
+        loader = MetadataLoader(
+            raft_log,
+            snapshot_bytes=config["metadata.log.max.record.bytes.between.snapshots"],
+            snapshot_interval_ms=config["metadata.log.max.snapshot.interval.ms"],
+        )
+        self.loader = loader
+        self.raft = RaftDriver(
+            machine,
+            raft_log,
+            raft_log.directory,
+            self._raft_transport,
+            loader,
+            cluster_id=self.cluster_id,
+            listener_name=listener_name,
+            bootstrap_servers=settings.bootstrap_servers,
+        )
+        raft = self.raft
+        loader._create_snapshot = raft.create_snapshot
+        if settings.is_controller:
+            controller_config = ControllerConfig.from_properties(
+                dict(config.items()),
+                topic_defaults=config.topic_defaults(),
+                cluster_id=self.cluster_id,
+            )
+            self.controller = ControllerServer(
+                self.node_id, raft, loader, controller_config, voter_nodes=self.voter_nodes
+            )
+            loader.add_publisher(self.controller)
+        if (
+            settings.standalone
+            and legacy_metadata_exists(config.data_dir)
+            and raft_log.end_offset == 0
+        ):
+            self._migrated_from = config.data_dir
+
+    def _controller_address(self, node_id: int) -> tuple[str, int] | None:
+        """Where ``node_id`` serves the controller APIs (its controller listener)."""
+        assert self.raft is not None
+        endpoints = self.raft.machine.endpoints(node_id)
+        for endpoint in endpoints:
+            if endpoint.listener == self.controller_listener_name:
+                return endpoint.host, endpoint.port
+        return (endpoints[0].host, endpoints[0].port) if endpoints else None
+
+    async def _raft_transport(
+        self,
+        host: str,
+        port: int,
+        api_key: int,
+        version: int,
+        body: dict[str, Any],
+        timeout_ms: int,
+    ) -> dict[str, Any]:
+        channel = self._raft_channels.to_address(host, port)
+        return await channel.request(api_key, version, body, timeout_ms=timeout_ms)
+
+    async def _migrate_legacy_metadata(self) -> None:
+        """Append the old single-node metadata as this node's first data records."""
+        assert self.raft is not None and self.loader is not None
+        data_dir = self._migrated_from
+        assert data_dir is not None
+        records = legacy_records(data_dir, self.node_id)
+        while not self.raft.machine.is_leader:
+            await self.raft.wait_leader_change()
+        if records:
+            last = self.raft.append([encode_metadata_record(r) for r in records])
+            await self.loader.wait_applied(last)
+        retire_legacy_metadata(data_dir)
+
+    # ------------------------------------------------------------------ requests
+    def _dispatcher(self, name: str) -> Any:
+        def dispatch(frame: bytes | bytearray, conn: Connection) -> Any:
+            router = self._routers.get(name)
+            if router is None:
+                raise CloseConnection("the node is still starting")
+            return router.dispatch(frame, conn)
+
+        return dispatch
+
+    def _build_router(self, listener: Listener) -> Router:
+        router = Router()
+        settings = self.settings
+        raft = self.raft
+        assert raft is not None
+        serves_clients = settings.serves_clients(listener)
+        if settings.serves_controller(listener) and settings.is_controller:
+            quorum_handlers.register(router, raft, self, fetch=not serves_clients)
+            controller = self.controller
+            assert controller is not None
+            for api_key in sorted(CONTROLLER_APIS):
+                router.register(
+                    api_key,
+                    lambda ctx, req, key=api_key: controller.handle(key, ctx.version, req),  # type: ignore[misc]
+                )
+        elif settings.serves_controller(listener):
+            # A broker-only node on a shared listener still lets peers fetch.
+            quorum_handlers.register(router, raft, self, fetch=not serves_clients)
+        if serves_clients and self.broker is not None:
+            self.broker.register_handlers(router, listener)
+        return router
+
+    async def stop(self) -> None:
+        if self.broker is not None:
+            with contextlib.suppress(Exception):
+                await self.broker.controlled_shutdown()
+        for server in self._servers.values():
+            await server.stop()
+        if self.controller is not None:
+            await self.controller.stop()
+        if self.raft is not None:
+            await self.raft.stop()
+        if self.broker is not None:
+            await self.broker.stop()
+        await self._controller_channels.close()
+        await self._raft_channels.close()
+        if self.raft_log is not None:
+            self.raft_log.close()
+        log.info("node %d stopped cleanly", self.node_id)
+
+    def check_ready_config(self) -> None:
+        if not self.settings.listeners:
+            raise ConfigError("no listeners")

@@ -1,0 +1,48 @@
+"""Producer ids for InitProducerId, in blocks from the active controller.
+
+Kafka's brokers ask the controller for a block of 1000 ids at a time
+(AllocateProducerIds); the block is a ProducerIdsRecord in the metadata log,
+so no id is ever handed out twice, by any broker, across any restart.  A
+restart abandons the rest of the block in use, as in Kafka.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import TYPE_CHECKING
+
+from samsa.errors import ErrorCode, KafkaError
+
+if TYPE_CHECKING:
+    from samsa.server.broker import Broker
+
+ALLOCATE_PRODUCER_IDS = 67
+
+
+class ProducerIdBlocks:
+    def __init__(self, broker: Broker) -> None:
+        self._broker = broker
+        self._next = 0
+        self._end = 0
+        self._lock = asyncio.Lock()
+
+    async def allocate(self) -> int:
+        async with self._lock:
+            if self._next >= self._end:
+                await self._fetch_block()
+            pid = self._next
+            self._next += 1
+            return pid
+
+    async def _fetch_block(self) -> None:
+        broker = self._broker
+        lifecycle = broker.lifecycle
+        epoch = lifecycle.broker_epoch if lifecycle is not None else -1
+        response = await broker.forward(
+            ALLOCATE_PRODUCER_IDS, 0, {"broker_id": broker.node_id, "broker_epoch": epoch}
+        )
+        code = response.get("error_code", 0)
+        if code:
+            raise KafkaError(ErrorCode(code), "the controller handed out no producer ids")
+        self._next = int(response["producer_id_start"])
+        self._end = self._next + int(response["producer_id_len"])
