@@ -143,7 +143,7 @@ class ReplicaFetcher:
 
     async def _idle(self) -> None:
         now = self._time_ms()
-        wake_at = self.state.next_wakeup_ms()
+        wake_at = self.state.next_wakeup_ms(now)
         wait_ms = IDLE_WAIT_MS if wake_at is None else min(IDLE_WAIT_MS, max(wake_at - now, 1))
         self._changed.clear()
         with contextlib.suppress(TimeoutError):

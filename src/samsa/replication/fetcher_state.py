@@ -104,10 +104,12 @@ class FetcherState:
     def __len__(self) -> int:
         return len(self._states)
 
-    def next_wakeup_ms(self) -> int | None:
+    def next_wakeup_ms(self, now_ms: int) -> int | None:
         """When the earliest backed-off partition may fetch again (None: none waits)."""
         times = [
-            s.delayed_until_ms for s in self._states.values() if s.status is not FetchStatus.FAILED
+            s.delayed_until_ms
+            for s in self._states.values()
+            if s.status is not FetchStatus.FAILED and s.delayed_until_ms > now_ms
         ]
         return min(times) if times else None
 

@@ -122,15 +122,18 @@ class Partition(ProducePath, LeaderSide, FollowerSide):
             self._delayed.fail_all(ErrorCode.NOT_LEADER_OR_FOLLOWER)
             if self.on_role_change is not None:
                 self.on_role_change(self)
-        log.info(
-            "[%s] follower of %d at epoch %d from offset %d (high watermark %d)",
+        restart = is_new_epoch or was is not PartitionRole.FOLLOWER
+        log.log(
+            logging.INFO if restart else logging.DEBUG,
+            "[%s] follower of %d at epoch %d from offset %d (partition epoch %d, high watermark %d)",
             self.name,
             self.leader_id,
             self.leader_epoch,
             self.log.log_end_offset,
+            self.partition_epoch,
             self._high_watermark,
         )
-        return is_new_epoch or was is not PartitionRole.FOLLOWER
+        return restart
 
     def stop(self) -> None:
         """No longer hosted here: waiting produces fail, parked fetches wake."""
