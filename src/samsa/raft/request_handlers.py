@@ -70,9 +70,13 @@ class RequestHandlers(MachineCore):
             )
         ):
             return self._vote_response(KRaftErrorCode.INVALID_VOTER_KEY, False)
-        if not self.is_voter:
-            # Only voters vote.  Granting nothing is always safe; the candidate
-            # counts this as a rejection.
+        if self._kraft_version == 0 and not (
+            self.voter_set.is_voter(request.replica_id) and self.is_voter
+        ):
+            # A static quorum cannot change: a vote between non-voters is a
+            # configuration error.  A dynamic quorum votes regardless of its own,
+            # possibly stale, voter set (Raft dissertation 4.1): the candidate's
+            # log decides who the voters are, and one vote per epoch keeps it safe.
             return self._vote_response(ErrorCode.INCONSISTENT_VOTER_SET, False)
         if request.replica_epoch > self.epoch:
             self._to_unattached(now_ms, request.replica_epoch)
@@ -111,6 +115,8 @@ class RequestHandlers(MachineCore):
             return self._begin_response(ErrorCode.INVALID_REQUEST)
         if request.leader_epoch < self.epoch:
             return self._begin_response(ErrorCode.FENCED_LEADER_EPOCH)
+        if self._kraft_version == 0 and not self.voter_set.is_voter(request.leader_id):
+            return self._begin_response(ErrorCode.INCONSISTENT_VOTER_SET)
         self._learn_endpoints(request.leader_id, request.leader_endpoints)
         self._maybe_transition(now_ms, request.leader_id, request.leader_epoch)
         if request.voter_id >= 0 and request.voter_id != self._node_id:

@@ -170,23 +170,32 @@ class ResponseHandlers(RequestHandlers):
         ):  # fmt: skip
             return
         state = self._state
-        if response.error_code != ErrorCode.NONE or not isinstance(state, FollowerState):
-            return
         if (
-            response.leader_epoch != state.epoch
-            or state.snapshot_download is not None
-            or message.fetch_offset != self._log.end_offset
+            response.error_code != ErrorCode.NONE
+            or not isinstance(state, FollowerState)
+            or response.leader_epoch != state.epoch
+        ):
+            return
+        state.last_fetch_ok_ms = now_ms
+        state.fetch_deadline_ms = now_ms + self._config.fetch_timeout_ms
+        if (
+            message.fetch_offset != self._log.end_offset
             or message.last_fetched_epoch != self._log.last_fetched_epoch
         ):
             return  # our log moved since this fetch was sent: it no longer applies
-        if response.diverging_epoch is not None:
-            self._truncate(truncation_offset(self._log, response.diverging_epoch))
-        elif response.snapshot_id is not None:
+        download = state.snapshot_download
+        if response.snapshot_id is not None:
             if response.snapshot_id.offset < self._high_watermark:
                 raise RaftInvariantError(
-                    f"{self._prefix}leader offers snapshot {response.snapshot_id} below our high watermark"
+                    f"{self._prefix}leader offers snapshot {response.snapshot_id} "
+                    "below our high watermark"
                 )
-            state.snapshot_download = SnapshotDownload(response.snapshot_id)
+            if download is None or download.snapshot_id != response.snapshot_id:
+                state.snapshot_download = SnapshotDownload(response.snapshot_id)
+        elif download is not None:
+            return  # a fetch sent before the download started
+        elif response.diverging_epoch is not None:
+            self._truncate(truncation_offset(self._log, response.diverging_epoch))
         else:
             entries = response.entries
             if entries:
@@ -195,8 +204,6 @@ class ResponseHandlers(RequestHandlers):
                 self._append_as_follower(entries)
             if response.high_watermark >= 0:
                 self._advance_high_watermark(min(response.high_watermark, self._log.end_offset))
-        state.last_fetch_ok_ms = now_ms
-        state.fetch_deadline_ms = now_ms + self._config.fetch_timeout_ms
 
     def _on_fetch_snapshot_response(
         self,
