@@ -406,3 +406,15 @@ def test_whole_image_stops_local_logs_it_does_not_place_here(tmp_path: Path) -> 
             await h.close()
 
     run(scenario())
+
+
+def test_config_reads_kafkas_keys_and_keeps_defaults_for_the_rest() -> None:
+    values = {"replica.lag.time.max.ms": "1234", "num.replica.fetchers": 3}
+
+    def lookup(key: str) -> object:
+        return values[key]
+
+    config = ReplicationConfig.from_lookup(lookup)
+    assert config.replica_lag_time_max_ms == 1234
+    assert config.num_replica_fetchers == 3
+    assert config.replica_fetch_wait_max_ms == ReplicationConfig().replica_fetch_wait_max_ms
