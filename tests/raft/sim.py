@@ -353,12 +353,21 @@ class Simulation:
 
     # -- node calls --------------------------------------------------------------------
 
-    def _call(self, node: SimNode, call: Callable[[SimNode], list[Action]], what: str) -> None:
-        """Run one machine call on a live node and execute its actions in order."""
-        if not node.alive:
+    def _call(
+        self,
+        node: SimNode,
+        call: Callable[[SimNode], list[Action]],
+        what: str,
+        incarnation: int | None = None,
+    ) -> None:
+        """Run one machine call on a live node and execute its actions in order.
+
+        A paused node gets the call when it resumes, unless it crashed meanwhile.
+        """
+        if not node.alive or (incarnation is not None and incarnation != node.incarnation):
             return
         if node.paused_until > self.now:
-            self.at(node.paused_until, self._call, node, call, what)
+            self.at(node.paused_until, self._call, node, call, what, node.incarnation)
             return
         actions = call(node)
         self._note(

@@ -343,3 +343,17 @@ def test_follower_with_a_diverging_suffix_is_told_where_to_truncate(
     assert result.records == b""
     assert partition.leader_state.remote[2].log_end_offset == -1
     assert partition.last_offset_for_leader_epoch(3, 2) == EpochEndOffset(1, 5)
+
+
+def test_a_caught_up_replica_that_dies_stops_holding_the_watermark(
+    tmp_path: Path, clock: ManualClock
+) -> None:
+    partition, sent = leader(tmp_path, clock, isr=(1,))
+    follower_fetch(partition, 2, 0, clock)  # level with the leader: caught up
+    assert len(sent) == 1  # proposed for the ISR ...
+    partition.handle_alter_partition_result(sent[0], ErrorCode.INELIGIBLE_REPLICA, clock())
+    end = produce(partition, 2)  # ... refused, yet still caught up and waited for
+    assert partition.high_watermark == 0
+    clock.advance(10_001)  # 2 never fetches again
+    assert partition.maybe_shrink_isr(clock()) is None  # not in the ISR
+    assert partition.high_watermark == end

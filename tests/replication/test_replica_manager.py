@@ -382,3 +382,39 @@ def test_fenced_brokers_may_not_join_the_isr(tmp_path: Path) -> None:
             await h.close()
 
     run(scenario())
+
+
+def test_whole_image_stops_local_logs_it_does_not_place_here(tmp_path: Path) -> None:
+    async def scenario() -> None:
+        h = Harness(tmp_path, channels=False)
+        try:
+            stray = h.manager.create("gone", 0, {})
+            stray.append_from_client(memoryview(make_batch(1)))
+            image = MetadataImage()
+            for record in (
+                broker(1),
+                make_record("TopicRecord", name=TOPIC, topic_id=TOPIC_ID),
+                partition_record(0, [1], leader=1),
+            ):
+                image.replay(record)
+            h.manager.apply_image(image, h.clock())
+            led = h.manager.get(TOPIC, 0)
+            assert led is not None and led.role is PartitionRole.LEADER
+            assert stray.role is PartitionRole.STOPPED
+            assert (tmp_path / "gone-0").exists()  # kept for the operator
+        finally:
+            await h.close()
+
+    run(scenario())
+
+
+def test_config_reads_kafkas_keys_and_keeps_defaults_for_the_rest() -> None:
+    values = {"replica.lag.time.max.ms": "1234", "num.replica.fetchers": 3}
+
+    def lookup(key: str) -> object:
+        return values[key]
+
+    config = ReplicationConfig.from_lookup(lookup)
+    assert config.replica_lag_time_max_ms == 1234
+    assert config.num_replica_fetchers == 3
+    assert config.replica_fetch_wait_max_ms == ReplicationConfig().replica_fetch_wait_max_ms

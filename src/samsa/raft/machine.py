@@ -103,6 +103,9 @@ class RaftMachine(VoterChanges):
             self._set_state(
                 ResignedState(election.epoch, self._node_id, timeout, (), others), persist=False
             )
+            if not others and self.is_voter:
+                # A lone voter has nobody to hand over to: start the next epoch now.
+                self._to_unattached(now_ms, election.epoch + 1)
         elif election.voted_id == self._node_id and self.can_stand_for_election:
             voting = EpochElection(self.voter_set)
             voting.record_granted(self._node_id)
@@ -364,7 +367,7 @@ class RaftMachine(VoterChanges):
         if high_watermark_moved and leader.high_watermark is not None:
             self._advance_high_watermark(leader.high_watermark)
             self._poll_voter_change(now_ms)
-        self._complete_parked_fetches(now_ms, everything=high_watermark_moved)
+        self._complete_parked_fetches(now_ms, everything=False)
 
     def _answer_parked_fetches_on_leaving(self, leader: LeaderState) -> None:
         parked: list[ParkedFetch] = leader.parked_fetches
@@ -444,7 +447,7 @@ class RaftMachine(VoterChanges):
             self._to_prospective(now_ms)
 
     def _poll_resigned(self, now_ms: int, resigned: ResignedState) -> None:
-        if now_ms >= resigned.election_deadline_ms:
+        if now_ms >= resigned.election_deadline_ms or self.voter_set.is_only_voter(self._node_id):
             self._to_unattached(now_ms, resigned.epoch + 1)
             return
         for voter_id in sorted(resigned.unacknowledged):
@@ -493,6 +496,7 @@ class RaftMachine(VoterChanges):
             self._config.fetch_max_wait_ms,
             self._config.fetch_max_bytes,
             self._directory_id,
+            high_watermark=self._high_watermark,
         )
 
     def _bootstrap_destinations(self) -> list[int]:

@@ -188,6 +188,7 @@ class RequestHandlers(MachineCore):
             or request.max_wait_ms == 0
             or response.diverging_epoch is not None
             or response.snapshot_id is not None
+            or response.high_watermark > request.high_watermark
         ):
             return response
         wait_ms = min(request.max_wait_ms, self._config.fetch_max_wait_ms)
@@ -264,10 +265,14 @@ class RequestHandlers(MachineCore):
         if not isinstance(leader, LeaderState) or not leader.parked_fetches:
             return
         end = self._log.end_offset
+        hw = -1 if leader.high_watermark is None else leader.high_watermark
         ready = [
             p
             for p in leader.parked_fetches
-            if everything or p.deadline_ms <= now_ms or p.request.fetch_offset < end
+            if p.deadline_ms <= now_ms
+            or p.request.fetch_offset < end
+            or p.request.high_watermark < hw
+            or everything
         ]
         if not ready:
             return

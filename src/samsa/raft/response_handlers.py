@@ -164,6 +164,16 @@ class ResponseHandlers(RequestHandlers):
     def _on_fetch_response(
         self, now_ms: int, request: InFlightRequest, message: FetchRequest, response: FetchResponse
     ) -> None:
+        state = self._state
+        if (
+            isinstance(state, FollowerState)
+            and not self.can_stand_for_election
+            and request.destination_id != state.leader_id
+            and (response.leader_id, response.leader_epoch) == (state.leader_id, state.epoch)
+        ):
+            # An observer asked around and a voter vouches for the leader it already
+            # follows: try the leader again (it may not be a bootstrap server).
+            state.fetch_deadline_ms = now_ms + self._config.fetch_timeout_ms
         if self._common_response(
             now_ms, request, response.error_code, response.leader_id, response.leader_epoch,
             response.leader_endpoints,

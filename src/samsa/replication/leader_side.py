@@ -128,10 +128,15 @@ class LeaderSide(PartitionBase):
 
     def maybe_shrink_isr(self, now_ms: int) -> PendingIsrChange | None:
         """Propose removing ISR members that have not caught up within
-        ``replica.lag.time.max.ms`` (the ReplicaManager calls this periodically)."""
+        ``replica.lag.time.max.ms`` (the ReplicaManager calls this periodically).
+
+        The high watermark is recomputed first: a caught-up replica outside the
+        ISR holds it back only while it stays caught up, and once it stops
+        fetching nothing else would move the watermark until the next append."""
         leader = self._leader
         if leader is None or self._role is not PartitionRole.LEADER:
             return None
+        self._maybe_increment_high_watermark(now_ms)
         end = self.log.log_end_offset
         lagging = leader.out_of_sync_replicas(end, now_ms)
         if not lagging:

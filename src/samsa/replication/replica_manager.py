@@ -39,6 +39,7 @@ from samsa.controller.registrations import NO_LEADER
 from samsa.errors import ErrorCode, KafkaError
 from samsa.net import ChannelPool
 from samsa.replication.alter_partition_manager import AlterPartitionManager, AlterPartitionSender
+from samsa.replication.broker_addresses import BrokerAddresses
 from samsa.replication.config import ReplicationConfig
 from samsa.replication.fetch_purgatory import FetchPurgatory
 from samsa.replication.fetch_responses import (
@@ -53,7 +54,7 @@ from samsa.replication.hw_checkpoint import read_high_watermarks, write_high_wat
 from samsa.replication.image_changes import local_changes_from_image
 from samsa.replication.isr_state import LeaderAndIsr, PendingIsrChange
 from samsa.replication.local_followers import LocalFollowers
-from samsa.replication.partition import Partition
+from samsa.replication.partition import Partition, PartitionRole
 from samsa.replication.partition_base import PartitionBase
 from samsa.storage.log import Log
 from samsa.storage.log_config import LogConfig
@@ -87,9 +88,10 @@ class ReplicaManager:
         self._partitions: dict[TopicPartition, Partition] = {}
         self._purgatory = FetchPurgatory()
         self._checkpointed = read_high_watermarks(log_manager.data_dir)
-        self._channels = channels
         self._image: MetadataImage | None = None
-        self._addresses_loaded = False
+        self._addresses = (
+            None if channels is None else BrokerAddresses(channels, inter_broker_listener, node_id)
+        )
         self._fetchers = (
             None
             if channels is None
@@ -166,15 +168,29 @@ class ReplicaManager:
     def apply_delta(self, delta: MetadataDelta, image: MetadataImage, now_ms: int) -> None:
         """Apply one committed metadata batch (``image`` is after it)."""
         self._image = image
-        self._update_addresses(image, delta.changed_brokers)
+        if self._addresses is not None:
+            self._addresses.update(image, delta.changed_brokers)
         self.apply_local_changes(delta.local_changes(self.node_id), image, now_ms)
 
     def apply_image(self, image: MetadataImage, now_ms: int) -> None:
-        """Take a whole image (a snapshot loaded at start) as if every partition
-        naming this node had just changed."""
+        """Take a whole image (the node caught up with the metadata at start) as if
+        every partition naming this node had just changed.  A local log the image
+        does not place here (its topic was deleted, or the replica moved, while
+        this broker was down) is a stray: stopped -- it serves nothing -- but
+        its files are kept for the operator, where Kafka renames them
+        ``-stray``."""
         self._image = image
-        self._update_addresses(image, dict(image.brokers))
-        self.apply_local_changes(local_changes_from_image(image, self.node_id), image, now_ms)
+        if self._addresses is not None:
+            self._addresses.update(image, image.brokers)
+        changes = local_changes_from_image(image, self.node_id)
+        for key, partition in list(self._partitions.items()):
+            placed = key in changes.leaders or key in changes.followers
+            if not placed and partition.role is not PartitionRole.STOPPED:
+                log.warning("[%s-%d] not a replica here in the metadata: stopped", *key)
+                if self._fetchers is not None:
+                    self._fetchers.remove_partitions([key])
+                partition.stop()
+        self.apply_local_changes(changes, image, now_ms)
 
     def apply_local_changes(
         self, changes: LocalReplicaChanges, image: MetadataImage, now_ms: int
@@ -200,7 +216,7 @@ class ReplicaManager:
             leader = info.registration.leader
             if fetchers is None:
                 continue
-            if leader == NO_LEADER or self._channels is None or not self._has_address(leader):
+            if leader == NO_LEADER or self._addresses is None or not self._addresses.known(leader):
                 fetchers.remove_partitions([key])
                 continue
             if restart or self._needs_fetcher(key):
@@ -229,29 +245,6 @@ class ReplicaManager:
             return True
         state = fetcher.state.state(key)
         return state is None or state.status is FetchStatus.FAILED
-
-    def _update_addresses(self, image: MetadataImage, changed: Mapping[int, Any]) -> None:
-        channels = self._channels
-        if channels is None:
-            return
-        broker_ids: Iterable[int] = changed
-        if not self._addresses_loaded:
-            broker_ids = set(changed) | set(image.brokers)
-            self._addresses_loaded = True
-        for broker_id in broker_ids:
-            if broker_id == self.node_id:
-                continue
-            registration = image.brokers.get(broker_id)
-            endpoint = (
-                None if registration is None else registration.listener(self.inter_broker_listener)
-            )
-            if endpoint is None:
-                channels.forget(broker_id)
-            else:
-                channels.set_address(broker_id, endpoint.host, endpoint.port)
-
-    def _has_address(self, broker_id: int) -> bool:
-        return self._channels is not None and self._channels.address(broker_id) is not None
 
     def _is_replica_eligible(self, broker_id: int) -> bool:
         image = self._image
@@ -385,7 +378,8 @@ class ReplicaManager:
         write_high_watermarks(self.log_manager.data_dir, self.high_watermarks())
 
     def start(self) -> None:
-        """Start the ISR expiry and checkpoint loops (idempotent; needs the loop)."""
+        """Start the ISR expiry and checkpoint loops (idempotent).  Must run on the
+        event loop, as ``apply_delta`` (which calls it) must."""
         if self._background:
             return
         self._background = [
