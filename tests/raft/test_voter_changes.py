@@ -159,3 +159,25 @@ def test_a_new_voter_joins_a_running_quorum() -> None:
     assert responded(wire.seen[1], "add") == AddRaftVoterResponse(ErrorCode.NONE)
     assert all(m.voter_set == VoterSet.of((1, 2, 3, 4)) for m in machines.values())
     assert machines[4].is_voter
+
+
+def test_a_log_that_starts_with_a_voters_entry_bootstraps_the_quorum() -> None:
+    log = MemoryRaftLog()
+    log.append_as_leader([Voters(VoterSet.of((1, 2, 3)))], 0)
+    log.flush(1)
+    machine = make_machine(1, log=log, dynamic=True, bootstrap_voters=VoterSet())
+    assert machine.voter_set == VoterSet.of((1, 2, 3)) and machine.kraft_version == 1
+    machine.start(0)
+    elect(machine, log)
+    written = [entry.payload for entry in log.read(1, 10)]
+    assert not any(isinstance(payload, Voters) for payload in written)  # not written twice
+
+
+def test_leader_endpoints_are_learnt_from_the_leader() -> None:
+    from samsa.raft import BeginQuorumEpochRequest, Endpoint
+
+    follower = make_machine(2, dynamic=True)
+    follower.start(0)
+    endpoint = Endpoint("CONTROLLER", "node9", 9093)
+    follower.receive_request(1, 9, BeginQuorumEpochRequest(9, 4, 2, None, (endpoint,)), "b")
+    assert follower.leader_id == 9 and follower.endpoints(9) == (endpoint,)
