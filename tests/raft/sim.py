@@ -372,11 +372,26 @@ class Simulation:
         if node.paused_until > self.now:
             self.at(node.paused_until, self._call, node, call, what, node.incarnation)
             return
+        incarnation_now = node.incarnation
         actions = call(node)
         self._note(
             f"n{node.node_id} {what} -> {len(actions)} ({node.machine.role} e{node.machine.epoch})"
         )
         self._execute(node, actions)
+        if node.alive and node.incarnation == incarnation_now:
+            self._check_node(node)
+
+    def _check_node(self, node: SimNode) -> None:
+        """Per-step invariants of the node that just ran."""
+        machine = node.machine
+        if machine.high_watermark > node.log.end_offset:
+            self.fail(f"node {node.node_id} high watermark {machine.high_watermark} beyond its log")
+        if machine.high_watermark != node.reported_hw and node.reported_hw != 0:
+            self.fail(
+                f"node {node.node_id} reported {node.reported_hw}, knows {machine.high_watermark}"
+            )
+        if node.applied < node.reported_hw:
+            self.fail(f"node {node.node_id} applied {node.applied} of {node.reported_hw} committed")
 
     def _execute(self, node: SimNode, actions: list[Action]) -> None:
         scenario = self.scenario

@@ -136,3 +136,25 @@ def test_quorum_config_reads_kafka_properties() -> None:
         QuorumConfig.from_properties({"controller.quorum.voters": "one@host"})
     with pytest.raises(ConfigError):
         QuorumConfig(election_timeout_ms=-1)
+
+
+def test_recovery_starts_a_log_left_behind_its_snapshot_at_the_snapshot() -> None:
+    log = epochs_log()
+    log.flush(3)
+    log.create_snapshot(OffsetAndEpoch(5, 3), None, b"s")  # durable at once
+    log.crash()  # the entries [3, 6) were not flushed
+    assert (log.start_offset, log.end_offset, log.last_fetched_epoch) == (5, 5, 3)
+
+
+def test_a_machine_refuses_a_log_behind_its_snapshot() -> None:
+    from tests.raft.helpers import make_machine
+
+    from samsa.raft import RaftInvariantError
+    from samsa.raft.memory_log import MemoryRaftLog as Log
+
+    log = Log()
+    log.append_as_leader([b"a"] * 3, 1)
+    log.create_snapshot(OffsetAndEpoch(3, 1), None, b"s")
+    log.truncate_to(0)  # what a log without recovery could look like after a crash
+    with pytest.raises(RaftInvariantError, match="before its latest snapshot"):
+        make_machine(1, log=log).start(0)

@@ -81,6 +81,11 @@ class RaftMachine(RolePolling):
         election = self._initial_election or ElectionState(0)
         latest = self._log.latest_snapshot_id
         if latest is not None:
+            if latest.offset > self._log.end_offset:
+                raise RaftInvariantError(
+                    f"the log ends at {self._log.end_offset}, before its latest snapshot "
+                    f"{latest}: its recovery must make it start at the snapshot"
+                )
             self._high_watermark = latest.offset
         static = self._config.static_voters
         if (
