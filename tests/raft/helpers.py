@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import random
 from collections.abc import Sequence
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from samsa.raft import (
     Action,
@@ -76,7 +76,7 @@ def sent(actions: Sequence[Action], message_type: type[T]) -> list[tuple[Send, T
     return [(a, a.message) for a in of_type(actions, Send) if isinstance(a.message, message_type)]
 
 
-def responded(actions: Sequence[Action], reply_to: object) -> object:
+def responded(actions: Sequence[Action], reply_to: object) -> Any:
     """The response sent for ``reply_to`` (exactly one)."""
     answers = [a.message for a in of_type(actions, Respond) if a.reply_to == reply_to]
     assert len(answers) == 1, actions

@@ -129,7 +129,7 @@ def test_quorum_config_reads_kafka_properties() -> None:
         20,
     )
     assert config.static_voters is not None and config.static_voters.ids == (1, 2)
-    assert config.static_voters.get(2).endpoints[0].host == "::1"  # type: ignore[union-attr]
+    assert config.static_voters.get(2).endpoints[0].host == "::1"
     assert config.bootstrap_servers == ("a:1", "b:2")
     assert config.check_quorum_timeout_ms == 4500
     with pytest.raises(ConfigError):

@@ -16,8 +16,7 @@ from pathlib import Path
 import pytest
 from tests.raft.sim import Scenario, Simulation, SimulationFailure, run_seed
 
-from samsa.raft import OffsetAndEpoch, RaftMachine
-from samsa.raft.records import OffsetAndEpoch as SnapshotId
+from samsa.raft import OffsetAndEpoch, RaftMachine, SnapshotId
 from samsa.raft.roles import ProspectiveState, UnattachedState
 from samsa.raft.roles.leader import LeaderState
 
@@ -232,7 +231,7 @@ def test_catches_a_quorum_that_never_recovers(monkeypatch: pytest.MonkeyPatch) -
     def refuse_pre_votes(
         self: UnattachedState, candidate: int, directory: object, up: bool, pre: bool
     ) -> bool:
-        return False if pre else original(self, candidate, directory, up, pre)  # type: ignore[arg-type]
+        return False if pre else original(self, candidate, directory, up, pre)
 
     monkeypatch.setattr(UnattachedState, "can_grant_vote", refuse_pre_votes)
     assert "no convergence" in str(first_failure(range(300)))

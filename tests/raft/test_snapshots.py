@@ -50,7 +50,7 @@ def test_snapshot_only_below_the_high_watermark() -> None:
         leader.create_snapshot(log.end_offset + 1, b"state")
     snapshot_id = leader.create_snapshot(3, b"state")
     assert snapshot_id == OffsetAndEpoch(3, 1)
-    assert log.load_snapshot(snapshot_id).data == b"state"  # type: ignore[union-attr]
+    assert log.load_snapshot(snapshot_id).data == b"state"
     assert log.start_offset == 0
     leader.delete_before_snapshot()
     assert log.start_offset == 3 and log.earliest_snapshot_id == snapshot_id
@@ -90,7 +90,7 @@ def test_follower_installs_a_fetched_snapshot_in_chunks() -> None:
     load_at = collected.index(LoadSnapshot(snapshot_id))
     assert HighWatermarkAdvanced(5) in collected[load_at:]
     assert follower_log.start_offset == 5
-    assert follower_log.load_snapshot(snapshot_id).data == state  # type: ignore[union-attr]
+    assert follower_log.load_snapshot(snapshot_id).data == state
     assert follower_log.read(5, 100) == leader_log.read(5, 100)
     assert follower.high_watermark == leader_log.end_offset
 
@@ -100,13 +100,13 @@ def test_snapshot_request_errors() -> None:
     snapshot_id = leader.create_snapshot(4, b"state")
     missing = FetchSnapshotRequest(2, 1, OffsetAndEpoch(9, 1), 0, 100)
     answer = responded(leader.receive_request(1003, 2, missing, "a"), "a")
-    assert answer.error_code == ErrorCode.SNAPSHOT_NOT_FOUND  # type: ignore[attr-defined]
+    assert answer.error_code == ErrorCode.SNAPSHOT_NOT_FOUND
     beyond = FetchSnapshotRequest(2, 1, snapshot_id, 10_000, 100)
     answer = responded(leader.receive_request(1003, 2, beyond, "b"), "b")
-    assert answer.error_code == ErrorCode.POSITION_OUT_OF_RANGE  # type: ignore[attr-defined]
+    assert answer.error_code == ErrorCode.POSITION_OUT_OF_RANGE
     old_epoch = FetchSnapshotRequest(2, 0, snapshot_id, 0, 100)
     answer = responded(leader.receive_request(1003, 2, old_epoch, "c"), "c")
-    assert (answer.error_code, answer.leader_id) == (ErrorCode.FENCED_LEADER_EPOCH, 1)  # type: ignore[attr-defined]
+    assert (answer.error_code, answer.leader_id) == (ErrorCode.FENCED_LEADER_EPOCH, 1)
 
 
 def test_restart_loads_the_newest_snapshot_first() -> None:

@@ -70,18 +70,18 @@ def test_one_change_at_a_time() -> None:
     catch_up(leader, log, 5, 1002)
     leader.add_voter(1003, 4, None, (), "first")
     second = responded(leader.add_voter(1003, 5, None, (), "second"), "second")
-    assert second.error_code == ErrorCode.REQUEST_TIMED_OUT  # type: ignore[attr-defined]
+    assert second.error_code == ErrorCode.REQUEST_TIMED_OUT
     removal = responded(leader.remove_voter(1003, 2, None, "removal"), "removal")
-    assert removal.error_code == ErrorCode.REQUEST_TIMED_OUT  # type: ignore[attr-defined]
+    assert removal.error_code == ErrorCode.REQUEST_TIMED_OUT
 
 
 def test_duplicate_and_unknown_voters() -> None:
     leader, log = dynamic_leader()
     catch_up(leader, log, 2, 1002)
     duplicate = responded(leader.add_voter(1003, 2, None, (), "d"), "d")
-    assert duplicate.error_code == KRaftErrorCode.DUPLICATE_VOTER  # type: ignore[attr-defined]
+    assert duplicate.error_code == KRaftErrorCode.DUPLICATE_VOTER
     unknown = responded(leader.remove_voter(1003, 7, None, "u"), "u")
-    assert unknown.error_code == KRaftErrorCode.VOTER_NOT_FOUND  # type: ignore[attr-defined]
+    assert unknown.error_code == KRaftErrorCode.VOTER_NOT_FOUND
 
 
 def test_static_quorum_cannot_change() -> None:
@@ -91,7 +91,7 @@ def test_static_quorum_cannot_change() -> None:
     elect(leader, log)
     leader.receive_request(1001, 2, fetch(2, log.end_offset, 1, 1), "f")
     answer = responded(leader.remove_voter(1002, 3, None, "r"), "r")
-    assert answer.error_code == ErrorCode.UNSUPPORTED_VERSION  # type: ignore[attr-defined]
+    assert answer.error_code == ErrorCode.UNSUPPORTED_VERSION
 
 
 def test_not_before_the_leader_committed_its_epoch() -> None:
@@ -100,7 +100,7 @@ def test_not_before_the_leader_committed_its_epoch() -> None:
     leader.start(0)
     elect(leader, log)
     answer = responded(leader.remove_voter(1001, 3, None, "r"), "r")
-    assert answer.error_code == ErrorCode.REQUEST_TIMED_OUT  # type: ignore[attr-defined]
+    assert answer.error_code == ErrorCode.REQUEST_TIMED_OUT
 
 
 def test_non_leader_refuses_with_not_leader() -> None:
@@ -109,7 +109,7 @@ def test_non_leader_refuses_with_not_leader() -> None:
     follow(follower, 1, 3)
     request = AddRaftVoterRequest(4, None)
     answer = responded(follower.receive_request(1, 9, request, "a"), "a")
-    assert answer.error_code == ErrorCode.NOT_LEADER_OR_FOLLOWER  # type: ignore[attr-defined]
+    assert answer.error_code == ErrorCode.NOT_LEADER_OR_FOLLOWER
 
 
 def test_removing_the_leader_makes_it_resign_once_committed() -> None:
