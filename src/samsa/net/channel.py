@@ -92,6 +92,11 @@ class NodeChannel:
         timeout = (self.request_timeout_ms if timeout_ms is None else timeout_ms) / 1000
         try:
             return await asyncio.wait_for(asyncio.shield(future), timeout)
+        except asyncio.CancelledError:
+            # The caller gave up (a fetcher stopping, a leader that moved): its
+            # answer, if it ever comes, is dropped by the read loop.
+            self._pending.pop(correlation_id, None)
+            raise
         except TimeoutError:
             self._pending.pop(correlation_id, None)
             self._drop_connection("request timed out")

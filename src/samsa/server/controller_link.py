@@ -49,6 +49,7 @@ class ControllerLink:
         local: LocalController | None = None,
         *,
         retry_backoff_ms: int = 50,
+        attempt_timeout_ms: int = 2000,
     ) -> None:
         self.node_id = node_id
         self._leader = leader
@@ -57,6 +58,7 @@ class ControllerLink:
         self._resolve = resolve
         self._local = local
         self.retry_backoff_ms = retry_backoff_ms
+        self.attempt_timeout_ms = attempt_timeout_ms
 
     def active_controller(self) -> int | None:
         return self._leader()
@@ -87,17 +89,38 @@ class ControllerLink:
                     last_error = f"no address for controller {leader}"
                 else:
                     channel = self._channels.to_address(*address)
+                    attempt_ms = int(min(remaining * 1000, self.attempt_timeout_ms))
                     try:
-                        response = await channel.request(
-                            api_key, version, body, timeout_ms=int(min(remaining, 30) * 1000)
-                        )
+                        answer = await self._attempt(channel, api_key, version, body, attempt_ms)
                     except ChannelError as exc:
                         last_error = str(exc)
                     else:
-                        if not not_controller(response):
-                            return response
+                        if answer is None:
+                            last_error = f"the controller moved away from node {leader}"
+                            continue
+                        if not not_controller(answer):
+                            return answer
                         last_error = f"node {leader} is no longer the controller"
             await self._wait_for_leader(min(self.retry_backoff_ms / 1000, remaining))
+
+    async def _attempt(
+        self, channel: Any, api_key: int, version: int, body: Body, timeout_ms: int
+    ) -> Body | None:
+        """One try at the current leader, given up when the leader changes (a hung
+        controller must not hold a heartbeat until the broker's session expires)."""
+        request = asyncio.ensure_future(
+            channel.request(api_key, version, body, timeout_ms=timeout_ms)
+        )
+        changed = asyncio.ensure_future(self._leader_changed())
+        try:
+            await asyncio.wait({request, changed}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            changed.cancel()
+        if request.done():
+            result: Body = request.result()
+            return result
+        request.cancel()
+        return None
 
     async def _wait_for_leader(self, seconds: float) -> None:
         try:

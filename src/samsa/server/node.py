@@ -198,6 +198,7 @@ class Node:
             self._controller_channels,
             self._controller_address,
             self.controller,
+            attempt_timeout_ms=int(self.config["controller.quorum.request.timeout.ms"]),
         )
         if self.settings.is_broker:
             from samsa.server.broker import Broker
