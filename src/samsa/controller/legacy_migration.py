@@ -18,9 +18,8 @@ from pathlib import Path
 
 from samsa.controller.image import MetadataImage as LegacyImage
 from samsa.controller.metadata_log import FILE_NAME, MetadataLog
-from samsa.controller.record_factory import build_record
 from samsa.controller.registrations import PartitionRegistration
-from samsa.protocol.metadata_records import MetadataRecord
+from samsa.protocol.metadata_records import MetadataRecord, make_record
 
 log = logging.getLogger("samsa.controller")
 
@@ -43,13 +42,13 @@ def legacy_records(data_dir: Path, node_id: int) -> list[MetadataRecord]:
         legacy_log.close()
     records: list[MetadataRecord] = []
     for topic in sorted(image.topics.values(), key=lambda t: t.name):
-        records.append(build_record("TopicRecord", name=topic.name, topic_id=topic.topic_id))
+        records.append(make_record("TopicRecord", name=topic.name, topic_id=topic.topic_id))
         for index in range(topic.partitions):
             # Leader epoch 0: the batches already on disk carry -1 (no epoch),
             # so every later batch of this node's leadership is newer.
             registration = PartitionRegistration((node_id,), (node_id,), node_id, 0, 0)
             records.append(
-                build_record(
+                make_record(
                     "PartitionRecord",
                     partition_id=index,
                     topic_id=topic.topic_id,
@@ -58,7 +57,7 @@ def legacy_records(data_dir: Path, node_id: int) -> list[MetadataRecord]:
             )
         for name, value in sorted(topic.configs.items()):
             records.append(
-                build_record(
+                make_record(
                     "ConfigRecord",
                     resource_type=TOPIC_RESOURCE,
                     resource_name=topic.name,
@@ -68,7 +67,7 @@ def legacy_records(data_dir: Path, node_id: int) -> list[MetadataRecord]:
             )
     if image.next_producer_id_block > 0:
         records.append(
-            build_record(
+            make_record(
                 "ProducerIdsRecord",
                 broker_id=node_id,
                 broker_epoch=-1,

@@ -1,10 +1,10 @@
-"""Leaders and ISRs: moving them when brokers come and go, AlterPartition, elections.
+"""Leaders and ISRs: moving them when brokers come and go, and leader elections.
 
 Part of Kafka's ``ReplicationControlManager`` (topic creation, AlterPartition
-and reassignment live in their own modules).  Every change goes through the partition change
-builder; this module decides *which* partitions to look at and with what
-targets, using the image's broker -> partitions index so that fencing one broker
-of a 100,000-partition cluster touches only that broker's partitions.
+and reassignment live in their own modules).  Every change goes through the
+partition change builder; this module decides *which* partitions to look at and
+with what targets, using the image's broker -> partitions index so that fencing
+one broker of a 100,000-partition cluster touches only that broker's partitions.
 
 * ``leader_and_isr_updates``: take a broker out of ISRs and leaderships (fenced,
   shutting down, unregistered, re-registered) or let a returning broker lead
@@ -12,6 +12,7 @@ of a 100,000-partition cluster touches only that broker's partitions.
   unclean leader here (logged as possible data loss).
 * ``elect_leaders``: preferred or unclean elections on request.
 * ``rebalance_leaders``: the periodic preferred-leader rebalance.
+* ``complete_reassignments``: finish moves whose targets are all in sync.
 """
 
 from __future__ import annotations

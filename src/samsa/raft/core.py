@@ -139,6 +139,22 @@ class MachineCore:
         return self.voter_set.is_voter(self._node_id, self._directory_id)
 
     @property
+    def can_stand_for_election(self) -> bool:
+        """A voter, or a voter whose removal is not known to be committed yet.
+
+        A node that holds the newest log may be the only one that can win, even
+        if that log's uncommitted ``Voters`` entry removes it; as in the Raft
+        dissertation (4.2.2) it may then lead the new set without counting itself,
+        commit the change and step down.  Observers never stand.
+        """
+        if self.is_voter:
+            return True
+        offset = self._voters.latest_offset()
+        if offset is None or offset < self._high_watermark:
+            return False
+        return self._voters.at_offset(offset - 1).is_voter(self._node_id, self._directory_id)
+
+    @property
     def kraft_version(self) -> int:
         """0 for static voters (``controller.quorum.voters``), 1 for a dynamic quorum."""
         return self._kraft_version
@@ -223,7 +239,9 @@ class MachineCore:
         return [node_id for node_id in voters.ids if node_id != self._node_id]
 
     def _announce_leader(self) -> None:
-        current = (self.leader_id, self.epoch)
+        # A resigned leader still owns its epoch but takes no appends: announce no leader.
+        leader = None if isinstance(self._state, ResignedState) else self.leader_id
+        current = (leader, self.epoch)
         if current != self._announced:
             self._announced = current
             self._emit(LeaderChanged(current[0], current[1]))
@@ -303,7 +321,7 @@ class MachineCore:
                 f"{self._prefix}cannot go Unattached in {epoch} from {old.name} {old.epoch}"
             )
         deadline: int | None = None
-        if self.is_voter:
+        if self.can_stand_for_election:
             deadline = now_ms + self._random_election_timeout_ms()
             if isinstance(old, (CandidateState, UnattachedState, ResignedState)):
                 deadline = (
@@ -359,7 +377,7 @@ class MachineCore:
 
     def _to_prospective(self, now_ms: int) -> None:
         old = self._state
-        if not self.is_voter or isinstance(old, (LeaderState, ProspectiveState)):
+        if not self.can_stand_for_election or isinstance(old, (LeaderState, ProspectiveState)):
             raise RaftInvariantError(f"{self._prefix}cannot become Prospective from {old.name}")
         retries = old.retries + 1 if isinstance(old, CandidateState) else 1
         election = EpochElection(self.voter_set)
@@ -394,7 +412,7 @@ class MachineCore:
 
     def _to_candidate(self, now_ms: int) -> None:
         old = self._state
-        if not isinstance(old, ProspectiveState) or not self.is_voter:
+        if not isinstance(old, ProspectiveState) or not self.can_stand_for_election:
             raise RaftInvariantError(f"{self._prefix}cannot become Candidate from {old.name}")
         election = EpochElection(self.voter_set)
         election.record_granted(self._node_id)

@@ -27,7 +27,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Sequence
 
-from samsa.raft.actions import Action, LoadSnapshot
+from samsa.raft.actions import Action, FlushLog, LoadSnapshot
 from samsa.raft.election import ElectionState, EpochElection
 from samsa.raft.errors import ErrorCode, NotLeaderError, RaftInvariantError
 from samsa.raft.messages import (
@@ -81,6 +81,9 @@ class RaftMachine(VoterChanges):
         self._now_ms = now_ms
         self._actions = []
         election = self._initial_election or ElectionState(0)
+        latest = self._log.latest_snapshot_id
+        if latest is not None:
+            self._high_watermark = latest.offset
         static = self._config.static_voters
         if (
             static is not None
@@ -92,7 +95,7 @@ class RaftMachine(VoterChanges):
             )
         log_epoch = self._log.last_fetched_epoch
         timeout = now_ms + self._random_election_timeout_ms()
-        deadline = timeout if self.is_voter else None
+        deadline = timeout if self.can_stand_for_election else None
         if election.epoch < log_epoch:
             self._set_state(UnattachedState(log_epoch, None, None, deadline), persist=True)
         elif election.leader_id == self._node_id:
@@ -100,7 +103,10 @@ class RaftMachine(VoterChanges):
             self._set_state(
                 ResignedState(election.epoch, self._node_id, timeout, (), others), persist=False
             )
-        elif election.voted_id == self._node_id and self.is_voter:
+            if not others and self.is_voter:
+                # A lone voter has nobody to hand over to: start the next epoch now.
+                self._to_unattached(now_ms, election.epoch + 1)
+        elif election.voted_id == self._node_id and self.can_stand_for_election:
             voting = EpochElection(self.voter_set)
             voting.record_granted(self._node_id)
             self._set_state(
@@ -120,10 +126,10 @@ class RaftMachine(VoterChanges):
                 election.epoch, election.voted_id, election.voted_directory_id, deadline
             )
             self._set_state(unattached, persist=False)
-        latest = self._log.latest_snapshot_id
         if latest is not None:
-            self._high_watermark = latest.offset
             self._emit(LoadSnapshot(latest))
+        if self._log.flushed_end_offset < self._log.end_offset:
+            self._emit(FlushLog(self._log.end_offset))
         self._drive(now_ms)
         return self._take_actions()
 
@@ -291,8 +297,10 @@ class RaftMachine(VoterChanges):
         if request_deadline is not None:
             times.append(request_deadline)
         state = self._state
-        if isinstance(state, (UnattachedState, ProspectiveState)):
-            if state.election_deadline_ms is not None:
+        if isinstance(state, ProspectiveState):
+            times.append(state.election_deadline_ms)
+        elif isinstance(state, UnattachedState):
+            if state.election_deadline_ms is not None and self.can_stand_for_election:
                 times.append(state.election_deadline_ms)
         elif isinstance(state, CandidateState):
             times.append(
@@ -301,7 +309,7 @@ class RaftMachine(VoterChanges):
                 else state.election_deadline_ms
             )
         elif isinstance(state, FollowerState):
-            if state.fetch_deadline_ms > self._now_ms or self.is_voter:
+            if state.fetch_deadline_ms > self._now_ms or self.can_stand_for_election:
                 times.append(state.fetch_deadline_ms)
         elif isinstance(state, ResignedState):
             times.append(state.election_deadline_ms)
@@ -359,7 +367,7 @@ class RaftMachine(VoterChanges):
         if high_watermark_moved and leader.high_watermark is not None:
             self._advance_high_watermark(leader.high_watermark)
             self._poll_voter_change(now_ms)
-        self._complete_parked_fetches(now_ms, everything=high_watermark_moved)
+        self._complete_parked_fetches(now_ms, everything=False)
 
     def _answer_parked_fetches_on_leaving(self, leader: LeaderState) -> None:
         parked: list[ParkedFetch] = leader.parked_fetches
@@ -430,7 +438,7 @@ class RaftMachine(VoterChanges):
         self._send_votes(now_ms, prospective.election, prospective.epoch, pre_vote=True)
 
     def _poll_unattached(self, now_ms: int, unattached: UnattachedState) -> None:
-        if not self.is_voter:
+        if not self.can_stand_for_election:
             self._fetch_from_any_voter(now_ms)
             return
         if unattached.election_deadline_ms is None:
@@ -439,7 +447,7 @@ class RaftMachine(VoterChanges):
             self._to_prospective(now_ms)
 
     def _poll_resigned(self, now_ms: int, resigned: ResignedState) -> None:
-        if now_ms >= resigned.election_deadline_ms:
+        if now_ms >= resigned.election_deadline_ms or self.voter_set.is_only_voter(self._node_id):
             self._to_unattached(now_ms, resigned.epoch + 1)
             return
         for voter_id in sorted(resigned.unacknowledged):
@@ -450,7 +458,7 @@ class RaftMachine(VoterChanges):
                 self._send(voter_id, request, now_ms)
 
     def _poll_follower(self, now_ms: int, follower: FollowerState) -> None:
-        if self.is_voter:
+        if self.can_stand_for_election:
             if now_ms >= follower.fetch_deadline_ms:
                 self._to_prospective(now_ms)
                 return
@@ -488,6 +496,7 @@ class RaftMachine(VoterChanges):
             self._config.fetch_max_wait_ms,
             self._config.fetch_max_bytes,
             self._directory_id,
+            high_watermark=self._high_watermark,
         )
 
     def _bootstrap_destinations(self) -> list[int]:

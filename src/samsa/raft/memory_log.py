@@ -134,9 +134,14 @@ class MemoryRaftLog:
         self._flushed = max(self._flushed, min(up_to_offset, self.end_offset))
 
     def crash(self, lose_unflushed: bool = True) -> None:
-        """Test hook: what a crash leaves behind (entries not flushed are gone)."""
+        """Test hook: what a crash leaves behind.
+
+        With ``lose_unflushed`` the entries not flushed are gone; otherwise they
+        happened to reach the disk, and what survived a crash is durable.
+        """
         if lose_unflushed:
             self.truncate_to(max(self._start, self._flushed))
+        self._flushed = self.end_offset
 
     # -- snapshots -------------------------------------------------------------------
 

@@ -120,6 +120,8 @@ class FetchRequest:
 
     The leader checks (``fetch_offset``, ``last_fetched_epoch``) against its log;
     ``fetch_offset`` is also how it learns the replica's (flushed) log end.
+    ``high_watermark`` is the one the replica knows (KIP-1166): the leader answers
+    at once, rather than parking the fetch, when its own is higher.
     """
 
     replica_id: int
@@ -130,6 +132,7 @@ class FetchRequest:
     max_bytes: int
     replica_directory_id: uuid.UUID | None = None
     replica_epoch: int = -1
+    high_watermark: int = -1
 
 
 @dataclass(frozen=True, slots=True)

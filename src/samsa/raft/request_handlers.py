@@ -70,9 +70,13 @@ class RequestHandlers(MachineCore):
             )
         ):
             return self._vote_response(KRaftErrorCode.INVALID_VOTER_KEY, False)
-        if not self.is_voter:
-            # Only voters vote.  Granting nothing is always safe; the candidate
-            # counts this as a rejection.
+        if self._kraft_version == 0 and not (
+            self.voter_set.is_voter(request.replica_id) and self.is_voter
+        ):
+            # A static quorum cannot change: a vote between non-voters is a
+            # configuration error.  A dynamic quorum votes regardless of its own,
+            # possibly stale, voter set (Raft dissertation 4.1): the candidate's
+            # log decides who the voters are, and one vote per epoch keeps it safe.
             return self._vote_response(ErrorCode.INCONSISTENT_VOTER_SET, False)
         if request.replica_epoch > self.epoch:
             self._to_unattached(now_ms, request.replica_epoch)
@@ -111,6 +115,8 @@ class RequestHandlers(MachineCore):
             return self._begin_response(ErrorCode.INVALID_REQUEST)
         if request.leader_epoch < self.epoch:
             return self._begin_response(ErrorCode.FENCED_LEADER_EPOCH)
+        if self._kraft_version == 0 and not self.voter_set.is_voter(request.leader_id):
+            return self._begin_response(ErrorCode.INCONSISTENT_VOTER_SET)
         self._learn_endpoints(request.leader_id, request.leader_endpoints)
         self._maybe_transition(now_ms, request.leader_id, request.leader_epoch)
         if request.voter_id >= 0 and request.voter_id != self._node_id:
@@ -182,6 +188,7 @@ class RequestHandlers(MachineCore):
             or request.max_wait_ms == 0
             or response.diverging_epoch is not None
             or response.snapshot_id is not None
+            or response.high_watermark > request.high_watermark
         ):
             return response
         wait_ms = min(request.max_wait_ms, self._config.fetch_max_wait_ms)
@@ -258,10 +265,14 @@ class RequestHandlers(MachineCore):
         if not isinstance(leader, LeaderState) or not leader.parked_fetches:
             return
         end = self._log.end_offset
+        hw = -1 if leader.high_watermark is None else leader.high_watermark
         ready = [
             p
             for p in leader.parked_fetches
-            if everything or p.deadline_ms <= now_ms or p.request.fetch_offset < end
+            if p.deadline_ms <= now_ms
+            or p.request.fetch_offset < end
+            or p.request.high_watermark < hw
+            or everything
         ]
         if not ready:
             return

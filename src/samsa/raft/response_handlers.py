@@ -164,29 +164,48 @@ class ResponseHandlers(RequestHandlers):
     def _on_fetch_response(
         self, now_ms: int, request: InFlightRequest, message: FetchRequest, response: FetchResponse
     ) -> None:
+        state = self._state
+        if (
+            isinstance(state, FollowerState)
+            and not self.can_stand_for_election
+            and request.destination_id != state.leader_id
+            and (response.leader_id, response.leader_epoch) == (state.leader_id, state.epoch)
+        ):
+            # An observer asked around and a voter vouches for the leader it already
+            # follows: try the leader again (it may not be a bootstrap server).
+            state.fetch_deadline_ms = now_ms + self._config.fetch_timeout_ms
         if self._common_response(
             now_ms, request, response.error_code, response.leader_id, response.leader_epoch,
             response.leader_endpoints,
         ):  # fmt: skip
             return
         state = self._state
-        if response.error_code != ErrorCode.NONE or not isinstance(state, FollowerState):
-            return
         if (
-            response.leader_epoch != state.epoch
-            or state.snapshot_download is not None
-            or message.fetch_offset != self._log.end_offset
+            response.error_code != ErrorCode.NONE
+            or not isinstance(state, FollowerState)
+            or response.leader_epoch != state.epoch
+        ):
+            return
+        state.last_fetch_ok_ms = now_ms
+        state.fetch_deadline_ms = now_ms + self._config.fetch_timeout_ms
+        if (
+            message.fetch_offset != self._log.end_offset
             or message.last_fetched_epoch != self._log.last_fetched_epoch
         ):
             return  # our log moved since this fetch was sent: it no longer applies
-        if response.diverging_epoch is not None:
-            self._truncate(truncation_offset(self._log, response.diverging_epoch))
-        elif response.snapshot_id is not None:
+        download = state.snapshot_download
+        if response.snapshot_id is not None:
             if response.snapshot_id.offset < self._high_watermark:
                 raise RaftInvariantError(
-                    f"{self._prefix}leader offers snapshot {response.snapshot_id} below our high watermark"
+                    f"{self._prefix}leader offers snapshot {response.snapshot_id} "
+                    "below our high watermark"
                 )
-            state.snapshot_download = SnapshotDownload(response.snapshot_id)
+            if download is None or download.snapshot_id != response.snapshot_id:
+                state.snapshot_download = SnapshotDownload(response.snapshot_id)
+        elif download is not None:
+            return  # a fetch sent before the download started
+        elif response.diverging_epoch is not None:
+            self._truncate(truncation_offset(self._log, response.diverging_epoch))
         else:
             entries = response.entries
             if entries:
@@ -195,8 +214,6 @@ class ResponseHandlers(RequestHandlers):
                 self._append_as_follower(entries)
             if response.high_watermark >= 0:
                 self._advance_high_watermark(min(response.high_watermark, self._log.end_offset))
-        state.last_fetch_ok_ms = now_ms
-        state.fetch_deadline_ms = now_ms + self._config.fetch_timeout_ms
 
     def _on_fetch_snapshot_response(
         self,

@@ -1,180 +1,152 @@
-"""One partition as the broker sees it: its log, producer state and watermarks.
+"""One partition as this broker hosts it: its log, producer state, role and watermark.
 
-The produce path never decodes records: each batch's 61-byte header is read and
-checked (size, CRC, counts), idempotent sequences are checked against the
-producer state, and the bytes are appended with only their base offset (and,
-for LogAppendTime topics, their timestamp and CRC) rewritten.
+A partition is in one of four roles:
 
-On a single node the high watermark equals the log end offset: a write is
-committed once it is in the leader's log.  Replication will move it separately.
+* STANDALONE -- the single-node broker before any cluster metadata names a
+  leader: every write is committed once it is in the log (high watermark =
+  log end offset), leader epoch -1.  Today's single-node broker runs so.
+* LEADER -- made so by ``make_leader`` from the controller's registration.
+  Writes are stamped with the leader epoch; the high watermark is the
+  smallest log end offset of the ISR (leader_state), learnt from follower
+  fetches, and only ever moves forward; ``acks=all`` produces wait for it.
+* FOLLOWER -- made so by ``make_follower``: clients are refused with
+  NOT_LEADER_OR_FOLLOWER; a replica fetcher appends the leader's batches as
+  they are (offsets and epochs kept) and truncates a diverging suffix.
+* STOPPED -- no longer hosted here (deleted, or moved away).
+
+A registration older than what the partition has seen (a smaller leader or
+partition epoch) is ignored, so metadata that arrives late or twice is safe.
+
+Everything runs on the broker's event loop; the Log's own lock covers the
+disk work other threads do (flushes, retention).  The ReplicaManager wires
+the callbacks: waking parked fetches, sending AlterPartition, telling which
+brokers may join an ISR.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
-from typing import NamedTuple
 
-from samsa.errors import DecodeError, ErrorCode, InvalidRecordError, KafkaError
-from samsa.protocol.record_batch import (
-    CONTROL_MASK,
-    NO_PARTITION_LEADER_EPOCH,
-    BatchHeader,
-    iter_batches,
-    validate_client_batch,
-)
-from samsa.protocol.record_reader import decode_batch
-from samsa.storage.log import Log
-from samsa.storage.log_config import LogConfig
-from samsa.storage.producer_state import ProducerStateManager
+from samsa.controller.registrations import PartitionRegistration
+from samsa.errors import ErrorCode
+from samsa.replication.follower_side import FollowerSide
+from samsa.replication.leader_side import LeaderSide
+from samsa.replication.leader_state import LeaderState
+from samsa.replication.partition_base import AppendResult, PartitionRole, ReadResult
+from samsa.replication.produce_path import ProducePath
 
-log = logging.getLogger("samsa.server")
+log = logging.getLogger(__name__)
+
+__all__ = ["AppendResult", "Partition", "PartitionRole", "ReadResult"]
 
 
-class AppendResult(NamedTuple):
-    """One partition's produce outcome (a NamedTuple: built per partition per request)."""
+class Partition(ProducePath, LeaderSide, FollowerSide):
+    """One hosted partition; see the module docstring for its roles."""
 
-    base_offset: int
-    last_offset: int
-    log_append_time_ms: int
-    log_start_offset: int
-    duplicate: bool = False
-
-
-class Partition:
-    def __init__(
-        self,
-        topic: str,
-        index: int,
-        log_: Log,
-        producer_state: ProducerStateManager,
-        time_ms: Callable[[], int],
-    ) -> None:
-        self.topic = topic
-        self.index = index
-        self.log = log_
-        self.producer_state = producer_state
-        # Leader epochs do not exist yet on a single node: -1 everywhere, so clients
-        # skip OffsetForLeaderEpoch validation (kafka-protocol-facts §4.2 item 7).
-        self.leader_epoch = NO_PARTITION_LEADER_EPOCH
-        self._time_ms = time_ms
-        self.on_append: Callable[[Partition, int], None] | None = None
-
-    @property
-    def config(self) -> LogConfig:
-        return self.log.config
-
-    @property
-    def high_watermark(self) -> int:
-        return self.log.log_end_offset
-
-    @property
-    def log_start_offset(self) -> int:
-        return self.log.log_start_offset
-
-    def append_from_client(self, records: memoryview) -> AppendResult:
-        """Validate and append a producer's batches; raises KafkaError with the code to return."""
-        config = self.config
-        headers: list[tuple[int, BatchHeader]] = []
-        consumed = 0
-        for pos, header in iter_batches(records):
-            validate_client_batch(records, pos, header, max_batch_bytes=config.max_message_bytes)
-            headers.append((pos, header))
-            consumed = pos + header.size
-        if not headers or consumed != len(records):
-            if len(records) > config.max_message_bytes:
-                raise KafkaError(
-                    ErrorCode.MESSAGE_TOO_LARGE,
-                    f"{len(records)} bytes of records exceed max.message.bytes={config.max_message_bytes}",
-                )
-            raise KafkaError(ErrorCode.CORRUPT_MESSAGE, "records end with a truncated batch")
-
-        if config.compact:
-            self._check_keys(records, headers)
-
-        idempotent = [h for _, h in headers if h.producer_id >= 0]
-        if idempotent:
-            duplicate = self._check_producer_state(idempotent)
-            if duplicate is not None:
-                return duplicate
-
-        # A large request arrives in a buffer of its own (server/framing.py):
-        # stamp offsets into it in place.  A small one shares a read-only frame.
-        buf = records if not records.readonly else bytearray(records)
-        info = self.log.append(buf, leader_epoch=self.leader_epoch, now_ms=self._time_ms())
-        log_append_time = info.log_append_time
-        offset = info.first_offset
-        for _, header in headers:
-            if header.producer_id >= 0:
-                self.producer_state.update(
-                    header.producer_id,
-                    header.producer_epoch,
-                    header.base_sequence,
-                    header.last_sequence,
-                    offset,
-                    offset + header.last_offset_delta,
-                    header.max_timestamp if log_append_time < 0 else log_append_time,
-                )
-            offset += header.last_offset_delta + 1
-        if self.on_append is not None:
-            self.on_append(self, len(buf))
-        return AppendResult(
-            info.first_offset, info.last_offset, log_append_time, self.log_start_offset
-        )
-
-    def _check_keys(self, records: memoryview, headers: list[tuple[int, BatchHeader]]) -> None:
-        """A compacted topic keeps the latest record per key, so every record needs
-        one: Kafka refuses the batch with INVALID_RECORD.  The only place the
-        broker decodes records a client sent, and only for compacted topics."""
-        for pos, header in headers:
-            if header.attributes & CONTROL_MASK:
-                continue
-            try:
-                batch = decode_batch(records, pos, header)
-            except DecodeError as exc:
-                raise KafkaError(ErrorCode.CORRUPT_MESSAGE, str(exc)) from None
-            for index, record in enumerate(batch):
-                if record.key is None:
-                    raise InvalidRecordError(
-                        index,
-                        "Compacted topic cannot accept message without key in topic "
-                        f"partition {self.topic}-{self.index}.",
-                    )
-
-    def append_internal(self, buf: bytearray) -> int:
-        """Append batches the broker built itself (group metadata, markers); returns the first offset."""
-        info = self.log.append(buf, leader_epoch=self.leader_epoch)
-        if self.on_append is not None:
-            self.on_append(self, len(buf))
-        return int(info.first_offset)
-
-    def _check_producer_state(self, batches: list[BatchHeader]) -> AppendResult | None:
-        """Kafka allows one idempotent batch per partition per request; a retried
-        duplicate is answered with its original offsets and not stored again."""
-        for header in batches:
-            result = self.producer_state.check(
-                header.producer_id,
-                header.producer_epoch,
-                header.base_sequence,
-                header.last_sequence,
+    def _is_stale(self, registration: PartitionRegistration) -> bool:
+        if (
+            registration.leader_epoch < self.leader_epoch
+            or registration.partition_epoch < self.partition_epoch
+        ):
+            log.info(
+                "[%s] ignoring registration %r: already at leader epoch %d, partition epoch %d",
+                self.name,
+                registration,
+                self.leader_epoch,
+                self.partition_epoch,
             )
-            if result.is_duplicate:
-                log.info(
-                    "%s-%d: duplicate batch of producer %d seq %d-%d answered with offset %d",
-                    self.topic,
-                    self.index,
-                    header.producer_id,
-                    header.base_sequence,
-                    header.last_sequence,
-                    result.first_offset,
-                )
-                return AppendResult(
-                    result.first_offset,
-                    result.last_offset,
-                    -1
-                    if self.config.message_timestamp_type != "LogAppendTime"
-                    else result.timestamp,
-                    self.log_start_offset,
-                    duplicate=True,
-                )
-        return None
+            return True
+        return False
+
+    def make_leader(self, registration: PartitionRegistration, now_ms: int) -> bool:
+        """Lead the partition as ``registration`` says (Kafka's ``makeLeader``).
+
+        A new leader epoch is recorded in the epoch cache at the log end offset
+        before anything is written in it, so followers holding data of a later
+        epoch from a deposed leader find where to truncate.  Returns True when
+        this broker newly leads or the leader epoch moved; False for an ISR or
+        assignment change only, or a stale registration."""
+        if self._is_stale(registration):
+            return False
+        was = self._role
+        is_new_leader = was is not PartitionRole.LEADER
+        is_new_epoch = registration.leader_epoch > self.leader_epoch
+        if self._leader is None:
+            self._leader = LeaderState(self.local_broker_id, self._max_lag_ms)
+        leader = self._leader
+        leader.update_assignment(registration.replicas, registration.isr)
+        self.replicas = registration.replicas
+        self.partition_epoch = registration.partition_epoch
+        self.leader_id = self.local_broker_id
+        self._role = PartitionRole.LEADER
+        if is_new_leader or is_new_epoch:
+            start = self.log.log_end_offset
+            if registration.leader_epoch >= 0:
+                self.log.maybe_assign_epoch_start_offset(registration.leader_epoch, start)
+            leader.start_epoch(now_ms, start, is_new_leader=is_new_leader)
+            self.leader_epoch = registration.leader_epoch
+            self._unreplicated.clear()
+            log.info(
+                "[%s] leader at epoch %d from offset %d (partition epoch %d, high watermark %d, "
+                "ISR %s)",
+                self.name,
+                self.leader_epoch,
+                start,
+                self.partition_epoch,
+                self._high_watermark,
+                sorted(registration.isr),
+            )
+        self._maybe_increment_high_watermark(now_ms)
+        if was is not PartitionRole.LEADER and self.on_role_change is not None:
+            self.on_role_change(self)
+        return is_new_leader or is_new_epoch
+
+    def make_follower(self, registration: PartitionRegistration, now_ms: int) -> bool:
+        """Follow ``registration.leader`` (Kafka's ``makeFollower``).  The log is not
+        truncated here: the fetcher finds any diverging suffix with the leader.
+        Returns True when fetching must (re)start: a new leader epoch, or this
+        partition did not follow before."""
+        if self._is_stale(registration):
+            return False
+        was = self._role
+        is_new_epoch = registration.leader_epoch > self.leader_epoch
+        self.leader_id = registration.leader
+        self.leader_epoch = registration.leader_epoch
+        self.partition_epoch = registration.partition_epoch
+        self.replicas = registration.replicas
+        self._leader = None
+        self._role = PartitionRole.FOLLOWER
+        self._unreplicated.clear()
+        self._high_watermark = min(self._high_watermark, self.log.log_end_offset)
+        if was is not PartitionRole.FOLLOWER:
+            self._delayed.fail_all(ErrorCode.NOT_LEADER_OR_FOLLOWER)
+            if self.on_role_change is not None:
+                self.on_role_change(self)
+        restart = is_new_epoch or was is not PartitionRole.FOLLOWER
+        log.log(
+            logging.INFO if restart else logging.DEBUG,
+            "[%s] follower of %d at epoch %d from offset %d (partition epoch %d, high watermark %d)",
+            self.name,
+            self.leader_id,
+            self.leader_epoch,
+            self.log.log_end_offset,
+            self.partition_epoch,
+            self._high_watermark,
+        )
+        return restart
+
+    def stop(self) -> None:
+        """No longer hosted here: waiting produces fail, parked fetches wake."""
+        was = self._role
+        self._role = PartitionRole.STOPPED
+        self._leader = None
+        self._unreplicated.clear()
+        self._delayed.fail_all(ErrorCode.NOT_LEADER_OR_FOLLOWER)
+        if was is not PartitionRole.STOPPED and self.on_role_change is not None:
+            self.on_role_change(self)
+
+    def __repr__(self) -> str:
+        return (
+            f"Partition({self.name}, {self._role.value}, leader={self.leader_id}, "
+            f"epoch={self.leader_epoch}, hw={self.high_watermark}, leo={self.log_end_offset})"
+        )

@@ -1,62 +1,142 @@
-"""The partitions this broker hosts, and the fetches waiting for their data.
+"""The partitions this broker hosts, their roles, fetchers, and the fetches waiting on them.
 
-A fetch that cannot be answered yet (fewer than ``min_bytes`` available) parks a
-``FetchWaiter`` on its partitions; every append tells the waiters of that
-partition how many bytes arrived, and a waiter whose total reaches its minimum
-wakes at once -- the response goes out the moment enough data is there, not
-when ``max_wait_ms`` runs out.
+Kafka's ReplicaManager, without the request handling (the server's handlers
+call in):
+
+* Metadata: ``apply_delta`` takes each committed metadata batch's local
+  changes (Kafka's ``applyDelta``): partitions no longer hosted are stopped
+  and their logs deleted, then leaders are made (their fetchers stopped
+  first), then followers, whose fetchers (re)start from the leader's address
+  on ``inter_broker_listener`` whenever the leader or its epoch changes.
+  ``apply_image`` does the same for a whole image (a node starting from a
+  snapshot).  Before any metadata, partitions are STANDALONE: today's
+  single-node broker, unchanged.
+* Waiting fetches: a fetch that cannot be answered yet parks a FetchWaiter on
+  its partitions.  Appends wake followers' fetches and the standalone
+  partition's consumers; on a replicated leader consumers wake when the high
+  watermark moves, since they read only below it.  A role change wakes every
+  fetch parked on the partition so it re-reads and gets the new error.
+* Background work, started by ``start`` (or the first ``apply_delta``): ISR
+  shrinking every ``replica.lag.time.max.ms / 2`` and the
+  ``replication-offset-checkpoint`` every
+  ``replica.high.watermark.checkpoint.interval.ms``; ``stop`` ends it, stops
+  the fetchers and writes the checkpoint a last time.
+
+Everything runs on the event loop.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Iterable, Iterator
+import contextlib
+import logging
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from typing import Any
 
-from samsa.replication.partition import Partition
+from samsa.controller.metadata_delta import LocalReplicaChanges, MetadataDelta
+from samsa.controller.metadata_image import MetadataImage
+from samsa.controller.registrations import NO_LEADER
+from samsa.errors import ErrorCode, KafkaError
+from samsa.net import ChannelPool
+from samsa.replication.alter_partition_manager import AlterPartitionManager, AlterPartitionSender
+from samsa.replication.broker_addresses import BrokerAddresses
+from samsa.replication.config import ReplicationConfig
+from samsa.replication.fetch_purgatory import FetchPurgatory
+from samsa.replication.fetch_responses import (
+    epoch_end_offset_response,
+    fetch_error,
+    fetch_partition_response,
+)
+from samsa.replication.fetch_waiter import FetchWaiter
+from samsa.replication.fetcher_manager import ReplicaFetcherManager
+from samsa.replication.fetcher_types import FetchStatus, InitialFetchState
+from samsa.replication.hw_checkpoint import read_high_watermarks, write_high_watermarks
+from samsa.replication.image_changes import local_changes_from_image
+from samsa.replication.isr_state import LeaderAndIsr, PendingIsrChange
+from samsa.replication.local_followers import LocalFollowers
+from samsa.replication.partition import Partition, PartitionRole
+from samsa.replication.partition_base import PartitionBase
+from samsa.storage.log import Log
 from samsa.storage.log_config import LogConfig
 from samsa.storage.log_manager import LogManager
 from samsa.storage.producer_state import ProducerStateManager
 
+log = logging.getLogger(__name__)
+
+__all__ = ["FetchWaiter", "ReplicaManager", "TopicPartition"]
+
 TopicPartition = tuple[str, int]
 
 
-class FetchWaiter:
-    def __init__(self, needed_bytes: int) -> None:
-        self.needed = needed_bytes
-        self.future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-
-    def on_bytes(self, count: int) -> None:
-        self.needed -= count
-        if self.needed <= 0 and not self.future.done():
-            self.future.set_result(None)
-
-    def wake(self) -> None:
-        if not self.future.done():
-            self.future.set_result(None)
-
-
 class ReplicaManager:
-    def __init__(self, log_manager: LogManager, time_ms: Callable[[], int]) -> None:
+    def __init__(
+        self,
+        log_manager: LogManager,
+        time_ms: Callable[[], int],
+        *,
+        node_id: int = NO_LEADER,
+        config: ReplicationConfig | None = None,
+        channels: ChannelPool | None = None,
+        alter_partition: AlterPartitionSender | None = None,
+        inter_broker_listener: str = "PLAINTEXT",
+    ) -> None:
         self.log_manager = log_manager
+        self.node_id = node_id
+        self.config = config or ReplicationConfig()
+        self.inter_broker_listener = inter_broker_listener
         self._time_ms = time_ms
         self._partitions: dict[TopicPartition, Partition] = {}
-        self._waiters: dict[TopicPartition, set[FetchWaiter]] = {}
+        self._purgatory = FetchPurgatory()
+        self._checkpointed = read_high_watermarks(log_manager.data_dir)
+        self._image: MetadataImage | None = None
+        self._addresses = (
+            None if channels is None else BrokerAddresses(channels, inter_broker_listener, node_id)
+        )
+        self._fetchers = (
+            None
+            if channels is None
+            else ReplicaFetcherManager(
+                node_id, channels, LocalFollowers(self._partitions), self.config, time_ms
+            )
+        )
+        self._alter_partition = (
+            None
+            if alter_partition is None
+            else AlterPartitionManager(
+                node_id,
+                self._broker_epoch,
+                alter_partition,
+                retry_backoff_ms=self.config.alter_partition_retry_backoff_ms,
+            )
+        )
+        self._background: list[asyncio.Task[None]] = []
 
+    # ------------------------------------------------------------------ hosted partitions
     def load_existing(self) -> None:
         """Wrap every log the log manager recovered, rebuilding producer state."""
-        for (topic, index), log in self.log_manager.all_logs().items():
-            self._add(topic, index, log)
+        for (topic, index), log_ in self.log_manager.all_logs().items():
+            self._add(topic, index, log_)
 
-    def _add(self, topic: str, index: int, log: object) -> Partition:
-        from samsa.storage.log import Log
-
-        assert isinstance(log, Log)
-        state = ProducerStateManager(log.directory)
-        replay_from = state.load(log.log_start_offset, log.log_end_offset)
-        for header in log.iter_batch_headers(replay_from):
+    def _add(self, topic: str, index: int, log_: Log) -> Partition:
+        state = ProducerStateManager(log_.directory)
+        replay_from = state.load(log_.log_start_offset, log_.log_end_offset)
+        for header in log_.iter_batch_headers(replay_from):
             state.replay_header(header)
-        partition = Partition(topic, index, log, state, self._time_ms)
-        partition.on_append = self._on_append
+        partition = Partition(
+            topic,
+            index,
+            log_,
+            state,
+            self._time_ms,
+            local_broker_id=self.node_id,
+            high_watermark=self._checkpointed.get((topic, index), 0),
+            replica_lag_time_max_ms=self.config.replica_lag_time_max_ms,
+        )
+        partition.on_append = self._purgatory.on_append
+        partition.on_high_watermark = self._purgatory.on_high_watermark
+        partition.on_role_change = self._wake_parked
+        partition.alter_partition_sink = self._submit_alter_partition
+        partition.is_replica_eligible = self._is_replica_eligible
         self._partitions[(topic, index)] = partition
         return partition
 
@@ -64,15 +144,19 @@ class ReplicaManager:
         existing = self._partitions.get((topic, index))
         if existing is not None:
             return existing
-        log = self.log_manager.create_log(topic, index, LogConfig.from_dict(config))
-        return self._add(topic, index, log)
+        log_ = self.log_manager.create_log(topic, index, LogConfig.from_dict(config))
+        return self._add(topic, index, log_)
 
     def delete(self, topic: str, index: int) -> None:
-        partition = self._partitions.pop((topic, index), None)
+        """Stop hosting the partition and delete its log."""
+        key = (topic, index)
+        if self._fetchers is not None:
+            self._fetchers.remove_partitions([key])
+        partition = self._partitions.pop(key, None)
         if partition is not None:
+            partition.stop()
             self.log_manager.delete_log(topic, index)
-        for waiter in self._waiters.pop((topic, index), set()):
-            waiter.wake()
+        self._purgatory.wake_all(key, forget=True)
 
     def get(self, topic: str, index: int) -> Partition | None:
         return self._partitions.get((topic, index))
@@ -80,32 +164,261 @@ class ReplicaManager:
     def partitions(self) -> Iterator[Partition]:
         return iter(list(self._partitions.values()))
 
+    # ------------------------------------------------------------------ metadata
+    def apply_delta(self, delta: MetadataDelta, image: MetadataImage, now_ms: int) -> None:
+        """Apply one committed metadata batch (``image`` is after it)."""
+        self._image = image
+        if self._addresses is not None:
+            self._addresses.update(image, delta.changed_brokers)
+        self.apply_local_changes(delta.local_changes(self.node_id), image, now_ms)
+
+    def apply_image(self, image: MetadataImage, now_ms: int) -> None:
+        """Take a whole image (the node caught up with the metadata at start) as if
+        every partition naming this node had just changed.  A local log the image
+        does not place here (its topic was deleted, or the replica moved, while
+        this broker was down) is a stray: stopped -- it serves nothing -- but
+        its files are kept for the operator, where Kafka renames them
+        ``-stray``."""
+        self._image = image
+        if self._addresses is not None:
+            self._addresses.update(image, image.brokers)
+        changes = local_changes_from_image(image, self.node_id)
+        for key, partition in list(self._partitions.items()):
+            placed = key in changes.leaders or key in changes.followers
+            if not placed and partition.role is not PartitionRole.STOPPED:
+                log.warning("[%s-%d] not a replica here in the metadata: stopped", *key)
+                if self._fetchers is not None:
+                    self._fetchers.remove_partitions([key])
+                partition.stop()
+        self.apply_local_changes(changes, image, now_ms)
+
+    def apply_local_changes(
+        self, changes: LocalReplicaChanges, image: MetadataImage, now_ms: int
+    ) -> None:
+        """Kafka's ``applyDelta``: deletes, then leaders, then followers."""
+        self._image = image
+        self.start()
+        fetchers = self._fetchers
+        for topic, index in sorted(changes.deletes):
+            log.info("[%s-%d] no longer hosted here: deleting", topic, index)
+            self.delete(topic, index)
+        if fetchers is not None and changes.leaders:
+            fetchers.remove_partitions(changes.leaders)
+        for key, info in changes.leaders.items():
+            partition = self._get_or_create(key, image)
+            partition.topic_id = info.topic_id
+            partition.make_leader(info.registration, now_ms)
+        to_fetch: dict[TopicPartition, InitialFetchState] = {}
+        for key, info in changes.followers.items():
+            partition = self._get_or_create(key, image)
+            partition.topic_id = info.topic_id
+            restart = partition.make_follower(info.registration, now_ms)
+            leader = info.registration.leader
+            if fetchers is None:
+                continue
+            if leader == NO_LEADER or self._addresses is None or not self._addresses.known(leader):
+                fetchers.remove_partitions([key])
+                continue
+            if restart or self._needs_fetcher(key):
+                to_fetch[key] = InitialFetchState(
+                    leader, partition.leader_epoch, partition.high_watermark
+                )
+        if fetchers is not None and to_fetch:
+            fetchers.add_partitions(to_fetch)
+
+    def _get_or_create(self, key: TopicPartition, image: MetadataImage) -> Partition:
+        partition = self._partitions.get(key)
+        if partition is not None:
+            return partition
+        topic, index = key
+        config = LogConfig.from_dict(
+            image.topic_configs(topic), base=self.log_manager.default_config
+        )
+        return self._add(topic, index, self.log_manager.create_log(topic, index, config))
+
+    def _needs_fetcher(self, key: TopicPartition) -> bool:
+        fetchers = self._fetchers
+        if fetchers is None:
+            return False
+        fetcher = fetchers.fetcher_for(key)
+        if fetcher is None:
+            return True
+        state = fetcher.state.state(key)
+        return state is None or state.status is FetchStatus.FAILED
+
+    def _is_replica_eligible(self, broker_id: int) -> bool:
+        image = self._image
+        if image is None:
+            return True
+        registration = image.brokers.get(broker_id)
+        return registration is not None and registration.is_active
+
+    def _broker_epoch(self) -> int:
+        image = self._image
+        registration = None if image is None else image.brokers.get(self.node_id)
+        return -1 if registration is None else registration.epoch
+
+    # ------------------------------------------------------------------ leader-side requests
+    def _missing_code(self, topic: str, index: int) -> ErrorCode:
+        """Kafka's answer for a partition not hosted here: NOT_LEADER_OR_FOLLOWER
+        when the metadata has it (it lives on other brokers), else unknown."""
+        image = self._image
+        if image is not None:
+            known = image.topics.get(topic)
+            if known is not None and index in known.partitions:
+                return ErrorCode.NOT_LEADER_OR_FOLLOWER
+        return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+
+    def leader_partition(self, topic: str, index: int, current_leader_epoch: int = -1) -> Partition:
+        """The partition if this broker may serve clients for it at that epoch;
+        raises KafkaError with the code to answer otherwise."""
+        partition = self._partitions.get((topic, index))
+        if partition is None:
+            raise KafkaError(self._missing_code(topic, index), f"{topic}-{index} is not here")
+        partition.check_leader_epoch(current_leader_epoch)
+        return partition
+
+    def read_fetch_partition(
+        self,
+        topic: str,
+        request_partition: Mapping[str, Any],
+        *,
+        replica_id: int,
+        max_bytes: int,
+        min_one: bool,
+        now_ms: int,
+        update_fetch_state: bool = True,
+        read_committed: bool = False,
+    ) -> dict[str, Any]:
+        """One partition's entry of a Fetch response (see fetch_responses)."""
+        index = request_partition["partition"]
+        partition = self._partitions.get((topic, index))
+        if partition is None:
+            return fetch_error(index, self._missing_code(topic, index))
+        return fetch_partition_response(
+            partition,
+            request_partition,
+            replica_id=replica_id,
+            max_bytes=max_bytes,
+            min_one=min_one,
+            now_ms=now_ms,
+            update_fetch_state=update_fetch_state,
+            read_committed=read_committed,
+        )
+
+    def offset_for_leader_epoch(self, request: Mapping[str, Any]) -> dict[str, Any]:
+        """A whole OffsetForLeaderEpoch response body (v2-4), for followers and clients."""
+        topics = []
+        for topic in request.get("topics") or ():
+            name = topic["topic"]
+            partitions = [
+                epoch_end_offset_response(
+                    self._partitions.get((name, p["partition"])),
+                    p,
+                    self._missing_code(name, p["partition"]),
+                )
+                for p in topic.get("partitions") or ()
+            ]
+            topics.append({"topic": name, "partitions": partitions})
+        return {"throttle_time_ms": 0, "topics": topics}
+
+    def maybe_shrink_isrs(self, now_ms: int) -> int:
+        """Propose ISR shrinks for every led partition with lagging followers."""
+        changes = 0
+        for partition in list(self._partitions.values()):
+            if partition.maybe_shrink_isr(now_ms) is not None:
+                changes += 1
+        return changes
+
+    def _submit_alter_partition(self, partition: PartitionBase, change: PendingIsrChange) -> None:
+        manager = self._alter_partition
+        if not isinstance(partition, Partition):
+            raise TypeError(f"not a Partition: {partition!r}")
+        if manager is None or partition.topic_id is None:
+            log.warning(
+                "[%s] cannot send ISR change %s: no controller channel or topic id",
+                partition.name,
+                change,
+            )
+            return
+
+        def on_result(result: LeaderAndIsr | ErrorCode) -> bool:
+            return partition.handle_alter_partition_result(change, result, self._time_ms())
+
+        manager.submit(partition.topic_id, partition.index, change.sent, on_result)
+
+    @property
+    def fetcher_manager(self) -> ReplicaFetcherManager | None:
+        return self._fetchers
+
     # ------------------------------------------------------------------ waiting fetches
     def park(self, keys: Iterable[TopicPartition], waiter: FetchWaiter) -> None:
-        for key in keys:
-            self._waiters.setdefault(key, set()).add(waiter)
+        self._purgatory.park(keys, waiter)
 
     def unpark(self, keys: Iterable[TopicPartition], waiter: FetchWaiter) -> None:
-        for key in keys:
-            waiters = self._waiters.get(key)
-            if waiters is not None:
-                waiters.discard(waiter)
-                if not waiters:
-                    del self._waiters[key]
+        self._purgatory.unpark(keys, waiter)
 
     def parked_fetches(self) -> int:
         """Fetches waiting for data (Kafka's fetch purgatory size)."""
-        waiting: set[FetchWaiter] = set()
-        for waiters in self._waiters.values():
-            waiting |= waiters
-        return len(waiting)
+        return self._purgatory.parked()
 
-    def _on_append(self, partition: Partition, size: int) -> None:
-        waiters = self._waiters.get((partition.topic, partition.index))
-        if waiters:
-            for waiter in list(waiters):
-                waiter.on_bytes(size)
+    # ------------------------------------------------------------------ lifecycle
+    def _wake_parked(self, partition: PartitionBase) -> None:
+        self._purgatory.wake_all((partition.topic, partition.index))
 
     def snapshot_producer_state(self) -> None:
         for partition in self._partitions.values():
             partition.producer_state.take_snapshot(partition.log.log_end_offset)
+
+    def high_watermarks(self) -> dict[TopicPartition, int]:
+        return {key: p.high_watermark for key, p in self._partitions.items()}
+
+    def checkpoint_high_watermarks(self) -> None:
+        """Write ``replication-offset-checkpoint`` now (blocking: fsync)."""
+        write_high_watermarks(self.log_manager.data_dir, self.high_watermarks())
+
+    def start(self) -> None:
+        """Start the ISR expiry and checkpoint loops (idempotent).  Must run on the
+        event loop, as ``apply_delta`` (which calls it) must."""
+        if self._background:
+            return
+        self._background = [
+            asyncio.ensure_future(self._isr_expiry_loop()),
+            asyncio.ensure_future(self._checkpoint_loop()),
+        ]
+
+    async def _isr_expiry_loop(self) -> None:
+        interval = max(self.config.replica_lag_time_max_ms // 2, 1) / 1000
+        while True:
+            await asyncio.sleep(interval)
+            try:
+                self.maybe_shrink_isrs(self._time_ms())
+            except Exception:
+                log.exception("ISR expiry pass failed")
+
+    async def _checkpoint_loop(self) -> None:
+        interval = max(self.config.replica_high_watermark_checkpoint_interval_ms, 1) / 1000
+        while True:
+            await asyncio.sleep(interval)
+            try:
+                marks = self.high_watermarks()
+                await asyncio.to_thread(write_high_watermarks, self.log_manager.data_dir, marks)
+            except Exception:
+                log.exception("high watermark checkpoint failed")
+
+    async def stop(self) -> None:
+        """Stop fetchers and background work, then checkpoint the watermarks."""
+        tasks, self._background = self._background, []
+        for task in tasks:
+            task.cancel()
+        for task in tasks:
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        if self._fetchers is not None:
+            await self._fetchers.stop()
+        if self._alter_partition is not None:
+            await self._alter_partition.close()
+        try:
+            self.checkpoint_high_watermarks()
+        except OSError:
+            log.exception("final high watermark checkpoint failed")

@@ -110,13 +110,14 @@ class MetadataLoader:
     def handle_load_snapshot(self, snapshot: Snapshot) -> None:
         started = time.monotonic()
         entries, _ = decode_entries(snapshot.data)
-        self.image.__init__()  # type: ignore[misc]  # rebuilt in place: holders keep it
-        count = 0
-        for entry in entries:
-            payload = entry.payload
-            if isinstance(payload, bytes) and payload:
-                self.image.replay(decode_metadata_record(payload))
-                count += 1
+        records = [
+            decode_metadata_record(entry.payload)
+            for entry in entries
+            if isinstance(entry.payload, bytes) and entry.payload
+        ]
+        count = len(records)
+        # Rebuilt in place, so every holder of the image keeps a valid reference.
+        self.image.load_snapshot(records, snapshot.snapshot_id.offset, snapshot.snapshot_id.epoch)
         self.applied_offset = snapshot.snapshot_id.offset
         self.applied_epoch = snapshot.snapshot_id.epoch
         self._bytes_since_snapshot = 0

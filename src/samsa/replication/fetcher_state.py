@@ -1,0 +1,374 @@
+"""The decisions of one replica fetcher, without sockets: Kafka's AbstractFetcherThread logic.
+
+A fetcher copies many partitions from one leader broker.  This object holds
+their fetch states, builds the next request (Fetch v12, or OffsetForLeaderEpoch
+for partitions that must find their divergence first) and turns each response
+into actions on the local logs -- append, truncate, reset, fail -- which the
+caller executes in order.  It reads the local logs only through
+``FollowerLogs`` (offsets and the epoch cache), so a deterministic simulator
+drives it with in-memory logs; fetcher.py is the asyncio loop that sends what
+this builds.
+
+Per partition (Kafka's PartitionFetchState):
+
+* FETCHING: fetch from the log end offset, sending the epoch of the last
+  batch as ``last_fetched_epoch``.  The leader answers records, or a
+  ``diverging_epoch`` when this log holds data it does not: truncate
+  (epochs.offset_truncation) and fetch again, as many rounds as it takes.
+* TRUNCATING: before fetching, find the divergence: a log without epochs
+  (data from before epochs, or empty) truncates to its high watermark, the
+  only offset known to be committed; a log with epochs asks the leader with
+  OffsetForLeaderEpoch when ``truncate_on_fetch`` is off (leaders that do
+  not answer ``diverging_epoch``).
+* FAILED: paused until new metadata re-adds the partition (the leader said
+  our epoch is stale -- FENCED_LEADER_EPOCH -- or the log failed).
+
+Errors: OFFSET_OUT_OF_RANGE resets from the leader's offsets (below its log
+start: start over at its log start; past its end: truncate to its high
+watermark, a safe lower bound of its end); NOT_LEADER_OR_FOLLOWER,
+UNKNOWN_LEADER_EPOCH and the rest back off for ``replica.fetch.backoff.ms``
+and retry (the leader may not have applied the metadata we have yet); a
+failed request backs off every partition in it.  A response is applied only
+if the partition is still in the state the request was built from (same
+epoch, same offset), so nothing stale is appended after a metadata change.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from samsa.errors import ErrorCode
+from samsa.replication.config import ReplicationConfig
+from samsa.replication.epochs import NO_EPOCH, offset_truncation
+from samsa.replication.fetcher_types import (
+    AppendRecords,
+    EpochPlan,
+    FailPartition,
+    FetcherAction,
+    FetchPlan,
+    FetchStatus,
+    FollowerLogs,
+    InitialFetchState,
+    PartitionFetchState,
+    TopicPartition,
+    TruncateFullyAndStartAt,
+    TruncateTo,
+)
+from samsa.storage.leader_epoch_cache import UNDEFINED_EPOCH, EpochEndOffset
+
+log = logging.getLogger(__name__)
+
+__all__ = ["FetcherState"]
+
+
+class FetcherState:
+    """Fetch states of the partitions one fetcher copies from ``leader_id``."""
+
+    def __init__(self, replica_id: int, leader_id: int, config: ReplicationConfig) -> None:
+        self.replica_id = replica_id
+        self.leader_id = leader_id
+        self.config = config
+        # Insertion order is fetch order: partitions that got data move to the
+        # end, so a size-limited response cannot starve the ones behind them.
+        self._states: dict[TopicPartition, PartitionFetchState] = {}
+
+    # ------------------------------------------------------------------ membership
+    def add_partitions(
+        self, initial: Mapping[TopicPartition, InitialFetchState], logs: FollowerLogs
+    ) -> None:
+        """Start (or restart) fetching: Kafka's ``addPartitions``."""
+        for tp, start in initial.items():
+            has_epochs = logs.last_fetched_epoch(tp) != UNDEFINED_EPOCH
+            status = (
+                FetchStatus.FETCHING
+                if has_epochs and self.config.truncate_on_fetch
+                else FetchStatus.TRUNCATING
+            )
+            self._states.pop(tp, None)
+            self._states[tp] = PartitionFetchState(
+                start.current_leader_epoch, status, start.high_watermark
+            )
+
+    def remove_partitions(self, tps: Iterable[TopicPartition]) -> None:
+        for tp in tps:
+            self._states.pop(tp, None)
+
+    def partitions(self) -> list[TopicPartition]:
+        return list(self._states)
+
+    def state(self, tp: TopicPartition) -> PartitionFetchState | None:
+        return self._states.get(tp)
+
+    def __len__(self) -> int:
+        return len(self._states)
+
+    def next_wakeup_ms(self, now_ms: int) -> int | None:
+        """When the earliest backed-off partition may fetch again (None: none waits)."""
+        times = [
+            s.delayed_until_ms
+            for s in self._states.values()
+            if s.status is not FetchStatus.FAILED and s.delayed_until_ms > now_ms
+        ]
+        return min(times) if times else None
+
+    def _delay(self, tp: TopicPartition, now_ms: int) -> None:
+        state = self._states.get(tp)
+        if state is not None:
+            state.delayed_until_ms = now_ms + self.config.replica_fetch_backoff_ms
+
+    def _fail(self, tp: TopicPartition, error: ErrorCode) -> FailPartition:
+        state = self._states.get(tp)
+        if state is not None:
+            state.status = FetchStatus.FAILED
+        log.info("[%s-%d] fetching paused until new metadata: %s", tp[0], tp[1], error.name)
+        return FailPartition(tp, error)
+
+    # ------------------------------------------------------------------ truncation
+    def truncate_without_epochs(self, logs: FollowerLogs) -> list[FetcherAction]:
+        """Truncating partitions whose log has no epochs go to their high watermark
+        (Kafka's ``truncateToHighWatermark``); no request needed."""
+        actions: list[FetcherAction] = []
+        for tp, state in self._states.items():
+            if (
+                state.status is FetchStatus.TRUNCATING
+                and logs.last_fetched_epoch(tp) == UNDEFINED_EPOCH
+            ):
+                if state.truncation_offset < logs.log_end_offset(tp):
+                    actions.append(TruncateTo(tp, state.truncation_offset))
+                state.status = FetchStatus.FETCHING
+        return actions
+
+    def build_epoch_request(self, now_ms: int, logs: FollowerLogs) -> EpochPlan | None:
+        sent: dict[TopicPartition, tuple[int, int]] = {}
+        topics: dict[str, list[dict[str, Any]]] = {}
+        for tp, state in self._states.items():
+            if state.status is not FetchStatus.TRUNCATING or not state.ready(now_ms):
+                continue
+            epoch = logs.last_fetched_epoch(tp)
+            if epoch == UNDEFINED_EPOCH:
+                continue
+            sent[tp] = (epoch, state.current_leader_epoch)
+            topics.setdefault(tp[0], []).append(
+                {
+                    "partition": tp[1],
+                    "current_leader_epoch": state.current_leader_epoch,
+                    "leader_epoch": epoch,
+                }
+            )
+        if not sent:
+            return None
+        body = {
+            "replica_id": self.replica_id,
+            "topics": [{"topic": t, "partitions": p} for t, p in topics.items()],
+        }
+        return EpochPlan(body, sent)
+
+    def handle_epoch_response(
+        self, plan: EpochPlan, body: Mapping[str, Any], now_ms: int, logs: FollowerLogs
+    ) -> list[FetcherAction]:
+        actions: list[FetcherAction] = []
+        for topic in body.get("topics") or ():
+            for p in topic.get("partitions") or ():
+                tp = (topic["topic"], p["partition"])
+                state = self._states.get(tp)
+                if (
+                    tp not in plan.sent
+                    or state is None
+                    or state.status is not FetchStatus.TRUNCATING
+                ):
+                    continue
+                code = _code(p.get("error_code", 0))
+                if code is ErrorCode.FENCED_LEADER_EPOCH:
+                    actions.append(self._fail(tp, code))
+                elif code is not ErrorCode.NONE:
+                    log.debug("[%s-%d] OffsetForLeaderEpoch: %s", tp[0], tp[1], code.name)
+                    self._delay(tp, now_ms)
+                else:
+                    leader = EpochEndOffset(p.get("leader_epoch", -1), p.get("end_offset", -1))
+                    actions += self._truncate_to_leader(tp, state, leader, logs)
+        return actions
+
+    def _truncate_to_leader(
+        self,
+        tp: TopicPartition,
+        state: PartitionFetchState,
+        leader: EpochEndOffset,
+        logs: FollowerLogs,
+    ) -> list[FetcherAction]:
+        end = logs.log_end_offset(tp)
+        ours = (
+            logs.end_offset_for_epoch(tp, leader.epoch)
+            if leader.epoch != UNDEFINED_EPOCH
+            else EpochEndOffset(UNDEFINED_EPOCH, -1)
+        )
+        fetch_offset = end if state.status is FetchStatus.FETCHING else state.truncation_offset
+        truncation = offset_truncation(leader, ours, end, min(fetch_offset, end))
+        if truncation.completed or self.config.truncate_on_fetch:
+            state.status = FetchStatus.FETCHING
+        if truncation.offset < end:
+            return [TruncateTo(tp, truncation.offset)]
+        return []
+
+    # ------------------------------------------------------------------ fetching
+    def build_fetch(self, now_ms: int, logs: FollowerLogs) -> FetchPlan | None:
+        """The next Fetch v12 request, or None when no partition may fetch now."""
+        config = self.config
+        sent: dict[TopicPartition, tuple[int, int]] = {}
+        topics: dict[str, list[dict[str, Any]]] = {}
+        for tp, state in self._states.items():
+            if state.status is not FetchStatus.FETCHING or not state.ready(now_ms):
+                continue
+            fetch_offset = logs.log_end_offset(tp)
+            sent[tp] = (fetch_offset, state.current_leader_epoch)
+            last_epoch = logs.last_fetched_epoch(tp) if config.truncate_on_fetch else NO_EPOCH
+            topics.setdefault(tp[0], []).append(
+                {
+                    "partition": tp[1],
+                    "current_leader_epoch": state.current_leader_epoch,
+                    "fetch_offset": fetch_offset,
+                    "last_fetched_epoch": last_epoch,
+                    "log_start_offset": logs.log_start_offset(tp),
+                    "partition_max_bytes": config.replica_fetch_max_bytes,
+                }
+            )
+        if not sent:
+            return None
+        body = {
+            "cluster_id": None,
+            "replica_id": self.replica_id,
+            "max_wait_ms": config.replica_fetch_wait_max_ms,
+            "min_bytes": config.replica_fetch_min_bytes,
+            "max_bytes": config.replica_fetch_response_max_bytes,
+            "isolation_level": 0,
+            "session_id": 0,
+            "session_epoch": -1,
+            "topics": [{"topic": t, "partitions": p} for t, p in topics.items()],
+            "forgotten_topics_data": [],
+            "rack_id": "",
+        }
+        return FetchPlan(body, sent)
+
+    def handle_request_failure(self, tps: Iterable[TopicPartition], now_ms: int) -> None:
+        """The request failed as a whole (connection, timeout): back off its partitions."""
+        for tp in tps:
+            self._delay(tp, now_ms)
+
+    def handle_fetch_response(
+        self, plan: FetchPlan, body: Mapping[str, Any], now_ms: int, logs: FollowerLogs
+    ) -> list[FetcherAction]:
+        top = _code(body.get("error_code", 0))
+        if top is not ErrorCode.NONE:
+            log.info("fetch from broker %d failed: %s", self.leader_id, top.name)
+            self.handle_request_failure(plan.sent, now_ms)
+            return []
+        actions: list[FetcherAction] = []
+        got_data: list[TopicPartition] = []
+        for topic in body.get("responses") or ():
+            for p in topic.get("partitions") or ():
+                tp = (topic["topic"], p["partition_index"])
+                state = self._states.get(tp)
+                sent = plan.sent.get(tp)
+                if (
+                    sent is None
+                    or state is None
+                    or state.status is not FetchStatus.FETCHING
+                    or state.current_leader_epoch != sent[1]
+                    or logs.log_end_offset(tp) != sent[0]
+                ):
+                    continue  # the partition changed while the request was out
+                actions += self._partition_response(tp, state, p, now_ms, logs)
+                records = p.get("records")
+                if records is not None and len(records):
+                    got_data.append(tp)
+        for tp in got_data:
+            self._states[tp] = self._states.pop(tp)
+        return actions
+
+    def _partition_response(
+        self,
+        tp: TopicPartition,
+        state: PartitionFetchState,
+        p: Mapping[str, Any],
+        now_ms: int,
+        logs: FollowerLogs,
+    ) -> list[FetcherAction]:
+        code = _code(p.get("error_code", 0))
+        if code is ErrorCode.NONE:
+            diverging = p.get("diverging_epoch")
+            if diverging is not None and diverging.get("epoch", -1) != UNDEFINED_EPOCH:
+                leader = EpochEndOffset(diverging["epoch"], diverging["end_offset"])
+                actions = self._truncate_to_leader(tp, state, leader, logs)
+                if not actions:
+                    log.warning(
+                        "[%s-%d] leader reports divergence at %s but nothing to truncate",
+                        tp[0],
+                        tp[1],
+                        leader,
+                    )
+                    self._delay(tp, now_ms)
+                return actions
+            records = p.get("records")
+            high_watermark = p.get("high_watermark", -1)
+            state.lag = max(0, high_watermark - logs.log_end_offset(tp))
+            return [
+                AppendRecords(
+                    tp,
+                    b"" if records is None else records,
+                    high_watermark,
+                    p.get("log_start_offset", -1),
+                )
+            ]
+        if code is ErrorCode.OFFSET_OUT_OF_RANGE:
+            return self._out_of_range(tp, p, now_ms, logs)
+        if code is ErrorCode.FENCED_LEADER_EPOCH:
+            return [self._fail(tp, code)]
+        log.debug("[%s-%d] fetch error %s: backing off", tp[0], tp[1], code.name)
+        self._delay(tp, now_ms)
+        return []
+
+    def _out_of_range(
+        self, tp: TopicPartition, p: Mapping[str, Any], now_ms: int, logs: FollowerLogs
+    ) -> list[FetcherAction]:
+        """Kafka's ``handleOutOfRangeError``, with the leader's offsets from the
+        response: its log start, and its high watermark as a bound of its end."""
+        end = logs.log_end_offset(tp)
+        leader_start = p.get("log_start_offset", -1)
+        leader_high_watermark = p.get("high_watermark", -1)
+        if 0 <= end < leader_start:
+            log.info(
+                "[%s-%d] log end %d is below the leader's log start %d: starting over there",
+                tp[0],
+                tp[1],
+                end,
+                leader_start,
+            )
+            return [TruncateFullyAndStartAt(tp, leader_start)]
+        if 0 <= leader_high_watermark < end:
+            log.warning(
+                "[%s-%d] log end %d is past the leader's (high watermark %d): truncating",
+                tp[0],
+                tp[1],
+                end,
+                leader_high_watermark,
+            )
+            return [TruncateTo(tp, leader_high_watermark)]
+        log.info("[%s-%d] offset %d out of range at the leader: backing off", tp[0], tp[1], end)
+        self._delay(tp, now_ms)
+        return []
+
+    def action_failed(self, action: FetcherAction, error: ErrorCode, now_ms: int) -> None:
+        """Executing ``action`` failed: a storage error pauses the partition, the
+        rest (a corrupt fetched batch, a role change racing the fetch) back off."""
+        if error is ErrorCode.KAFKA_STORAGE_ERROR:
+            self._fail(action.tp, error)
+        else:
+            self._delay(action.tp, now_ms)
+
+
+def _code(value: int) -> ErrorCode:
+    try:
+        return ErrorCode(value)
+    except ValueError:
+        return ErrorCode.UNKNOWN_SERVER_ERROR
