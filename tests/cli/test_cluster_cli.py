@@ -329,11 +329,11 @@ def test_reassign_reorder_completes_and_preferred_election_follows(
 @pytest.mark.xfail(
     strict=True,
     raises=AssertionError,
-    reason="a reassignment that adds a replica never completes on branch integ: the new "
-    "replica is created but never fetches from the leader (replication lands in parallel), so "
-    "it never joins the ISR; ListPartitionReassignments keeps showing adding=[new] and "
-    "`reassign --wait` times out with 'not complete after 20 s: cli-move-0: replicas ... "
-    "adding <new> removing <old>'",
+    reason="integ b1c5b86: a reassignment that adds a replica never completes. The broker "
+    "(server/broker.py) only creates and deletes local logs; samsa.replication's follower "
+    "fetchers are not wired in yet, so the new replica never fetches and never joins the ISR. "
+    "`reassign --execute --wait` exits 2 with 'not complete after 10 s: cli-move-0: replicas "
+    "3,1,4 isr 3,4 adding 1 removing 4' and ListPartitionReassignments keeps adding=[1].",
 )
 def test_reassign_moves_a_replica_with_its_data(cluster: LocalCluster, tmp_path: Path) -> None:
     topic = create_topic(cluster, NewTopic("cli-move", 1, 2))
@@ -353,7 +353,7 @@ def test_reassign_moves_a_replica_with_its_data(cluster: LocalCluster, tmp_path:
     try:
         out = ok(
             samsa(cluster.bootstrap, "cluster", "reassign", "--plan", plan, "--execute", "--wait",
-                  "--timeout", "20")
+                  "--timeout", "10")
         )  # fmt: skip
         assert "complete" in out and f"adding {target}" in out
         with Admin({"bootstrap.servers": cluster.bootstrap}) as admin:
@@ -368,6 +368,17 @@ def test_reassign_moves_a_replica_with_its_data(cluster: LocalCluster, tmp_path:
 # -- the quorum grows and shrinks ------------------------------------------------------
 
 
+@pytest.mark.xfail(
+    strict=True,
+    raises=AssertionError,
+    reason="integ b1c5b86: `samsa cluster add-voter --node-config node-2.properties` exits 2 with "
+    "'NOT_LEADER_OR_FOLLOWER (6): add voter 2: leadership changed'; node 1 logs 'raft: leader of "
+    "epoch 1 is unknown' and the quorum then has no leader (DescribeQuorum answers "
+    "NOT_LEADER_OR_FOLLOWER for 10+ s).  It happens whenever the voter is added more than "
+    "check-quorum time (1.5 x controller.quorum.fetch.timeout.ms) after the lone leader's epoch "
+    "began: LeaderState.check_quorum_deadline_ms is never refreshed while the leader is the only "
+    "voter, so it resigns the moment a second voter exists.  Passed at 8f93627.",
+)
 def test_add_voter_grows_a_single_node_install_and_remove_voter_shrinks_it(
     tmp_path: Path,
 ) -> None:

@@ -62,7 +62,7 @@ def add_parser(sub: Any) -> None:
         "add-voter",
         "turn a controller that follows the quorum as an observer into a voter (KIP-853)",
         "samsa cluster add-voter --node-config node2/server.properties\n"
-        "  samsa cluster add-voter --node-id 2 --directory-id 3f2b...-...  "
+        "  samsa cluster add-voter --node-id 2 --directory-id 0b7e6c1a-6f5e-4c3b-9a1d-2e8f4c6a1b3d "
         "--endpoint CONTROLLER://10.0.0.2:9093",
     )
     a.add_argument(

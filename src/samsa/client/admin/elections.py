@@ -19,7 +19,8 @@ from collections.abc import Iterable
 from enum import IntEnum
 from typing import TYPE_CHECKING
 
-from samsa.client.admin.forwarded import call_controller, item_error
+from samsa.client.admin.forwarded import call_controller
+from samsa.client.admin.item_errors import item_error
 from samsa.client.metadata import TopicPartition
 from samsa.errors import KafkaError
 

@@ -13,8 +13,9 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING, Any
 
+from samsa.client.admin.item_errors import plain_message
 from samsa.client.consumer.errors import kafka_error
-from samsa.errors import ErrorCode, KafkaError
+from samsa.errors import ErrorCode
 
 if TYPE_CHECKING:
     from samsa.client.admin.admin import Admin
@@ -37,23 +38,3 @@ def call_controller(admin: Admin, api_key: int, body: dict[str, Any], timeout_ms
         if error.code not in RETRIED or time.monotonic() + BACKOFF_S > deadline:
             raise error
         time.sleep(BACKOFF_S)
-
-
-def plain_message(code: int, message: str | None) -> str:
-    """The broker's message without a leading ``NAME (code): `` that repeats the code
-    (some brokers put a whole formatted error there); KafkaError adds it once."""
-    if not message:
-        return ""
-    try:
-        prefix = f"{ErrorCode(code).name} ({code}): "
-    except ValueError:
-        return message
-    return message[len(prefix) :] if message.startswith(prefix) else message
-
-
-def item_error(code: int, message: str | None, what: str) -> KafkaError | None:
-    """None for success, else a KafkaError naming the item (a partition, a resource)."""
-    if not code:
-        return None
-    text = plain_message(code, message)
-    return kafka_error(code, f"{what}: {text}" if text else what)

@@ -20,7 +20,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from samsa.client.admin.forwarded import call_controller, item_error
+from samsa.client.admin.forwarded import call_controller
+from samsa.client.admin.item_errors import item_error
 from samsa.client.metadata import TopicPartition
 from samsa.errors import KafkaError
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from samsa.client.admin.forwarded import item_error
+from samsa.client.admin.item_errors import item_error
 
 if TYPE_CHECKING:
     from samsa.client.admin.admin import Admin
