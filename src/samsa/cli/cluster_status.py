@@ -23,8 +23,12 @@ import argparse
 import time
 from typing import Any
 
+from rich.console import Console
+
 from samsa.cli.common import console, open_admin, print_json, print_table
 from samsa.client.admin import Admin, QuorumInfo, ReplicaInfo
+from samsa.client.errors import KafkaTimeoutError
+from samsa.errors import KafkaError
 
 MIN_ISR = "min.insync.replicas"
 
@@ -41,14 +45,24 @@ def run_status(args: argparse.Namespace) -> int:
 
 def gather(admin: Admin, timeout: float) -> dict[str, Any]:
     cluster = admin.describe_cluster(timeout=timeout)
-    quorum = admin.describe_metadata_quorum(timeout=timeout)
     names = sorted(admin.list_topics(timeout=timeout, include_internal=True))
     topics = admin.describe_topics(names, timeout=timeout) if names else {}
     configs = admin.describe_topic_configs(names, [MIN_ISR], timeout=timeout)
     partitions = partition_health(topics, configs)
+    # Last: without an active controller the forwarded DescribeQuorum may hang until
+    # the timeout, and the rest of the view should not wait behind it.
+    quorum: QuorumInfo | None = None
+    quorum_error = ""
+    try:
+        quorum = admin.describe_metadata_quorum(timeout=timeout)
+    except (KafkaError, KafkaTimeoutError) as exc:
+        # No quorum leader (an election, a lost majority) is exactly when the rest of
+        # this view matters: brokers answer Metadata from the image they have, while
+        # a DescribeQuorum they forward may get no answer at all.
+        quorum_error = str(exc)
     replica_ids = {r for t in topics.values() for p in t.partitions for r in p.replicas}
-    voters = {v.replica_id for v in quorum.voters}
-    observers = {o.replica_id for o in quorum.observers}
+    voters = {v.replica_id for v in quorum.voters} if quorum else set()
+    observers = {o.replica_id for o in quorum.observers} if quorum else set()
     live = {b.node_id: b for b in cluster.brokers}
     brokers = []
     for node_id in sorted(set(live) | observers | replica_ids):
@@ -66,7 +80,7 @@ def gather(admin: Admin, timeout: float) -> dict[str, Any]:
         )
     return {
         "cluster_id": cluster.cluster_id,
-        "quorum": quorum_view(quorum),
+        "quorum": quorum_view(quorum) if quorum else {"error": quorum_error},
         "brokers": brokers,
         "partitions": partitions,
     }
@@ -153,8 +167,18 @@ def _int(value: str | None, default: int) -> int:
 def render(status: dict[str, Any]) -> None:
     con = console()
     q = status["quorum"]
+    if "error" in q:
+        con.print(f"[bold]Cluster[/bold] {status['cluster_id'] or '-'}")
+        con.print(f"[bold]Metadata quorum unavailable:[/bold] {q['error']}")
+    else:
+        render_quorum(con, status["cluster_id"], q)
+    con.print()
+    render_brokers_and_partitions(con, status)
+
+
+def render_quorum(con: Console, cluster_id: str | None, q: dict[str, Any]) -> None:
     con.print(
-        f"[bold]Cluster[/bold] {status['cluster_id'] or '-'}  "
+        f"[bold]Cluster[/bold] {cluster_id or '-'}  "
         f"[bold]quorum leader[/bold] {q['leader_id']} (epoch {q['leader_epoch']})  "
         f"[bold]high watermark[/bold] {q['high_watermark']}"
     )
@@ -186,7 +210,9 @@ def render(status: dict[str, Any]) -> None:
         ],
         title="Metadata quorum",
     )
-    con.print()
+
+
+def render_brokers_and_partitions(con: Console, status: dict[str, Any]) -> None:
     print_table(
         con,
         ("BROKER", "HOST:PORT", "RACK", "STATE", "QUORUM"),
