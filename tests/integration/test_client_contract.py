@@ -116,7 +116,30 @@ def test_metadata_identity_and_defaults(broker: BrokerProcess, topic_name: str) 
     assert v12["cluster_id"] and v12["controller_id"] == v12["brokers"][0]["node_id"] == 1
     [topic] = [t for t in v12["topics"] if t["name"] == topic_name]
     assert topic["topic_authorized_operations"] == INT32_MIN
-    assert all(p["leader_epoch"] == -1 for p in topic["partitions"])
+    # Leader epochs are real (the metadata quorum keeps them), so clients check
+    # their positions with OffsetForLeaderEpoch, which the leader answers.
+    epochs = {p["partition_index"]: p["leader_epoch"] for p in topic["partitions"]}
+    assert all(epoch >= 0 for epoch in epochs.values())
+    answer = client.call(
+        23,
+        3,
+        {
+            "replica_id": -2,
+            "topics": [
+                {
+                    "topic": topic_name,
+                    "partitions": [
+                        {
+                            "partition": 0,
+                            "current_leader_epoch": epochs[0],
+                            "leader_epoch": epochs[0],
+                        }
+                    ],
+                }
+            ],
+        },
+    )["topics"][0]["partitions"][0]
+    assert (answer["error_code"], answer["leader_epoch"], answer["end_offset"]) == (0, epochs[0], 0)
     assert client.call(3, 12, {"topics": [], "allow_auto_topic_creation": False})["topics"] == []
     client.close()
 

@@ -23,6 +23,7 @@ import asyncio
 import contextlib
 import logging
 import time
+from collections.abc import Iterable
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
@@ -31,6 +32,8 @@ from samsa.controller.metadata_image import MetadataImage
 from samsa.errors import ErrorCode, KafkaError
 from samsa.failure_log import FailureLog
 from samsa.listeners import Listener
+from samsa.net import ChannelPool
+from samsa.replication.config import ReplicationConfig
 from samsa.replication.replica_manager import ReplicaManager
 from samsa.server.broker_lifecycle import BrokerLifecycle, Registration
 from samsa.server.cleaner_task import CleanerTask
@@ -52,6 +55,7 @@ log = logging.getLogger("samsa.server")
 
 TOPIC_RESOURCE = 2
 CREATE_TOPICS = 19
+ALTER_PARTITION = 56
 CONTROLLED_SHUTDOWN_TIMEOUT_S = 30.0
 
 
@@ -139,7 +143,16 @@ class Broker:
         config = self.config
         defaults = LogConfig.from_dict(config.topic_defaults())
         self.log_manager = LogManager(config.data_dir, defaults, clock=wall_ms)
-        self.replicas = ReplicaManager(self.log_manager, wall_ms)
+        node_settings = self.node.settings
+        self.replicas = ReplicaManager(
+            self.log_manager,
+            wall_ms,
+            node_id=self.node_id,
+            config=ReplicationConfig.from_lookup(config.__getitem__),
+            channels=ChannelPool(client_id=f"samsa-replica-fetcher-{self.node_id}"),
+            alter_partition=self._alter_partition,
+            inter_broker_listener=node_settings.inter_broker_listener_name,
+        )
         self.replicas.load_existing()
         self.loader.add_publisher(self)
         registration = Registration(
@@ -174,7 +187,9 @@ class Broker:
         """Registered, caught up with the metadata and unfenced."""
         assert self.lifecycle is not None
         await self.lifecycle.unfenced.wait()
-        self._reconcile_stray_logs()
+        self._reconciled = True
+        self.replicas.apply_image(self.image, wall_ms())
+        self._apply_topic_configs(self.image.topics)
         if "__consumer_offsets" in self.image.topics:
             self.ensure_group_coordinator()
 
@@ -228,61 +243,46 @@ class Broker:
         if self.groups is not None:
             with contextlib.suppress(Exception):
                 await self.groups.shutdown()
+        await self.replicas.stop()
         self.replicas.snapshot_producer_state()
         self.log_manager.close()
         log.info("broker %d stopped cleanly", self.node_id)
 
     # ------------------------------------------------------------------ metadata publisher
     def on_delta(self, delta: MetadataDelta) -> None:
-        local = delta.local_changes(self.node_id)
-        for topic, index in sorted(local.deletes):
-            self.replicas.delete(topic, index)
-        deleted = [(t.name, len(t.partitions)) for t in delta.deleted_topics.values()]
-        for (topic, index), _info in sorted({**local.leaders, **local.followers}.items()):
-            if self.replicas.get(topic, index) is None:
-                self.replicas.create(topic, index, self.topic_config(topic))
-        for resource_type, name in delta.changed_configs:
-            if resource_type == TOPIC_RESOURCE and name in self.image.topics:
-                self.log_manager.update_config(name, LogConfig.from_dict(self.topic_config(name)))
-        for name, count in deleted:
-            self.topic_deleted(name, count)
+        """Apply one committed batch: replicas made leaders or followers (or deleted),
+        topic configs, tombstones for a deleted topic's committed offsets, and the
+        group coordinator following the ``__consumer_offsets`` leaderships.
+        Before the first unfencing the image is still catching up: the whole
+        image is applied once then (``wait_ready``)."""
+        if not self._reconciled:
+            return
+        self.replicas.apply_delta(delta, self.image, wall_ms())
+        changed = [
+            name
+            for resource_type, name in delta.changed_configs
+            if resource_type == TOPIC_RESOURCE and name in self.image.topics
+        ]
+        self._apply_topic_configs(changed)
+        for topic in delta.deleted_topics.values():
+            self.topic_deleted(topic.name, len(topic.partitions))
         if self.groups is not None:
             from samsa.server.group_wiring import follow_leadership
 
             follow_leadership(self)
 
     def on_image(self, image: MetadataImage) -> None:
-        self._reconcile(remove_stray=self._reconciled)
+        if self._reconciled:
+            self.replicas.apply_image(image, wall_ms())
+            self._apply_topic_configs(image.topics)
 
-    def _reconcile_stray_logs(self) -> None:
-        if not self._reconciled:
-            self._reconciled = True
-            self._reconcile(remove_stray=True)
+    def _apply_topic_configs(self, topics: Iterable[str]) -> None:
+        for name in topics:
+            self.log_manager.update_config(name, LogConfig.from_dict(self.topic_config(name)))
 
-    def _reconcile(self, *, remove_stray: bool) -> None:
-        """Make the logs on disk match this node's replicas in the image."""
-        image = self.image
-        for partition in list(self.replicas.partitions()):
-            topic = image.topics.get(partition.topic)
-            registration = None if topic is None else topic.partitions.get(partition.index)
-            stray = registration is None or self.node_id not in registration.replicas
-            if stray and remove_stray:
-                log.warning(
-                    "removing log %s-%d: the metadata has no such replica on node %d",
-                    partition.topic,
-                    partition.index,
-                    self.node_id,
-                )
-                self.replicas.delete(partition.topic, partition.index)
-        for topic in image.topics.values():
-            config = self.topic_config(topic.name)
-            self.log_manager.update_config(topic.name, LogConfig.from_dict(config))
-            for index, registration in topic.partitions.items():
-                if (
-                    self.node_id in registration.replicas
-                    and self.replicas.get(topic.name, index) is None
-                ):
-                    self.replicas.create(topic.name, index, config)
+    async def _alter_partition(self, body: dict[str, Any]) -> dict[str, Any]:
+        """ISR changes this broker asks for as a leader go to the controller."""
+        return await self.forward(ALTER_PARTITION, 3, body)
 
     # ------------------------------------------------------------------ forwarding
     async def forward(self, api_key: int, version: int, body: dict[str, Any]) -> dict[str, Any]:

@@ -205,13 +205,19 @@ class Node:
             self.broker = Broker(self, meta)
             await self.broker.start()
 
+        # The quorum is served at once (peers need it to elect and replicate);
+        # client APIs only once the broker has caught up and is unfenced, as
+        # Kafka's brokers do, so no client sees a half-loaded image.
         for listener in self.settings.listeners:
-            self._routers[listener.name] = self._build_router(listener)
+            self._routers[listener.name] = self._build_router(listener, with_clients=False)
         raft.start()
         if self._migrated_from is not None:
             self._migration = asyncio.ensure_future(self._migrate_legacy_metadata())
         if self.broker is not None:
             await self.broker.wait_ready()
+            for listener in self.settings.listeners:
+                if self.settings.serves_clients(listener):
+                    self._routers[listener.name] = self._build_router(listener, with_clients=True)
 
     def _start_quorum(self, data_dir: Path) -> None:
         config = self.config
@@ -330,7 +336,7 @@ class Node:
 
         return dispatch
 
-    def _build_router(self, listener: Listener) -> Router:
+    def _build_router(self, listener: Listener, *, with_clients: bool) -> Router:
         router = Router()
         settings = self.settings
         raft = self.raft
@@ -348,7 +354,7 @@ class Node:
         elif settings.serves_controller(listener):
             # A broker-only node on a shared listener still lets peers fetch.
             quorum_handlers.register(router, raft, self, fetch=not serves_clients)
-        if serves_clients and self.broker is not None:
+        if serves_clients and with_clients and self.broker is not None:
             self.broker.register_handlers(router, listener)
         return router
 

@@ -179,7 +179,9 @@ class NetworkClient:
             if api is None:
                 continue
             low = max(entry["min_version"], CLIENT_MIN_VERSIONS.get(api.key, api.valid[0]))
-            high = min(entry["max_version"], api.valid[1])
+            # The advertised range is what this code implements; a schema may know
+            # newer versions (Fetch 13+ name topics by id) that only the quorum uses.
+            high = min(entry["max_version"], api.advertised_range[1])
             if low <= high:
                 versions[api.key] = high
         self.states.ready(node_id, versions)

@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import time
 from typing import TYPE_CHECKING, Any
 
-from samsa.errors import ErrorCode, KafkaError
+from samsa.errors import ErrorCode
 from samsa.raft import wire
 from samsa.replication.replica_manager import FetchWaiter
 from samsa.server.handlers.quorum import handle_raft_request
@@ -71,14 +72,14 @@ def _count_positions(metrics: BrokerMetrics, ctx: RequestContext, req: Body) -> 
 
 async def _wait_and_read(broker: Broker, req: Body, available: int) -> Body:
     keys = [(t["topic"], p["partition"]) for t in req["topics"] for p in t["partitions"]]
-    waiter = FetchWaiter(req["min_bytes"] - available)
+    waiter = FetchWaiter(req["min_bytes"] - available, from_follower=_replica_id(req) >= 0)
     broker.replicas.park(keys, waiter)
     try:
         with contextlib.suppress(asyncio.TimeoutError):
             await asyncio.wait_for(asyncio.shield(waiter.future), req["max_wait_ms"] / 1000)
     finally:
         broker.replicas.unpark(keys, waiter)
-    responses, _ = read_partitions(broker, req)
+    responses, _ = read_partitions(broker, req, update_fetch_state=False)
     return _response(broker, responses)
 
 
@@ -92,82 +93,59 @@ def _response(broker: Broker, responses: list[dict[str, Any]]) -> Body:
     return {"throttle_time_ms": 0, "error_code": 0, "session_id": 0, "responses": responses}
 
 
-def read_partitions(broker: Broker, req: Body) -> tuple[list[dict[str, Any]], int]:
+def _replica_id(req: Body) -> int:
+    state = req.get("replica_state")
+    if state:
+        return int(state.get("replica_id", -1))
+    return int(req.get("replica_id", -1))
+
+
+def read_partitions(
+    broker: Broker, req: Body, *, update_fetch_state: bool = True
+) -> tuple[list[dict[str, Any]], int]:
     """Read every requested partition; returns the responses and the bytes found
-    (-1 when a partition has an error, so the caller answers without waiting)."""
+    (-1 when a partition has an error or a follower must truncate, so the
+    caller answers without waiting).
+
+    Consumers read below the high watermark; followers (``replica_id`` >= 0) up
+    to the log end, and their fetch offsets move the high watermark and the ISR
+    (``update_fetch_state``: the first read of a request, not the re-read after
+    a long poll)."""
     remaining = req.get("max_bytes", 0x7FFFFFFF)
     read_committed = req.get("isolation_level", 0) == READ_COMMITTED
+    replica_id = _replica_id(req)
+    replicas = broker.replicas
+    now = wall_ms()
     total = 0
-    errors = False
+    stop_waiting = False
     first_data = True
     responses = []
     for topic in req["topics"]:
         name = topic["topic"]
         parts = []
         for preq in topic["partitions"]:
-            index = preq["partition"]
-            partition = broker.replicas.get(name, index)
-            if partition is None or not broker.leads(name, index):
-                errors = True
-                known = name in broker.image.topics
-                parts.append(
-                    _error(
-                        index,
-                        ErrorCode.NOT_LEADER_OR_FOLLOWER
-                        if known
-                        else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
-                    )
-                )
-                continue
-            hw = partition.high_watermark
-            log_start = partition.log_start_offset
-            offset = preq["fetch_offset"]
-            records: Any = b""
-            if offset < log_start or offset > hw:
-                errors = True
-                parts.append(_error(index, ErrorCode.OFFSET_OUT_OF_RANGE, hw, log_start))
-                continue
-            if offset < hw and (remaining > 0 or first_data):
-                limit = min(preq["partition_max_bytes"], max(remaining, 0))
-                try:
-                    data = partition.log.read(offset, limit, min_one=first_data, max_offset=hw)
-                except KafkaError as exc:
-                    errors = True
-                    parts.append(_error(index, exc.code, hw, log_start))
-                    continue
-                records = data.records
-                size = len(records)
-                if size:
-                    first_data = False
-                    remaining -= size
-                    total += size
-            parts.append(
-                {
-                    "partition_index": index,
-                    "error_code": 0,
-                    "high_watermark": hw,
-                    "last_stable_offset": hw,
-                    "log_start_offset": log_start,
-                    "aborted_transactions": [] if read_committed else None,
-                    "preferred_read_replica": -1,
-                    "records": records,
-                }
+            entry = replicas.read_fetch_partition(
+                name,
+                preq,
+                replica_id=replica_id,
+                max_bytes=min(preq["partition_max_bytes"], max(remaining, 0)),
+                min_one=first_data,
+                now_ms=now,
+                update_fetch_state=update_fetch_state,
+                read_committed=read_committed,
             )
+            if entry["error_code"] or entry.get("diverging_epoch"):
+                stop_waiting = True
+            records = entry.get("records")
+            size = len(records) if records else 0
+            if size:
+                first_data = False
+                remaining -= size
+                total += size
+            parts.append(entry)
         responses.append({"topic": name, "partitions": parts})
-    return responses, (-1 if errors and total == 0 else total)
+    return responses, (-1 if stop_waiting and total == 0 else total)
 
 
-def _error(index: int, code: ErrorCode, hw: int = -1, log_start: int = -1) -> dict[str, Any]:
-    return {
-        "partition_index": index,
-        "error_code": code,
-        "high_watermark": hw,
-        "last_stable_offset": hw,
-        "log_start_offset": log_start,
-        "aborted_transactions": None,
-        "preferred_read_replica": -1,
-        # Empty, never null: Kafka sends an empty record set with an error, and
-        # librdkafka treats a null one as a parse failure and refetches in a
-        # tight loop instead of handling the error (e.g. auto.offset.reset).
-        "records": b"",
-    }
+def wall_ms() -> int:
+    return time.time_ns() // 1_000_000

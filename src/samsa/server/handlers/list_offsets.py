@@ -1,20 +1,25 @@
-"""ListOffsets (key 2): earliest, latest, max-timestamp and by-timestamp lookups.
+"""ListOffsets (key 2) and OffsetForLeaderEpoch (key 23): where offsets are.
 
-Latest is the high watermark: the offset after the last record (not after the
-last batch's base offset), so lag computed from it is right for multi-record batches.
+ListOffsets: earliest, latest, max-timestamp and by-timestamp lookups on the
+partition's leader.  Latest is the high watermark: the offset after the last
+committed record (not after the last batch's base offset), so lag computed
+from it is right for multi-record batches.  OffsetForLeaderEpoch answers from
+the leader epoch cache: clients call it after a leader change to check that
+their position was not truncated away, followers to find where they diverge.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from samsa.errors import ErrorCode
+from samsa.errors import KafkaError
 from samsa.server.router import Body, RequestContext, Router
 
 if TYPE_CHECKING:
     from samsa.server.broker import Broker
 
 API_KEY = 2
+OFFSET_FOR_LEADER_EPOCH = 23
 LATEST = -1
 EARLIEST = -2
 MAX_TIMESTAMP = -3
@@ -22,6 +27,10 @@ MAX_TIMESTAMP = -3
 
 def register(router: Router, broker: Broker) -> None:
     router.register(API_KEY, lambda ctx, req: handle_list_offsets(broker, ctx, req))
+    router.register(
+        OFFSET_FOR_LEADER_EPOCH,
+        lambda ctx, req: broker.replicas.offset_for_leader_epoch(req),
+    )
 
 
 def handle_list_offsets(broker: Broker, ctx: RequestContext, req: Body) -> Body:
@@ -30,13 +39,22 @@ def handle_list_offsets(broker: Broker, ctx: RequestContext, req: Body) -> Body:
         name = topic["name"]
         parts = []
         for preq in topic["partitions"]:
-            parts.append(_lookup(broker, name, preq["partition_index"], preq["timestamp"]))
+            parts.append(
+                _lookup(
+                    broker,
+                    name,
+                    preq["partition_index"],
+                    preq["timestamp"],
+                    preq.get("current_leader_epoch", -1),
+                )
+            )
         topics.append({"name": name, "partitions": parts})
     return {"throttle_time_ms": 0, "topics": topics}
 
 
-def _lookup(broker: Broker, topic: str, index: int, timestamp: int) -> dict[str, Any]:
-    partition = broker.replicas.get(topic, index)
+def _lookup(
+    broker: Broker, topic: str, index: int, timestamp: int, current_leader_epoch: int
+) -> dict[str, Any]:
     result: dict[str, Any] = {
         "partition_index": index,
         "error_code": 0,
@@ -44,13 +62,12 @@ def _lookup(broker: Broker, topic: str, index: int, timestamp: int) -> dict[str,
         "offset": -1,
         "leader_epoch": -1,
     }
-    if partition is None or not broker.leads(topic, index):
-        result["error_code"] = (
-            ErrorCode.NOT_LEADER_OR_FOLLOWER
-            if topic in broker.image.topics
-            else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
-        )
+    try:
+        partition = broker.replicas.leader_partition(topic, index, current_leader_epoch)
+    except KafkaError as exc:
+        result["error_code"] = exc.code
         return result
+    result["leader_epoch"] = partition.leader_epoch
     if timestamp == LATEST:
         result["offset"] = partition.high_watermark
     elif timestamp == EARLIEST:

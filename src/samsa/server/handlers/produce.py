@@ -9,12 +9,14 @@ lists Produce v0) but refused with UNSUPPORTED_VERSION, as Kafka 4 does.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from typing import TYPE_CHECKING, Any
 
 from samsa.errors import ErrorCode, InvalidRecordError, KafkaError
-from samsa.server.router import Body, RequestContext, Router
+from samsa.replication.partition import Partition
 from samsa.server.handlers.cluster import INTERNAL_TOPICS
+from samsa.server.router import Body, RequestContext, Router
 
 if TYPE_CHECKING:
     from samsa.server.broker import Broker
@@ -41,20 +43,7 @@ def _partition_error(index: int, code: ErrorCode, message: str | None = None) ->
     }
 
 
-def _not_here(broker: Broker, topic: str, index: int) -> dict[str, Any]:
-    image_topic = broker.image.topics.get(topic)
-    if image_topic is not None and index in image_topic.partitions:
-        return _partition_error(
-            index,
-            ErrorCode.NOT_LEADER_OR_FOLLOWER,
-            f"broker {broker.node_id} is not the leader of {topic}-{index}",
-        )
-    return _partition_error(
-        index, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"{topic}-{index} does not exist"
-    )
-
-
-def handle_produce(broker: Broker, ctx: RequestContext, req: Body) -> Body | None:
+def handle_produce(broker: Broker, ctx: RequestContext, req: Body) -> Body | Any | None:
     acks = req["acks"]
     version = ctx.version
     general_error: tuple[ErrorCode, str] | None = None
@@ -71,6 +60,7 @@ def handle_produce(broker: Broker, ctx: RequestContext, req: Body) -> Body | Non
             "transactions are not supported by this broker yet",
         )
     responses = []
+    waiting: list[tuple[Partition, int, dict[str, Any]]] = []
     for topic_data in req["topic_data"]:
         name = topic_data["name"]
         partition_responses = []
@@ -79,47 +69,75 @@ def handle_produce(broker: Broker, ctx: RequestContext, req: Body) -> Body | Non
             if general_error is not None:
                 partition_responses.append(_partition_error(index, *general_error))
                 continue
-            partition_responses.append(_append(broker, name, index, pdata["records"], acks))
+            entry, partition, end = _append(broker, name, index, pdata["records"], acks)
+            partition_responses.append(entry)
+            if partition is not None and partition.high_watermark < end:
+                waiting.append((partition, end, entry))
         responses.append({"name": name, "partition_responses": partition_responses})
     if acks == 0:
         return None
-    return {"responses": responses, "throttle_time_ms": 0}
+    body = {"responses": responses, "throttle_time_ms": 0}
+    if waiting:
+        return _wait_for_replication(waiting, req["timeout_ms"], body)
+    return body
 
 
-def _append(broker: Broker, topic: str, index: int, records: Any, acks: int) -> dict[str, Any]:
+async def _wait_for_replication(
+    waiting: list[tuple[Partition, int, dict[str, Any]]], timeout_ms: int, body: Body
+) -> Body:
+    """acks=all: answer once every written partition's ISR has the records (Kafka's
+    DelayedProduce), or with the error that stopped one of them."""
+    outcomes = await asyncio.gather(
+        *(partition.wait_for_acks(end, timeout_ms) for partition, end, _ in waiting)
+    )
+    for (_, _, entry), code in zip(waiting, outcomes, strict=True):
+        if code != ErrorCode.NONE:
+            entry["error_code"] = code
+            entry["error_message"] = ErrorCode(code).name
+    return body
+
+
+def _append(
+    broker: Broker, topic: str, index: int, records: Any, acks: int
+) -> tuple[dict[str, Any], Partition | None, int]:
+    """The partition's response entry; with acks=all also the partition and the
+    offset its high watermark must reach before the answer goes out."""
     if topic in INTERNAL_TOPICS:
-        return _partition_error(
-            index,
-            ErrorCode.INVALID_TOPIC_EXCEPTION,
-            f"clients cannot write to internal topic {topic}",
-        )
-    partition = broker.replicas.get(topic, index)
-    if partition is None or not broker.leads(topic, index):
-        return _not_here(broker, topic, index)
-    if records is None or len(records) == 0:
-        return _partition_error(index, ErrorCode.CORRUPT_MESSAGE, "no records in the request")
-    if acks == -1 and partition.config.min_insync_replicas > 1:
-        return _partition_error(
-            index,
-            ErrorCode.NOT_ENOUGH_REPLICAS,
-            f"min.insync.replicas={partition.config.min_insync_replicas} but the ISR has 1 replica",
+        return (
+            _partition_error(
+                index,
+                ErrorCode.INVALID_TOPIC_EXCEPTION,
+                f"clients cannot write to internal topic {topic}",
+            ),
+            None,
+            0,
         )
     try:
-        result = partition.append_from_client(records)
+        partition = broker.replicas.leader_partition(topic, index)
+    except KafkaError as exc:
+        return _partition_error(index, exc.code, str(exc)), None, 0
+    if records is None or len(records) == 0:
+        return (
+            _partition_error(index, ErrorCode.CORRUPT_MESSAGE, "no records in the request"),
+            None,
+            0,
+        )
+    try:
+        result = partition.append_from_client(records, required_acks=acks)
     except InvalidRecordError as exc:
         log.info("produce to %s-%d refused: %s", topic, index, exc)
         refused = _partition_error(index, exc.code, exc.reason)
         refused["record_errors"] = [
             {"batch_index": exc.batch_index, "batch_index_error_message": exc.reason}
         ]
-        return refused
+        return refused, None, 0
     except KafkaError as exc:
         log.info("produce to %s-%d refused: %s", topic, index, exc)
-        return _partition_error(index, exc.code, str(exc))
+        return _partition_error(index, exc.code, str(exc)), None, 0
     metrics = broker.metrics
     if metrics is not None and not result.duplicate:
         metrics.on_produced(topic, len(records), result.last_offset - result.base_offset + 1)
-    return {
+    entry = {
         "index": index,
         "error_code": 0,
         "base_offset": result.base_offset,
@@ -128,3 +146,4 @@ def _append(broker: Broker, topic: str, index: int, records: Any, acks: int) -> 
         "record_errors": [],
         "error_message": None,
     }
+    return entry, (partition if acks == -1 else None), result.last_offset + 1
