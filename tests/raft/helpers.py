@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import dataclasses
 import random
 from collections.abc import Sequence
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from samsa.raft import (
     Action,
@@ -45,15 +46,17 @@ def make_machine(
     seed: int = 0,
     config: QuorumConfig = CONFIG,
     bootstrap_voters: VoterSet | None = None,
+    bootstrap_servers: int = 0,
 ) -> RaftMachine:
     """A machine of a static quorum of ``voters`` (or a dynamic one bootstrapped with them)."""
     voter_set = VoterSet.of(voters)
     if dynamic:
-        config = QuorumConfig(**{**_fields(config), "static_voters": None})
+        servers = tuple(f"node{i}:9093" for i in range(bootstrap_servers))
+        config = dataclasses.replace(config, static_voters=None, bootstrap_servers=servers)
         if bootstrap_voters is None and node_id in voter_set.ids:
             bootstrap_voters = voter_set
     else:
-        config = QuorumConfig(**{**_fields(config), "static_voters": voter_set})
+        config = dataclasses.replace(config, static_voters=voter_set)
     return RaftMachine(
         node_id=node_id,
         config=config,
@@ -62,10 +65,6 @@ def make_machine(
         election_state=election,
         bootstrap_voters=bootstrap_voters,
     )
-
-
-def _fields(config: QuorumConfig) -> dict[str, object]:
-    return {name: getattr(config, name) for name in config.__dataclass_fields__}
 
 
 def of_type(actions: Sequence[Action], kind: type[T]) -> list[T]:
@@ -77,7 +76,7 @@ def sent(actions: Sequence[Action], message_type: type[T]) -> list[tuple[Send, T
     return [(a, a.message) for a in of_type(actions, Send) if isinstance(a.message, message_type)]
 
 
-def responded(actions: Sequence[Action], reply_to: object) -> object:
+def responded(actions: Sequence[Action], reply_to: object) -> Any:
     """The response sent for ``reply_to`` (exactly one)."""
     answers = [a.message for a in of_type(actions, Respond) if a.reply_to == reply_to]
     assert len(answers) == 1, actions
@@ -146,10 +145,14 @@ class Wire:
     ``drop`` lists node ids whose traffic is lost.
     """
 
-    def __init__(self, nodes: dict[int, tuple[RaftMachine, MemoryRaftLog]]) -> None:
+    def __init__(
+        self, nodes: dict[int, tuple[RaftMachine, MemoryRaftLog]], bootstrap: Sequence[int] = ()
+    ) -> None:
         self.nodes = nodes
+        self.bootstrap = list(bootstrap)  # node ids behind bootstrap ids -2, -3, ...
         self.drop: set[int] = set()
         self.trace: list[str] = []
+        self.seen: dict[int, list[Action]] = {node_id: [] for node_id in nodes}
 
     def start(self, now_ms: int = 0) -> None:
         for node_id, (machine, _) in sorted(self.nodes.items()):
@@ -163,9 +166,12 @@ class Wire:
         queue = [(node_id, action) for action in actions]
         while queue:
             source, action = queue.pop(0)
+            self.seen[source].append(action)
             machine, log = self.nodes[source]
             if isinstance(action, Send):
                 target = action.destination_id
+                if target < 0:
+                    target = self.bootstrap[-2 - target]
                 if target in self.drop or source in self.drop or target not in self.nodes:
                     continue
                 self.trace.append(f"{source}->{target} {type(action.message).__name__}")

@@ -264,6 +264,7 @@ class Simulation:
         self.appended = 0
         self.client_results: list[tuple[str, int, int]] = []
         self.steps = 0
+        self.deadline_ms = 0
         voter_ids = list(range(1, scenario.voters + 1))
         observer_ids = list(range(scenario.voters + 1, scenario.voters + scenario.observers + 1))
         self.initial_voters = VoterSet.of(voter_ids)
@@ -328,12 +329,12 @@ class Simulation:
         self.at(scenario.append_every_ms, self._client_append)
         self.at(scenario.voter_change_every_ms, self._voter_change)
         self.at(scenario.fault_ms, self._heal_everything)
-        deadline = scenario.fault_ms + scenario.converge_ms
+        self.deadline_ms = scenario.fault_ms + scenario.converge_ms
         next_convergence_check = scenario.fault_ms
         try:
             while self._queue:
                 time_ms, _, handler, args = heapq.heappop(self._queue)
-                if time_ms > deadline:
+                if time_ms > self.deadline_ms:
                     break
                 self.now = time_ms
                 self.steps += 1
@@ -348,7 +349,9 @@ class Simulation:
             self.fail(f"{type(exc).__name__}: {exc}")
         if not self.faults_active and self._converged():
             return self
-        self.fail(f"no convergence {scenario.converge_ms} ms after healing: {self._describe()}")
+        self.fail(
+            f"no convergence {self.deadline_ms - scenario.fault_ms} ms after healing: {self._describe()}"
+        )
         return self
 
     # -- node calls --------------------------------------------------------------------
@@ -369,11 +372,26 @@ class Simulation:
         if node.paused_until > self.now:
             self.at(node.paused_until, self._call, node, call, what, node.incarnation)
             return
+        incarnation_now = node.incarnation
         actions = call(node)
         self._note(
             f"n{node.node_id} {what} -> {len(actions)} ({node.machine.role} e{node.machine.epoch})"
         )
         self._execute(node, actions)
+        if node.alive and node.incarnation == incarnation_now:
+            self._check_node(node)
+
+    def _check_node(self, node: SimNode) -> None:
+        """Per-step invariants of the node that just ran."""
+        machine = node.machine
+        if machine.high_watermark > node.log.end_offset:
+            self.fail(f"node {node.node_id} high watermark {machine.high_watermark} beyond its log")
+        if machine.high_watermark != node.reported_hw and node.reported_hw != 0:
+            self.fail(
+                f"node {node.node_id} reported {node.reported_hw}, knows {machine.high_watermark}"
+            )
+        if node.applied < node.reported_hw:
+            self.fail(f"node {node.node_id} applied {node.applied} of {node.reported_hw} committed")
 
     def _execute(self, node: SimNode, actions: list[Action]) -> None:
         scenario = self.scenario
@@ -600,8 +618,16 @@ class Simulation:
         self._call(node, lambda n: n.machine.start(self.now), "start")
 
     def _heal_everything(self) -> None:
+        """Stop the faults; the quorum must converge within a bound that grows with the
+        backlog a lagging replica may have to fetch (fetch_max_entries per round trip)."""
         self.faults_active = False
         self.groups = {}
+        scenario = self.scenario
+        backlog = max(node.log.end_offset for node in self.nodes.values())
+        round_trip_ms = 2 * scenario.max_delay_ms + scenario.max_flush_ms + 5
+        self.deadline_ms = (
+            self.now + scenario.converge_ms + backlog // scenario.fetch_max_entries * round_trip_ms
+        )
         self._note("heal everything")
         for node in self.nodes.values():
             node.paused_until = 0

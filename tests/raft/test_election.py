@@ -65,7 +65,7 @@ def test_refuses_a_candidate_whose_log_is_behind() -> None:
     equal = responded(
         machine.receive_request(3, 2, vote(2, 5, last_epoch=2, last_offset=2), "c"), "c"
     )
-    assert [r.vote_granted for r in (older_epoch, shorter, equal)] == [False, False, True]  # type: ignore[attr-defined]
+    assert [r.vote_granted for r in (older_epoch, shorter, equal)] == [False, False, True]
 
 
 def test_old_epoch_is_fenced_with_the_leader_hint() -> None:
@@ -80,17 +80,17 @@ def test_malformed_vote_is_invalid() -> None:
     machine = make_machine(1)
     machine.start(0)
     response = responded(machine.receive_request(1, 2, vote(2, 3, last_epoch=3), "r"), "r")
-    assert response.error_code == ErrorCode.INVALID_REQUEST  # type: ignore[attr-defined]
+    assert response.error_code == ErrorCode.INVALID_REQUEST
 
 
 def test_static_quorum_refuses_votes_from_non_voters() -> None:
     machine = make_machine(1, (1, 2, 3))
     machine.start(0)
     response = responded(machine.receive_request(1, 9, vote(9, 3), "r"), "r")
-    assert response.error_code == ErrorCode.INCONSISTENT_VOTER_SET  # type: ignore[attr-defined]
+    assert response.error_code == ErrorCode.INCONSISTENT_VOTER_SET
     assert machine.epoch == 0  # nothing changed
     begin = responded(machine.receive_request(1, 9, BeginQuorumEpochRequest(9, 3), "b"), "b")
-    assert begin.error_code == ErrorCode.INCONSISTENT_VOTER_SET  # type: ignore[attr-defined]
+    assert begin.error_code == ErrorCode.INCONSISTENT_VOTER_SET
 
 
 def test_pre_vote_is_refused_while_the_leader_is_alive() -> None:

@@ -22,6 +22,7 @@ from samsa.raft import (
     HighWatermarkAdvanced,
     MemoryRaftLog,
     OffsetAndEpoch,
+    RaftMachine,
     Respond,
 )
 from samsa.raft.errors import ErrorCode
@@ -30,7 +31,7 @@ from samsa.raft.log import ValidationKind, truncation_offset, validate_offset_an
 
 def leader_with_log(
     entries_by_epoch: list[tuple[int, int]], epoch: int
-) -> tuple[object, MemoryRaftLog]:
+) -> tuple[RaftMachine, MemoryRaftLog]:
     """A leader (node 1 of 3) whose log holds ``count`` entries per ``epoch`` before its own."""
     log = MemoryRaftLog()
     for entry_epoch, count in entries_by_epoch:
@@ -74,7 +75,7 @@ def test_an_observer_learns_the_leader_from_any_voter() -> None:
     (send, request), *_ = sent(actions, FetchRequest)
     assert request.current_leader_epoch == 0 and send.destination_id in (1, 2, 3)
     answer = responded(voter.receive_request(1, 9, request, "r"), "r")
-    observer.receive_response(2, send.request_id, answer)  # type: ignore[arg-type]
+    observer.receive_response(2, send.request_id, answer)
     assert observer.role == "Follower" and observer.leader_id == 1 and observer.epoch == 5
 
 

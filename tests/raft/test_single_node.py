@@ -86,4 +86,4 @@ def test_append_takes_only_bytes() -> None:
     machine = make_machine(1, (1,), log=log)
     machine.start(0)
     with pytest.raises(TypeError):
-        machine.append(1, [LeaderChange(1, (1,))])  # type: ignore[list-item]
+        machine.append(1, [LeaderChange(1, (1,))])

@@ -14,6 +14,10 @@ may be taken); the log only stores, and must keep these promises:
 * ``flushed_end_offset`` only says what is durable: after a crash the log holds
   at least the entries below it.  ``truncate_to`` takes effect at once (and
   lowers ``flushed_end_offset`` if needed).
+* When opened, a log is never behind its latest snapshot: a snapshot is durable
+  at once while the entries it was taken from may not be, so recovery empties a
+  log that ends before its latest snapshot (or disagrees with its epoch) to
+  start at that snapshot.
 * Snapshot bytes (``read_snapshot`` / ``install_snapshot``) are the log's own
   serialised form, moved between nodes chunk by chunk without being parsed; a
   snapshot stores the voter set in force at its end offset with the owner's data.

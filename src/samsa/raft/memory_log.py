@@ -134,13 +134,23 @@ class MemoryRaftLog:
         self._flushed = max(self._flushed, min(up_to_offset, self.end_offset))
 
     def crash(self, lose_unflushed: bool = True) -> None:
-        """Test hook: what a crash leaves behind.
+        """Test hook: what a crash and the recovery at the next open leave behind.
 
         With ``lose_unflushed`` the entries not flushed are gone; otherwise they
-        happened to reach the disk, and what survived a crash is durable.
+        happened to reach the disk, and what survived a crash is durable.  A log
+        left behind its latest snapshot (a snapshot is durable at once, the entries
+        it was taken from may not have been) then starts at that snapshot, as the
+        disk log's recovery does.
         """
         if lose_unflushed:
             self.truncate_to(max(self._start, self._flushed))
+        latest = self.latest_snapshot_id
+        if latest is not None and latest.offset > self._start:
+            behind = latest.offset > self.end_offset
+            if behind or self._entries[latest.offset - 1 - self._start].epoch != latest.epoch:
+                self._entries.clear()
+                self._epoch_starts.clear()
+                self._start = latest.offset
         self._flushed = self.end_offset
 
     # -- snapshots -------------------------------------------------------------------

@@ -23,7 +23,11 @@ from typing import Union
 
 from samsa.raft.records import Endpoint, Entry, OffsetAndEpoch, SnapshotId
 
+HIGH_WATERMARK_NOT_SENT = 2**63 - 1
+"""Kafka's default for FetchRequest's HighWatermark: the replica did not say."""
+
 __all__ = [
+    "HIGH_WATERMARK_NOT_SENT",
     "AddRaftVoterRequest",
     "AddRaftVoterResponse",
     "BeginQuorumEpochRequest",
@@ -120,8 +124,10 @@ class FetchRequest:
 
     The leader checks (``fetch_offset``, ``last_fetched_epoch``) against its log;
     ``fetch_offset`` is also how it learns the replica's (flushed) log end.
-    ``high_watermark`` is the one the replica knows (KIP-1166): the leader answers
-    at once, rather than parking the fetch, when its own is higher.
+    ``high_watermark`` is the one the replica knows (KIP-1166, FetchRequest v18's
+    tagged ``HighWatermark``): the leader answers at once, rather than parking the
+    fetch, when its own is higher.  The default, as in Kafka, means "not sent":
+    never answer early for it.
     """
 
     replica_id: int
@@ -132,7 +138,7 @@ class FetchRequest:
     max_bytes: int
     replica_directory_id: uuid.UUID | None = None
     replica_epoch: int = -1
-    high_watermark: int = -1
+    high_watermark: int = HIGH_WATERMARK_NOT_SENT
 
 
 @dataclass(frozen=True, slots=True)

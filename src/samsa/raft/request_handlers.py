@@ -9,7 +9,6 @@ UNKNOWN_LEADER_EPOCH / NOT_LEADER_OR_FOLLOWER with our leader hint otherwise.
 
 from __future__ import annotations
 
-from samsa.raft.core import MachineCore
 from samsa.raft.errors import ErrorCode, KRaftErrorCode
 from samsa.raft.log import ValidationKind, validate_offset_and_epoch
 from samsa.raft.messages import (
@@ -32,11 +31,12 @@ from samsa.raft.roles import (
     ProspectiveState,
     UnattachedState,
 )
+from samsa.raft.transitions import Transitions
 
 __all__ = ["RequestHandlers"]
 
 
-class RequestHandlers(MachineCore):
+class RequestHandlers(Transitions):
     """Vote, BeginQuorumEpoch, EndQuorumEpoch, Fetch and FetchSnapshot, as the receiver."""
 
     # -- Vote ------------------------------------------------------------------------
