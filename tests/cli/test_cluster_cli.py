@@ -360,17 +360,6 @@ def test_reassign_moves_a_replica_with_its_data(cluster: LocalCluster, tmp_path:
 # -- the quorum grows and shrinks ------------------------------------------------------
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="integ b1c5b86: `samsa cluster add-voter --node-config node-2.properties` exits 2 with "
-    "'NOT_LEADER_OR_FOLLOWER (6): add voter 2: leadership changed'; node 1 logs 'raft: leader of "
-    "epoch 1 is unknown' and the quorum then has no leader (DescribeQuorum answers "
-    "NOT_LEADER_OR_FOLLOWER for 10+ s).  It happens whenever the voter is added more than "
-    "check-quorum time (1.5 x controller.quorum.fetch.timeout.ms) after the lone leader's epoch "
-    "began: LeaderState.check_quorum_deadline_ms is never refreshed while the leader is the only "
-    "voter, so it resigns the moment a second voter exists.  Passed at 8f93627.",
-)
 def test_add_voter_grows_a_single_node_install_and_remove_voter_shrinks_it(
     tmp_path: Path,
 ) -> None:
