@@ -256,6 +256,7 @@ class RaftDriver:
             if not self._stopped:
                 self._feed(self.machine.request_failed(self._clock(), action.request_id))
             return
+        log.debug("raft: %s -> node %d answered %s", type(action.message).__name__, action.destination_id, message)
         if not self._stopped:
             self._feed(self.machine.receive_response(self._clock(), action.request_id, message))
 

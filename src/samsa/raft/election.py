@@ -43,11 +43,13 @@ class EpochElection:
     rejected: set[int] = field(default_factory=set)
 
     def record_granted(self, node_id: int) -> None:
-        if self.voters.is_voter(node_id) and node_id not in self.rejected:
+        # By id: the answer comes from the node the request went to, and a voter
+        # known with its directory id must count as much as one known without.
+        if node_id in self.voters.ids and node_id not in self.rejected:
             self.granted.add(node_id)
 
     def record_rejected(self, node_id: int) -> None:
-        if self.voters.is_voter(node_id) and node_id not in self.granted:
+        if node_id in self.voters.ids and node_id not in self.granted:
             self.rejected.add(node_id)
 
     def is_vote_granted(self) -> bool:

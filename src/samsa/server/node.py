@@ -245,7 +245,7 @@ class Node:
         endpoints = self.controller_endpoints() if settings.is_controller else ()
         bootstrap = None
         if settings.standalone:
-            bootstrap = VoterSet((VoterNode(self.node_id, None, endpoints),))
+            bootstrap = VoterSet((VoterNode(self.node_id, self.directory_id, endpoints),))
         election = read_election_state(raft_log.directory)
         machine = RaftMachine(
             node_id=self.node_id,
