@@ -19,7 +19,7 @@ from samsa.protocol.record_reader import decode_records
 from samsa.storage.cleaner_manager import CleanerStats
 
 if TYPE_CHECKING:
-    from samsa.server.broker import Broker
+    from samsa.server.broker_api import BrokerApi
     from samsa.server.metrics import BrokerMetrics
 
 SECRET_MARKERS = ("password", "secret", "jaas", "credential", "token", "ssl.key")
@@ -64,7 +64,7 @@ def masked(name: str, value: str | None) -> str | None:
 
 
 class BrokerView:
-    def __init__(self, broker: Broker) -> None:
+    def __init__(self, broker: BrokerApi) -> None:
         self._broker = broker
 
     @property
@@ -77,7 +77,7 @@ class BrokerView:
             version = importlib.metadata.version("samsa")
         except importlib.metadata.PackageNotFoundError:
             version = "unknown"
-        raft = b.node.raft
+        leader = b.quorum_leader()
         brokers = []
         for registration in sorted(b.image.brokers.values(), key=lambda r: r.id):
             endpoint = registration.listeners[0] if registration.listeners else None
@@ -92,7 +92,7 @@ class BrokerView:
             )
         return {
             "cluster_id": b.cluster_id,
-            "controller_id": -1 if raft is None or raft.leader_id is None else raft.leader_id,
+            "controller_id": -1 if leader is None else leader,
             "version": version,
             "brokers": brokers,
         }
