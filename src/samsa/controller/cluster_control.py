@@ -58,7 +58,7 @@ class ClusterControl:
         """Become the active controller: every registered broker gets a fresh session."""
         self.heartbeats = BrokerHeartbeatManager(self.config.broker_session_timeout_ms)
         for broker_id in self.image.brokers:
-            self.heartbeats.touch(broker_id, now_ms)
+            self.heartbeats.touch(broker_id, now_ms, heard=False)
 
     # ------------------------------------------------------------------ registration
     def register_broker(
@@ -84,7 +84,10 @@ class ClusterControl:
                 f"incarnation {incarnation.hex()} of broker {broker_id} was replaced by a newer one",
             )
         if existing is not None and existing.incarnation_id != incarnation:
-            if self.heartbeats.has_valid_session(broker_id, now_ms):
+            # Only an incarnation this controller has heard from blocks a new one: a
+            # broker that crashed together with the controller (one process, or a
+            # whole-cluster restart) must not wait out a session nobody renews.
+            if self.heartbeats.is_heard_alive(broker_id, now_ms):
                 log.warning(
                     "refusing the registration of broker %d: another incarnation is alive",
                     broker_id,
