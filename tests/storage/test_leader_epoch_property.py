@@ -66,4 +66,9 @@ def test_the_cache_matches_the_batches_after_any_history(
         last = log.segments[-1].log.path
         os.truncate(last, max(0, last.stat().st_size - cut))
         reopened = Log.open(directory, "t", 0, CONFIG, log_start_offset=start)
-        assert reopened.leader_epoch_cache.entries() == expected_entries(reopened)
+        # On load an entry that starts at the log end holds no data and is
+        # dropped, as Kafka's loader does (the leader assigns it again when
+        # elected); the live cache may keep one when the log start reached the end.
+        end = reopened.log_end_offset
+        expected = [e for e in expected_entries(reopened) if e.start_offset < end]
+        assert reopened.leader_epoch_cache.entries() == expected
