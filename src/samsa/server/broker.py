@@ -270,6 +270,12 @@ class Broker:
         if not self._reconciled:
             return
         self.replicas.apply_delta(delta, self.image, wall_ms())
+        metrics = self.metrics
+        if metrics is not None:
+            for change in delta.partition_changes():
+                old, new = change.old, change.new
+                if old is not None and new.leader == self.node_id and old.leader == self.node_id:
+                    metrics.on_isr_change(len(old.isr), len(new.isr))
         changed = [
             name
             for resource_type, name in delta.changed_configs

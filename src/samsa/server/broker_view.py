@@ -190,6 +190,22 @@ class BrokerView:
             )
         return sorted(out, key=lambda g: g.group_id)
 
+    def partition_health(self) -> tuple[int, int]:
+        """(under-replicated partitions this broker leads, offline partitions in the
+        cluster): Kafka's UnderReplicatedPartitions (per leader) and
+        OfflinePartitionsCount, read from the metadata image."""
+        b = self._broker
+        under = offline = 0
+        for topic in b.image.topics.values():
+            for registration in topic.partitions.values():
+                if registration.leader < 0:
+                    offline += 1
+                elif registration.leader == b.node_id and len(registration.isr) < len(
+                    registration.replicas
+                ):
+                    under += 1
+        return under, offline
+
     def high_watermark(self, topic: str, partition: int) -> int | None:
         p = self._broker.replicas.get(topic, partition)
         return None if p is None else p.high_watermark
