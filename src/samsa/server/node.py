@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import dataclasses
 import contextlib
 import logging
 import random
@@ -47,7 +48,7 @@ from samsa.net import ChannelPool
 from samsa.node_settings import NodeSettings
 from samsa.protocol.metadata_records import encode_metadata_record
 from samsa.raft.config import QuorumConfig
-from samsa.raft.disk_log import DiskRaftLog
+from samsa.raft.disk_log import METADATA_LOG_CONFIG, DiskRaftLog
 from samsa.raft.driver import RaftDriver
 from samsa.raft.machine import RaftMachine
 from samsa.raft.quorum_state_file import read_election_state
@@ -223,7 +224,16 @@ class Node:
     def _start_quorum(self, data_dir: Path) -> None:
         config = self.config
         settings = self.settings
-        raft_log = DiskRaftLog.open(data_dir)
+        # A damaged snapshot is refetched from the other voters; a node alone
+        # refuses to start instead of losing its metadata.
+        others = len(settings.static_voters) > 1 or bool(settings.bootstrap_servers)
+        raft_log = DiskRaftLog.open(
+            data_dir,
+            config=dataclasses.replace(
+                METADATA_LOG_CONFIG, segment_bytes=config["metadata.log.segment.bytes"]
+            ),
+            refetch_lost_prefix=others,
+        )
         self.raft_log = raft_log
         listener_name = self.controller_listener_name
         static = None
