@@ -325,16 +325,18 @@ class BrokerProcess:
     def start(self) -> None:
         self._register()
         scenario = self.sim.cluster
-        self.sim.proc_at(self.node, self.sim.now + scenario.replica_lag_time_max_ms // 2,
-                         self._isr_expiry)  # fmt: skip
+        self.sim.proc_at(
+            self.node, self.sim.now + scenario.replica_lag_time_max_ms // 2, self._isr_expiry
+        )
 
     def _start_background(self) -> None:
         """ReplicaManager.start, called by the first ``apply_local_changes``: the
         checkpoint loop never sees a STANDALONE partition's watermark (its log end)."""
         if not self.background_started:
             self.background_started = True
-            self.sim.proc_at(self.node, self.sim.now + self.sim.cluster.hw_checkpoint_ms,
-                             self._checkpoint)  # fmt: skip
+            self.sim.proc_at(
+                self.node, self.sim.now + self.sim.cluster.hw_checkpoint_ms, self._checkpoint
+            )
 
     # -- lifecycle (BrokerLifecycle) ---------------------------------------------------------
 
@@ -350,7 +352,7 @@ class BrokerProcess:
                     "port": 9092,
                     "security_protocol": 0,
                 }
-            ],  # fmt: skip
+            ],
             "features": [],
             "rack": None,
         }
@@ -403,14 +405,18 @@ class BrokerProcess:
         self.controller_call(BROKER_HEARTBEAT, body, done)
 
     def _isr_expiry(self) -> None:
-        self.sim.proc_at(self.node, self.sim.now + self.sim.cluster.replica_lag_time_max_ms // 2,
-                         self._isr_expiry)  # fmt: skip
+        self.sim.proc_at(
+            self.node,
+            self.sim.now + self.sim.cluster.replica_lag_time_max_ms // 2,
+            self._isr_expiry,
+        )
         for partition in list(self.partitions.values()):
             partition.maybe_shrink_isr(self.sim.now)
 
     def _checkpoint(self) -> None:
-        self.sim.proc_at(self.node, self.sim.now + self.sim.cluster.hw_checkpoint_ms,
-                         self._checkpoint)  # fmt: skip
+        self.sim.proc_at(
+            self.node, self.sim.now + self.sim.cluster.hw_checkpoint_ms, self._checkpoint
+        )
         self.disk.hw_checkpoint = {key: p.high_watermark for key, p in self.partitions.items()}
 
     # -- metadata (Broker.on_delta / on_image, ReplicaManager) ----------------------------------

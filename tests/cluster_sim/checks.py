@@ -291,9 +291,15 @@ class DataChecker:
         self.hw_seen[key] = hw
 
     def _check_committed(
-        self, node_id: int, tp: TopicPartition, log: MemoryLog, start: int, end: int, *,
+        self,
+        node_id: int,
+        tp: TopicPartition,
+        log: MemoryLog,
+        start: int,
+        end: int,
+        *,
         extend: bool,
-    ) -> None:  # fmt: skip
+    ) -> None:
         committed = self.committed.setdefault(tp, [])
         offset = min(start, len(committed)) if extend else start
         while offset < end:
@@ -325,8 +331,10 @@ class DataChecker:
         epoch = partition.leader_epoch
         previous = self.leaders.setdefault((tp, epoch), broker.node_id)
         if previous != broker.node_id:
-            self.fail(f"two leaders of {tp[0]}-{tp[1]} in leader epoch {epoch}: "
-                      f"{previous} and {broker.node_id}")  # fmt: skip
+            self.fail(
+                f"two leaders of {tp[0]}-{tp[1]} in leader epoch {epoch}: "
+                f"{previous} and {broker.node_id}"
+            )
         committed = self.committed.get(tp, [])
         log = partition.log
         assert isinstance(log, MemoryLog)
@@ -369,8 +377,10 @@ class DataChecker:
         committed = self.committed.get(tp, [])
         for x in range(base, end):
             if x >= len(committed) or committed[x] != batch_id:
-                self.fail(f"batch {batch_id} acknowledged at {tp[0]}-{tp[1]}@{base} "
-                          f"is not committed there")  # fmt: skip
+                self.fail(
+                    f"batch {batch_id} acknowledged at {tp[0]}-{tp[1]}@{base} "
+                    f"is not committed there"
+                )
             self.acked.setdefault(tp, {})[x] = batch_id
 
     def on_consume(
@@ -382,13 +392,17 @@ class DataChecker:
                 self.fail(f"consumer read {tp[0]}-{tp[1]}@{base} above the high watermark {hw}")
             for x in range(base, next_offset):
                 if x >= len(committed) or committed[x] != batch_id:
-                    self.fail(f"consumer read batch {batch_id} at {tp[0]}-{tp[1]}@{x}, "
-                              f"which is not committed")  # fmt: skip
+                    self.fail(
+                        f"consumer read batch {batch_id} at {tp[0]}-{tp[1]}@{x}, "
+                        f"which is not committed"
+                    )
                 self.consumed.setdefault(tp, {})[x] = batch_id
         last_epoch, last_hw = self.consumer_view.get(tp, (-1, 0))
         if epoch == last_epoch and hw < last_hw:
-            self.fail(f"consumer saw the high watermark of {tp[0]}-{tp[1]} go from {last_hw} "
-                      f"to {hw} in leader epoch {epoch}")  # fmt: skip
+            self.fail(
+                f"consumer saw the high watermark of {tp[0]}-{tp[1]} go from {last_hw} "
+                f"to {hw} in leader epoch {epoch}"
+            )
         if epoch < last_epoch:
             self.fail(f"consumer of {tp[0]}-{tp[1]} went back from epoch {last_epoch} to {epoch}")
         if hw < last_hw:

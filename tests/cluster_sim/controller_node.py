@@ -163,8 +163,9 @@ class ControllerProcess:
             self.sim.meta.on_activate(self.node_id, machine.epoch)
             if not self.poll_scheduled:
                 self.poll_scheduled = True
-                self.sim.proc_at(self.node, self.sim.now + self.sim.cluster.controller_poll_ms,
-                                 self._poll_tick)  # fmt: skip
+                self.sim.proc_at(
+                    self.node, self.sim.now + self.sim.cluster.controller_poll_ms, self._poll_tick
+                )
         self._pump()
 
     # -- requests -----------------------------------------------------------------------
@@ -178,8 +179,9 @@ class ControllerProcess:
         self._pump()
 
     def _poll_tick(self) -> None:
-        self.sim.proc_at(self.node, self.sim.now + self.sim.cluster.controller_poll_ms,
-                         self._poll_tick)  # fmt: skip
+        self.sim.proc_at(
+            self.node, self.sim.now + self.sim.cluster.controller_poll_ms, self._poll_tick
+        )
         if self.is_active() and not any(w.api_key == POLL for w in self.queue):
             self.queue.append(_Write(POLL, {}, None))
             self._pump()

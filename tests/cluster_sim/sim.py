@@ -119,9 +119,7 @@ class ClusterSimulation(Simulation):
         self.processes: dict[int, Process] = {}
         super().__init__(cluster.raft, trace=trace)
         self.controller_ids = list(range(1, cluster.controllers + 1))
-        self.broker_ids = [
-            cluster.controllers + i for i in range(1, cluster.brokers + 1)
-        ]  # fmt: skip
+        self.broker_ids = [cluster.controllers + i for i in range(1, cluster.brokers + 1)]
         self.disks = {b: BrokerDisk() for b in self.broker_ids}
         self.meta = MetadataChecker(self)
         self.data = DataChecker(self)
@@ -394,8 +392,9 @@ class ClusterSimulation(Simulation):
                     if source == CLIENT:
                         self.at(retry_at, attempt, number + 1, target(hint))
                     else:
-                        self.proc_at(self.nodes[source], retry_at, attempt, number + 1,
-                                     target(hint))  # fmt: skip
+                        self.proc_at(
+                            self.nodes[source], retry_at, attempt, number + 1, target(hint)
+                        )
                     return
                 on_done(response)
 
@@ -551,8 +550,14 @@ class ClusterSimulation(Simulation):
                 self.stats.acked += 1
                 self.data.on_ack(tp, response["base_offset"], response["end"], batch_id)
 
-        self.broker_call(CLIENT, registration.leader, "produce", body, done,
-                         self.cluster.produce_timeout_ms + 100)  # fmt: skip
+        self.broker_call(
+            CLIENT,
+            registration.leader,
+            "produce",
+            body,
+            done,
+            self.cluster.produce_timeout_ms + 100,
+        )
 
     def _consume(self) -> None:
         if not self.faults_active:
