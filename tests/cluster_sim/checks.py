@@ -258,6 +258,8 @@ class DataChecker:
     def __init__(self, sim: ClusterSimulation) -> None:
         self.sim = sim
         self.committed: dict[TopicPartition, list[int]] = {}
+        # The leader epoch in which each committed offset was first known committed.
+        self.commit_epochs: dict[TopicPartition, list[int]] = {}
         self.hw_seen: dict[tuple[int, int, TopicPartition], int] = {}
         self.leaders: dict[tuple[TopicPartition, int], int] = {}
         self.acked: dict[TopicPartition, dict[int, int]] = {}
@@ -287,7 +289,9 @@ class DataChecker:
         if hw > previous:
             log = partition.log
             assert isinstance(log, MemoryLog)
-            self._check_committed(broker.node_id, tp, log, previous, hw, extend=True)
+            self._check_committed(
+                broker.node_id, tp, log, previous, hw, extend=True, epoch=partition.leader_epoch
+            )
         self.hw_seen[key] = hw
 
     def _check_committed(
@@ -299,8 +303,10 @@ class DataChecker:
         end: int,
         *,
         extend: bool,
+        epoch: int = -1,
     ) -> None:
         committed = self.committed.setdefault(tp, [])
+        commit_epochs = self.commit_epochs.setdefault(tp, [])
         offset = min(start, len(committed)) if extend else start
         while offset < end:
             batch = log.batch_at(offset)
@@ -319,6 +325,7 @@ class DataChecker:
                         )
                 elif extend and x == len(committed):
                     committed.append(batch.batch_id)
+                    commit_epochs.append(epoch)
                 else:
                     self.fail(f"{tp[0]}-{tp[1]}: offset {x} checked beyond the committed end")
             offset = batch.next_offset
@@ -335,15 +342,21 @@ class DataChecker:
                 f"two leaders of {tp[0]}-{tp[1]} in leader epoch {epoch}: "
                 f"{previous} and {broker.node_id}"
             )
-        committed = self.committed.get(tp, [])
+        # Leader completeness, as Raft's: what was committed in an earlier leader
+        # epoch is on the leader of a later one (a broker applying old metadata late
+        # may still lead an old epoch for a moment; it cannot commit anything).
+        commit_epochs = self.commit_epochs.get(tp, [])
+        needed = 0
+        while needed < len(commit_epochs) and commit_epochs[needed] < epoch:
+            needed += 1
         log = partition.log
         assert isinstance(log, MemoryLog)
-        if log.log_end_offset < len(committed):
+        if log.log_end_offset < needed:
             self.fail(
                 f"broker {broker.node_id} leads {tp[0]}-{tp[1]} at epoch {epoch} with log end "
-                f"{log.log_end_offset}, {len(committed)} offsets are committed"
+                f"{log.log_end_offset}; {needed} offsets were committed in earlier epochs"
             )
-        self._check_committed(broker.node_id, tp, log, 0, len(committed), extend=False)
+        self._check_committed(broker.node_id, tp, log, 0, needed, extend=False)
 
     def on_truncate(self, broker: BrokerProcess, tp: TopicPartition, offset: int) -> None:
         if tp[0] != DATA_TOPIC:
