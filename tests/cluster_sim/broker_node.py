@@ -268,6 +268,9 @@ class SimFetcher:
 class BrokerProcess:
     """One incarnation of a broker node (see the module doc)."""
 
+    SEND_NEXT_OFFSET = False
+    """Heartbeat with the next offset to apply, as samsa.server.broker_lifecycle does."""
+
     def __init__(self, sim: ClusterSimulation, node: SimNode, disk: BrokerDisk) -> None:
         self.sim = sim
         self.node = node
@@ -371,7 +374,7 @@ class BrokerProcess:
         body = {
             "broker_id": self.node_id,
             "broker_epoch": self.broker_epoch,
-            "current_metadata_offset": self.loader.applied_offset,
+            "current_metadata_offset": self.metadata_offset(),
             "want_fence": False,
             "want_shut_down": False,
         }
@@ -403,6 +406,18 @@ class BrokerProcess:
             self.sim.proc_at(self.node, self.sim.now + delay, self._heartbeat)
 
         self.controller_call(BROKER_HEARTBEAT, body, done)
+
+    def metadata_offset(self) -> int:
+        """What a heartbeat reports: Kafka's broker sends the offset of the last
+        record it applied.  The real BrokerLifecycle sends ``loader.applied_offset``,
+        the offset *after* it, so the controller unfences a restarted broker that
+        has not applied its own registration batch (the ISR and leader changes that
+        re-registration writes); it then serves as leader of an epoch it no longer
+        leads, with its checkpointed (lower) high watermark.  The simulator uses
+        Kafka's value; ``SEND_NEXT_OFFSET`` reproduces the server's."""
+        if self.SEND_NEXT_OFFSET:
+            return self.loader.applied_offset
+        return self.loader.applied_offset - 1
 
     def _isr_expiry(self) -> None:
         self.sim.proc_at(
