@@ -117,6 +117,7 @@ class MetadataChecker:
         self.removed: set[bytes] = set()
         self.answers = 0
         self.writes: list[tuple[int, int, list[bytes]]] = []
+        self.split_applies = 0
 
     # -- controllers ------------------------------------------------------------------
 
@@ -187,7 +188,19 @@ class MetadataChecker:
             self.digests[offset] = digest
         return digest
 
+    def _inside_a_write(self, applied: int) -> bool:
+        """Whether ``applied`` splits a committed controller write (the image then
+        holds part of one ControllerResult: Raft commits entry by entry)."""
+        committed = self.sim.checker.committed
+        for epoch, first, payloads in reversed(self.writes[-50:]):
+            if first < applied < first + len(payloads):
+                entry = committed[first] if first < len(committed) else None
+                return entry is not None and entry.epoch == epoch
+        return False
+
     def check_image(self, node_id: int, image: MetadataImage, applied: int) -> None:
+        if self._inside_a_write(applied):
+            self.split_applies += 1
         if image_digest(image) != self.digest_at(applied):
             expected = self.image_at(applied)
             self.sim.fail(

@@ -710,7 +710,8 @@ class ClusterSimulation(Simulation):
             f"{s.consumed_batches} batches consumed, {self.data.elections} data elections, "
             f"{self.data.truncations} truncations, {self.data.hw_steps_back} consumer hw steps back, "
             f"admin {s.admin_ok} ok {s.admin_failed} failed, produce errors {s.produce_errors}, "
-            f"partial writes {self.meta.partial_writes()}"
+            f"partial writes {self.meta.partial_writes()}, "
+            f"images applied inside a write {self.meta.split_applies}"
         )
 
 

@@ -19,8 +19,8 @@ from tests.cluster_sim.scenario import ClusterScenario
 from tests.cluster_sim.sim import ClusterSimulation, SimulationFailure, run_seed
 
 from samsa.controller import leader_selectors, partition_change
-from samsa.controller.quorum_controller import QuorumController
 from samsa.controller.controller_result import ControllerResult
+from samsa.controller.quorum_controller import QuorumController
 from samsa.replication.follower_side import FollowerSide
 from samsa.replication.leader_state import LeaderState
 from samsa.server.metadata_loader import MetadataLoader
@@ -203,5 +203,5 @@ def test_the_servers_heartbeat_offset_lets_a_restarted_broker_lead_a_stale_epoch
     from tests.cluster_sim.broker_node import BrokerProcess
 
     monkeypatch.setattr(BrokerProcess, "SEND_NEXT_OFFSET", True)
-    with pytest.raises(SimulationFailure, match="high watermark .* go from"):
+    with pytest.raises(SimulationFailure, match=r"high watermark .* go from"):
         run_seed(253)
