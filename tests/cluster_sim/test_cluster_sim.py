@@ -205,3 +205,21 @@ def test_the_servers_heartbeat_offset_lets_a_restarted_broker_lead_a_stale_epoch
     monkeypatch.setattr(BrokerProcess, "SEND_NEXT_OFFSET", True)
     with pytest.raises(SimulationFailure, match=r"high watermark .* go from"):
         run_seed(253)
+
+
+def test_catches_a_leader_serving_consumers_above_the_high_watermark(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from samsa.replication.leader_side import LeaderSide
+    from samsa.replication.partition_base import ReadResult
+
+    def read_everything(
+        self: LeaderSide, fetch_offset: int, max_bytes: int, **kwargs: object
+    ) -> ReadResult:
+        data = self.log.read(fetch_offset, max_bytes)
+        end = self.log.log_end_offset
+        return ReadResult(data.records, self.high_watermark, self.log.log_start_offset, end)
+
+    monkeypatch.setattr(LeaderSide, "read_for_consumer", read_everything)
+    message = str(first_failure(range(50)))
+    assert "above the high watermark" in message, message
