@@ -180,7 +180,8 @@ class Broker:
         self.lifecycle = BrokerLifecycle(
             registration,
             self.controller.request,
-            lambda: self.loader.applied_offset,
+            # Kafka's CurrentMetadataOffset: the last offset applied, not the next.
+            lambda: self.loader.applied_offset - 1,
             heartbeat_interval_ms=config["broker.heartbeat.interval.ms"],
             retry_backoff_ms=20,
         )
