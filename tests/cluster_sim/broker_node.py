@@ -268,7 +268,6 @@ class SimFetcher:
 class BrokerProcess:
     """One incarnation of a broker node (see the module doc)."""
 
-    SEND_NEXT_OFFSET = False
     """Heartbeat with the next offset to apply, as samsa.server.broker_lifecycle does."""
 
     def __init__(self, sim: ClusterSimulation, node: SimNode, disk: BrokerDisk) -> None:
@@ -408,15 +407,9 @@ class BrokerProcess:
         self.controller_call(BROKER_HEARTBEAT, body, done)
 
     def metadata_offset(self) -> int:
-        """What a heartbeat reports: Kafka's broker sends the offset of the last
-        record it applied.  The real BrokerLifecycle sends ``loader.applied_offset``,
-        the offset *after* it, so the controller unfences a restarted broker that
-        has not applied its own registration batch (the ISR and leader changes that
-        re-registration writes); it then serves as leader of an epoch it no longer
-        leads, with its checkpointed (lower) high watermark.  The simulator uses
-        Kafka's value; ``SEND_NEXT_OFFSET`` reproduces the server's."""
-        if self.SEND_NEXT_OFFSET:
-            return self.loader.applied_offset
+        """What a heartbeat reports: the offset of the last record applied, as
+        Kafka's brokers and Samsa's BrokerLifecycle send it (the next offset would
+        unfence a restarted broker before it applied its own re-registration)."""
         return self.loader.applied_offset - 1
 
     def _isr_expiry(self) -> None:

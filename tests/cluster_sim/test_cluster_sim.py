@@ -192,21 +192,6 @@ def test_catches_a_topic_that_vanishes_without_a_delete(monkeypatch: pytest.Monk
     assert "without any DeleteTopics" in message, message
 
 
-def test_the_servers_heartbeat_offset_lets_a_restarted_broker_lead_a_stale_epoch(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    """Reported against samsa/server/broker_lifecycle.py: it heartbeats
-    ``loader.applied_offset`` (the next offset), one past Kafka's last applied
-    offset, so a restarted leader is unfenced before it applied its own
-    re-registration and serves its old leader epoch with the checkpointed, lower,
-    high watermark: a consumer sees the watermark go back within one epoch."""
-    from tests.cluster_sim.broker_node import BrokerProcess
-
-    monkeypatch.setattr(BrokerProcess, "SEND_NEXT_OFFSET", True)
-    with pytest.raises(SimulationFailure, match=r"high watermark .* go from"):
-        run_seed(253)
-
-
 def test_catches_a_leader_serving_consumers_above_the_high_watermark(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
