@@ -20,6 +20,7 @@ from tests.cluster.helpers import (
     admin,
     call,
     create_topic,
+    create_topic_eventually,
     node_metadata,
     node_topics,
     wait_until,
@@ -119,7 +120,7 @@ def test_sigkill_of_the_active_controller_elects_another_and_creation_continues(
             "a new active controller",
         )
         assert new_leader in cluster.controller_ids
-        create_topic(bootstrap, "after-failover", partitions=3, replication_factor=2)
+        create_topic_eventually(bootstrap, "after-failover", partitions=3, replication_factor=2)
         for node_id in survivors:
             wait_until(lambda n=node_id: "after-failover" in node_topics(cluster, n), 10, "topic")
         cluster.start([leader])  # the old controller comes back and catches up
@@ -136,7 +137,7 @@ def test_sigstop_of_the_active_controller_and_its_return(tmp_path: Path) -> None
         wait_until(
             lambda: active_controller(bootstrap) not in (None, -1, leader), 15, "a new controller"
         )
-        create_topic(bootstrap, "while-paused")
+        create_topic_eventually(bootstrap, "while-paused")
         cluster.resume(leader)
         # The paused leader resigns or follows once it hears of the new epoch.
         wait_until(
@@ -304,7 +305,7 @@ def test_a_single_node_data_dir_grows_to_three_voters(tmp_path: Path) -> None:
         first.kill()
         bootstrap = ",".join(j.bootstrap for j in joiners)
         wait_until(lambda: active_controller(bootstrap) in (2, 3), 20, "a leader among the joiners")
-        create_topic(bootstrap, "after-growth")
+        create_topic_eventually(bootstrap, "after-growth")
     finally:
         for process in (first, *joiners):
             process.kill()

@@ -26,8 +26,8 @@ from __future__ import annotations
 
 import asyncio
 import base64
-import dataclasses
 import contextlib
+import dataclasses
 import logging
 import random
 import time
