@@ -27,6 +27,7 @@ def build_parser() -> argparse.ArgumentParser:
     from samsa.cli import (
         bench_command,
         broker_command,
+        cluster_command,
         consume_command,
         groups_command,
         produce_command,
@@ -38,6 +39,7 @@ def build_parser() -> argparse.ArgumentParser:
     produce_command.add_parser(sub)
     consume_command.add_parser(sub)
     groups_command.add_parser(sub)
+    cluster_command.add_parser(sub)
     bench_command.add_parser(sub)
     return parser
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
 import time
 import uuid
@@ -38,7 +39,7 @@ from samsa.raft.actions import (
 )
 from samsa.raft.log import RaftLog, Snapshot
 from samsa.raft.machine import RaftMachine
-from samsa.raft.messages import QuorumInfo, RaftRequest, RaftResponse
+from samsa.raft.messages import QuorumInfo, RaftRequest, RaftResponse, ReplicaDescription
 from samsa.raft.quorum_state_file import write_election_state
 
 log = logging.getLogger("samsa.raft")
@@ -150,7 +151,28 @@ class RaftDriver:
         self.machine.delete_before_snapshot()
 
     def describe_quorum(self) -> QuorumInfo:
-        return self.machine.describe_quorum(self._clock())
+        """DescribeQuorum with its timestamps in wall-clock milliseconds, as Kafka
+        reports them (the machine runs on the monotonic clock)."""
+        now = self._clock()
+        info = self.machine.describe_quorum(now)
+        shift = time.time_ns() // 1_000_000 - now
+
+        def wall(replica: ReplicaDescription) -> ReplicaDescription:
+            return dataclasses.replace(
+                replica,
+                last_fetch_timestamp=replica.last_fetch_timestamp + shift
+                if replica.last_fetch_timestamp >= 0
+                else -1,
+                last_caught_up_timestamp=replica.last_caught_up_timestamp + shift
+                if replica.last_caught_up_timestamp >= 0
+                else -1,
+            )
+
+        return dataclasses.replace(
+            info,
+            current_voters=tuple(wall(r) for r in info.current_voters),
+            observers=tuple(wall(r) for r in info.observers),
+        )
 
     async def handle_request(self, source_id: int, request: RaftRequest) -> RaftResponse:
         """Give an inbound Raft request to the machine; wait for its answer."""
@@ -256,7 +278,12 @@ class RaftDriver:
             if not self._stopped:
                 self._feed(self.machine.request_failed(self._clock(), action.request_id))
             return
-        log.debug("raft: %s -> node %d answered %s", type(action.message).__name__, action.destination_id, message)
+        log.debug(
+            "raft: %s -> node %d answered %s",
+            type(action.message).__name__,
+            action.destination_id,
+            message,
+        )
         if not self._stopped:
             self._feed(self.machine.receive_response(self._clock(), action.request_id, message))
 

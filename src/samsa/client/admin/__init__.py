@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 from samsa.client.admin.admin import EARLIEST, LATEST, Admin
+from samsa.client.admin.elections import ElectionType
+from samsa.client.admin.quorum import QuorumInfo, ReplicaInfo
+from samsa.client.admin.reassignments import PartitionReassignment
 from samsa.client.admin.results import (
     BrokerInfo,
     ClusterDescription,
@@ -22,10 +25,14 @@ __all__ = [
     "BrokerInfo",
     "ClusterDescription",
     "ConfigEntry",
+    "ElectionType",
     "GroupDescription",
     "GroupListing",
     "MemberDescription",
     "NewTopic",
     "PartitionDescription",
+    "PartitionReassignment",
+    "QuorumInfo",
+    "ReplicaInfo",
     "TopicDescription",
 ]

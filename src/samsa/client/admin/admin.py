@@ -17,6 +17,7 @@ import logging
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from samsa.client.admin.elections import ElectionType, elect_leaders
 from samsa.client.admin.group_offsets import alter_group_offsets, delete_group_offsets
 from samsa.client.admin.log_dirs import describe_log_dirs
 from samsa.client.admin.quorum import (
@@ -24,6 +25,11 @@ from samsa.client.admin.quorum import (
     add_raft_voter,
     describe_quorum,
     remove_raft_voter,
+)
+from samsa.client.admin.reassignments import (
+    PartitionReassignment,
+    alter_partition_reassignments,
+    list_partition_reassignments,
 )
 from samsa.client.admin.results import (
     BrokerInfo,
@@ -37,6 +43,7 @@ from samsa.client.admin.results import (
     TopicDescription,
 )
 from samsa.client.admin.retry import retry_coordinator_errors
+from samsa.client.admin.topic_configs import describe_topic_configs
 from samsa.client.config import COMMON_DEFS, parse_config
 from samsa.client.consumer.consumer import build_network_client
 from samsa.client.consumer.errors import kafka_error
@@ -490,6 +497,32 @@ class Admin:
         self, voter_id: int, directory_id: str, timeout: float | None = None
     ) -> None:
         remove_raft_voter(self, voter_id, directory_id, self._ms(timeout))
+
+    # -- leaders and replica placement (elections.py, reassignments.py) ---------------
+    def elect_leaders(
+        self, election_type: ElectionType, partitions: Iterable[TopicPartition] | None = None,
+        timeout: float | None = None,
+    ) -> dict[TopicPartition, KafkaError | None]:  # fmt: skip
+        """Preferred or unclean elections; None partitions: every partition."""
+        return elect_leaders(self, election_type, partitions, self._ms(timeout))
+
+    def alter_partition_reassignments(
+        self, targets: Mapping[TopicPartition, list[int] | None], timeout: float | None = None
+    ) -> dict[TopicPartition, KafkaError | None]:
+        """Start (target replicas) or cancel (None) reassignments; errors per partition."""
+        return alter_partition_reassignments(self, targets, self._ms(timeout))
+
+    def list_partition_reassignments(
+        self, partitions: Iterable[TopicPartition] | None = None, timeout: float | None = None
+    ) -> dict[TopicPartition, PartitionReassignment]:
+        return list_partition_reassignments(self, partitions, self._ms(timeout))
+
+    def describe_topic_configs(
+        self, topics: Iterable[str], keys: Iterable[str] | None = None,
+        timeout: float | None = None,
+    ) -> dict[str, dict[str, str | None]]:  # fmt: skip
+        """Configs of many topics in one request: topic -> name -> value."""
+        return describe_topic_configs(self, topics, keys, self._ms(timeout))
 
     def close(self) -> None:
         self._client.close()

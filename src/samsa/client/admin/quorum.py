@@ -11,7 +11,7 @@ import uuid
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from samsa.client.consumer.errors import kafka_error
+from samsa.client.admin.item_errors import item_error
 
 if TYPE_CHECKING:
     from samsa.client.admin.admin import Admin
@@ -55,13 +55,13 @@ def _replica(entry: dict[str, Any]) -> ReplicaInfo:
 def describe_quorum(admin: Admin, timeout_ms: int) -> QuorumInfo:
     body = {"topics": [{"topic_name": METADATA_TOPIC, "partitions": [{"partition_index": 0}]}]}
     resp = admin._call(None, DESCRIBE_QUORUM, body, timeout_ms)
-    if resp.get("error_code"):
-        raise kafka_error(resp["error_code"], f"describe quorum: {resp.get('error_message')}")
-    partition = resp["topics"][0]["partitions"][0]
-    if partition.get("error_code"):
-        raise kafka_error(
-            partition["error_code"], f"describe quorum: {partition.get('error_message')}"
+    for answer in (resp, *(resp["topics"][0]["partitions"] if resp.get("topics") else ())):
+        error = item_error(
+            answer.get("error_code", 0), answer.get("error_message"), "describe quorum"
         )
+        if error is not None:
+            raise error
+    partition = resp["topics"][0]["partitions"][0]
     endpoints = {
         node["node_id"]: tuple((lst["name"], lst["host"], lst["port"]) for lst in node["listeners"])
         for node in resp.get("nodes", [])
@@ -92,8 +92,9 @@ def add_raft_voter(
         "ack_when_committed": True,
     }
     resp = admin._call(None, ADD_RAFT_VOTER, body, timeout_ms)
-    if resp.get("error_code"):
-        raise kafka_error(resp["error_code"], f"add voter {voter_id}: {resp.get('error_message')}")
+    error = item_error(resp["error_code"], resp.get("error_message"), f"add voter {voter_id}")
+    if error is not None:
+        raise error
 
 
 def remove_raft_voter(admin: Admin, voter_id: int, directory_id: str, timeout_ms: int) -> None:
@@ -103,7 +104,6 @@ def remove_raft_voter(admin: Admin, voter_id: int, directory_id: str, timeout_ms
         "voter_directory_id": uuid.UUID(directory_id).bytes,
     }
     resp = admin._call(None, REMOVE_RAFT_VOTER, body, timeout_ms)
-    if resp.get("error_code"):
-        raise kafka_error(
-            resp["error_code"], f"remove voter {voter_id}: {resp.get('error_message')}"
-        )
+    error = item_error(resp["error_code"], resp.get("error_message"), f"remove voter {voter_id}")
+    if error is not None:
+        raise error
