@@ -6,9 +6,10 @@ shutdown) is in the image and changes by records; sessions are in memory
 (``BrokerHeartbeatManager``).
 
 * Registration: a new registration is a RegisterBrokerRecord, fenced, whose
-  offset is the broker epoch.  Another incarnation of a broker id whose session
-  is still alive, or an incarnation this controller saw replaced, gets
-  DUPLICATE_BROKER_REGISTRATION.  A re-registering broker restarted, so it
+  offset is the broker epoch.  Another incarnation of an unfenced broker id
+  whose session is still alive, or an incarnation this controller saw
+  replaced, gets DUPLICATE_BROKER_REGISTRATION; a fenced broker (shut down
+  cleanly, or fenced for a lapsed session) has no live session to protect.  A re-registering broker restarted, so it
   leaves every ISR it was in (it rejoins by catching up).
 * Heartbeat: unfence once the broker has replayed past its registration; a
   wish to shut down moves every leadership off it (controlled-shutdown
@@ -84,7 +85,10 @@ class ClusterControl:
                 f"incarnation {incarnation.hex()} of broker {broker_id} was replaced by a newer one",
             )
         if existing is not None and existing.incarnation_id != incarnation:
-            if self.heartbeats.has_valid_session(broker_id, now_ms):
+            # A fenced broker has no live session (as in Kafka's heartbeat
+            # manager): one that shut down cleanly, or that a new controller
+            # found fenced, may come back at once under a new incarnation.
+            if not existing.fenced and self.heartbeats.has_valid_session(broker_id, now_ms):
                 log.warning(
                     "refusing the registration of broker %d: another incarnation is alive",
                     broker_id,
