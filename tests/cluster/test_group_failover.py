@@ -25,9 +25,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from confluent_kafka import Consumer, KafkaException
+from confluent_kafka import Consumer, KafkaException, TopicPartition
 from tests.cluster.helpers import admin, call, create_topic, node_metadata, wait_until
-from tests.cluster.workload import ConfluentProducer
+from tests.cluster.workload import ConfluentProducer, where
 
 from samsa.testing_cluster import LocalCluster
 
@@ -73,11 +73,11 @@ class Member(threading.Thread):
             }
         )
 
-        def on_assign(_: object, partitions: list[object]) -> None:
+        def on_assign(_: Consumer, partitions: list[TopicPartition]) -> None:
             with self.lock:
-                self.assigned = {p.partition for p in partitions}  # type: ignore[attr-defined]
+                self.assigned = {p.partition for p in partitions}
 
-        def on_revoke(_: object, partitions: list[object]) -> None:
+        def on_revoke(_: Consumer, partitions: list[TopicPartition]) -> None:
             with self.lock:
                 self.assigned = set()
 
@@ -89,7 +89,8 @@ class Member(threading.Thread):
                     continue
                 with self.lock:
                     for message in batch:
-                        self.consumed[message.partition()].add(message.offset())
+                        partition, offset, _ = where(message)
+                        self.consumed[partition].add(offset)
                     self.count += len(batch)
                 try:
                     consumer.commit(asynchronous=False)

@@ -25,7 +25,14 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
-from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError, Producer, TopicPartition
+from confluent_kafka import (
+    OFFSET_BEGINNING,
+    Consumer,
+    KafkaError,
+    Message,
+    Producer,
+    TopicPartition,
+)
 from tests.cluster.checker import Ack, Seen, encode_value
 
 from samsa.client import Producer as SamsaClientProducer
@@ -40,6 +47,14 @@ __all__ = [
 
 VALUE_PAD = 100
 """Filler bytes per record: small records, so a run writes many."""
+
+
+def where(message: Message) -> tuple[int, int, bytes]:
+    """(partition, offset, value) of a record a broker delivered: the client
+    leaves partition and offset unset only on its own events, never on records."""
+    partition, offset = message.partition(), message.offset()
+    assert partition is not None and offset is not None, message
+    return partition, offset, message.value() or b""
 
 
 class ProducerWorkload(threading.Thread):
@@ -72,6 +87,7 @@ class ProducerWorkload(threading.Thread):
         self.sent = 0
         self.crashed: BaseException | None = None
         self._stop_sending = threading.Event()
+        self._closed = False
 
     # -- what the test reads ----------------------------------------------------------
     def acked(self) -> int:
@@ -143,13 +159,24 @@ class ProducerWorkload(threading.Thread):
         """Stop sending, wait for every record sent to resolve (or ``timeout``)."""
         self._stop_sending.set()
         self.join(timeout)
+        self._closed = True
         self._close(timeout)
         if self.crashed is not None:
             raise AssertionError(f"producer {self.producer_name} crashed") from self.crashed
 
     def abort(self) -> None:
-        """Stop sending without waiting (a failed test's teardown)."""
+        """Stop sending and close the client without waiting for deliveries (a
+        failed test's teardown: no client thread outlives its test)."""
         self._stop_sending.set()
+        if self.ident is not None:  # started
+            self.join(5)
+        if self._closed or not hasattr(self, "_producer"):
+            return
+        self._closed = True
+        try:
+            self._close(0)
+        except Exception:  # the test already failed; its error is the one to see
+            pass
 
     def _open(self) -> None:
         raise NotImplementedError
@@ -168,7 +195,9 @@ class ProducerWorkload(threading.Thread):
 class _RetryLog(logging.Handler):
     """Turns a client's log lines about failed produce attempts into retries."""
 
-    def __init__(self, matches: Callable[[logging.LogRecord], bool], sink: Callable[[str], None]):
+    def __init__(
+        self, matches: Callable[[logging.LogRecord], bool], sink: Callable[[str], None]
+    ) -> None:
         super().__init__(logging.DEBUG)
         self._matches = matches
         self._sink = sink
@@ -337,7 +366,7 @@ class Reader(threading.Thread):
                         with self.lock:
                             self.errors.append(str(message.error()))
                         continue
-                    seen = Seen(message.partition(), message.offset(), message.value(), "reader")
+                    seen = Seen(*where(message), self.reader_name)
                     with self.lock:
                         self.seen.append(seen)
                         self.positions[seen.partition] = seen.offset + 1
@@ -398,15 +427,16 @@ def read_final_log(
                 got = {p: len(records) for p, records in out.items()}
                 raise AssertionError(f"final read timed out: ends {ends}, read {got}")
             for message in consumer.consume(1000, 0.5):
-                p = message.partition()
                 error = message.error()
                 if error is not None:
-                    if error.code() == KafkaError._PARTITION_EOF and message.offset() >= ends[p]:
-                        done.add(p)
+                    eof = error.code() == KafkaError._PARTITION_EOF
+                    if eof and (message.offset() or 0) >= ends[message.partition() or 0]:
+                        done.add(message.partition() or 0)
                     continue
-                if message.offset() < ends[p]:
-                    out[p].append((message.offset(), message.value()))
-                if message.offset() >= ends[p] - 1:
+                p, offset, value = where(message)
+                if offset < ends[p]:
+                    out[p].append((offset, value))
+                if offset >= ends[p] - 1:
                     done.add(p)
         return out
     finally:
