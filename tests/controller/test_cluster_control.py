@@ -62,6 +62,30 @@ def test_duplicate_live_id_then_takeover_after_session_expiry_then_stale_incarna
     assert stale["error_code"] == ErrorCode.DUPLICATE_BROKER_REGISTRATION
 
 
+def test_a_cleanly_shut_down_broker_may_register_again_at_once() -> None:
+    """Its registration is fenced, so no live session stands in the way (Kafka's
+    ``hasValidSession`` is false for a fenced broker): a restart after a
+    controlled shutdown must not wait out broker.session.timeout.ms."""
+    c = started(2)
+    assert c.heartbeat(2, want_shut_down=True)["should_shut_down"] is True
+    assert c.image.brokers[2].fenced
+    again = c.register(2, generation=1)  # restarted at once, before any timeout
+    assert again["error_code"] == 0
+    assert c.image.brokers[2].incarnation_id == incarnation(2, 1)
+
+
+def test_a_new_controller_accepts_a_fenced_broker_back_at_once() -> None:
+    """After a full-cluster restart the new active controller finds the brokers
+    that shut down cleanly fenced: their new incarnations register at once,
+    while an unfenced one (it was still running) keeps its session."""
+    c = started(3)
+    assert c.heartbeat(1, want_shut_down=True)["should_shut_down"] is True
+    c.controller.activate(c.now_ms)  # failover: every broker gets a fresh session
+    assert c.register(1, generation=1)["error_code"] == 0
+    duplicate = c.register(2, generation=1)
+    assert duplicate["error_code"] == ErrorCode.DUPLICATE_BROKER_REGISTRATION
+
+
 def test_same_incarnation_may_register_again() -> None:
     c = started(1)
     first = c.image.brokers[1].epoch

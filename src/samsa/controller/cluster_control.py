@@ -6,9 +6,10 @@ shutdown) is in the image and changes by records; sessions are in memory
 (``BrokerHeartbeatManager``).
 
 * Registration: a new registration is a RegisterBrokerRecord, fenced, whose
-  offset is the broker epoch.  Another incarnation of a broker id whose session
-  is still alive, or an incarnation this controller saw replaced, gets
-  DUPLICATE_BROKER_REGISTRATION.  A re-registering broker restarted, so it
+  offset is the broker epoch.  Another incarnation of an unfenced broker id
+  whose session is still alive, or an incarnation this controller saw
+  replaced, gets DUPLICATE_BROKER_REGISTRATION; a fenced broker (shut down
+  cleanly, or fenced for a lapsed session) has no live session to protect.  A re-registering broker restarted, so it
   leaves every ISR it was in (it rejoins by catching up).
 * Heartbeat: unfence once the broker has replayed past its registration; a
   wish to shut down moves every leadership off it (controlled-shutdown
@@ -84,10 +85,11 @@ class ClusterControl:
                 f"incarnation {incarnation.hex()} of broker {broker_id} was replaced by a newer one",
             )
         if existing is not None and existing.incarnation_id != incarnation:
-            # Only an incarnation this controller has heard from blocks a new one: a
-            # broker that crashed together with the controller (one process, or a
-            # whole-cluster restart) must not wait out a session nobody renews.
-            if self.heartbeats.is_heard_alive(broker_id, now_ms):
+            # A fenced broker has no live session (as in Kafka's heartbeat manager),
+            # and only an incarnation this controller has heard from blocks a new
+            # one: a broker that shut down cleanly, or crashed together with the
+            # controller (one process, a whole-cluster restart), comes back at once.
+            if not existing.fenced and self.heartbeats.is_heard_alive(broker_id, now_ms):
                 log.warning(
                     "refusing the registration of broker %d: another incarnation is alive",
                     broker_id,

@@ -1,0 +1,261 @@
+"""A consumer group keeps its committed offsets when its coordinator's broker dies.
+
+Three combined nodes; a topic with replication factor 3 that a librdkafka
+producer keeps writing to; a group of two librdkafka consumers that commit
+what they consumed after every batch.  The group's coordinator is whichever
+broker leads the group's ``__consumer_offsets`` partition (FindCoordinator).
+That broker is SIGKILLed.  Then:
+
+* FindCoordinator names a new, live coordinator;
+* the members find it and keep consuming and committing;
+* no committed offset ever goes backwards: the offsets are sampled with
+  OffsetFetch (Admin) all along, before and after the kill, and each
+  partition's samples must only grow -- a commit the dead coordinator
+  acknowledged but did not replicate would show up as a step back;
+* nothing was skipped: every offset below the final committed offset of a
+  partition was consumed by some member (at-least-once).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import defaultdict
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from confluent_kafka import Consumer, KafkaException, TopicPartition
+from tests.cluster.helpers import admin, call, create_topic, node_metadata, wait_until
+from tests.cluster.workload import ConfluentProducer, where
+
+from samsa.testing_cluster import LocalCluster
+
+pytestmark = [pytest.mark.integration, pytest.mark.slow]
+
+TOPIC = "orders"
+PARTITIONS = 6
+GROUP = "failover-group"
+FIND_COORDINATOR = 10
+
+
+class Member(threading.Thread):
+    """One group member: consume, then commit synchronously what it consumed."""
+
+    def __init__(self, name: str, bootstrap: str) -> None:
+        super().__init__(name=f"member-{name}", daemon=True)
+        self.member_name = name
+        self.bootstrap = bootstrap
+        self.lock = threading.Lock()
+        self.consumed: defaultdict[int, set[int]] = defaultdict(set)
+        self.count = 0
+        self.commits_ok: list[float] = []
+        self.commit_errors: list[tuple[float, str]] = []
+        self.assigned: set[int] = set()
+        self.crashed: BaseException | None = None
+        self._halt = threading.Event()
+
+    def run(self) -> None:
+        consumer = Consumer(
+            {
+                "bootstrap.servers": self.bootstrap,
+                "group.id": GROUP,
+                "client.id": self.member_name,
+                "enable.auto.commit": False,
+                "auto.offset.reset": "earliest",
+                "session.timeout.ms": 6000,
+                "heartbeat.interval.ms": 500,
+                "socket.timeout.ms": 5000,
+                "fetch.wait.max.ms": 100,
+                "reconnect.backoff.ms": 50,
+                "reconnect.backoff.max.ms": 500,
+                "topic.metadata.refresh.interval.ms": 1000,
+            }
+        )
+
+        def on_assign(_: Consumer, partitions: list[TopicPartition]) -> None:
+            with self.lock:
+                self.assigned = {p.partition for p in partitions}
+
+        def on_revoke(_: Consumer, partitions: list[TopicPartition]) -> None:
+            with self.lock:
+                self.assigned = set()
+
+        try:
+            consumer.subscribe([TOPIC], on_assign=on_assign, on_revoke=on_revoke)
+            while not self._halt.is_set():
+                batch = [m for m in consumer.consume(200, 0.2) if not m.error()]
+                if not batch:
+                    continue
+                with self.lock:
+                    for message in batch:
+                        partition, offset, _ = where(message)
+                        self.consumed[partition].add(offset)
+                    self.count += len(batch)
+                try:
+                    consumer.commit(asynchronous=False)
+                    with self.lock:
+                        self.commits_ok.append(time.monotonic())
+                except KafkaException as exc:
+                    with self.lock:
+                        self.commit_errors.append((time.monotonic(), str(exc)))
+        except BaseException as exc:
+            self.crashed = exc
+        finally:
+            consumer.close()
+
+    def progress(self) -> tuple[int, int]:
+        """(records consumed, commits that succeeded) so far."""
+        with self.lock:
+            return self.count, len(self.commits_ok)
+
+    def stop(self) -> None:
+        self._halt.set()
+        self.join(30)
+        if self.crashed is not None:
+            raise AssertionError(f"member {self.member_name} crashed") from self.crashed
+
+
+def find_coordinator(cluster: LocalCluster, node_id: int) -> int | None:
+    """The group's coordinator as ``node_id`` answers FindCoordinator (None: not known)."""
+    body = {"key_type": 0, "coordinator_keys": [GROUP]}
+    answer = call(f"127.0.0.1:{cluster.client_ports[node_id]}", FIND_COORDINATOR, 4, body)
+    entry = answer["coordinators"][0]
+    return None if entry["error_code"] else int(entry["node_id"])
+
+
+def offsets_partition_leaders(cluster: LocalCluster, node_id: int) -> set[int]:
+    """The brokers leading a ``__consumer_offsets`` partition, as ``node_id`` sees it."""
+    return {
+        p["leader_id"]
+        for t in node_metadata(cluster, node_id)["topics"]
+        if t["name"] == "__consumer_offsets"
+        for p in t["partitions"]
+    }
+
+
+class CommittedOffsets:
+    """Samples of the group's committed offsets (OffsetFetch through Admin)."""
+
+    def __init__(self) -> None:
+        self.samples: list[tuple[float, dict[int, int]]] = []
+
+    def sample(self, bootstrap: str) -> dict[int, int]:
+        with admin(bootstrap) as client:
+            found = client.list_consumer_group_offsets(GROUP, timeout=5)
+        offsets = {tp.partition: meta.offset for tp, meta in found.items() if tp.topic == TOPIC}
+        self.samples.append((time.monotonic(), offsets))
+        return offsets
+
+    def steps_back(self) -> list[str]:
+        """Every partition whose committed offset was ever seen to decrease."""
+        out: list[str] = []
+        latest: dict[int, tuple[float, int]] = {}
+        for when, offsets in self.samples:
+            for partition, offset in sorted(offsets.items()):
+                if partition in latest and offset < latest[partition][1]:
+                    out.append(
+                        f"partition {partition}: {latest[partition][1]} at {latest[partition][0]:.2f}"
+                        f" then {offset} at {when:.2f}"
+                    )
+                latest[partition] = (when, max(offset, latest.get(partition, (0, -1))[1]))
+        return out
+
+
+@pytest.fixture
+def cluster(tmp_path: Path) -> Iterator[LocalCluster]:
+    with LocalCluster(tmp_path, controllers=3) as c:
+        c.start()
+        try:
+            yield c
+        finally:
+            for node_id, node in c.nodes.items():
+                (tmp_path / f"node-{node_id}.log").write_text(node.log_text())
+
+
+@pytest.mark.timeout(240)
+def test_group_keeps_consuming_and_its_offsets_when_the_coordinator_dies(
+    cluster: LocalCluster,
+) -> None:
+    create_topic(
+        cluster.bootstrap,
+        TOPIC,
+        partitions=PARTITIONS,
+        replication_factor=3,
+        configs={"min.insync.replicas": "2"},
+    )
+    producer = ConfluentProducer("writer", cluster.bootstrap, TOPIC, PARTITIONS, rate=100)
+    members = [Member(name, cluster.bootstrap) for name in ("m1", "m2")]
+    committed = CommittedOffsets()
+    producer.start()
+    try:
+        for member in members:
+            member.start()
+        # Both members hold partitions, consume and commit; offsets are committed
+        # for every partition.
+        wait_until(
+            lambda: all(m.assigned for m in members) and all(m.progress()[1] >= 3 for m in members),
+            60,
+            "both members assigned, consuming and committing",
+        )
+        wait_until(
+            lambda: len(committed.sample(cluster.bootstrap)) == PARTITIONS,
+            30,
+            "a committed offset for every partition",
+        )
+        coordinator = wait_until(
+            lambda: find_coordinator(cluster, 1), 15, "the group's coordinator"
+        )
+        assert coordinator in offsets_partition_leaders(cluster, 1)
+        before = committed.sample(cluster.bootstrap)
+        progress_before = [m.progress() for m in members]
+
+        cluster.kill(coordinator)
+        survivors = [n for n in cluster.nodes if n != coordinator]
+        bootstrap = cluster.bootstrap_of(survivors)
+
+        def new_coordinator() -> int | None:
+            found = {find_coordinator(cluster, n) for n in survivors}
+            (only,) = found if len(found) == 1 else (None,)
+            return only if only in survivors else None
+
+        successor = wait_until(new_coordinator, 30, f"a coordinator other than {coordinator}")
+
+        def kept_going() -> bool:
+            offsets = committed.sample(bootstrap)
+            moved = all(offsets.get(p, -1) > before[p] for p in before)
+            consumed_more = all(
+                m.progress()[0] > c0 + 50 and m.progress()[1] > k0 + 3
+                for m, (c0, k0) in zip(members, progress_before, strict=True)
+            )
+            return moved and consumed_more
+
+        wait_until(
+            kept_going, 60, f"the group consuming and committing through coordinator {successor}"
+        )
+        after = committed.sample(bootstrap)
+    finally:
+        producer.abort()
+        for member in members:
+            member.stop()
+
+    assert all(after[p] >= before[p] for p in before), (before, after)
+    assert committed.steps_back() == [], committed.steps_back()
+    consumed: defaultdict[int, set[int]] = defaultdict(set)
+    for member in members:
+        for partition, offsets in member.consumed.items():
+            consumed[partition] |= offsets
+    skipped = {
+        p: sorted(set(range(after[p])) - consumed[p])[:5]
+        for p in after
+        if not set(range(after[p])) <= consumed[p]
+    }
+    assert skipped == {}, f"offsets below the committed offset never consumed: {skipped}"
+    errors = [e for m in members for e in m.commit_errors]
+    print(
+        f"coordinator {coordinator} killed, successor {successor}; "
+        f"{len(committed.samples)} offset samples, none back; "
+        f"{sum(m.progress()[0] for m in members)} records consumed, "
+        f"{sum(m.progress()[1] for m in members)} commits, {len(errors)} failed commits "
+        f"({sorted({e for _, e in errors})[:3]})"
+    )
