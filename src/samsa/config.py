@@ -169,9 +169,7 @@ _KEYS: list[ConfigKey] = [
         20971520,
         "Metadata bytes appended before the next snapshot.",
     ),
-    ConfigKey(
-        "metadata.log.segment.bytes", int, 1073741824, "Segment size of the metadata log."
-    ),
+    ConfigKey("metadata.log.segment.bytes", int, 1073741824, "Segment size of the metadata log."),
     ConfigKey(
         "metadata.log.max.snapshot.interval.ms",
         int,

@@ -6,8 +6,8 @@ listed for the life of that connection.  So from the moment the client
 listener accepts a connection, that answer must list the client APIs
 (Produce, Fetch, Metadata): a connection made earlier must either wait or
 be refused.  The fault tests found the opposite (see
-``test_replication_faults.STARTUP_API_VERSIONS_BUG``); this test shows it
-deterministically: every node of the cluster restarts at once (so each waits
+``test_replication_faults.STARTUP_API_VERSIONS_BUG``, now fixed); this test
+pins it deterministically: every node of the cluster restarts at once (so each waits
 for a Raft election before it is ready) and one of them is probed every few
 milliseconds while it starts.
 """
@@ -20,7 +20,6 @@ from pathlib import Path
 
 import pytest
 from tests.cluster.helpers import call
-from tests.cluster.test_replication_faults import STARTUP_API_VERSIONS_BUG
 
 from samsa.testing_cluster import LocalCluster
 
@@ -47,7 +46,6 @@ def _api_keys(address: str) -> set[int] | None:
     return {entry["api_key"] for entry in answer["api_keys"]}
 
 
-@pytest.mark.xfail(strict=True, reason=STARTUP_API_VERSIONS_BUG)
 @pytest.mark.timeout(120)
 def test_a_restarting_node_never_advertises_fewer_than_the_client_apis(
     cluster: LocalCluster,

@@ -17,9 +17,8 @@ every producer acknowledged again on every partition):
   4. a reassignment of a partition, its leader replaced, onto a fourth
      (broker-only) node.
 * ``test_..._full_cluster_restart``: every node SIGTERMed, then all started.
-  It cannot pass yet: ``STARTUP_API_VERSIONS_BUG`` wedges both clients
-  (strict xfail, so the fix is noticed; test_node_startup.py shows the bug
-  alone).
+  It found ``STARTUP_API_VERSIONS_BUG`` (fixed: a starting node now closes
+  ApiVersions on its client listeners; test_node_startup.py pins it).
 
 Then the producers stop, every partition is read back from offset 0 and
 ``checker.check`` proves that nothing acknowledged was lost, duplicated or
@@ -67,7 +66,7 @@ working again after a fault."""
 
 
 STARTUP_API_VERSIONS_BUG = (
-    "server bug: a starting node's client listener accepts connections and answers "
+    "a starting node's client listener accepted connections and answered "
     "ApiVersions with only ApiVersions itself until the broker is ready (node.py swaps "
     "in the client router late), and a connection made then keeps that answer: "
     "librdkafka re-bootstraps onto it and never sends Metadata again, the Samsa "
@@ -208,12 +207,12 @@ class Run:
             raise AssertionError("\n".join([str(exc), *stalled])) from None
 
     def check_clients(self) -> None:
-        """Fail at once on a dead client; xfail on the known server bug's signature."""
+        """Fail at once on a dead client or on the start-up bug's signature."""
         for producer in self.producers:
             if producer.crashed is not None:
                 raise AssertionError(f"{producer.name} crashed") from producer.crashed
             if any("UNSUPPORTED_VERSION" in error for _, _, error in producer.failures):
-                pytest.xfail(STARTUP_API_VERSIONS_BUG)
+                raise AssertionError(STARTUP_API_VERSIONS_BUG)
         if self.reader is not None and self.reader.crashed is not None:
             raise AssertionError("the reader crashed") from self.reader.crashed
 
@@ -477,7 +476,6 @@ def test_acknowledged_records_survive_crashes_hangs_shutdowns_and_moves(
     ]
 
 
-@pytest.mark.xfail(strict=True, reason=STARTUP_API_VERSIONS_BUG)
 @pytest.mark.timeout(300)
 def test_acknowledged_records_survive_a_full_cluster_restart(
     run: Run, record_property: Callable[[str, Any], None]

@@ -77,11 +77,13 @@ def test_a_cleanly_shut_down_broker_may_register_again_at_once() -> None:
 def test_a_new_controller_accepts_a_fenced_broker_back_at_once() -> None:
     """After a full-cluster restart the new active controller finds the brokers
     that shut down cleanly fenced: their new incarnations register at once,
-    while an unfenced one (it was still running) keeps its session."""
+    while an unfenced one that heartbeats to it (it is still running) keeps its
+    session."""
     c = started(3)
     assert c.heartbeat(1, want_shut_down=True)["should_shut_down"] is True
     c.controller.activate(c.now_ms)  # failover: every broker gets a fresh session
     assert c.register(1, generation=1)["error_code"] == 0
+    c.heartbeat(2)
     duplicate = c.register(2, generation=1)
     assert duplicate["error_code"] == ErrorCode.DUPLICATE_BROKER_REGISTRATION
 

@@ -127,6 +127,15 @@ def samsa_version() -> str:
         return "(not installed)"
 
 
+def _dump_tasks() -> None:
+    """SIGUSR1: every asyncio task's stack to the log (what a stuck broker waits on)."""
+    out = logging.getLogger("samsa.server")
+    for task in asyncio.all_tasks():
+        frames = task.get_stack()
+        where = " <- ".join(f"{f.f_code.co_name}:{f.f_lineno}" for f in reversed(frames))
+        out.warning("task %s: %s", task.get_name(), where or "(not started)")
+
+
 async def _serve(config: BrokerConfig) -> int:
     from samsa.server.node import Node
 
@@ -136,6 +145,7 @@ async def _serve(config: BrokerConfig) -> int:
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
+    loop.add_signal_handler(signal.SIGUSR1, _dump_tasks)
     starting = asyncio.ensure_future(node.start())
     stopping = asyncio.ensure_future(stop.wait())
     await asyncio.wait({starting, stopping}, return_when=asyncio.FIRST_COMPLETED)

@@ -232,14 +232,17 @@ class Broker:
         lifecycle = self.lifecycle
         if lifecycle is None or not self.config["controlled.shutdown.enable"]:
             return
+        log.info("broker %d: controlled shutdown (moving its leaderships away)", self.node_id)
         lifecycle.begin_controlled_shutdown()
+        # Past its session timeout the controller fences this broker anyway, and
+        # with the quorum gone (a whole-cluster stop) no grant can come.
+        timeout_s = min(
+            CONTROLLED_SHUTDOWN_TIMEOUT_S, self.config["broker.session.timeout.ms"] / 1000
+        )
         try:
-            await asyncio.wait_for(lifecycle.shutdown_granted.wait(), CONTROLLED_SHUTDOWN_TIMEOUT_S)
+            await asyncio.wait_for(lifecycle.shutdown_granted.wait(), timeout_s)
         except TimeoutError:
-            log.warning(
-                "controlled shutdown not granted within %.0f s; stopping anyway",
-                CONTROLLED_SHUTDOWN_TIMEOUT_S,
-            )
+            log.warning("controlled shutdown not granted within %.1f s; stopping anyway", timeout_s)
 
     async def stop(self) -> None:
         for endpoint in self._http_endpoints:

@@ -386,16 +386,24 @@ class Node:
         return router
 
     async def stop(self) -> None:
+        """Controlled shutdown first (leaderships move away while the quorum is
+        up), then listeners, controller, Raft (a leader hands over), the broker's
+        logs; each step logged, so a slow stop shows where it waits."""
+        log.info("node %d stopping", self.node_id)
         if self.broker is not None:
             with contextlib.suppress(Exception):
                 await self.broker.controlled_shutdown()
+        log.debug("node %d: closing listeners", self.node_id)
         for server in self._servers.values():
             await server.stop()
         if self.controller is not None:
+            log.debug("node %d: stopping the controller", self.node_id)
             await self.controller.stop()
         if self.raft is not None:
+            log.debug("node %d: stopping Raft", self.node_id)
             await self.raft.stop()
         if self.broker is not None:
+            log.debug("node %d: stopping the broker", self.node_id)
             await self.broker.stop()
         await self._controller_channels.close()
         await self._raft_channels.close()
