@@ -92,8 +92,9 @@ class Figures:
     reordered: int = 0
     phantom_reads: int = 0
     delivery_failures: int = 0
-    shutdown_failed_records: int = 0
-    shutdown_retried_requests: int = 0
+    shutdown_failed_records: int | None = None
+    """Records failed from a controlled shutdown's SIGTERM until producers recover."""
+    shutdown_retried_requests: int | None = None
     retries_per_fault: dict[str, dict[str, int]] = field(default_factory=dict)
     replica_batches_compared: int = 0
 
@@ -104,8 +105,14 @@ class Figures:
             f"lost: {self.lost}, duplicates: {self.duplicates}, reordered: {self.reordered}, "
             f"phantom reads: {self.phantom_reads}",
             f"delivery failures over the whole run: {self.delivery_failures}",
-            f"controlled shutdown: {self.shutdown_failed_records} records failed, "
-            f"{self.shutdown_retried_requests} produce attempts retried",
+            *(
+                [
+                    f"controlled shutdown: {self.shutdown_failed_records} records failed, "
+                    f"{self.shutdown_retried_requests} produce attempts retried"
+                ]
+                if self.shutdown_failed_records is not None
+                else []
+            ),
             f"produce attempts retried per fault: {self.retries_per_fault}",
             f"replica logs identical on disk: {self.replica_batches_compared} batches compared",
         ]
