@@ -170,6 +170,9 @@ _KEYS: list[ConfigKey] = [
         "Metadata bytes appended before the next snapshot.",
     ),
     ConfigKey(
+        "metadata.log.segment.bytes", int, 1073741824, "Segment size of the metadata log."
+    ),
+    ConfigKey(
         "metadata.log.max.snapshot.interval.ms",
         int,
         3600000,

@@ -103,3 +103,19 @@ def create_topic(
         client.create_topics(
             [NewTopic(name, partitions, replication_factor, configs or {})], timeout=10
         )
+
+
+def create_topic_eventually(bootstrap: str, name: str, timeout: float = 20, **kwargs: Any) -> None:
+    """Create a topic, retrying while a failover settles (a client may first pick a
+    broker that is paused or gone); an earlier attempt that did succeed counts."""
+    from samsa.errors import ErrorCode, KafkaError
+
+    def attempt() -> bool:
+        try:
+            create_topic(bootstrap, name, **kwargs)
+        except KafkaError as exc:
+            if exc.code != ErrorCode.TOPIC_ALREADY_EXISTS:
+                raise
+        return True
+
+    wait_until(attempt, timeout, f"creating topic {name}")

@@ -20,6 +20,7 @@ from tests.cluster.helpers import (
     admin,
     call,
     create_topic,
+    create_topic_eventually,
     node_metadata,
     node_topics,
     wait_until,
@@ -119,7 +120,7 @@ def test_sigkill_of_the_active_controller_elects_another_and_creation_continues(
             "a new active controller",
         )
         assert new_leader in cluster.controller_ids
-        create_topic(bootstrap, "after-failover", partitions=3, replication_factor=2)
+        create_topic_eventually(bootstrap, "after-failover", partitions=3, replication_factor=2)
         for node_id in survivors:
             wait_until(lambda n=node_id: "after-failover" in node_topics(cluster, n), 10, "topic")
         cluster.start([leader])  # the old controller comes back and catches up
@@ -136,7 +137,7 @@ def test_sigstop_of_the_active_controller_and_its_return(tmp_path: Path) -> None
         wait_until(
             lambda: active_controller(bootstrap) not in (None, -1, leader), 15, "a new controller"
         )
-        create_topic(bootstrap, "while-paused")
+        create_topic_eventually(bootstrap, "while-paused")
         cluster.resume(leader)
         # The paused leader resigns or follows once it hears of the new epoch.
         wait_until(
@@ -304,7 +305,7 @@ def test_a_single_node_data_dir_grows_to_three_voters(tmp_path: Path) -> None:
         first.kill()
         bootstrap = ",".join(j.bootstrap for j in joiners)
         wait_until(lambda: active_controller(bootstrap) in (2, 3), 20, "a leader among the joiners")
-        create_topic(bootstrap, "after-growth")
+        create_topic_eventually(bootstrap, "after-growth")
     finally:
         for process in (first, *joiners):
             process.kill()
@@ -313,3 +314,41 @@ def test_a_single_node_data_dir_grows_to_three_voters(tmp_path: Path) -> None:
 def _topics_at(address: str) -> set[str]:
     body = {"topics": None, "allow_auto_topic_creation": False}
     return {t["name"] for t in call(address, 3, 12, body)["topics"] if not t["error_code"]}
+
+
+def test_a_voter_with_a_damaged_snapshot_and_a_torn_log_recovers_from_the_quorum(
+    tmp_path: Path,
+) -> None:
+    """Snapshots every few records and small segments, so the log below a
+    snapshot is deleted: when that snapshot is damaged (and the log tail torn) the
+    voter refetches the metadata from the leader instead of starting without it."""
+    settings = {
+        "metadata.log.max.record.bytes.between.snapshots": "400",
+        "metadata.log.segment.bytes": "1024",
+    }
+    with LocalCluster(tmp_path, controllers=3, brokers=0, settings=settings) as cluster:
+        cluster.start()
+        for i in range(12):
+            create_topic(cluster.bootstrap, f"many-{i}")
+        names = {f"many-{i}" for i in range(12)}
+        wait_until(lambda: names <= node_topics(cluster, 3), 10, "every topic on node 3")
+        metadata_dir = cluster.nodes[3].data_dir / "__cluster_metadata-0"
+        assert cluster.stop(3) == 0
+        snapshots = sorted(metadata_dir.glob("*.checkpoint"))
+        assert snapshots, "node 3 wrote no snapshot"
+        for snapshot in snapshots:
+            data = bytearray(snapshot.read_bytes())
+            data[len(data) // 2] ^= 0xFF
+            snapshot.chmod(0o644)
+            snapshot.write_bytes(bytes(data))
+        segments = sorted(metadata_dir.glob("*.log"))
+        with segments[-1].open("ab") as tail:
+            tail.write(b"\x00\x00\x00\x00\x00\x00\x00\x07torn")
+        create_topic(cluster.bootstrap_of([1, 2]), "while-node-3-was-down")
+        cluster.start([3])
+        assert cluster.nodes[3].wait_for_log("is damaged")
+        wait_until(
+            lambda: names | {"while-node-3-was-down"} <= node_topics(cluster, 3),
+            20,
+            "node 3 recovering the metadata from the quorum",
+        )

@@ -269,3 +269,18 @@ def test_new_controller_gives_every_broker_a_fresh_session() -> None:
     assert c.poll().records == []
     c.advance(10_000)
     assert [b.name for b in c.poll().records].count("BrokerRegistrationChangeRecord") == 2
+
+
+def test_a_new_controller_lets_a_restarted_incarnation_register_at_once() -> None:
+    """A broker that crashed together with the controller (one process, or a
+    whole-cluster restart) re-registers without waiting out a session the new
+    controller merely gave it; once the old incarnation heartbeats to this
+    controller, a second incarnation is refused again."""
+    c = started(1)
+    c.controller.activate(c.now_ms)  # a new active controller: sessions given, not heard
+    restarted = c.register(1, generation=1)
+    assert restarted["error_code"] == 0
+    assert c.image.brokers[1].incarnation_id == incarnation(1, 1)
+    c.heartbeat(1)  # the new incarnation now heartbeats to this controller
+    duplicate = c.register(1, generation=2)
+    assert duplicate["error_code"] == ErrorCode.DUPLICATE_BROKER_REGISTRATION

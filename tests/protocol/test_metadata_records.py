@@ -201,6 +201,9 @@ def test_api_keys_are_kafkas() -> None:
         "ProducerIdsRecord": 15,
         "BrokerRegistrationChangeRecord": 17,
         "NoOpRecord": 20,
+        "BeginTransactionRecord": 23,
+        "EndTransactionRecord": 24,
+        "AbortTransactionRecord": 25,
     }
 
 

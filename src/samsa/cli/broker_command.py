@@ -157,12 +157,12 @@ async def _serve(config: BrokerConfig) -> int:
         host, port = node.advertised(listener)
         print(f"{CONTROLLER_READY_PREFIX}{host}:{port}", flush=True)
     logging.getLogger("samsa.server").info(
-        "node %d (%s) of cluster %s ready in %.0f ms, data in %s",
+        "node %d of cluster %s ready in %.0f ms, data in %s (process.roles=%s)",
         node.node_id,
-        ",".join(sorted(node.settings.roles)),
         node.cluster_id,
         elapsed,
         config.data_dir,
+        ",".join(sorted(node.settings.roles)),
     )
     await stop.wait()
     await node.stop()

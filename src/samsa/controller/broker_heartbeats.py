@@ -56,6 +56,8 @@ class BrokerSession:
     last_contact_ms: int
     metadata_offset: int = -1
     controlled_shutdown_offset: int | None = None
+    heard: bool = True
+    """False for a session a new controller gave a broker it has not heard from."""
 
 
 class BrokerHeartbeatManager:
@@ -65,13 +67,16 @@ class BrokerHeartbeatManager:
         self.session_timeout_ms = session_timeout_ms
         self.sessions: dict[int, BrokerSession] = {}
 
-    def touch(self, broker_id: int, now_ms: int, metadata_offset: int = -1) -> None:
-        """Record contact from ``broker_id``."""
+    def touch(
+        self, broker_id: int, now_ms: int, metadata_offset: int = -1, *, heard: bool = True
+    ) -> None:
+        """Record contact from ``broker_id`` (``heard`` False: a session given, not earned)."""
         session = self.sessions.get(broker_id)
         if session is None:
-            self.sessions[broker_id] = BrokerSession(now_ms, metadata_offset)
+            self.sessions[broker_id] = BrokerSession(now_ms, metadata_offset, heard=heard)
         else:
             session.last_contact_ms = now_ms
+            session.heard = session.heard or heard
             if metadata_offset >= 0:
                 session.metadata_offset = metadata_offset
 
@@ -86,6 +91,12 @@ class BrokerHeartbeatManager:
     def has_valid_session(self, broker_id: int, now_ms: int) -> bool:
         session = self.sessions.get(broker_id)
         return session is not None and now_ms - session.last_contact_ms <= self.session_timeout_ms
+
+    def is_heard_alive(self, broker_id: int, now_ms: int) -> bool:
+        """A valid session that the broker itself renewed with this controller: proof
+        that incarnation runs (a session given at activation proves nothing)."""
+        session = self.sessions.get(broker_id)
+        return session is not None and session.heard and self.has_valid_session(broker_id, now_ms)
 
     def is_stale(self, broker_id: int, now_ms: int) -> bool:
         session = self.sessions.get(broker_id)

@@ -59,7 +59,7 @@ class ClusterControl:
         """Become the active controller: every registered broker gets a fresh session."""
         self.heartbeats = BrokerHeartbeatManager(self.config.broker_session_timeout_ms)
         for broker_id in self.image.brokers:
-            self.heartbeats.touch(broker_id, now_ms)
+            self.heartbeats.touch(broker_id, now_ms, heard=False)
 
     # ------------------------------------------------------------------ registration
     def register_broker(
@@ -85,10 +85,11 @@ class ClusterControl:
                 f"incarnation {incarnation.hex()} of broker {broker_id} was replaced by a newer one",
             )
         if existing is not None and existing.incarnation_id != incarnation:
-            # A fenced broker has no live session (as in Kafka's heartbeat
-            # manager): one that shut down cleanly, or that a new controller
-            # found fenced, may come back at once under a new incarnation.
-            if not existing.fenced and self.heartbeats.has_valid_session(broker_id, now_ms):
+            # A fenced broker has no live session (as in Kafka's heartbeat manager),
+            # and only an incarnation this controller has heard from blocks a new
+            # one: a broker that shut down cleanly, or crashed together with the
+            # controller (one process, a whole-cluster restart), comes back at once.
+            if not existing.fenced and self.heartbeats.is_heard_alive(broker_id, now_ms):
                 log.warning(
                     "refusing the registration of broker %d: another incarnation is alive",
                     broker_id,

@@ -96,6 +96,7 @@ class DiskRaftLog:
         config: LogConfig = METADATA_LOG_CONFIG,
         clock: Clock = wall_clock_ms,
         max_batch_bytes: int = DEFAULT_MAX_BATCH_BYTES,
+        refetch_lost_prefix: bool = False,
     ) -> DiskRaftLog:
         """Open (creating it if needed) and recover ``<data_dir>/__cluster_metadata-0``.
 
@@ -107,7 +108,9 @@ class DiskRaftLog:
         snapshot_ids = recover_snapshot_files(directory)
         log = Log.open(directory, CLUSTER_METADATA_TOPIC, 0, config, clock=clock)
         try:
-            kept = reconcile_log_and_snapshots(log, snapshot_ids)
+            kept = reconcile_log_and_snapshots(
+                log, snapshot_ids, refetch_lost_prefix=refetch_lost_prefix
+            )
         except BaseException:
             log.close()
             raise

@@ -62,8 +62,16 @@ def recover_snapshot_files(directory: Path) -> list[SnapshotId]:
     return intact
 
 
-def reconcile_log_and_snapshots(log: Log, snapshots: list[SnapshotId]) -> list[SnapshotId]:
-    """Steps 2 to 5 (module doc) on an opened ``log``; returns the snapshots kept."""
+def reconcile_log_and_snapshots(
+    log: Log, snapshots: list[SnapshotId], *, refetch_lost_prefix: bool = False
+) -> list[SnapshotId]:
+    """Steps 2 to 5 (module doc) on an opened ``log``; returns the snapshots kept.
+
+    ``refetch_lost_prefix``: when the snapshot holding the log's first entries is
+    lost (deleted because it was damaged), empty the log instead of refusing to
+    open, so the node fetches the whole metadata log again from the leader (which
+    sends its snapshot).  Only where other voters hold the log: a node alone
+    would lose its metadata."""
     finish_pending_truncation(log)
     start, end = log.log_start_offset, log.log_end_offset
     latest = snapshots[-1] if snapshots else None
@@ -83,6 +91,15 @@ def reconcile_log_and_snapshots(log: Log, snapshots: list[SnapshotId]) -> list[S
         log.truncate_fully_and_start_at(latest.offset)
         start = latest.offset
     kept = _delete_snapshots_below(log.directory, snapshots, start)
+    if start > 0 and not kept and refetch_lost_prefix:
+        logger.error(
+            "[%s] the log starts at %d but the snapshot below it is lost: emptying the "
+            "log to fetch the metadata again from the quorum",
+            log.name,
+            start,
+        )
+        log.truncate_fully_and_start_at(0)
+        start = 0
     if start > 0 and not kept:
         raise RaftInvariantError(
             f"the metadata log in {log.directory} starts at offset {start}, but no "

@@ -19,6 +19,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Union
 
+from samsa.raft.endpoint import Endpoint
+
 if TYPE_CHECKING:
     from samsa.raft.voters import VoterSet
 
@@ -60,15 +62,6 @@ class OffsetAndEpoch:
 
 SnapshotId = OffsetAndEpoch
 """A snapshot holds every entry below ``offset``; ``epoch`` is the last one's epoch."""
-
-
-@dataclass(frozen=True, slots=True)
-class Endpoint:
-    """One listener of a node (Kafka's Endpoint: listener name, host, port)."""
-
-    listener: str
-    host: str
-    port: int
 
 
 @dataclass(frozen=True, slots=True)

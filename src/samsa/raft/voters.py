@@ -18,7 +18,7 @@ import uuid
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
-from samsa.raft.records import Endpoint
+from samsa.raft.endpoint import Endpoint
 
 __all__ = ["VoterNode", "VoterSet", "VoterSetHistory"]
 

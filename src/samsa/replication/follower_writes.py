@@ -66,10 +66,27 @@ def append_as_follower(
                 f"[{log_.name}] fetched batch at offset {first.base_offset} does not "
                 f"continue the log end offset {log_end}",
             )
+    _assign_fetched_epochs(log_, headers)
     info = log_.append(view[:end], assign_offsets=False)
     for header in headers:
         producer_state.replay_header(header)
     return info
+
+
+def _assign_fetched_epochs(log_: Log, headers: list[BatchHeader]) -> None:
+    """Record each fetched batch's epoch where it starts, as Kafka's follower append
+    does for every batch (``maybeAssignEpochStartOffset``), not only for epochs
+    newer than the cache's latest.  A replica that led an epoch without writing
+    in it keeps that epoch's entry at its log end; fetched data of an older
+    epoch at that offset must replace it, or the replica would report the wrong
+    ``last_fetched_epoch`` and keep truncating data the leader has (found by the
+    cluster simulator, tests/cluster_sim)."""
+    previous = None
+    for header in headers:
+        epoch = header.partition_leader_epoch
+        if epoch >= 0 and epoch != previous:
+            log_.maybe_assign_epoch_start_offset(epoch, header.base_offset)
+        previous = epoch
 
 
 def truncate_to(log_: Log, producer_state: ProducerStateManager, offset: int) -> bool:

@@ -47,9 +47,10 @@ from samsa.storage.log_config import LogConfig
 from samsa.storage.log_manager import LogManager
 
 if TYPE_CHECKING:
+    from samsa.raft.driver import RaftDriver
+    from samsa.server.broker_api import NodeApi
     from samsa.server.controller_link import ControllerLink
     from samsa.server.metadata_loader import MetadataLoader
-    from samsa.server.node import Node
 
 log = logging.getLogger("samsa.server")
 
@@ -64,7 +65,7 @@ def wall_ms() -> int:
 
 
 class Broker:
-    def __init__(self, node: Node, meta: MetaProperties) -> None:
+    def __init__(self, node: NodeApi, meta: MetaProperties) -> None:
         self.node = node
         self.config = node.config
         self.node_id = node.node_id
@@ -82,7 +83,11 @@ class Broker:
         self._http_endpoints: list[HttpEndpoint] = []
         self._reconciled = False
         self.lifecycle: BrokerLifecycle | None = None
-        self.producer_ids = ProducerIdBlocks(self)
+        self.producer_ids = ProducerIdBlocks(
+            self.node_id,
+            lambda: self.lifecycle.broker_epoch if self.lifecycle is not None else -1,
+            self.forward,
+        )
         if self.config["metrics.listen"] or self.config["console.listen"]:
             # Counting starts before the first client can connect.
             self.metrics = BrokerMetrics()
@@ -112,6 +117,13 @@ class Broker:
         merged = dict(self.config.topic_defaults())
         merged.update(self.image.topic_configs(topic))
         return merged
+
+    def raft_on(self, listener_name: str) -> RaftDriver | None:
+        return self.node.raft if self.node.serves_controller_on(listener_name) else None
+
+    def quorum_leader(self) -> int | None:
+        raft = self.node.raft
+        return None if raft is None else raft.leader_id
 
     def leads(self, topic: str, partition: int) -> bool:
         """This broker is the partition's leader in the metadata image."""
@@ -168,7 +180,8 @@ class Broker:
         self.lifecycle = BrokerLifecycle(
             registration,
             self.controller.request,
-            lambda: self.loader.applied_offset,
+            # Kafka's CurrentMetadataOffset: the last offset applied, not the next.
+            lambda: self.loader.applied_offset - 1,
             heartbeat_interval_ms=config["broker.heartbeat.interval.ms"],
             retry_backoff_ms=20,
         )
@@ -258,6 +271,12 @@ class Broker:
         if not self._reconciled:
             return
         self.replicas.apply_delta(delta, self.image, wall_ms())
+        metrics = self.metrics
+        if metrics is not None:
+            for change in delta.partition_changes():
+                old, new = change.old, change.new
+                if old is not None and new.leader == self.node_id and old.leader == self.node_id:
+                    metrics.on_isr_change(len(old.isr), len(new.isr))
         changed = [
             name
             for resource_type, name in delta.changed_configs

@@ -110,8 +110,10 @@ class BrokerLifecycle:
         while True:
             ok = await self._heartbeat()
             delay = self.heartbeat_interval_ms if ok else self.retry_backoff_ms
-            if self.state is BrokerState.RECOVERY and ok:
-                delay = min(delay, 50)  # catching up: ask to be unfenced promptly
+            if ok and self.state in (BrokerState.RECOVERY, BrokerState.PENDING_CONTROLLED_SHUTDOWN):
+                # Catching up, or waiting for leaderships to move away: the answer
+                # changes within milliseconds, so ask again soon, not in seconds.
+                delay = min(delay, 50)
             self._wake.clear()
             with contextlib.suppress(asyncio.TimeoutError):
                 await asyncio.wait_for(self._wake.wait(), delay / 1000)

@@ -19,7 +19,7 @@ from samsa.protocol.record_reader import decode_records
 from samsa.storage.cleaner_manager import CleanerStats
 
 if TYPE_CHECKING:
-    from samsa.server.broker import Broker
+    from samsa.server.broker_api import BrokerApi
     from samsa.server.metrics import BrokerMetrics
 
 SECRET_MARKERS = ("password", "secret", "jaas", "credential", "token", "ssl.key")
@@ -64,7 +64,7 @@ def masked(name: str, value: str | None) -> str | None:
 
 
 class BrokerView:
-    def __init__(self, broker: Broker) -> None:
+    def __init__(self, broker: BrokerApi) -> None:
         self._broker = broker
 
     @property
@@ -77,7 +77,7 @@ class BrokerView:
             version = importlib.metadata.version("samsa")
         except importlib.metadata.PackageNotFoundError:
             version = "unknown"
-        raft = b.node.raft
+        leader = b.quorum_leader()
         brokers = []
         for registration in sorted(b.image.brokers.values(), key=lambda r: r.id):
             endpoint = registration.listeners[0] if registration.listeners else None
@@ -92,7 +92,7 @@ class BrokerView:
             )
         return {
             "cluster_id": b.cluster_id,
-            "controller_id": -1 if raft is None or raft.leader_id is None else raft.leader_id,
+            "controller_id": -1 if leader is None else leader,
             "version": version,
             "brokers": brokers,
         }
@@ -189,6 +189,22 @@ class BrokerView:
                 )
             )
         return sorted(out, key=lambda g: g.group_id)
+
+    def partition_health(self) -> tuple[int, int]:
+        """(under-replicated partitions this broker leads, offline partitions in the
+        cluster): Kafka's UnderReplicatedPartitions (per leader) and
+        OfflinePartitionsCount, read from the metadata image."""
+        b = self._broker
+        under = offline = 0
+        for topic in b.image.topics.values():
+            for registration in topic.partitions.values():
+                if registration.leader < 0:
+                    offline += 1
+                elif registration.leader == b.node_id and len(registration.isr) < len(
+                    registration.replicas
+                ):
+                    under += 1
+        return under, offline
 
     def high_watermark(self, topic: str, partition: int) -> int | None:
         p = self._broker.replicas.get(topic, partition)

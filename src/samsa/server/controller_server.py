@@ -30,7 +30,7 @@ from samsa.controller.metadata_delta import MetadataDelta
 from samsa.controller.metadata_image import MetadataImage
 from samsa.controller.quorum_controller import QuorumController
 from samsa.errors import ErrorCode
-from samsa.protocol.metadata_records import MetadataRecord, encode_metadata_record
+from samsa.protocol.metadata_records import MetadataRecord, encode_metadata_record, make_record
 from samsa.raft.driver import RaftDriver
 from samsa.raft.errors import NotLeaderError
 from samsa.server.metadata_loader import MetadataLoader
@@ -112,6 +112,14 @@ class ControllerServer:
         await self._loader.wait_applied(start)
         if self._raft.leader_id != self.node_id or self._raft.epoch != epoch:
             return
+        if self._loader.has_open_transaction:
+            # The previous controller died inside a write: end it as aborted, so
+            # no node ever applies its first half.
+            log.warning("controller: aborting the transaction the previous controller left open")
+            if not await self._commit_raw(
+                [make_record("AbortTransactionRecord", reason="failover")]
+            ):
+                return
         self.controller.activate(self._clock())
         self._active = True
         log.info("node %d is the active controller (epoch %d)", self.node_id, epoch)
@@ -210,10 +218,24 @@ class ControllerServer:
             )
         return wire.encode_response(api_key, version, response, self._raft.listener_name)
 
+    async def _commit_raw(self, records: list[MetadataRecord]) -> bool:
+        return await self._append_and_wait(records)
+
     async def _commit(self, records: list[MetadataRecord]) -> bool:
         """Append, wait for the loader to apply; False if leadership was lost."""
         if not records:
             return True
+        if len(records) > 1:
+            # One write, several records: a transaction, so every node applies it
+            # whole or (cut short by a failover, then aborted) not at all.
+            records = [
+                make_record("BeginTransactionRecord"),
+                *records,
+                make_record("EndTransactionRecord"),
+            ]
+        return await self._append_and_wait(records)
+
+    async def _append_and_wait(self, records: list[MetadataRecord]) -> bool:
         payloads = [encode_metadata_record(record) for record in records]
         try:
             last = self._raft.append(payloads)

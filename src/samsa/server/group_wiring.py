@@ -21,7 +21,7 @@ from samsa.protocol.record_builder import RecordBatchBuilder
 from samsa.protocol.record_reader import decode_records
 
 if TYPE_CHECKING:
-    from samsa.server.broker import Broker
+    from samsa.server.broker_api import BrokerApi
 
 log = logging.getLogger("samsa.server")
 
@@ -36,7 +36,7 @@ LOAD_READ_BYTES = 4 * 1024 * 1024
 class LogOffsetsStore:
     """``OffsetsStore`` over the broker's ``__consumer_offsets`` partition logs."""
 
-    def __init__(self, broker: Broker) -> None:
+    def __init__(self, broker: BrokerApi) -> None:
         self.broker = broker
 
     async def append(self, partition: int, records: list[Record]) -> None:
@@ -75,7 +75,7 @@ class LogOffsetsStore:
             offset = next_offset
 
 
-async def start_group_coordinator(broker: Broker) -> None:
+async def start_group_coordinator(broker: BrokerApi) -> None:
     """Create ``__consumer_offsets`` if needed, then build the coordinator and load
     the partitions this broker leads (the others are coordinated elsewhere)."""
     from samsa.coordinator import GroupCoordinator
@@ -118,7 +118,7 @@ async def start_group_coordinator(broker: Broker) -> None:
     )
 
 
-def follow_leadership(broker: Broker) -> None:
+def follow_leadership(broker: BrokerApi) -> None:
     """Load the ``__consumer_offsets`` partitions this broker now leads, unload
     those it no longer leads (the coordinator moves with the leadership)."""
     coordinator = broker.groups

@@ -28,7 +28,11 @@ from typing import Protocol
 from samsa.controller.metadata_delta import MetadataDelta
 from samsa.controller.metadata_image import MetadataImage
 from samsa.controller.snapshot_records import snapshot_records
-from samsa.protocol.metadata_records import decode_metadata_record, encode_metadata_record
+from samsa.protocol.metadata_records import (
+    MetadataRecord,
+    decode_metadata_record,
+    encode_metadata_record,
+)
 from samsa.raft.entry_codec import decode_entries, encode_payloads
 from samsa.raft.log import RaftLog, Snapshot
 
@@ -66,6 +70,7 @@ class MetadataLoader:
         self._create_snapshot = create_snapshot
         self._bytes_since_snapshot = 0
         self._last_snapshot_ms = time.monotonic() * 1000
+        self._transaction: list[tuple[MetadataRecord, int, int]] | None = None
         self.loaded = asyncio.Event()
         """Set once the first committed prefix (or snapshot) was applied."""
 
@@ -94,8 +99,7 @@ class MetadataLoader:
                     break
                 payload = entry.payload
                 if isinstance(payload, bytes) and payload:
-                    record = decode_metadata_record(payload)
-                    delta.replay(record, entry.offset, entry.epoch)
+                    self._apply(delta, decode_metadata_record(payload), entry.offset, entry.epoch)
                     self._bytes_since_snapshot += len(payload)
                 self.applied_offset = entry.offset + 1
                 self.applied_epoch = entry.epoch
@@ -107,6 +111,36 @@ class MetadataLoader:
             self.loaded.set()
         self._maybe_snapshot()
 
+    def _apply(self, delta: MetadataDelta, record: MetadataRecord, offset: int, epoch: int) -> None:
+        """Replay one record, or hold it while its transaction is open (KIP-868): a
+        controller write spans several records and must be seen whole or not at all,
+        also when a failover cut it short (the next controller aborts it)."""
+        name = record.name
+        if name == "BeginTransactionRecord":
+            if self._transaction is not None:
+                log.warning("metadata: transaction at %d begins inside another", offset)
+            self._transaction = []
+        elif name == "EndTransactionRecord":
+            for held, held_offset, held_epoch in self._transaction or ():
+                delta.replay(held, held_offset, held_epoch)
+            self._transaction = None
+        elif name == "AbortTransactionRecord":
+            if self._transaction:
+                log.warning(
+                    "metadata: dropping %d records of an aborted transaction (%s)",
+                    len(self._transaction),
+                    record.body.get("reason"),
+                )
+            self._transaction = None
+        elif self._transaction is not None:
+            self._transaction.append((record, offset, epoch))
+        else:
+            delta.replay(record, offset, epoch)
+
+    @property
+    def has_open_transaction(self) -> bool:
+        return self._transaction is not None
+
     def handle_load_snapshot(self, snapshot: Snapshot) -> None:
         started = time.monotonic()
         entries, _ = decode_entries(snapshot.data)
@@ -116,6 +150,7 @@ class MetadataLoader:
             if isinstance(entry.payload, bytes) and entry.payload
         ]
         count = len(records)
+        self._transaction = None  # a snapshot never holds part of a write
         # Rebuilt in place, so every holder of the image keeps a valid reference.
         self.image.load_snapshot(records, snapshot.snapshot_id.offset, snapshot.snapshot_id.epoch)
         self.applied_offset = snapshot.snapshot_id.offset
@@ -163,7 +198,11 @@ class MetadataLoader:
     # -- writing snapshots ------------------------------------------------------------
 
     def _maybe_snapshot(self) -> None:
-        if self._create_snapshot is None or self.applied_offset <= self._log.start_offset:
+        if (
+            self._create_snapshot is None
+            or self.applied_offset <= self._log.start_offset
+            or self._transaction is not None  # a snapshot holds whole writes only
+        ):
             return
         now_ms = time.monotonic() * 1000
         due_by_size = self._bytes_since_snapshot >= self._snapshot_bytes

@@ -48,6 +48,8 @@ class BrokerMetrics:
         self.bytes_out: defaultdict[str, int] = defaultdict(int)
         self.records_out: defaultdict[str, int] = defaultdict(int)
         self.requests: dict[tuple[int, int], RequestStats] = {}
+        self.isr_shrinks = 0
+        self.isr_expands = 0
         self.started = time.time()
         # Per connection: the client software it announced, and its fetch positions.
         self._clients: weakref.WeakKeyDictionary[Any, tuple[str, str]] = weakref.WeakKeyDictionary()
@@ -56,6 +58,14 @@ class BrokerMetrics:
         )
 
     # -- hooks (hot path) -------------------------------------------------------------
+
+    def on_isr_change(self, before: int, after: int) -> None:
+        """An ISR of a partition this broker leads changed size (Kafka's IsrShrinks /
+        IsrExpands meters, as counters)."""
+        if after < before:
+            self.isr_shrinks += 1
+        elif after > before:
+            self.isr_expands += 1
 
     def on_request(self, api_key: int, version: int, seconds: float, failed: bool) -> None:
         stats = self.requests.get((api_key, version))

@@ -4,9 +4,10 @@ A ``prometheus_client`` Collector: counters kept by BrokerMetrics and state
 read through BrokerView become metric families at scrape time, so nothing is
 computed between scrapes.  Names follow Prometheus conventions
 (``samsa_<what>_total`` for counters, ``_bytes``/``_seconds`` units).
-Cluster-wide gauges (under-replicated and offline partitions, ISR changes)
-are reported for this node's partitions; on one node every partition is
-online and fully replicated, and replication will fill them in.
+Replication health comes from the metadata image: under-replicated
+partitions this broker leads, offline partitions of the cluster, and the ISR
+shrinks and expands of partitions led here (counted as the controller's
+records arrive).
 """
 
 from __future__ import annotations
@@ -118,14 +119,27 @@ class BrokerCollector(Collector):
             count += 1
         yield from (size, segments, end, start)
         yield GaugeMetricFamily("samsa_partitions", "Partitions hosted here.", value=count)
+        under, offline = self.view.partition_health()
         yield GaugeMetricFamily(
             "samsa_under_replicated_partitions",
-            "Partitions whose ISR is smaller than their replica set.",
-            value=0,
+            "Partitions this broker leads whose ISR is smaller than their replica set.",
+            value=under,
         )
         yield GaugeMetricFamily(
-            "samsa_offline_partitions", "Partitions without a live leader.", value=0
+            "samsa_offline_partitions", "Partitions of the cluster without a leader.", value=offline
         )
+        metrics = self.view.metrics
+        if metrics is not None:
+            yield CounterMetricFamily(
+                "samsa_isr_shrinks",
+                "ISR shrinks of partitions led here.",
+                value=metrics.isr_shrinks,
+            )
+            yield CounterMetricFamily(
+                "samsa_isr_expands",
+                "ISR expands of partitions led here.",
+                value=metrics.isr_expands,
+            )
 
     def _groups(self) -> Iterator[Metric]:
         labels = ["group", "topic", "partition"]

@@ -27,6 +27,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import contextlib
+import dataclasses
 import logging
 import random
 import time
@@ -47,7 +48,7 @@ from samsa.net import ChannelPool
 from samsa.node_settings import NodeSettings
 from samsa.protocol.metadata_records import encode_metadata_record
 from samsa.raft.config import QuorumConfig
-from samsa.raft.disk_log import DiskRaftLog
+from samsa.raft.disk_log import METADATA_LOG_CONFIG, DiskRaftLog
 from samsa.raft.driver import RaftDriver
 from samsa.raft.machine import RaftMachine
 from samsa.raft.quorum_state_file import read_election_state
@@ -60,6 +61,13 @@ from samsa.server.handlers import quorum as quorum_handlers
 from samsa.server.metadata_loader import MetadataLoader
 from samsa.server.network import CloseConnection, Connection, SocketServer
 from samsa.server.router import Router
+
+API_VERSIONS = 18
+
+
+def peek_api_key(frame: bytes | bytearray) -> int:
+    return int.from_bytes(frame[0:2], "big", signed=True) if len(frame) >= 2 else -1
+
 
 log = logging.getLogger("samsa.server")
 
@@ -99,6 +107,7 @@ class Node:
         self._raft_channels = ChannelPool(client_id=f"samsa-raft-{self.node_id}")
         self._migrated_from: Path | None = None
         self._migration: asyncio.Task[None] | None = None
+        self._starting_client_listeners: set[str] = set()
 
     # ------------------------------------------------------------------ addresses
     def advertised(self, listener: Listener) -> tuple[str, int]:
@@ -211,6 +220,8 @@ class Node:
         # Kafka's brokers do, so no client sees a half-loaded image.
         for listener in self.settings.listeners:
             self._routers[listener.name] = self._build_router(listener, with_clients=False)
+            if self.settings.serves_clients(listener):
+                self._starting_client_listeners.add(listener.name)
         raft.start()
         if self._migrated_from is not None:
             self._migration = asyncio.ensure_future(self._migrate_legacy_metadata())
@@ -219,11 +230,21 @@ class Node:
             for listener in self.settings.listeners:
                 if self.settings.serves_clients(listener):
                     self._routers[listener.name] = self._build_router(listener, with_clients=True)
+                    self._starting_client_listeners.discard(listener.name)
 
     def _start_quorum(self, data_dir: Path) -> None:
         config = self.config
         settings = self.settings
-        raft_log = DiskRaftLog.open(data_dir)
+        # A damaged snapshot is refetched from the other voters; a node alone
+        # refuses to start instead of losing its metadata.
+        others = len(settings.static_voters) > 1 or bool(settings.bootstrap_servers)
+        raft_log = DiskRaftLog.open(
+            data_dir,
+            config=dataclasses.replace(
+                METADATA_LOG_CONFIG, segment_bytes=config["metadata.log.segment.bytes"]
+            ),
+            refetch_lost_prefix=others,
+        )
         self.raft_log = raft_log
         listener_name = self.controller_listener_name
         static = None
@@ -333,6 +354,11 @@ class Node:
             router = self._routers.get(name)
             if router is None:
                 raise CloseConnection("the node is still starting")
+            if name in self._starting_client_listeners and peek_api_key(frame) == API_VERSIONS:
+                # A client that learned the starting node's versions (the quorum's
+                # only) would keep that answer for the connection and never ask
+                # for Produce or Metadata there; closing makes it reconnect later.
+                raise CloseConnection("the broker is still starting")
             return router.dispatch(frame, conn)
 
         return dispatch

@@ -9,19 +9,21 @@ restart abandons the rest of the block in use, as in Kafka.
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING
+from collections.abc import Awaitable, Callable
+from typing import Any
 
 from samsa.errors import ErrorCode, KafkaError
 
-if TYPE_CHECKING:
-    from samsa.server.broker import Broker
-
 ALLOCATE_PRODUCER_IDS = 67
+
+Forward = Callable[[int, int, dict[str, Any]], Awaitable[dict[str, Any]]]
 
 
 class ProducerIdBlocks:
-    def __init__(self, broker: Broker) -> None:
-        self._broker = broker
+    def __init__(self, broker_id: int, broker_epoch: Callable[[], int], forward: Forward) -> None:
+        self._broker_id = broker_id
+        self._broker_epoch = broker_epoch
+        self._forward = forward
         self._next = 0
         self._end = 0
         self._lock = asyncio.Lock()
@@ -35,12 +37,8 @@ class ProducerIdBlocks:
             return pid
 
     async def _fetch_block(self) -> None:
-        broker = self._broker
-        lifecycle = broker.lifecycle
-        epoch = lifecycle.broker_epoch if lifecycle is not None else -1
-        response = await broker.forward(
-            ALLOCATE_PRODUCER_IDS, 0, {"broker_id": broker.node_id, "broker_epoch": epoch}
-        )
+        body = {"broker_id": self._broker_id, "broker_epoch": self._broker_epoch()}
+        response = await self._forward(ALLOCATE_PRODUCER_IDS, 0, body)
         code = response.get("error_code", 0)
         if code:
             raise KafkaError(ErrorCode(code), "the controller handed out no producer ids")

@@ -1,4 +1,5 @@
-"""Cluster-wide records: configs, feature levels, producer id blocks, no-ops.
+"""Cluster-wide records: configs, feature levels, producer id blocks, no-ops, and
+the markers of metadata transactions (KIP-868).
 
 Transcribed from Kafka's ConfigRecord, FeatureLevelRecord, ProducerIdsRecord and
 NoOpRecord JSON, flexible from v0.  A ConfigRecord with a null ``value`` deletes
@@ -45,10 +46,29 @@ PRODUCER_IDS = DataSchema(
 
 NO_OP = DataSchema("NoOpRecord", valid=(0, 0), flexible=0, fields=())
 
+# KIP-868 metadata transactions: the records between a Begin and its End are
+# one controller write, applied all at once or (Abort) not at all.
+BEGIN_TRANSACTION = DataSchema(
+    "BeginTransactionRecord",
+    valid=(0, 0),
+    flexible=0,
+    fields=(F("name", "string", nullable="0+", tag=0, tagged="0+", default=None),),
+)
+END_TRANSACTION = DataSchema("EndTransactionRecord", valid=(0, 0), flexible=0, fields=())
+ABORT_TRANSACTION = DataSchema(
+    "AbortTransactionRecord",
+    valid=(0, 0),
+    flexible=0,
+    fields=(F("reason", "string", nullable="0+", tag=0, tagged="0+", default=None),),
+)
+
 # (api key, schema), as Kafka's MetadataRecordType numbers them.
 RECORDS: tuple[tuple[int, DataSchema], ...] = (
     (4, CONFIG),
     (12, FEATURE_LEVEL),
     (15, PRODUCER_IDS),
     (20, NO_OP),
+    (23, BEGIN_TRANSACTION),
+    (24, END_TRANSACTION),
+    (25, ABORT_TRANSACTION),
 )

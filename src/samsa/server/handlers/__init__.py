@@ -22,11 +22,11 @@ from samsa.server.handlers import (
 )
 
 if TYPE_CHECKING:
-    from samsa.server.broker import Broker
+    from samsa.server.broker_api import BrokerApi
     from samsa.server.router import Router
 
 
-def register_all(router: Router, broker: Broker, listener: str) -> None:
+def register_all(router: Router, broker: BrokerApi, listener: str) -> None:
     """Every broker API on one client listener (``listener`` is its name: Metadata
     answers with the brokers' addresses on the same listener)."""
     cluster.register(router, broker, listener)

@@ -4,7 +4,7 @@ Topic overrides live in the metadata image (ConfigRecords); describing a topic
 lists every topic config with its effective value and whether it is an
 override (source TOPIC_CONFIG) or the broker default (DEFAULT_CONFIG /
 STATIC_BROKER).  Changes are the controller's: they are forwarded to it.
-Broker configs are read-only here: they come from server.properties and flags.
+BrokerApi configs are read-only here: they come from server.properties and flags.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from samsa.errors import ErrorCode, KafkaError
 from samsa.server.router import Body, RequestContext, Router
 
 if TYPE_CHECKING:
-    from samsa.server.broker import Broker
+    from samsa.server.broker_api import BrokerApi
 
 DESCRIBE_CONFIGS = 32
 ALTER_CONFIGS = 33
@@ -27,7 +27,7 @@ SOURCE_STATIC_BROKER = 4
 SOURCE_DEFAULT = 5
 
 
-def register(router: Router, broker: Broker) -> None:
+def register(router: Router, broker: BrokerApi) -> None:
     router.register(DESCRIBE_CONFIGS, lambda ctx, req: handle_describe_configs(broker, ctx, req))
     for api_key in (ALTER_CONFIGS, INCREMENTAL_ALTER_CONFIGS):
         router.register(
@@ -51,7 +51,7 @@ def _entry(
     }
 
 
-def handle_describe_configs(broker: Broker, ctx: RequestContext, req: Body) -> Body:
+def handle_describe_configs(broker: BrokerApi, ctx: RequestContext, req: Body) -> Body:
     results = []
     synonyms = req.get("include_synonyms", False)
     for res in req["resources"]:
@@ -95,7 +95,7 @@ def handle_describe_configs(broker: Broker, ctx: RequestContext, req: Body) -> B
     return {"throttle_time_ms": 0, "results": results}
 
 
-async def forward(broker: Broker, api_key: int, ctx: RequestContext, req: Body) -> Body:
+async def forward(broker: BrokerApi, api_key: int, ctx: RequestContext, req: Body) -> Body:
     try:
         return await broker.forward(api_key, ctx.version, req)
     except KafkaError as exc:

@@ -13,7 +13,7 @@ from samsa.errors import ErrorCode, KafkaError
 from samsa.server.router import Body, RequestContext, Router
 
 if TYPE_CHECKING:
-    from samsa.server.broker import Broker
+    from samsa.server.broker_api import BrokerApi
 
 CREATE_TOPICS = 19
 DELETE_TOPICS = 20
@@ -21,7 +21,7 @@ DELETE_RECORDS = 21
 CREATE_PARTITIONS = 37
 
 
-def register(router: Router, broker: Broker) -> None:
+def register(router: Router, broker: BrokerApi) -> None:
     for api_key in (CREATE_TOPICS, DELETE_TOPICS, CREATE_PARTITIONS):
         router.register(
             api_key,
@@ -30,7 +30,7 @@ def register(router: Router, broker: Broker) -> None:
     router.register(DELETE_RECORDS, lambda ctx, req: handle_delete_records(broker, ctx, req))
 
 
-async def forward(broker: Broker, api_key: int, ctx: RequestContext, req: Body) -> Body:
+async def forward(broker: BrokerApi, api_key: int, ctx: RequestContext, req: Body) -> Body:
     """Topic changes are the controller's: forwarded as they came, answered as it answers."""
     try:
         return await broker.forward(api_key, ctx.version, req)
@@ -67,7 +67,7 @@ def _failed(api_key: int, req: Body, exc: KafkaError) -> Body:
     return {"throttle_time_ms": 0, "results": results}
 
 
-def handle_delete_records(broker: Broker, ctx: RequestContext, req: Body) -> Body:
+def handle_delete_records(broker: BrokerApi, ctx: RequestContext, req: Body) -> Body:
     topics = []
     for treq in req["topics"]:
         parts = []

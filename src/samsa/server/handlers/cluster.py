@@ -19,7 +19,7 @@ from samsa.errors import ErrorCode, KafkaError
 from samsa.server.router import Body, RequestContext, Router
 
 if TYPE_CHECKING:
-    from samsa.server.broker import Broker
+    from samsa.server.broker_api import BrokerApi
 
 METADATA = 3
 FIND_COORDINATOR = 10
@@ -32,7 +32,7 @@ INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state"})
 ZERO_UUID = b"\x00" * 16
 
 
-def register(router: Router, broker: Broker, listener: str) -> None:
+def register(router: Router, broker: BrokerApi, listener: str) -> None:
     router.register(METADATA, lambda ctx, req: handle_metadata(broker, listener, ctx, req))
     router.register(
         DESCRIBE_CLUSTER, lambda ctx, req: handle_describe_cluster(broker, listener, ctx, req)
@@ -42,7 +42,7 @@ def register(router: Router, broker: Broker, listener: str) -> None:
     )
 
 
-def broker_entries(broker: Broker, listener: str) -> list[dict[str, Any]]:
+def broker_entries(broker: BrokerApi, listener: str) -> list[dict[str, Any]]:
     """Unfenced brokers reachable on ``listener``, sorted by id."""
     out = []
     for registration in sorted(broker.image.brokers.values(), key=lambda b: b.id):
@@ -62,7 +62,7 @@ def broker_entries(broker: Broker, listener: str) -> list[dict[str, Any]]:
     return out
 
 
-def handle_metadata(broker: Broker, listener: str, ctx: RequestContext, req: Body) -> Any:
+def handle_metadata(broker: BrokerApi, listener: str, ctx: RequestContext, req: Body) -> Any:
     version = ctx.version
     requested = req.get("topics")
     if requested is None or (version == 0 and not requested):
@@ -105,7 +105,7 @@ def _valid_name(name: str) -> bool:
 
 
 async def _create_then_describe(
-    broker: Broker,
+    broker: BrokerApi,
     listener: str,
     ctx: RequestContext,
     req: Body,
@@ -144,7 +144,7 @@ async def _create_then_describe(
 
 
 def _response(
-    broker: Broker,
+    broker: BrokerApi,
     listener: str,
     req: Body,
     names: list[str | None],
@@ -165,7 +165,7 @@ def _response(
 
 
 def _describe_topic(
-    broker: Broker, name: str | None, include_ops: bool, errors: dict[str, int]
+    broker: BrokerApi, name: str | None, include_ops: bool, errors: dict[str, int]
 ) -> dict[str, Any]:
     entry: dict[str, Any] = {
         "error_code": 0,
@@ -211,7 +211,9 @@ def _describe_topic(
     return entry
 
 
-def handle_describe_cluster(broker: Broker, listener: str, ctx: RequestContext, req: Body) -> Body:
+def handle_describe_cluster(
+    broker: BrokerApi, listener: str, ctx: RequestContext, req: Body
+) -> Body:
     endpoint_type = req.get("endpoint_type", 1)
     if endpoint_type != 1:
         return {
@@ -242,7 +244,7 @@ def handle_describe_cluster(broker: Broker, listener: str, ctx: RequestContext, 
 
 
 def _coordinator(
-    broker: Broker, listener: str, key: str, key_type: int
+    broker: BrokerApi, listener: str, key: str, key_type: int
 ) -> tuple[ErrorCode, str | None, dict[str, Any] | None]:
     if key_type == KEY_TYPE_TRANSACTION:
         return ErrorCode.COORDINATOR_NOT_AVAILABLE, "transactions are not supported yet", None
@@ -260,7 +262,9 @@ def _coordinator(
     return ErrorCode.COORDINATOR_NOT_AVAILABLE, f"broker {node} is not reachable", None
 
 
-def handle_find_coordinator(broker: Broker, listener: str, ctx: RequestContext, req: Body) -> Body:
+def handle_find_coordinator(
+    broker: BrokerApi, listener: str, ctx: RequestContext, req: Body
+) -> Body:
     key_type = req.get("key_type", 0)
     if ctx.version >= 4:
         coordinators = []

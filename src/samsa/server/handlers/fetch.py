@@ -21,7 +21,7 @@ from samsa.server.handlers.quorum import handle_raft_request
 from samsa.server.router import Body, RequestContext, Router
 
 if TYPE_CHECKING:
-    from samsa.server.broker import Broker
+    from samsa.server.broker_api import BrokerApi
     from samsa.server.metrics import BrokerMetrics
 
 API_KEY = 1
@@ -29,12 +29,12 @@ READ_COMMITTED = 1
 MAX_CLIENT_VERSION = 12
 
 
-def register(router: Router, broker: Broker, listener: str) -> None:
-    raft = broker.node.raft if broker.node.serves_controller_on(listener) else None
+def register(router: Router, broker: BrokerApi, listener: str) -> None:
+    raft = broker.raft_on(listener)
     router.register(API_KEY, lambda ctx, req: handle_fetch(broker, raft, ctx, req))
 
 
-def handle_fetch(broker: Broker, raft: Any, ctx: RequestContext, req: Body) -> Body | Any:
+def handle_fetch(broker: BrokerApi, raft: Any, ctx: RequestContext, req: Body) -> Body | Any:
     version = ctx.version
     if wire.is_metadata_fetch(version, req):
         if raft is None:
@@ -70,7 +70,7 @@ def _count_positions(metrics: BrokerMetrics, ctx: RequestContext, req: Body) -> 
             metrics.on_fetch_position(connection, name, preq["partition"], preq["fetch_offset"])
 
 
-async def _wait_and_read(broker: Broker, req: Body, available: int) -> Body:
+async def _wait_and_read(broker: BrokerApi, req: Body, available: int) -> Body:
     keys = [(t["topic"], p["partition"]) for t in req["topics"] for p in t["partitions"]]
     waiter = FetchWaiter(req["min_bytes"] - available, from_follower=_replica_id(req) >= 0)
     broker.replicas.park(keys, waiter)
@@ -83,7 +83,7 @@ async def _wait_and_read(broker: Broker, req: Body, available: int) -> Body:
     return _response(broker, responses)
 
 
-def _response(broker: Broker, responses: list[dict[str, Any]]) -> Body:
+def _response(broker: BrokerApi, responses: list[dict[str, Any]]) -> Body:
     metrics = broker.metrics
     if metrics is not None:
         for topic in responses:
@@ -101,7 +101,7 @@ def _replica_id(req: Body) -> int:
 
 
 def read_partitions(
-    broker: Broker, req: Body, *, update_fetch_state: bool = True
+    broker: BrokerApi, req: Body, *, update_fetch_state: bool = True
 ) -> tuple[list[dict[str, Any]], int]:
     """Read every requested partition; returns the responses and the bytes found
     (-1 when a partition has an error or a follower must truncate, so the

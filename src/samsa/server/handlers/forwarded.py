@@ -15,7 +15,7 @@ from samsa.errors import KafkaError
 from samsa.server.router import Body, RequestContext, Router
 
 if TYPE_CHECKING:
-    from samsa.server.broker import Broker
+    from samsa.server.broker_api import BrokerApi
 
 ELECT_LEADERS, ALTER_PARTITION_REASSIGNMENTS, LIST_PARTITION_REASSIGNMENTS = 43, 45, 46
 DESCRIBE_QUORUM, ADD_RAFT_VOTER, REMOVE_RAFT_VOTER = 55, 80, 81
@@ -29,7 +29,7 @@ FORWARDED = (
 )
 
 
-def register(router: Router, broker: Broker) -> None:
+def register(router: Router, broker: BrokerApi) -> None:
     for api_key in FORWARDED:
         if router.handles(api_key):
             continue
@@ -39,7 +39,7 @@ def register(router: Router, broker: Broker) -> None:
         )
 
 
-async def forward(broker: Broker, api_key: int, ctx: RequestContext, req: Body) -> Body:
+async def forward(broker: BrokerApi, api_key: int, ctx: RequestContext, req: Body) -> Body:
     try:
         return await broker.forward(api_key, ctx.version, req)
     except KafkaError as exc:

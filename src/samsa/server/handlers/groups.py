@@ -14,7 +14,7 @@ from samsa.errors import ErrorCode
 from samsa.server.router import Body, RequestContext, Router
 
 if TYPE_CHECKING:
-    from samsa.server.broker import Broker
+    from samsa.server.broker_api import BrokerApi
 
 APIS = {
     8: "offset_commit",
@@ -33,12 +33,12 @@ APIS = {
 JOIN_GROUP = 11
 
 
-def register(router: Router, broker: Broker) -> None:
+def register(router: Router, broker: BrokerApi) -> None:
     for key, method in APIS.items():
         router.register(key, _adapter(broker, key, method))
 
 
-def _adapter(broker: Broker, key: int, method: str) -> Any:
+def _adapter(broker: BrokerApi, key: int, method: str) -> Any:
     def handle(ctx: RequestContext, req: Body) -> Body | Awaitable[Body]:
         error = broker.ensure_group_coordinator()
         if error is not None:

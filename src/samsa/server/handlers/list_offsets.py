@@ -16,7 +16,7 @@ from samsa.errors import KafkaError
 from samsa.server.router import Body, RequestContext, Router
 
 if TYPE_CHECKING:
-    from samsa.server.broker import Broker
+    from samsa.server.broker_api import BrokerApi
 
 API_KEY = 2
 OFFSET_FOR_LEADER_EPOCH = 23
@@ -25,7 +25,7 @@ EARLIEST = -2
 MAX_TIMESTAMP = -3
 
 
-def register(router: Router, broker: Broker) -> None:
+def register(router: Router, broker: BrokerApi) -> None:
     router.register(API_KEY, lambda ctx, req: handle_list_offsets(broker, ctx, req))
     router.register(
         OFFSET_FOR_LEADER_EPOCH,
@@ -33,7 +33,7 @@ def register(router: Router, broker: Broker) -> None:
     )
 
 
-def handle_list_offsets(broker: Broker, ctx: RequestContext, req: Body) -> Body:
+def handle_list_offsets(broker: BrokerApi, ctx: RequestContext, req: Body) -> Body:
     topics = []
     for topic in req["topics"]:
         name = topic["name"]
@@ -53,7 +53,7 @@ def handle_list_offsets(broker: Broker, ctx: RequestContext, req: Body) -> Body:
 
 
 def _lookup(
-    broker: Broker, topic: str, index: int, timestamp: int, current_leader_epoch: int
+    broker: BrokerApi, topic: str, index: int, timestamp: int, current_leader_epoch: int
 ) -> dict[str, Any]:
     result: dict[str, Any] = {
         "partition_index": index,

@@ -15,16 +15,16 @@ from typing import TYPE_CHECKING, Any
 from samsa.server.router import Body, RequestContext, Router
 
 if TYPE_CHECKING:
-    from samsa.server.broker import Broker
+    from samsa.server.broker_api import BrokerApi
 
 API_KEY = 35
 
 
-def register(router: Router, broker: Broker) -> None:
+def register(router: Router, broker: BrokerApi) -> None:
     router.register(API_KEY, lambda ctx, req: handle_describe_log_dirs(broker, ctx, req))
 
 
-def handle_describe_log_dirs(broker: Broker, ctx: RequestContext, req: Body) -> Body:
+def handle_describe_log_dirs(broker: BrokerApi, ctx: RequestContext, req: Body) -> Body:
     wanted: dict[str, set[int]] | None = None
     if req.get("topics") is not None:
         wanted = defaultdict(set)

@@ -19,7 +19,7 @@ from samsa.server.handlers.cluster import INTERNAL_TOPICS
 from samsa.server.router import Body, RequestContext, Router
 
 if TYPE_CHECKING:
-    from samsa.server.broker import Broker
+    from samsa.server.broker_api import BrokerApi
 
 log = logging.getLogger("samsa.server")
 
@@ -27,7 +27,7 @@ API_KEY = 0
 MIN_SUPPORTED_VERSION = 3
 
 
-def register(router: Router, broker: Broker) -> None:
+def register(router: Router, broker: BrokerApi) -> None:
     router.register(API_KEY, lambda ctx, req: handle_produce(broker, ctx, req))
 
 
@@ -43,7 +43,7 @@ def _partition_error(index: int, code: ErrorCode, message: str | None = None) ->
     }
 
 
-def handle_produce(broker: Broker, ctx: RequestContext, req: Body) -> Body | Any | None:
+def handle_produce(broker: BrokerApi, ctx: RequestContext, req: Body) -> Body | Any | None:
     acks = req["acks"]
     version = ctx.version
     general_error: tuple[ErrorCode, str] | None = None
@@ -98,7 +98,7 @@ async def _wait_for_replication(
 
 
 def _append(
-    broker: Broker, topic: str, index: int, records: Any, acks: int
+    broker: BrokerApi, topic: str, index: int, records: Any, acks: int
 ) -> tuple[dict[str, Any], Partition | None, int]:
     """The partition's response entry; with acks=all also the partition and the
     offset its high watermark must reach before the answer goes out."""

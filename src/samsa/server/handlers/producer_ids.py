@@ -15,13 +15,13 @@ from samsa.errors import ErrorCode, KafkaError
 from samsa.server.router import Body, RequestContext, Router
 
 if TYPE_CHECKING:
-    from samsa.server.broker import Broker
+    from samsa.server.broker_api import BrokerApi
 
 API_KEY = 22
 MAX_EPOCH = 32767
 
 
-def register(router: Router, broker: Broker) -> None:
+def register(router: Router, broker: BrokerApi) -> None:
     router.register(API_KEY, lambda ctx, req: handle_init_producer_id(broker, ctx, req))
 
 
@@ -29,7 +29,7 @@ def _error(code: int) -> Body:
     return {"throttle_time_ms": 0, "error_code": code, "producer_id": -1, "producer_epoch": -1}
 
 
-async def handle_init_producer_id(broker: Broker, ctx: RequestContext, req: Body) -> Body:
+async def handle_init_producer_id(broker: BrokerApi, ctx: RequestContext, req: Body) -> Body:
     if req.get("transactional_id") is not None:
         return {
             "throttle_time_ms": 0,

@@ -1,0 +1,88 @@
+"""What request handlers and the broker's helpers may use of the broker.
+
+Handlers, the group wiring, the producer-id blocks and the read-only view for
+metrics and the console all need a few facts and services of the broker role
+(the metadata image, the partitions, forwarding to the controller, the group
+coordinator).  They depend on this Protocol, not on ``broker.py``, so imports
+run one way (the broker wires them in; they never import it) and each of them
+shows in its signature how little of the broker it needs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from samsa.config import BrokerConfig
+    from samsa.controller.metadata_image import MetadataImage
+    from samsa.errors import ErrorCode
+    from samsa.listeners import Listener
+    from samsa.node_settings import NodeSettings
+    from samsa.raft.driver import RaftDriver
+    from samsa.replication.replica_manager import ReplicaManager
+    from samsa.server.broker_lifecycle import BrokerLifecycle
+    from samsa.server.cleaner_task import CleanerTask
+    from samsa.server.controller_link import ControllerLink
+    from samsa.server.metadata_loader import MetadataLoader
+    from samsa.server.metrics import BrokerMetrics
+    from samsa.server.producer_id_blocks import ProducerIdBlocks
+
+
+class BrokerApi(Protocol):
+    node_id: int
+    cluster_id: str
+    config: BrokerConfig
+    replicas: ReplicaManager
+    metrics: BrokerMetrics | None
+    groups: Any
+    loader: MetadataLoader
+    producer_ids: ProducerIdBlocks
+    lifecycle: BrokerLifecycle | None
+    cleaner_task: CleanerTask | None
+
+    @property
+    def image(self) -> MetadataImage: ...
+
+    def leads(self, topic: str, partition: int) -> bool: ...
+
+    def topic_config(self, topic: str) -> dict[str, str]: ...
+
+    def advertised_endpoint(self, listener_name: str | None = None) -> tuple[str, int]: ...
+
+    def raft_on(self, listener_name: str) -> RaftDriver | None:
+        """The Raft driver when ``listener_name`` also serves the quorum."""
+        ...
+
+    def quorum_leader(self) -> int | None: ...
+
+    async def forward(self, api_key: int, version: int, body: dict[str, Any]) -> dict[str, Any]: ...
+
+    async def create_internal_topic(
+        self, name: str, partitions: int, replication_factor: int, configs: dict[str, str]
+    ) -> None: ...
+
+    def ensure_group_coordinator(self) -> ErrorCode | None: ...
+
+    def groups_coordinator_node(self, group_id: str) -> int | None: ...
+
+    def track(self, task: asyncio.Task[Any]) -> None: ...
+
+
+class NodeApi(Protocol):
+    """What the broker role uses of the node it runs in (the node builds it)."""
+
+    node_id: int
+    config: BrokerConfig
+    settings: NodeSettings
+    directory_id: uuid.UUID | None
+    raft: RaftDriver | None
+    loader: MetadataLoader | None
+    link: ControllerLink | None
+
+    def advertised(self, listener: Listener) -> tuple[str, int]: ...
+
+    def client_listeners(self) -> list[Listener]: ...
+
+    def serves_controller_on(self, listener_name: str) -> bool: ...

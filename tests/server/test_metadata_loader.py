@@ -1,0 +1,103 @@
+"""The metadata loader applies committed records, a transaction whole or not at all."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+
+from samsa.controller.metadata_delta import MetadataDelta
+from samsa.controller.metadata_image import MetadataImage
+from samsa.protocol.metadata_records import MetadataRecord, encode_metadata_record, make_record
+from samsa.raft.memory_log import MemoryRaftLog
+from samsa.server.metadata_loader import MetadataLoader
+
+TOPIC_ID = uuid.UUID(int=42).bytes
+
+
+class Recorder:
+    def __init__(self) -> None:
+        self.topics_seen: list[set[str]] = []
+
+    def on_delta(self, delta: MetadataDelta) -> None:
+        self.topics_seen.append(set(delta.image.topics))
+
+    def on_image(self, image: MetadataImage) -> None:
+        self.topics_seen.append(set(image.topics))
+
+
+def _topic(name: str = "orders") -> list[MetadataRecord]:
+    return [
+        make_record("TopicRecord", name=name, topic_id=TOPIC_ID),
+        make_record(
+            "PartitionRecord",
+            partition_id=0,
+            topic_id=TOPIC_ID,
+            replicas=[1],
+            isr=[1],
+            leader=1,
+            leader_epoch=0,
+            partition_epoch=0,
+        ),
+    ]
+
+
+def _loader(records: list[MetadataRecord]) -> tuple[MetadataLoader, Recorder]:
+    log = MemoryRaftLog()
+    log.append_as_leader([encode_metadata_record(r) for r in records], epoch=1)
+    loader = MetadataLoader(log)
+    recorder = Recorder()
+    loader.add_publisher(recorder)
+    return loader, recorder
+
+
+def _in_loop(work: object) -> None:
+    async def run() -> None:
+        work()  # type: ignore[operator]
+
+    asyncio.run(run())
+
+
+def test_a_transaction_is_applied_only_when_it_ends() -> None:
+    records = [
+        make_record("BeginTransactionRecord"),
+        *_topic(),
+        make_record("EndTransactionRecord"),
+    ]
+    loader, recorder = _loader(records)
+
+    def work() -> None:
+        loader.handle_commit(3)  # Begin, Topic, Partition committed; End not yet
+        assert "orders" not in loader.image.topics and loader.has_open_transaction
+        loader.handle_commit(4)
+        assert loader.image.topics["orders"].partitions[0].leader == 1
+        assert not loader.has_open_transaction
+        assert recorder.topics_seen == [{"orders"}]  # one delta: the whole write
+
+    _in_loop(work)
+
+
+def test_an_aborted_transaction_leaves_no_trace() -> None:
+    records = [
+        make_record("BeginTransactionRecord"),
+        *_topic("half"),
+        make_record("AbortTransactionRecord", reason="failover"),
+        *_topic("whole"),
+    ]
+    loader, _ = _loader(records)
+
+    def work() -> None:
+        loader.handle_commit(len(records))
+        assert set(loader.image.topics) == {"whole"}
+
+    _in_loop(work)
+
+
+def test_records_outside_transactions_apply_at_once() -> None:
+    loader, recorder = _loader(_topic())
+
+    def work() -> None:
+        loader.handle_commit(1)
+        assert set(loader.image.topics) == {"orders"}
+        assert recorder.topics_seen == [{"orders"}]
+
+    _in_loop(work)
