@@ -275,6 +275,7 @@ class SamsaProducer(ProducerWorkload):
         )
         sender_log = logging.getLogger("samsa.client.producer.sender")
         sender_log.addHandler(handler)
+        self._level = sender_log.level
         if sender_log.getEffectiveLevel() > logging.INFO:
             sender_log.setLevel(logging.INFO)
         self._handler = handler
@@ -322,7 +323,9 @@ class SamsaProducer(ProducerWorkload):
             self._producer.flush(timeout)
         finally:
             self._producer.close(timeout)
-            logging.getLogger("samsa.client.producer.sender").removeHandler(self._handler)
+            sender_log = logging.getLogger("samsa.client.producer.sender")
+            sender_log.removeHandler(self._handler)
+            sender_log.setLevel(self._level)
 
 
 class Reader(threading.Thread):
