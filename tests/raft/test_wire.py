@@ -61,6 +61,17 @@ def test_requests_round_trip(message: RaftRequest) -> None:
     assert wire.decode_request(api_key, version, decoded) == message
 
 
+def test_a_fetch_carries_the_followers_high_watermark() -> None:
+    """KIP-1166: without it the leader cannot answer a parked fetch when only the high
+    watermark moved, and every follower learned of a commit one fetch wait (500 ms) late."""
+    message = FetchRequest(4, 120, 6, 7, 500, 1 << 20, replica_epoch=88, high_watermark=118)
+    api_key, version, body = wire.encode_request(message, "cluster-a")
+    assert (
+        wire.decode_request(api_key, version, _through_bytes(api_key, version, body, True))
+        == message
+    )
+
+
 def test_a_request_for_another_cluster_is_refused() -> None:
     api_key, version, body = wire.encode_request(REQUESTS[0], "cluster-a")
     with pytest.raises(wire.WireError) as info:

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from samsa.errors import ErrorCode
 from samsa.raft.messages import (
+    HIGH_WATERMARK_NOT_SENT,
     AddRaftVoterRequest,
     BeginQuorumEpochRequest,
     EndQuorumEpochRequest,
@@ -146,6 +147,7 @@ def encode_request(message: RaftRequest, cluster_id: str) -> tuple[int, int, dic
             "log_start_offset": -1,
             "partition_max_bytes": message.max_bytes,
             "replica_directory_id": uuid_bytes(message.replica_directory_id),
+            "high_watermark": message.high_watermark,
         }
         body = {
             "cluster_id": cluster_id,
@@ -279,6 +281,7 @@ def decode_request(api_key: int, version: int, body: dict[str, Any]) -> RaftRequ
             max_bytes=min(body.get("max_bytes", 0x7FFFFFFF), p["partition_max_bytes"]),
             replica_directory_id=to_uuid(p.get("replica_directory_id")),
             replica_epoch=int(state.get("replica_epoch", -1)),
+            high_watermark=p.get("high_watermark", HIGH_WATERMARK_NOT_SENT),
         )
     if api_key == FETCH_SNAPSHOT:
         p = one_partition(body, "name")

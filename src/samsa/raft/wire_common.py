@@ -40,7 +40,7 @@ SEND_VERSIONS = {
     VOTE: 2,
     BEGIN_QUORUM_EPOCH: 1,
     END_QUORUM_EPOCH: 1,
-    FETCH: 17,
+    FETCH: 18,  # v18 carries the follower's high watermark (KIP-1166)
     FETCH_SNAPSHOT: 1,
     ADD_RAFT_VOTER: 1,
     REMOVE_RAFT_VOTER: 0,
