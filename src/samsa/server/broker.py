@@ -57,6 +57,10 @@ log = logging.getLogger("samsa.server")
 TOPIC_RESOURCE = 2
 CREATE_TOPICS = 19
 ALTER_PARTITION = 56
+ALLOCATE_PRODUCER_IDS = 67
+# Forwarded requests whose second application is harmless: an ISR change repeats
+# the partition epoch it was based on, a second producer-id block is just skipped.
+RESENDABLE_FORWARDS = frozenset({ALTER_PARTITION, ALLOCATE_PRODUCER_IDS})
 CONTROLLED_SHUTDOWN_TIMEOUT_S = 30.0
 
 
@@ -308,7 +312,10 @@ class Broker:
 
     # ------------------------------------------------------------------ forwarding
     async def forward(self, api_key: int, version: int, body: dict[str, Any]) -> dict[str, Any]:
-        """Send a request to the active controller; KafkaError if none answers."""
+        """Send a request to the active controller; KafkaError if none answers.
+
+        Only ISR changes and producer-id blocks may be resent after a slow attempt:
+        a client's CreateTopics applied twice answers TOPIC_ALREADY_EXISTS."""
         from samsa.server.controller_link import ControllerUnavailable
 
         try:
@@ -317,6 +324,7 @@ class Broker:
                 version,
                 body,
                 timeout_ms=int(self.config["controller.quorum.request.timeout.ms"]) * 5,
+                resend_when_slow=api_key in RESENDABLE_FORWARDS,
             )
         except ControllerUnavailable as exc:
             raise KafkaError(ErrorCode.REQUEST_TIMED_OUT, str(exc)) from None

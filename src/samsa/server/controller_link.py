@@ -8,6 +8,11 @@ moves on failover, so a request that finds no leader, cannot reach it, or is
 answered NOT_CONTROLLER is retried once the leader is known again, until its
 deadline.  When this very process is the active controller the request is
 handed over in-process: a single node never talks to itself over a socket.
+
+An attempt that merely runs long is resent only for requests that are safe to
+apply twice (heartbeats, registrations, ISR changes): a slow CreateTopics that
+was resent after its attempt timeout came back TOPIC_ALREADY_EXISTS for a
+topic the first attempt had just created.
 """
 
 from __future__ import annotations
@@ -64,8 +69,16 @@ class ControllerLink:
         return self._leader()
 
     async def request(
-        self, api_key: int, version: int, body: Body, *, timeout_ms: int = 30000
+        self,
+        api_key: int,
+        version: int,
+        body: Body,
+        *,
+        timeout_ms: int = 30000,
+        resend_when_slow: bool = True,
     ) -> Body:
+        """``resend_when_slow=False`` gives each attempt the whole remaining time;
+        it is then resent only when the controller moved or the connection failed."""
         deadline = time.monotonic() + timeout_ms / 1000
         last_error = "no controller is known yet"
         while True:
@@ -89,7 +102,9 @@ class ControllerLink:
                     last_error = f"no address for controller {leader}"
                 else:
                     channel = self._channels.to_address(*address)
-                    attempt_ms = int(min(remaining * 1000, self.attempt_timeout_ms))
+                    attempt_ms = int(remaining * 1000)
+                    if resend_when_slow:
+                        attempt_ms = min(attempt_ms, self.attempt_timeout_ms)
                     try:
                         answer = await self._attempt(channel, api_key, version, body, attempt_ms)
                     except ChannelError as exc:
