@@ -103,3 +103,18 @@ def test_memory_is_bounded_by_buffer_memory() -> None:
         for i in range(100):
             acc.append(("t", i % 3), clock.now_ms, None, b"m" * 80, None, None, 0)
     assert acc.pool.available_memory() < 162  # one 162-byte buffer per record fits, no more
+
+
+def test_a_retry_the_ready_check_passes_is_also_drained() -> None:
+    """Backoff jitter is drawn once per retry: drawn again in drain, it could refuse a
+    batch that ready() had just passed, and the Sender slept with no wake-up due."""
+    acc, clock = make(linger_ms=0)
+    acc.retry_backoff_max_ms = 1000
+    acc.append(("t", 0), clock.now_ms, None, b"a", None, None, 0)
+    batch = acc.drain(CLUSTER, [1], 1 << 20, clock.now_ms)[1][0]
+    for _ in range(50):
+        acc.reenqueue(batch, clock.now_ms)
+        while not acc.ready(CLUSTER, clock.now_ms).ready_nodes:
+            clock.now_ms += 1
+        drained = acc.drain(CLUSTER, [1], 1 << 20, clock.now_ms)
+        assert drained and drained[1][0] is batch

@@ -153,3 +153,34 @@ def test_close_resolves_every_future(bootstrap: str, topic_factory: Any) -> None
     p.close(10)
     assert all(f.done() for f in futures)
     assert [f.result(0).offset for f in futures] == list(range(50))
+
+
+def test_a_batch_the_broker_refuses_does_not_wedge_its_partition(
+    samsa_session_broker: Any,
+) -> None:
+    """The refused batch had sequence numbers; without an epoch bump every later batch
+    of the partition was refused OUT_OF_ORDER_SEQUENCE_NUMBER until it expired."""
+    from confluent_kafka.admin import AdminClient, NewTopic
+
+    topic = "refused-batch"
+    admin = AdminClient({"bootstrap.servers": samsa_session_broker.bootstrap})
+    admin.create_topics([NewTopic(topic, 1, 1, config={"max.message.bytes": "2000"})])[
+        topic
+    ].result(15)
+    config = {
+        "bootstrap.servers": samsa_session_broker.bootstrap,
+        "enable.idempotence": True,
+        "request.timeout.ms": 10000,
+        "delivery.timeout.ms": 20000,
+    }
+    with Producer(config) as p:
+        first = p.send(topic, b"a" * 10, partition=0)
+        p.flush(10)
+        refused = p.send(topic, b"b" * 5000, partition=0)
+        p.flush(10)
+        after = p.send(topic, b"c" * 10, partition=0)
+        p.flush(10)
+        with pytest.raises(RecordTooLargeError):
+            refused.result(0)
+        assert first.result(0).offset == 0
+        assert after.result(0).offset == 1

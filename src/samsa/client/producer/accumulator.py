@@ -243,10 +243,22 @@ class RecordAccumulator:
         base = min(self.retry_backoff_max_ms, self.retry_backoff_ms * (2 ** min(attempts - 1, 20)))
         return int(base * self._rng.uniform(0.8, 1.2)) if base else 0
 
-    def _backoff_left(self, batch: ProducerBatch, now_ms: int) -> int:
+    @staticmethod
+    def _backoff_left(batch: ProducerBatch, now_ms: int) -> int:
         if not batch.in_retry:
             return 0
-        return max(0, batch.last_attempt_ms + self.retry_backoff_for(batch.attempts) - now_ms)
+        return max(0, batch.last_attempt_ms + batch.retry_backoff_ms - now_ms)
+
+    def next_expiry_delay_ms(self, now_ms: int) -> int | None:
+        """Time until the oldest queued batch passes delivery.timeout.ms (None: nothing
+        queued): the Sender must wake for it even when nothing else happens."""
+        oldest = min(
+            (q.batches[0].created_ms for q in list(self._queues.values()) if q.batches),
+            default=None,
+        )
+        if oldest is None:
+            return None
+        return max(0, oldest + self.delivery_timeout_ms - now_ms)
 
     def ready(self, cluster: Cluster, now_ms: int) -> ReadyCheckResult:
         """Nodes with sendable data, and how long until the next one might be."""
@@ -270,11 +282,10 @@ class RecordAccumulator:
                 first = dq[0]
                 full = len(dq) > 1 or first.full
                 if first.in_retry:
-                    backoff = self.retry_backoff_for(first.attempts)
-                    waited = now_ms - first.last_attempt_ms
-                    if waited < backoff:
+                    left = self._backoff_left(first, now_ms)
+                    if left > 0:
                         result.next_ready_check_delay_ms = min(
-                            result.next_ready_check_delay_ms, backoff - waited
+                            result.next_ready_check_delay_ms, left
                         )
                         continue
                     sendable = True
@@ -349,7 +360,7 @@ class RecordAccumulator:
         With idempotence, batches carrying a sequence are kept in sequence
         order among the retries at the head, so the broker sees no gap.
         """
-        batch.reenqueued(now_ms)
+        batch.reenqueued(now_ms, self.retry_backoff_for(batch.attempts + 1))
         q = self.queue_for(batch.tp)
         with q.lock:
             dq = q.batches

@@ -102,6 +102,7 @@ class ProducerBatch:
         "producer_epoch",
         "producer_id",
         "result",
+        "retry_backoff_ms",
         "thunks",
         "timestamps",
         "topic",
@@ -142,6 +143,7 @@ class ProducerBatch:
         self.last_attempt_ms = now_ms
         self.drained_ms = 0
         self.attempts = 0
+        self.retry_backoff_ms = 0
         self.in_retry = False
         self.full = False
         self.final = False
@@ -229,9 +231,13 @@ class ProducerBatch:
         _CRC.pack_into(out, 17, crc32c.crc32c(view[_CRC_START:]))
         return view
 
-    def reenqueued(self, now_ms: int) -> None:
+    def reenqueued(self, now_ms: int, backoff_ms: int) -> None:
+        """``backoff_ms`` is drawn once per retry: readiness and draining must agree
+        on it (jitter drawn twice let the ready check pass and the drain refuse, and
+        the Sender then slept with nothing to wake it)."""
         self.attempts += 1
         self.last_attempt_ms = now_ms
+        self.retry_backoff_ms = backoff_ms
         self.in_retry = True
 
     def delivery_deadline_passed(self, delivery_timeout_ms: int, now_ms: int) -> bool:

@@ -174,6 +174,9 @@ class Sender:
                 for b in node_batches:
                     self.accumulator.muted.add(b.tp)
         self._expire(now)
+        expiry = self.accumulator.next_expiry_delay_ms(now)
+        if expiry is not None:
+            poll_timeout = min(poll_timeout, expiry)
         if batches:
             poll_timeout = 0
             for node, node_batches in batches.items():
@@ -184,6 +187,9 @@ class Sender:
 
     def _expire(self, now: int) -> None:
         for batch in self.accumulator.expired_batches(now):
+            if self.txn is not None and batch.has_sequence:
+                # A retry expiring in the queue leaves a gap in its partition's sequences.
+                self.txn.request_epoch_bump("a batch waiting for its retry expired")
             self._fail(batch, DeliveryTimeoutError(self._expiry_message(batch, now)), now)
         limit = self.delivery_timeout_ms
         for batch in list(self._in_flight_batches.values()):
@@ -328,6 +334,11 @@ class Sender:
             return
         if code in _INVALIDATES_METADATA:
             self.metadata.request_update()
+        if txn is not None and batch.has_sequence and batch.producer_epoch == txn.producer_epoch:
+            # The broker did not store these sequences, so the next batch of the
+            # partition would leave a gap and be refused OUT_OF_ORDER_SEQUENCE_NUMBER
+            # for good: start over under a new epoch, as Kafka's producer does.
+            txn.request_epoch_bump(f"{code.name} failed a batch of {batch.topic}-{batch.partition}")
         error: KafkaError
         if code is ErrorCode.MESSAGE_TOO_LARGE:
             error = RecordTooLargeError(
