@@ -73,6 +73,7 @@ HEARTBEATS = {
     "kafka-defaults": {"broker.heartbeat.interval.ms": "2000", "broker.session.timeout.ms": "9000"},
 }
 FENCE_LINE = re.compile(r"^(\S+ \S+) .*fencing broker (\d+): no heartbeat")
+GRANT_LINE = re.compile(r"^(\S+ \S+) .*broker (\d+) (may shut down|leads nothing)")
 LEADER_LINE = re.compile(r"^(\S+ \S+) .*\[(.+)-0\] leader at epoch")
 
 
@@ -761,6 +762,7 @@ def one_shutdown(
         producer.start()
         wait_until(lambda: len(producer.deliveries) >= 3 * rate, 120, "3 s of acknowledged records")
         sent_before = producer.sent
+        since_wall = time.time()
         started = time.perf_counter()
         code = cluster.stop(victim, timeout=120)
         took = time.perf_counter() - started
@@ -773,7 +775,16 @@ def one_shutdown(
                 p["leader_id"] == victim for p in partitions_of(cluster, others[0], topic)
             )
         log = cluster.nodes[victim].log_lines
+        granted = float("nan")
+        for line in cluster.nodes[controller].log_lines:
+            match = GRANT_LINE.match(line)
+            if match and int(match.group(2)) == victim:
+                at = _log_time(match.group(1)) - since_wall
+                if at >= -0.01:
+                    granted = at
+                    break
         return {
+            "granted": granted,
             "victim": victim,
             "seconds": took,
             "exit": code,
@@ -807,7 +818,8 @@ def controlled_shutdown(args: argparse.Namespace) -> list[list[str]]:
             results[client].append(r)
             print(
                 f"[shutdown {label}] run {run + 1} ({client}): broker {r['victim']} "
-                f"(led {args.partitions}) SIGTERM -> exit {r['exit']} in {r['seconds']:.2f} s; "
+                f"(led {args.partitions}) SIGTERM -> controller grants the shutdown at "
+                f"{r['granted']:.2f} s -> exit {r['exit']} at {r['seconds']:.2f} s; "
                 f"{r['during']} records sent meanwhile, failed {r['failed'] or 0}, "
                 f"librdkafka retries {r['retries']}, partitions still led by it {r['still_led']}, "
                 f"session expiries while setting up {r['fenced_during_setup']}"
@@ -819,12 +831,14 @@ def controlled_shutdown(args: argparse.Namespace) -> list[list[str]]:
             failed = sum(sum(r["failed"].values()) for r in rs)
             median = statistics.median(seconds)
             retries = [r["retries"] for r in rs if r["retries"] is not None]
+            grants = [r["granted"] for r in rs if r["granted"] == r["granted"]]
             rows.append(
                 [
                     f"{settings['broker.heartbeat.interval.ms']}/"
                     f"{settings['broker.session.timeout.ms']} ms, {client} producer",
                     spread(seconds, "{:.2f}")
                     + f" (target <= 5 s: {'met' if median <= 5 else 'NOT met'})",
+                    spread(grants, "{:.2f}"),
                     f"{failed} of {sum(r['during'] for r in rs):,} sent during the shutdowns "
                     f"(target 0: {'met' if failed == 0 else 'NOT met'})",
                     str(sum(retries)) if retries else "-",
@@ -838,6 +852,7 @@ def controlled_shutdown(args: argparse.Namespace) -> list[list[str]]:
             [
                 f"heartbeat/session: SIGTERM of a broker leading {args.partitions} partitions -> exit",
                 "s min / **median** / max",
+                "of which until the controller grants it, s",
                 "records failed",
                 "librdkafka retries",
                 "partitions still led by it after",
