@@ -129,8 +129,13 @@ def create_latency(args: argparse.Namespace) -> list[list[str]]:
                     start = time.perf_counter()
                     creators[name](f"lat-{name}-{i:04d}")
                     times[name].append((time.perf_counter() - start) * 1000)
-            made = {t for t in samsa_admin.list_topics() if t.startswith("lat-")}
-            assert len(made) == len(creators) * args.topics, f"{len(made)} topics exist"
+            expected = len(creators) * args.topics
+
+            def all_visible(client: Admin = samsa_admin, expected: int = expected) -> bool:
+                # A broker learns the last commits up to a Raft fetch wait later.
+                return sum(t.startswith("lat-") for t in client.list_topics()) == expected
+
+            wait_until(all_visible, 10, f"all {expected} topics in the metadata")
             samsa_admin.close()
         for name, values in times.items():
             p50, p99 = percentile(values, 50), percentile(values, 99)
@@ -238,6 +243,10 @@ def controller_failover(args: argparse.Namespace) -> list[list[str]]:
     for label in args.failover_settings.split(","):
         settings = FAILOVER_SETTINGS[label]
         print_settings(f"failover {label}: 3 combined nodes", effective(settings))
+        print(
+            f"after each kill: CreateTopics (1 partition, RF 2) through the survivors, "
+            f"attempts of {args.attempt_timeout:g} s each until one succeeds"
+        )
         results = []
         with local_cluster(3, settings=settings) as cluster:
             with admin(cluster.bootstrap) as client:
