@@ -49,6 +49,7 @@ import tempfile
 import time
 import tracemalloc
 import uuid
+from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -119,7 +120,10 @@ def create_latency(args: argparse.Namespace) -> list[list[str]]:
             def confluent_create(name: str, peer: AdminClient = peer) -> None:
                 peer.create_topics([CNewTopic(name, 1, 3)], request_timeout=30)[name].result(30)
 
-            creators = {"samsa": samsa_create, "confluent": confluent_create}
+            creators: dict[str, Callable[[str], None]] = {
+                "samsa": samsa_create,
+                "confluent": confluent_create,
+            }
             for name, create in creators.items():  # connections and metadata, not timed
                 create(f"warm-{name}")
             times: dict[str, list[float]] = {name: [] for name in creators}

@@ -49,6 +49,7 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -270,14 +271,17 @@ def end_offset(cluster: LocalCluster, topic: str) -> int:
     return next(iter(found.values()))[0]
 
 
+@dataclass(frozen=True)
+class ThroughputCase:
+    brokers: int
+    rf: int
+    acks: str
+    min_insync: int | None
+
+
 THROUGHPUT_CASES = {
-    "1 broker, RF 1, acks=1": {"brokers": 1, "rf": 1, "acks": "1", "min_insync": None},
-    "3 brokers, RF 3, acks=all, min.insync.replicas=2": {
-        "brokers": 3,
-        "rf": 3,
-        "acks": "all",
-        "min_insync": 2,
-    },
+    "1 broker, RF 1, acks=1": ThroughputCase(1, 1, "1", None),
+    "3 brokers, RF 3, acks=all, min.insync.replicas=2": ThroughputCase(3, 3, "all", 2),
 }
 
 
@@ -294,19 +298,19 @@ def throughput(args: argparse.Namespace) -> list[list[str]]:
             if run % 2:
                 cases.reverse()  # neither case always runs on a machine the other warmed
             for label, case in cases:
-                with local_cluster(case["brokers"], settings=settings) as cluster:
+                with local_cluster(case.brokers, settings=settings) as cluster:
                     topic = f"tp-{uuid.uuid4().hex[:8]}"
                     create_topic(
-                        cluster, topic, replication_factor=case["rf"], min_insync=case["min_insync"]
+                        cluster, topic, replication_factor=case.rf, min_insync=case.min_insync
                     )
                     wait_until(
-                        lambda c=cluster, t=topic, rf=case["rf"]: settled(c, t, None, rf, 1),
+                        partial(settled, cluster, topic, None, case.rf, 1),
                         30,
                         "the new partition's full ISR",
                     )
                     cpu_before = brokers_cpu(cluster)
                     secs = in_fresh_process(
-                        client, cluster.bootstrap, topic, args.records, args.size, case["acks"]
+                        client, cluster.bootstrap, topic, args.records, args.size, case.acks
                     )
                     broker_cpu = brokers_cpu(cluster) - cpu_before
                     end = end_offset(cluster, topic)
@@ -387,7 +391,7 @@ class PacedProducer:
         self._thread = threading.Thread(target=target, daemon=True)
         self._thread.start()
 
-    def _paced(self, send_one: Callable[[float, int], None], poll: Callable[[], None]) -> None:
+    def _paced(self, send_one: Callable[[float, int], None], poll: Callable[[], object]) -> None:
         """Call ``send_one(now, target index)`` ``rate`` times a second until stopped."""
         interval = 1 / self.rate
         next_at = time.perf_counter()
@@ -725,7 +729,7 @@ def lead_partitions(
         topic = f"cs-{run}-{index:02d}"
         assignments = [[victim, *(others if p % 2 else others[::-1])] for p in range(count)]
         create_topic(cluster, topic, assignments, min_insync=2)
-        wait_until(lambda t=topic, n=count: settled(cluster, t, None, 3, n), 120, f"{topic}'s ISR")
+        wait_until(partial(settled, cluster, topic, None, 3, count), 120, f"{topic}'s ISR")
         targets += [(topic, p) for p in range(count)]
     topics = sorted({t for t, _ in targets})
     if not all(
@@ -738,9 +742,7 @@ def lead_partitions(
     for topic in topics:
         count = sum(1 for t, _ in targets if t == topic)
         wait_until(
-            lambda t=topic, n=count: settled(cluster, t, victim, 3, n),
-            120,
-            f"{topic} led by {victim}",
+            partial(settled, cluster, topic, victim, 3, count), 120, f"{topic} led by {victim}"
         )
     return targets
 
