@@ -1,0 +1,181 @@
+"""What the cluster benchmarks share: a LocalCluster in a scratch dir, one request
+to one node, bounded waits, percentiles and spreads, and the settings table.
+
+The quorum and replication benchmarks measure real ``samsa broker`` processes
+(``samsa.testing_cluster.LocalCluster``), so a figure includes the sockets, the
+event loop and the disk, as an operator's cluster would.  Every wait here ends
+the moment its condition holds and is bounded, so a broken cluster fails the
+run with what it was waiting for instead of hanging it.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import statistics
+import struct
+import tempfile
+import time
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, TypeVar
+
+from samsa.protocol.api import decode_response, encode_request
+from samsa.testing_cluster import FAST_SETTINGS, LocalCluster
+
+T = TypeVar("T")
+POLL_S = 0.02
+
+# Kafka's defaults for the settings the benchmarks vary; the printed settings
+# table shows these unless a run overrides them.
+KAFKA_DEFAULTS = {
+    "controller.quorum.election.timeout.ms": "1000",
+    "controller.quorum.fetch.timeout.ms": "2000",
+    "controller.quorum.election.backoff.max.ms": "1000",
+    "controller.quorum.request.timeout.ms": "2000",
+    "broker.heartbeat.interval.ms": "2000",
+    "broker.session.timeout.ms": "9000",
+    "replica.lag.time.max.ms": "30000",
+    "replica.fetch.backoff.ms": "1000",
+    "replica.fetch.wait.max.ms": "500",
+}
+assert set(FAST_SETTINGS) <= set(KAFKA_DEFAULTS)
+
+
+@contextmanager
+def local_cluster(
+    controllers: int,
+    brokers: int = 0,
+    settings: Mapping[str, str] | None = None,
+    *,
+    start: bool = True,
+) -> Iterator[LocalCluster]:
+    """A started cluster with Kafka's defaults plus ``settings``, killed and removed after.
+
+    ``fast=False``: a benchmark states every timeout it depends on, so none
+    comes silently from the test harness's shortened ones.
+    """
+    with tempfile.TemporaryDirectory(prefix="samsa-bench-") as tmp:
+        cluster = LocalCluster(
+            Path(tmp), controllers=controllers, brokers=brokers, settings=dict(settings or {}),
+            fast=False,
+        )  # fmt: skip
+        try:
+            if start:
+                cluster.start(timeout=120)
+            yield cluster
+        finally:
+            cluster.close()
+
+
+def effective(settings: Mapping[str, str]) -> dict[str, str]:
+    """The varied settings as a run sees them: Kafka's defaults, then the overrides."""
+    return {**KAFKA_DEFAULTS, **settings}
+
+
+def print_settings(title: str, settings: Mapping[str, str]) -> None:
+    print(f"settings ({title}):")
+    for key, value in sorted(settings.items()):
+        print(f"  {key}={value}")
+
+
+def call(
+    address: str, api_key: int, version: int, body: dict[str, Any], timeout: float = 10.0
+) -> Any:
+    """One request to exactly one node over a fresh connection (what *that* node says)."""
+    host, port = address.rsplit(":", 1)
+    with socket.create_connection((host, int(port)), timeout=timeout) as sock:
+        sock.sendall(encode_request(api_key, version, 1, "samsa-bench", body))
+        size = struct.unpack(">i", _read(sock, 4))[0]
+        _, response = decode_response(api_key, version, memoryview(_read(sock, size)))
+        return response
+
+
+def _read(sock: socket.socket, n: int) -> bytes:
+    out = bytearray()
+    while len(out) < n:
+        chunk = sock.recv(n - len(out))
+        if not chunk:
+            raise ConnectionError("closed by the node")
+        out += chunk
+    return bytes(out)
+
+
+def wait_until(
+    probe: Callable[[], T | None],
+    timeout: float,
+    what: str,
+    *,
+    errors: tuple[type[BaseException], ...] = (Exception,),
+) -> T:
+    """Call ``probe`` until it returns something truthy; raise after ``timeout`` s."""
+    deadline = time.monotonic() + timeout
+    last: BaseException | None = None
+    while True:
+        try:
+            value = probe()
+        except errors as exc:
+            last, value = exc, None
+        if value:
+            return value
+        if time.monotonic() >= deadline:
+            raise TimeoutError(
+                f"timed out after {timeout}s waiting for {what} (last error: {last!r})"
+            )
+        time.sleep(POLL_S)
+
+
+def node_metadata(cluster: LocalCluster, node_id: int, topics: list[str] | None = None) -> Any:
+    """Metadata v12 as ``node_id`` sees it (``topics=None``: every topic)."""
+    body = {
+        "topics": None
+        if topics is None
+        else [{"topic_id": b"\x00" * 16, "name": t} for t in topics],
+        "allow_auto_topic_creation": False,
+        "include_topic_authorized_operations": False,
+    }
+    return call(f"127.0.0.1:{cluster.client_ports[node_id]}", 3, 12, body)
+
+
+def percentile(values: Iterable[float], q: float) -> float:
+    """Nearest-rank percentile (q in 0..100): a value that was measured, not interpolated."""
+    ordered = sorted(values)
+    if not ordered:
+        return float("nan")
+    rank = max(1, -(-len(ordered) * q // 100))
+    return ordered[int(rank) - 1]
+
+
+def spread(values: list[float], fmt: str = "{:.0f}") -> str:
+    """``min / median / max`` of repeated runs, the median in bold (markdown)."""
+    if not values:
+        return "-"
+    lo, mid, hi = min(values), statistics.median(values), max(values)
+    return f"{fmt.format(lo)} / **{fmt.format(mid)}** / {fmt.format(hi)}"
+
+
+def table(header: list[str], rows: list[list[str]]) -> str:
+    """A markdown table (pastes into the README as printed)."""
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def rss_mb(pid: int, field: str = "VmRSS") -> float:
+    """A /proc/PID/status memory field in MB (10^6 bytes)."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith(field + ":"):
+            return int(line.split()[1]) * 1024 / 1e6
+    return float("nan")
+
+
+def machine_line() -> str:
+    """What the figures were measured on (the house rules ask for it)."""
+    import platform
+
+    load = os.getloadavg()
+    return (
+        f"machine: {os.cpu_count()} CPUs, Python {platform.python_version()}, "
+        f"load average at start {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}"
+    )
