@@ -238,15 +238,28 @@ class Broker:
             return
         log.info("broker %d: controlled shutdown (moving its leaderships away)", self.node_id)
         lifecycle.begin_controlled_shutdown()
-        # Past its session timeout the controller fences this broker anyway, and
-        # with the quorum gone (a whole-cluster stop) no grant can come.
-        timeout_s = min(
-            CONTROLLED_SHUTDOWN_TIMEOUT_S, self.config["broker.session.timeout.ms"] / 1000
-        )
-        try:
-            await asyncio.wait_for(lifecycle.shutdown_granted.wait(), timeout_s)
-        except TimeoutError:
-            log.warning("controlled shutdown not granted within %.1f s; stopping anyway", timeout_s)
+        # Wait while the controller keeps answering heartbeats (moving 1,000
+        # leaderships can outlast a 2 s session), up to a cap; with the quorum gone
+        # (a whole-cluster stop) no grant can come, so stop once it has been silent
+        # for a session timeout.
+        session_s = self.config["broker.session.timeout.ms"] / 1000
+        started = time.monotonic()
+        deadline = started + CONTROLLED_SHUTDOWN_TIMEOUT_S
+        while not lifecycle.shutdown_granted.is_set():
+            now = time.monotonic()
+            silent_s = now - max(lifecycle.last_heartbeat_answer, started)
+            if silent_s >= session_s or now >= deadline:
+                why = (
+                    "the controller stopped answering"
+                    if silent_s >= session_s
+                    else "waited too long"
+                )
+                log.warning("controlled shutdown not granted (%s); stopping anyway", why)
+                return
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(
+                    lifecycle.shutdown_granted.wait(), min(session_s - silent_s, deadline - now)
+                )
 
     async def stop(self) -> None:
         for endpoint in self._http_endpoints:

@@ -20,6 +20,7 @@ import asyncio
 import contextlib
 import enum
 import logging
+import time
 import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -75,6 +76,7 @@ class BrokerLifecycle:
         self.state = BrokerState.STARTING
         self.unfenced = asyncio.Event()
         self.shutdown_granted = asyncio.Event()
+        self.last_heartbeat_answer = time.monotonic()
         self._want_shut_down = False
         self._wake = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
@@ -185,6 +187,7 @@ class BrokerLifecycle:
         if code != ErrorCode.NONE:
             log.debug("broker heartbeat answered %s", _error_name(code))
             return False
+        self.last_heartbeat_answer = time.monotonic()
         fenced = bool(response.get("is_fenced", True))
         if not fenced and self.state is BrokerState.RECOVERY:
             self.state = BrokerState.RUNNING
