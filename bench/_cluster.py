@@ -11,21 +11,16 @@ run with what it was waiting for instead of hanging it.
 from __future__ import annotations
 
 import os
-import socket
 import statistics
-import struct
 import tempfile
-import time
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, TypeVar
 
-from samsa.protocol.api import decode_response, encode_request
-from samsa.testing_cluster import FAST_SETTINGS, LocalCluster
+from samsa.testing_cluster import FAST_SETTINGS, LocalCluster, call, node_metadata, wait_until
 
-T = TypeVar("T")
-POLL_S = 0.02
+# Shared with the cluster tests (samsa.testing_cluster), re-exported for the benches.
+__all__ = ["call", "node_metadata", "wait_until"]
 
 # Kafka's defaults for the settings the benchmarks vary; the printed settings
 # table shows these unless a run overrides them.
@@ -78,64 +73,6 @@ def print_settings(title: str, settings: Mapping[str, str]) -> None:
     print(f"settings ({title}):")
     for key, value in sorted(settings.items()):
         print(f"  {key}={value}")
-
-
-def call(
-    address: str, api_key: int, version: int, body: dict[str, Any], timeout: float = 10.0
-) -> Any:
-    """One request to exactly one node over a fresh connection (what *that* node says)."""
-    host, port = address.rsplit(":", 1)
-    with socket.create_connection((host, int(port)), timeout=timeout) as sock:
-        sock.sendall(encode_request(api_key, version, 1, "samsa-bench", body))
-        size = struct.unpack(">i", _read(sock, 4))[0]
-        _, response = decode_response(api_key, version, memoryview(_read(sock, size)))
-        return response
-
-
-def _read(sock: socket.socket, n: int) -> bytes:
-    out = bytearray()
-    while len(out) < n:
-        chunk = sock.recv(n - len(out))
-        if not chunk:
-            raise ConnectionError("closed by the node")
-        out += chunk
-    return bytes(out)
-
-
-def wait_until(
-    probe: Callable[[], T | None],
-    timeout: float,
-    what: str,
-    *,
-    errors: tuple[type[BaseException], ...] = (Exception,),
-) -> T:
-    """Call ``probe`` until it returns something truthy; raise after ``timeout`` s."""
-    deadline = time.monotonic() + timeout
-    last: BaseException | None = None
-    while True:
-        try:
-            value = probe()
-        except errors as exc:
-            last, value = exc, None
-        if value:
-            return value
-        if time.monotonic() >= deadline:
-            raise TimeoutError(
-                f"timed out after {timeout}s waiting for {what} (last error: {last!r})"
-            )
-        time.sleep(POLL_S)
-
-
-def node_metadata(cluster: LocalCluster, node_id: int, topics: list[str] | None = None) -> Any:
-    """Metadata v12 as ``node_id`` sees it (``topics=None``: every topic)."""
-    body = {
-        "topics": None
-        if topics is None
-        else [{"topic_id": b"\x00" * 16, "name": t} for t in topics],
-        "allow_auto_topic_creation": False,
-        "include_topic_authorized_operations": False,
-    }
-    return call(f"127.0.0.1:{cluster.client_ports[node_id]}", 3, 12, body)
 
 
 def percentile(values: Iterable[float], q: float) -> float:

@@ -16,12 +16,19 @@ its own settings.
 from __future__ import annotations
 
 import socket
-from collections.abc import Iterable
+import struct
+import time
+from collections.abc import Callable, Iterable
 from contextlib import ExitStack
 from pathlib import Path
+from typing import Any, TypeVar
 
+from samsa.protocol.api import decode_response, encode_request
 from samsa.server.meta_properties import random_cluster_id
 from samsa.testing import BrokerProcess
+
+T = TypeVar("T")
+POLL_S = 0.02
 
 FAST_SETTINGS = {
     "controller.quorum.election.timeout.ms": "500",
@@ -135,3 +142,64 @@ class LocalCluster:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def wait_until(
+    probe: Callable[[], T | None],
+    timeout: float,
+    what: str,
+    *,
+    errors: tuple[type[BaseException], ...] = (Exception,),
+) -> T:
+    """Call ``probe`` until it returns something truthy and return that; after
+    ``timeout`` seconds raise TimeoutError naming ``what`` and the last error
+    ``probe`` raised (one of ``errors``), so a stuck cluster says what it missed."""
+    deadline = time.monotonic() + timeout
+    last: BaseException | None = None
+    while True:
+        try:
+            value = probe()
+        except errors as exc:
+            last, value = exc, None
+        if value:
+            return value
+        if time.monotonic() >= deadline:
+            raise TimeoutError(
+                f"timed out after {timeout}s waiting for {what} (last error: {last!r})"
+            )
+        time.sleep(POLL_S)
+
+
+def call(
+    address: str, api_key: int, version: int, body: dict[str, Any], timeout: float = 10.0
+) -> Any:
+    """One request to exactly one node over a fresh connection: what *that* node
+    believes, where a client would have asked whichever node it liked."""
+    host, port = address.rsplit(":", 1)
+    with socket.create_connection((host, int(port)), timeout=timeout) as sock:
+        sock.sendall(encode_request(api_key, version, 1, "samsa-testing", body))
+        size = struct.unpack(">i", _read(sock, 4))[0]
+        _, response = decode_response(api_key, version, memoryview(_read(sock, size)))
+        return response
+
+
+def _read(sock: socket.socket, n: int) -> bytes:
+    out = bytearray()
+    while len(out) < n:
+        chunk = sock.recv(n - len(out))
+        if not chunk:
+            raise ConnectionError("closed by the node")
+        out += chunk
+    return bytes(out)
+
+
+def node_metadata(cluster: LocalCluster, node_id: int, topics: list[str] | None = None) -> Any:
+    """Metadata v12 as ``node_id`` sees it (``topics=None``: every topic)."""
+    body = {
+        "topics": None
+        if topics is None
+        else [{"topic_id": b"\x00" * 16, "name": t} for t in topics],
+        "allow_auto_topic_creation": False,
+        "include_topic_authorized_operations": False,
+    }
+    return call(f"127.0.0.1:{cluster.client_ports[node_id]}", 3, 12, body)

@@ -8,73 +8,12 @@ from the cluster), never after a fixed sleep.
 
 from __future__ import annotations
 
-import socket
-import struct
-import time
-from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any
 
 from samsa.client import Admin
-from samsa.protocol.api import decode_response, encode_request
-from samsa.testing_cluster import LocalCluster
+from samsa.testing_cluster import LocalCluster, call, node_metadata, wait_until
 
-T = TypeVar("T")
-POLL_S = 0.05
-
-
-def wait_until(
-    probe: Callable[[], T | None],
-    timeout: float,
-    what: str,
-    *,
-    errors: tuple[type[BaseException], ...] = (Exception,),
-) -> T:
-    """Call ``probe`` until it returns something truthy; fail after ``timeout`` seconds
-    with ``what`` and the last error seen."""
-    deadline = time.monotonic() + timeout
-    last: BaseException | None = None
-    while True:
-        try:
-            value = probe()
-        except errors as exc:
-            last, value = exc, None
-        if value:
-            return value
-        if time.monotonic() >= deadline:
-            raise AssertionError(
-                f"timed out after {timeout}s waiting for {what} (last error: {last!r})"
-            )
-        time.sleep(POLL_S)
-
-
-def call(address: str, api_key: int, version: int, body: dict[str, Any]) -> dict[str, Any]:
-    """One request to one node over a fresh connection."""
-    host, port = address.rsplit(":", 1)
-    with socket.create_connection((host, int(port)), timeout=5) as sock:
-        sock.sendall(encode_request(api_key, version, 1, "cluster-test", body))
-        size = struct.unpack(">i", _read(sock, 4))[0]
-        _, response = decode_response(api_key, version, memoryview(_read(sock, size)))
-        return response
-
-
-def _read(sock: socket.socket, n: int) -> bytes:
-    out = b""
-    while len(out) < n:
-        chunk = sock.recv(n - len(out))
-        if not chunk:
-            raise ConnectionError("closed by the node")
-        out += chunk
-    return out
-
-
-def node_metadata(cluster: LocalCluster, node_id: int) -> dict[str, Any]:
-    """Metadata v12 for every topic, as ``node_id`` sees it."""
-    body = {
-        "topics": None,
-        "allow_auto_topic_creation": False,
-        "include_topic_authorized_operations": False,
-    }
-    return call(f"127.0.0.1:{cluster.client_ports[node_id]}", 3, 12, body)
+__all__ = ["call", "node_metadata", "wait_until"]
 
 
 def node_topics(cluster: LocalCluster, node_id: int) -> set[str]:

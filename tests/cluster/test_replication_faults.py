@@ -196,7 +196,7 @@ class Run:
                 f"every producer acknowledged on every partition ({what})",
                 errors=(),
             )
-        except AssertionError as exc:
+        except TimeoutError as exc:
             stalled = [
                 f"{p.producer_name}: acks per partition {before} -> {p.acked_per_partition()}, "
                 f"{p.unresolved()} unresolved, failures {p.failures[-3:]}, "
