@@ -20,6 +20,7 @@ import pytest
 
 READY_PREFIX = "samsa broker listening on "
 CONTROLLER_READY_PREFIX = "samsa controller listening on "
+TASK_DUMP_END = "SIGUSR1: end of the task dump"  # the broker's last line after SIGUSR1
 
 # Fast settings for tests on one node (documented in README).
 TEST_SETTINGS = {
@@ -28,6 +29,10 @@ TEST_SETTINGS = {
     "offsets.topic.num.partitions": "4",
     "log.flush.offset.checkpoint.interval.ms": "1000",
 }
+
+
+class BrokerDidNotStop(AssertionError):
+    """A SIGTERMed broker still ran after the wait: a shutdown that hangs is a bug."""
 
 
 class BrokerProcess:
@@ -122,7 +127,24 @@ class BrokerProcess:
         if self.proc is None or self.proc.poll() is not None:
             return self.proc.returncode if self.proc else 0
         self.proc.send_signal(signal.SIGTERM)
-        return self.proc.wait(timeout)
+        try:
+            return self.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            raise BrokerDidNotStop(self._stuck_report(timeout)) from None
+
+    def _stuck_report(self, timeout: float) -> str:
+        """What a broker that ignores SIGTERM is waiting on: SIGUSR1 makes it log
+        every asyncio task's stack; then it is killed so the test run goes on."""
+        assert self.proc is not None
+        seen = len(self.log_lines)
+        self.proc.send_signal(signal.SIGUSR1)
+        with self._log_changed:
+            self._log_changed.wait_for(
+                lambda: any(TASK_DUMP_END in line for line in self.log_lines[seen:]), 5.0
+            )
+        self.kill()
+        tail = "\n".join(self.log_lines[-60:])
+        return f"broker in {self.data_dir} did not exit within {timeout} s of SIGTERM:\n{tail}"
 
     def pause(self) -> None:
         """SIGSTOP: the process stops answering but keeps its sockets (a hung node)."""

@@ -134,6 +134,7 @@ def _dump_tasks() -> None:
         frames = task.get_stack()
         where = " <- ".join(f"{f.f_code.co_name}:{f.f_lineno}" for f in reversed(frames))
         out.warning("task %s: %s", task.get_name(), where or "(not started)")
+    out.warning("SIGUSR1: end of the task dump")  # what samsa.testing waits for
 
 
 async def _serve(config: BrokerConfig) -> int:

@@ -26,6 +26,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
+from samsa.cancellation import cancel_and_wait, wait_event
 from samsa.raft import wire
 from samsa.raft.actions import (
     Action,
@@ -111,11 +112,7 @@ class RaftDriver:
             with contextlib.suppress(asyncio.TimeoutError):
                 await asyncio.wait_for(self._drain(), resign_timeout_s)
         self._stopped = True
-        for task in [*self._tasks, *self._sends]:
-            task.cancel()
-        for task in [*self._tasks, *self._sends]:
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await task
+        await cancel_and_wait([*self._tasks, *self._sends])
 
     async def _drain(self) -> None:
         while self._queue or self._sends:
@@ -293,8 +290,7 @@ class RaftDriver:
             deadline = self.machine.next_deadline()
             if deadline is not None:
                 delay = max(0.0, (deadline - self._clock()) / 1000)
-                with contextlib.suppress(asyncio.TimeoutError):
-                    await asyncio.wait_for(self._wake_timer.wait(), delay)
+                await wait_event(self._wake_timer, delay)
             else:
                 await self._wake_timer.wait()
             now = self._clock()

@@ -18,12 +18,12 @@ encoder works).  Runs on the event loop.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
+from samsa.cancellation import cancel_and_wait
 from samsa.errors import ErrorCode
 from samsa.replication.isr_state import LeaderAndIsr
 
@@ -192,10 +192,7 @@ class AlterPartitionManager:
             handle.cancel()
         self._retries.clear()
         task, self._task = self._task, None
-        if task is not None:
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await task
+        await cancel_and_wait(task)
 
 
 def _error(code: int) -> ErrorCode:

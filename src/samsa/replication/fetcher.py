@@ -22,11 +22,11 @@ never see two fetch responses of one fetcher interleaved.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
+from samsa.cancellation import cancel_and_wait, wait_event
 from samsa.errors import ErrorCode, KafkaError
 from samsa.net import ChannelError, ChannelPool
 from samsa.replication.fetcher_state import FetcherState
@@ -116,10 +116,7 @@ class ReplicaFetcher:
 
     async def stop(self) -> None:
         task, self._task = self._task, None
-        if task is not None:
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+        await cancel_and_wait(task)
 
     @property
     def running(self) -> bool:
@@ -146,8 +143,7 @@ class ReplicaFetcher:
         wake_at = self.state.next_wakeup_ms(now)
         wait_ms = IDLE_WAIT_MS if wake_at is None else min(IDLE_WAIT_MS, max(wake_at - now, 1))
         self._changed.clear()
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self._changed.wait(), wait_ms / 1000)
+        await wait_event(self._changed, wait_ms / 1000)
 
     # ------------------------------------------------------------------ one round
     async def _round(self) -> bool:

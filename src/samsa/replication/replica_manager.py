@@ -28,11 +28,11 @@ Everything runs on the event loop.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
+from samsa.cancellation import cancel_and_wait
 from samsa.controller.metadata_delta import LocalReplicaChanges, MetadataDelta
 from samsa.controller.metadata_image import MetadataImage
 from samsa.controller.registrations import NO_LEADER
@@ -409,11 +409,7 @@ class ReplicaManager:
     async def stop(self) -> None:
         """Stop fetchers and background work, then checkpoint the watermarks."""
         tasks, self._background = self._background, []
-        for task in tasks:
-            task.cancel()
-        for task in tasks:
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+        await cancel_and_wait(tasks)
         if self._fetchers is not None:
             await self._fetchers.stop()
         if self._alter_partition is not None:

@@ -27,6 +27,7 @@ from collections.abc import Iterable
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
+from samsa.cancellation import cancel_and_wait
 from samsa.controller.metadata_delta import MetadataDelta
 from samsa.controller.metadata_image import MetadataImage
 from samsa.errors import ErrorCode, KafkaError
@@ -268,11 +269,7 @@ class Broker:
             await self.lifecycle.stop()
         if self.cleaner_task is not None:
             await self.cleaner_task.stop()
-        for task in self._tasks:
-            task.cancel()
-        for task in self._tasks:
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await task
+        await cancel_and_wait(self._tasks)
         if self.groups is not None:
             with contextlib.suppress(Exception):
                 await self.groups.shutdown()

@@ -17,7 +17,6 @@ incarnation of this broker (a "zombie" that was paused and resumes).
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import enum
 import logging
 import time
@@ -26,6 +25,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
+from samsa.cancellation import cancel_and_wait, wait_event
 from samsa.errors import ErrorCode
 
 log = logging.getLogger("samsa.server")
@@ -99,10 +99,7 @@ class BrokerLifecycle:
 
     async def stop(self) -> None:
         self.state = BrokerState.SHUTTING_DOWN
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await self._task
+        await cancel_and_wait(self._task)
 
     async def _run(self) -> None:
         while self.broker_epoch < 0:
@@ -117,8 +114,7 @@ class BrokerLifecycle:
                 # changes within milliseconds, so ask again soon, not in seconds.
                 delay = min(delay, 50)
             self._wake.clear()
-            with contextlib.suppress(asyncio.TimeoutError):
-                await asyncio.wait_for(self._wake.wait(), delay / 1000)
+            await wait_event(self._wake, delay / 1000)
 
     async def _register(self) -> bool:
         reg = self.registration

@@ -129,6 +129,9 @@ class ControllerLink:
         changed = asyncio.ensure_future(self._leader_changed())
         try:
             await asyncio.wait({request, changed}, return_when=asyncio.FIRST_COMPLETED)
+        except BaseException:
+            request.cancel()  # the caller is stopping: the request goes with it
+            raise
         finally:
             changed.cancel()
         if request.done():
@@ -138,10 +141,13 @@ class ControllerLink:
         return None
 
     async def _wait_for_leader(self, seconds: float) -> None:
+        # asyncio.wait, not wait_for: 3.11's wait_for can lose a cancellation
+        # (samsa.cancellation), and heartbeats wait here while a broker stops.
+        changed = asyncio.ensure_future(self._leader_changed())
         try:
-            await asyncio.wait_for(self._leader_changed(), seconds)
-        except TimeoutError:
-            pass
+            await asyncio.wait({changed}, timeout=seconds)
+        finally:
+            changed.cancel()
 
 
 def not_controller(response: Body) -> bool:

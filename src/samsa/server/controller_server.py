@@ -17,13 +17,13 @@ runs from ``poll`` a few times a second while active.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import random
 import time
 from collections.abc import Callable
 from typing import Any
 
+from samsa.cancellation import cancel_and_wait
 from samsa.controller.controller_config import ControllerConfig
 from samsa.controller.controller_result import ControllerResult
 from samsa.controller.metadata_delta import MetadataDelta
@@ -145,11 +145,7 @@ class ControllerServer:
 
     async def stop(self) -> None:
         self._active = False
-        for task in (self._poll_task, self._activation_task):
-            if task is not None:
-                task.cancel()
-                with contextlib.suppress(asyncio.CancelledError, Exception):
-                    await task
+        await cancel_and_wait(t for t in (self._poll_task, self._activation_task) if t is not None)
 
     # -- requests -----------------------------------------------------------------------
 
