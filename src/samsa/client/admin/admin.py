@@ -133,6 +133,9 @@ class Admin:
         self._client.metadata.update(resp, self._client.now_ms())
         return int(controller)
 
+    def _broker_ids(self) -> list[int]:
+        return sorted(self._client.metadata.cluster.nodes)
+
     def _coordinator(self, group_id: str, timeout_ms: int) -> int:
         body = {"key": group_id, "key_type": 0, "coordinator_keys": [group_id]}
         resp = self._call(None, FIND_COORDINATOR, body, timeout_ms)

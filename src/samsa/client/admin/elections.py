@@ -17,15 +17,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from enum import IntEnum
-from typing import TYPE_CHECKING
 
 from samsa.client.admin.forwarded import call_controller
 from samsa.client.admin.item_errors import item_error
+from samsa.client.admin.plumbing import AdminPlumbing
 from samsa.client.metadata import TopicPartition
 from samsa.errors import KafkaError
-
-if TYPE_CHECKING:
-    from samsa.client.admin.admin import Admin
 
 ELECT_LEADERS = 43
 
@@ -36,7 +33,7 @@ class ElectionType(IntEnum):
 
 
 def elect_leaders(
-    admin: Admin,
+    admin: AdminPlumbing,
     election_type: ElectionType,
     partitions: Iterable[TopicPartition] | None,
     timeout_ms: int,

@@ -11,20 +11,20 @@ retries it.  Errors of single partitions are answers and are returned.
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from samsa.client.admin.item_errors import plain_message
+from samsa.client.admin.plumbing import AdminPlumbing
 from samsa.client.consumer.errors import kafka_error
 from samsa.errors import ErrorCode
-
-if TYPE_CHECKING:
-    from samsa.client.admin.admin import Admin
 
 BACKOFF_S = 0.1
 RETRIED = frozenset({ErrorCode.NOT_CONTROLLER})
 
 
-def call_controller(admin: Admin, api_key: int, body: dict[str, Any], timeout_ms: int) -> Any:
+def call_controller(
+    admin: AdminPlumbing, api_key: int, body: dict[str, Any], timeout_ms: int
+) -> Any:
     """Send through any broker; raise the top-level error unless it is NOT_CONTROLLER
     and time is left."""
     deadline = time.monotonic() + timeout_ms / 1000

@@ -11,13 +11,11 @@ committed offsets of partitions the group no longer subscribes to.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from samsa.client.admin.plumbing import AdminPlumbing
 from samsa.client.consumer.errors import kafka_error
 from samsa.client.metadata import TopicPartition
-
-if TYPE_CHECKING:
-    from samsa.client.admin.admin import Admin
 
 OFFSET_COMMIT, OFFSET_DELETE = 8, 47
 
@@ -37,7 +35,7 @@ def _raise_first(topics: list[dict[str, Any]], what: str) -> None:
 
 
 def alter_group_offsets(
-    admin: Admin, group_id: str, offsets: Mapping[TopicPartition, int], timeout_ms: int
+    admin: AdminPlumbing, group_id: str, offsets: Mapping[TopicPartition, int], timeout_ms: int
 ) -> None:
     """Commit ``offsets`` (the next record to read) for an Empty group."""
     node = admin._coordinator(group_id, timeout_ms)
@@ -69,7 +67,7 @@ def alter_group_offsets(
 
 
 def delete_group_offsets(
-    admin: Admin, group_id: str, partitions: list[TopicPartition], timeout_ms: int
+    admin: AdminPlumbing, group_id: str, partitions: list[TopicPartition], timeout_ms: int
 ) -> None:
     node = admin._coordinator(group_id, timeout_ms)
     body = {

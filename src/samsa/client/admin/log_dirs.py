@@ -6,19 +6,15 @@ the leader's replica is the one a user means, so callers pick by leader.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
+from samsa.client.admin.plumbing import AdminPlumbing
 from samsa.client.consumer.errors import kafka_error
 from samsa.client.metadata import TopicPartition
-
-if TYPE_CHECKING:
-    from samsa.client.admin.admin import Admin
 
 DESCRIBE_LOG_DIRS = 35
 
 
 def describe_log_dirs(
-    admin: Admin, topics: list[str] | None, timeout_ms: int
+    admin: AdminPlumbing, topics: list[str] | None, timeout_ms: int
 ) -> dict[int, dict[TopicPartition, int]]:
     """Broker id -> partition -> bytes on disk (all partitions when ``topics`` is None)."""
     admin._controller(timeout_ms)  # learn every broker
@@ -30,7 +26,7 @@ def describe_log_dirs(
                 {"topic": topic.name, "partitions": [p.partition for p in topic.partitions]}
             )
     out: dict[int, dict[TopicPartition, int]] = {}
-    for node_id in sorted(admin._client.metadata.cluster.nodes):
+    for node_id in sorted(admin._broker_ids()):
         resp = admin._call(node_id, DESCRIBE_LOG_DIRS, {"topics": request_topics}, timeout_ms)
         if resp.get("error_code"):
             raise kafka_error(resp["error_code"], f"describe log dirs of broker {node_id}")

@@ -9,12 +9,10 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from samsa.client.admin.item_errors import item_error
-
-if TYPE_CHECKING:
-    from samsa.client.admin.admin import Admin
+from samsa.client.admin.plumbing import AdminPlumbing
 
 DESCRIBE_QUORUM, ADD_RAFT_VOTER, REMOVE_RAFT_VOTER = 55, 80, 81
 METADATA_TOPIC = "__cluster_metadata"
@@ -52,7 +50,7 @@ def _replica(entry: dict[str, Any]) -> ReplicaInfo:
     )
 
 
-def describe_quorum(admin: Admin, timeout_ms: int) -> QuorumInfo:
+def describe_quorum(admin: AdminPlumbing, timeout_ms: int) -> QuorumInfo:
     body = {"topics": [{"topic_name": METADATA_TOPIC, "partitions": [{"partition_index": 0}]}]}
     resp = admin._call(None, DESCRIBE_QUORUM, body, timeout_ms)
     for answer in (resp, *(resp["topics"][0]["partitions"] if resp.get("topics") else ())):
@@ -77,7 +75,7 @@ def describe_quorum(admin: Admin, timeout_ms: int) -> QuorumInfo:
 
 
 def add_raft_voter(
-    admin: Admin,
+    admin: AdminPlumbing,
     voter_id: int,
     directory_id: str,
     listeners: list[tuple[str, str, int]],
@@ -97,7 +95,9 @@ def add_raft_voter(
         raise error
 
 
-def remove_raft_voter(admin: Admin, voter_id: int, directory_id: str, timeout_ms: int) -> None:
+def remove_raft_voter(
+    admin: AdminPlumbing, voter_id: int, directory_id: str, timeout_ms: int
+) -> None:
     body = {
         "cluster_id": None,
         "voter_id": voter_id,

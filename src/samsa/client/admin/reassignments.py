@@ -18,15 +18,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from samsa.client.admin.forwarded import call_controller
 from samsa.client.admin.item_errors import item_error
+from samsa.client.admin.plumbing import AdminPlumbing
 from samsa.client.metadata import TopicPartition
 from samsa.errors import KafkaError
-
-if TYPE_CHECKING:
-    from samsa.client.admin.admin import Admin
 
 ALTER_PARTITION_REASSIGNMENTS, LIST_PARTITION_REASSIGNMENTS = 45, 46
 
@@ -41,7 +38,7 @@ class PartitionReassignment:
 
 
 def alter_partition_reassignments(
-    admin: Admin, targets: Mapping[TopicPartition, list[int] | None], timeout_ms: int
+    admin: AdminPlumbing, targets: Mapping[TopicPartition, list[int] | None], timeout_ms: int
 ) -> dict[TopicPartition, KafkaError | None]:
     by_topic: dict[str, list[tuple[int, list[int] | None]]] = {}
     for tp, replicas in targets.items():
@@ -72,7 +69,7 @@ def alter_partition_reassignments(
 
 
 def list_partition_reassignments(
-    admin: Admin, partitions: Iterable[TopicPartition] | None, timeout_ms: int
+    admin: AdminPlumbing, partitions: Iterable[TopicPartition] | None, timeout_ms: int
 ) -> dict[TopicPartition, PartitionReassignment]:
     """Ongoing reassignments (of ``partitions``, or all); others are left out."""
     topics = None

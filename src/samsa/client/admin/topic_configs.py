@@ -9,19 +9,16 @@ broker, so any broker answers.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import TYPE_CHECKING
 
 from samsa.client.admin.item_errors import item_error
-
-if TYPE_CHECKING:
-    from samsa.client.admin.admin import Admin
+from samsa.client.admin.plumbing import AdminPlumbing
 
 DESCRIBE_CONFIGS = 32
 TOPIC_RESOURCE = 2
 
 
 def describe_topic_configs(
-    admin: Admin, topics: Iterable[str], keys: Iterable[str] | None, timeout_ms: int
+    admin: AdminPlumbing, topics: Iterable[str], keys: Iterable[str] | None, timeout_ms: int
 ) -> dict[str, dict[str, str | None]]:
     """Topic -> config name -> value (only ``keys`` when given)."""
     names = sorted(set(topics))
