@@ -7,7 +7,7 @@ from typing import Any
 
 from samsa.errors import ErrorCode
 from samsa.replication.config import ReplicationConfig
-from samsa.replication.fetcher_state import FetcherState
+from samsa.replication.fetcher_state import LEADER_BEHIND_FIRST_BACKOFF_MS, FetcherState
 from samsa.replication.fetcher_types import (
     AppendRecords,
     FailPartition,
@@ -188,11 +188,51 @@ def test_not_leader_backs_off_then_retries() -> None:
         logs,
     )
     assert actions == [AppendRecords(B, b"r", 10, 0)]
-    assert state.next_wakeup_ms(100) == 100 + BACKOFF
-    later = state.build_fetch(100 + BACKOFF - 1, logs)
+    first = LEADER_BEHIND_FIRST_BACKOFF_MS
+    assert state.next_wakeup_ms(100) == 100 + first
+    later = state.build_fetch(100 + first - 1, logs)
     assert later is not None and set(later.sent) == {B}
-    again = state.build_fetch(100 + BACKOFF, logs)
+    again = state.build_fetch(100 + first, logs)
     assert again is not None and set(again.sent) == {A, B}
+
+
+def test_a_leader_behind_on_metadata_is_asked_again_soon_then_less_often() -> None:
+    """A new topic's follower often asks before its leader knows it leads: the
+    backoff starts short and doubles up to replica.fetch.backoff.ms; records
+    from the leader start it over.  Other errors wait the whole backoff."""
+    logs = FakeLogs(a=FakeLog(end=4, epochs=[(5, 0)]))
+    state = fetcher(logs)
+    now, waits = 0, []
+    for code in (
+        ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+        ErrorCode.UNKNOWN_LEADER_EPOCH,
+        *[ErrorCode.NOT_LEADER_OR_FOLLOWER] * 8,
+    ):
+        plan = state.build_fetch(now, logs)
+        assert plan is not None
+        state.handle_fetch_response(plan, response((A, {"error_code": code})), now, logs)
+        wake = state.next_wakeup_ms(now)
+        assert wake is not None
+        waits.append(wake - now)
+        now = wake
+    first = LEADER_BEHIND_FIRST_BACKOFF_MS
+    assert waits == [min(first << i, BACKOFF) for i in range(10)]
+    assert waits[-1] == BACKOFF
+    plan = state.build_fetch(now, logs)
+    assert plan is not None
+    state.handle_fetch_response(plan, response((A, {"records": b"r"})), now, logs)
+    plan = state.build_fetch(now, logs)
+    assert plan is not None
+    state.handle_fetch_response(
+        plan, response((A, {"error_code": ErrorCode.UNKNOWN_TOPIC_OR_PARTITION})), now, logs
+    )
+    assert state.next_wakeup_ms(now) == now + first
+    plan = state.build_fetch(now + first, logs)
+    assert plan is not None
+    state.handle_fetch_response(
+        plan, response((A, {"error_code": ErrorCode.CORRUPT_MESSAGE})), now + first, logs
+    )
+    assert state.next_wakeup_ms(now + first) == now + first + BACKOFF
 
 
 def test_failed_request_backs_off_its_partitions() -> None:

@@ -266,6 +266,47 @@ def test_consumers_wake_on_the_high_watermark_followers_on_appends(tmp_path: Pat
     run(scenario())
 
 
+def test_taking_over_a_partition_answers_its_followers_parked_fetches(tmp_path: Path) -> None:
+    """A follower whose Fetch is parked here for other partitions must hear at
+    once that it has a new one to fetch (fresh_leaderships); a broker that
+    is not a replica of the new partition keeps waiting.  A Fetch that leaves
+    the new partition out is answered without parking, until the follower
+    names it or the Fetch's max wait has passed."""
+
+    async def scenario() -> None:
+        h = Harness(tmp_path, channels=False)
+        try:
+            h.commit(
+                broker(1),
+                broker(2),
+                broker(3),
+                make_record("TopicRecord", name=TOPIC, topic_id=TOPIC_ID),
+                partition_record(0, [1, 2, 3], leader=1),
+            )
+            old = [(TOPIC, 0)]
+            follower, bystander = FetchWaiter(1, replica_id=2), FetchWaiter(1, replica_id=3)
+            h.manager.park(old, follower)
+            h.manager.park(old, bystander)
+            h.commit(partition_record(1, [1, 2], leader=1))
+            assert follower.future.done() and not bystander.future.done()
+            h.manager.unpark(old, follower)
+            h.manager.unpark(old, bystander)
+            assert h.manager.parked_fetches() == 0
+
+            assert h.manager.follower_must_refetch(2, old, 500)
+            assert not h.manager.follower_must_refetch(3, old, 500)
+            assert not h.manager.follower_must_refetch(2, [*old, (TOPIC, 1)], 500)
+            assert not h.manager.follower_must_refetch(2, old, 500)  # it named it once
+
+            h.commit(partition_record(2, [1, 2], leader=1))
+            h.clock.advance(501)
+            assert not h.manager.follower_must_refetch(2, old, 500)  # the window passed
+        finally:
+            await h.close()
+
+    run(scenario())
+
+
 def test_standalone_partitions_keep_todays_behaviour(tmp_path: Path) -> None:
     async def scenario() -> None:
         h = Harness(tmp_path, channels=False)

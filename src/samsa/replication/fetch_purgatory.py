@@ -5,7 +5,9 @@ count for followers everywhere and for consumers of a standalone partition
 (its watermark is its log end); on a replicated leader consumers count only
 the bytes a high watermark move makes visible.  A role change or deletion
 wakes everything parked on the partition so each fetch re-reads and answers
-with the new error.  Runs on the event loop.
+with the new error.  A follower's parked fetch can also be woken by who sent
+it: when this broker starts leading partitions that follower must now fetch
+(see fresh_leaderships).  Runs on the event loop.
 """
 
 from __future__ import annotations
@@ -23,12 +25,20 @@ TopicPartition = tuple[str, int]
 class FetchPurgatory:
     def __init__(self) -> None:
         self._waiters: dict[TopicPartition, set[FetchWaiter]] = {}
+        self._by_follower: dict[int, set[FetchWaiter]] = {}
 
     def park(self, keys: Iterable[TopicPartition], waiter: FetchWaiter) -> None:
         for key in keys:
             self._waiters.setdefault(key, set()).add(waiter)
+        if waiter.replica_id >= 0:
+            self._by_follower.setdefault(waiter.replica_id, set()).add(waiter)
 
     def unpark(self, keys: Iterable[TopicPartition], waiter: FetchWaiter) -> None:
+        followers = self._by_follower.get(waiter.replica_id)
+        if followers is not None:
+            followers.discard(waiter)
+            if not followers:
+                del self._by_follower[waiter.replica_id]
         for key in keys:
             waiters = self._waiters.get(key)
             if waiters is not None:
@@ -62,3 +72,10 @@ class FetchPurgatory:
         waiters = self._waiters.pop(key, set()) if forget else self._waiters.get(key, set())
         for waiter in list(waiters):
             waiter.wake()
+
+    def wake_follower(self, replica_id: int) -> int:
+        """Answer the follower's parked fetches now; how many there were."""
+        waiters = list(self._by_follower.get(replica_id, ()))
+        for waiter in waiters:
+            waiter.wake()
+        return len(waiters)

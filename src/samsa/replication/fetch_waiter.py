@@ -18,9 +18,12 @@ __all__ = ["FetchWaiter"]
 
 
 class FetchWaiter:
-    def __init__(self, needed_bytes: int, *, from_follower: bool = False) -> None:
+    def __init__(
+        self, needed_bytes: int, *, from_follower: bool = False, replica_id: int = -1
+    ) -> None:
         self.needed = needed_bytes
-        self.from_follower = from_follower
+        self.replica_id = replica_id
+        self.from_follower = from_follower or replica_id >= 0
         self.future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
 
     def on_bytes(self, count: int) -> None:

@@ -25,10 +25,14 @@ Per partition (Kafka's PartitionFetchState):
 
 Errors: OFFSET_OUT_OF_RANGE resets from the leader's offsets (below its log
 start: start over at its log start; past its end: truncate to its high
-watermark, a safe lower bound of its end); NOT_LEADER_OR_FOLLOWER,
-UNKNOWN_LEADER_EPOCH and the rest back off for ``replica.fetch.backoff.ms``
-and retry (the leader may not have applied the metadata we have yet); a
-failed request backs off every partition in it.  A response is applied only
+watermark, a safe lower bound of its end); the rest back off for
+``replica.fetch.backoff.ms`` and retry; a failed request backs off every
+partition in it.  UNKNOWN_TOPIC_OR_PARTITION, NOT_LEADER_OR_FOLLOWER and
+UNKNOWN_LEADER_EPOCH mostly mean the leader has not applied the metadata this
+follower has -- a new topic's followers often ask a moment before their
+leader knows it leads -- so their backoff starts at 10 ms and doubles up to
+``replica.fetch.backoff.ms``: a whole second's wait there held up every
+``acks=all`` produce to a new topic or a new leader.  A response is applied only
 if the partition is still in the state the request was built from (same
 epoch, same offset), so nothing stale is appended after a metadata change.
 """
@@ -57,6 +61,15 @@ from samsa.replication.fetcher_types import (
     TruncateTo,
 )
 from samsa.storage.leader_epoch_cache import UNDEFINED_EPOCH, EpochEndOffset
+
+LEADER_BEHIND = frozenset(
+    {
+        ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+        ErrorCode.NOT_LEADER_OR_FOLLOWER,
+        ErrorCode.UNKNOWN_LEADER_EPOCH,
+    }
+)
+LEADER_BEHIND_FIRST_BACKOFF_MS = 10
 
 log = logging.getLogger(__name__)
 
@@ -113,10 +126,16 @@ class FetcherState:
         ]
         return min(times) if times else None
 
-    def _delay(self, tp: TopicPartition, now_ms: int) -> None:
+    def _delay(self, tp: TopicPartition, now_ms: int, *, leader_behind: bool = False) -> None:
         state = self._states.get(tp)
-        if state is not None:
-            state.delayed_until_ms = now_ms + self.config.replica_fetch_backoff_ms
+        if state is None:
+            return
+        backoff = self.config.replica_fetch_backoff_ms
+        if leader_behind:
+            shift = min(state.leader_behind_retries, 16)
+            backoff = min(backoff, LEADER_BEHIND_FIRST_BACKOFF_MS << shift)
+            state.leader_behind_retries += 1
+        state.delayed_until_ms = now_ms + backoff
 
     def _fail(self, tp: TopicPartition, error: ErrorCode) -> FailPartition:
         state = self._states.get(tp)
@@ -184,7 +203,7 @@ class FetcherState:
                     actions.append(self._fail(tp, code))
                 elif code is not ErrorCode.NONE:
                     log.debug("[%s-%d] OffsetForLeaderEpoch: %s", tp[0], tp[1], code.name)
-                    self._delay(tp, now_ms)
+                    self._delay(tp, now_ms, leader_behind=code in LEADER_BEHIND)
                 else:
                     leader = EpochEndOffset(p.get("leader_epoch", -1), p.get("end_offset", -1))
                     actions += self._truncate_to_leader(tp, state, leader, logs)
@@ -312,6 +331,7 @@ class FetcherState:
             records = p.get("records")
             high_watermark = p.get("high_watermark", -1)
             state.lag = max(0, high_watermark - logs.log_end_offset(tp))
+            state.leader_behind_retries = 0
             return [
                 AppendRecords(
                     tp,
@@ -325,7 +345,7 @@ class FetcherState:
         if code is ErrorCode.FENCED_LEADER_EPOCH:
             return [self._fail(tp, code)]
         log.debug("[%s-%d] fetch error %s: backing off", tp[0], tp[1], code.name)
-        self._delay(tp, now_ms)
+        self._delay(tp, now_ms, leader_behind=code in LEADER_BEHIND)
         return []
 
     def _out_of_range(

@@ -77,6 +77,7 @@ class PartitionFetchState:
     truncation_offset: int
     delayed_until_ms: int = 0
     lag: int = -1
+    leader_behind_retries: int = 0  # errors in a row saying the leader lags on metadata
 
     def ready(self, now_ms: int) -> bool:
         return self.delayed_until_ms <= now_ms

@@ -50,6 +50,7 @@ from samsa.replication.fetch_responses import (
 from samsa.replication.fetch_waiter import FetchWaiter
 from samsa.replication.fetcher_manager import ReplicaFetcherManager
 from samsa.replication.fetcher_types import FetchStatus, InitialFetchState
+from samsa.replication.fresh_leaderships import FreshLeaderships
 from samsa.replication.hw_checkpoint import read_high_watermarks, write_high_watermarks
 from samsa.replication.image_changes import local_changes_from_image
 from samsa.replication.isr_state import LeaderAndIsr, PendingIsrChange
@@ -87,6 +88,7 @@ class ReplicaManager:
         self._time_ms = time_ms
         self._partitions: dict[TopicPartition, Partition] = {}
         self._purgatory = FetchPurgatory()
+        self._fresh = FreshLeaderships()
         self._checkpointed = read_high_watermarks(log_manager.data_dir)
         self._image: MetadataImage | None = None
         self._addresses = (
@@ -204,10 +206,16 @@ class ReplicaManager:
             self.delete(topic, index)
         if fetchers is not None and changes.leaders:
             fetchers.remove_partitions(changes.leaders)
+        woken: set[int] = set()
         for key, info in changes.leaders.items():
             partition = self._get_or_create(key, image)
             partition.topic_id = info.topic_id
-            partition.make_leader(info.registration, now_ms)
+            if partition.make_leader(info.registration, now_ms):
+                followers = [r for r in info.registration.replicas if r != self.node_id]
+                self._fresh.record(key, followers, self._time_ms())
+                woken.update(followers)
+        for follower in woken:
+            self._purgatory.wake_follower(follower)
         to_fetch: dict[TopicPartition, InitialFetchState] = {}
         for key, info in changes.followers.items():
             partition = self._get_or_create(key, image)
@@ -357,6 +365,14 @@ class ReplicaManager:
 
     def unpark(self, keys: Iterable[TopicPartition], waiter: FetchWaiter) -> None:
         self._purgatory.unpark(keys, waiter)
+
+    def follower_must_refetch(
+        self, replica_id: int, keys: Iterable[TopicPartition], max_wait_ms: int
+    ) -> bool:
+        """Whether a follower's Fetch leaves out a partition it must now fetch from
+        here, taken over within its max wait: answered at once, not parked, so the
+        next Fetch names it (see fresh_leaderships)."""
+        return self._fresh.omitted_by(replica_id, keys, self._time_ms(), max_wait_ms)
 
     def parked_fetches(self) -> int:
         """Fetches waiting for data (Kafka's fetch purgatory size)."""

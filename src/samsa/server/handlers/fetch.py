@@ -59,7 +59,10 @@ def handle_fetch(broker: BrokerApi, raft: Any, ctx: RequestContext, req: Body) -
     max_wait = req["max_wait_ms"]
     if total >= req["min_bytes"] or max_wait <= 0 or total < 0:
         return _response(broker, responses)
-    return _wait_and_read(broker, req, total)
+    replica_id = _replica_id(req)
+    if replica_id >= 0 and broker.replicas.follower_must_refetch(replica_id, _keys(req), max_wait):
+        return _response(broker, responses)
+    return _wait_and_read(broker, req, total, replica_id)
 
 
 def _count_positions(metrics: BrokerMetrics, ctx: RequestContext, req: Body) -> None:
@@ -70,9 +73,13 @@ def _count_positions(metrics: BrokerMetrics, ctx: RequestContext, req: Body) -> 
             metrics.on_fetch_position(connection, name, preq["partition"], preq["fetch_offset"])
 
 
-async def _wait_and_read(broker: BrokerApi, req: Body, available: int) -> Body:
-    keys = [(t["topic"], p["partition"]) for t in req["topics"] for p in t["partitions"]]
-    waiter = FetchWaiter(req["min_bytes"] - available, from_follower=_replica_id(req) >= 0)
+def _keys(req: Body) -> list[tuple[str, int]]:
+    return [(t["topic"], p["partition"]) for t in req["topics"] for p in t["partitions"]]
+
+
+async def _wait_and_read(broker: BrokerApi, req: Body, available: int, replica_id: int) -> Body:
+    keys = _keys(req)
+    waiter = FetchWaiter(req["min_bytes"] - available, replica_id=replica_id)
     broker.replicas.park(keys, waiter)
     try:
         with contextlib.suppress(asyncio.TimeoutError):
