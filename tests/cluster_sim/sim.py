@@ -45,13 +45,8 @@ from samsa.protocol.record_batch import iter_batches
 from samsa.protocol.record_builder import RecordBatchBuilder
 from samsa.raft import (
     Action,
-    FlushLog,
-    HighWatermarkAdvanced,
     LeaderChanged,
     LoadSnapshot,
-    PersistElectionState,
-    Respond,
-    Send,
 )
 from samsa.replication.partition import Partition, PartitionRole
 from samsa.server.controller_server import (
@@ -196,43 +191,16 @@ class ClusterSimulation(Simulation):
         super()._call(node, call, what, incarnation)
         self._after(node)
 
-    def _execute(self, node: SimNode, actions: list[Action]) -> None:
-        """The quorum simulator's ``_execute`` with the loader as the state machine:
-        commits are replayed, snapshots loaded, leader changes published."""
-        scenario = self.scenario
-        incarnation = node.incarnation
-        for action in actions:
-            if (
-                self.faults_active
-                and self.now >= WARMUP_MS
-                and scenario.crash_mid_actions
-                and self.rng.random() < scenario.crash_mid_actions
-            ):
-                self._crash(node)
-                return
-            if isinstance(action, Send):
-                self._send(node, action)
-            elif isinstance(action, Respond):
-                self._respond(node, action)
-            elif isinstance(action, PersistElectionState):
-                node.disk_election = action.election
-            elif isinstance(action, FlushLog):
-                delay = self.rng.randint(0, scenario.max_flush_ms)
-                self.at(self.now + delay, self._flush_done, node, incarnation, action.up_to_offset)
-            elif isinstance(action, HighWatermarkAdvanced):
-                self.checker.on_high_watermark(node, action.offset)
-                self._apply(node)
-            elif isinstance(action, LeaderChanged):
-                if action.leader_id == node.node_id and node.machine.is_leader:
-                    self.checker.on_leader(node, action.epoch)
-                process = self._current(node)
-                if process is not None:
-                    process.loader.handle_leader_change(action.leader_id, action.epoch)
-            elif isinstance(action, LoadSnapshot):
-                self._load_snapshot(node, action)
-            else:
-                self.fail(f"unknown action {action!r}")
-        self._schedule_poll(node)
+    def _crash_mid_actions(self) -> bool:
+        """No crash mid-actions before the warm-up is over."""
+        return self.now >= WARMUP_MS and super()._crash_mid_actions()
+
+    def _leader_changed(self, node: SimNode, action: LeaderChanged) -> None:
+        """The quorum simulator's check, then the loader publishes the change."""
+        super()._leader_changed(node, action)
+        process = self._current(node)
+        if process is not None:
+            process.loader.handle_leader_change(action.leader_id, action.epoch)
 
     def _apply(self, node: SimNode) -> None:
         process = self._current(node)
@@ -266,17 +234,11 @@ class ClusterSimulation(Simulation):
         super()._crash(node)
         self.processes.pop(node.node_id, None)
 
-    def _restart(self, node: SimNode, incarnation: int) -> None:
-        if node.alive or node.incarnation != incarnation:
-            return
-        node.alive = True
-        node.machine = self._new_machine(
-            node.node_id, node.log, node.disk_election, node.incarnation
-        )
-        node.state, node.applied, node.last_snapshot, node.reported_hw = {}, 0, 0, 0
-        self._note(f"restart n{node.node_id}")
+    def _start_restarted(self, node: SimNode) -> None:
+        """A new process of the node's role first, so the machine's start-up
+        actions reach its loader; a broker then registers again."""
         process = self._new_process(node)
-        self._call(node, lambda n: n.machine.start(self.now), "start")
+        super()._start_restarted(node)
         if isinstance(process, BrokerProcess) and self._current(node) is process:
             process.start()
 

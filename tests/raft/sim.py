@@ -397,11 +397,7 @@ class Simulation:
         scenario = self.scenario
         incarnation = node.incarnation
         for action in actions:
-            if (
-                self.faults_active
-                and scenario.crash_mid_actions
-                and self.rng.random() < scenario.crash_mid_actions
-            ):
+            if self._crash_mid_actions():
                 self._crash(node)
                 return
             if isinstance(action, Send):
@@ -417,13 +413,21 @@ class Simulation:
                 self.checker.on_high_watermark(node, action.offset)
                 self._apply(node)
             elif isinstance(action, LeaderChanged):
-                if action.leader_id == node.node_id and node.machine.is_leader:
-                    self.checker.on_leader(node, action.epoch)
+                self._leader_changed(node, action)
             elif isinstance(action, LoadSnapshot):
                 self._load_snapshot(node, action)
             else:
                 self.fail(f"unknown action {action!r}")
         self._schedule_poll(node)
+
+    def _crash_mid_actions(self) -> bool:
+        """Whether to crash the node before its next action (a seeded draw)."""
+        chance = self.scenario.crash_mid_actions
+        return bool(self.faults_active and chance and self.rng.random() < chance)
+
+    def _leader_changed(self, node: SimNode, action: LeaderChanged) -> None:
+        if action.leader_id == node.node_id and node.machine.is_leader:
+            self.checker.on_leader(node, action.epoch)
 
     def _schedule_poll(self, node: SimNode) -> None:
         deadline = node.machine.next_deadline()
@@ -615,6 +619,11 @@ class Simulation:
         )
         node.state, node.applied, node.last_snapshot, node.reported_hw = {}, 0, 0, 0
         self._note(f"restart n{node.node_id}")
+        self._start_restarted(node)
+
+    def _start_restarted(self, node: SimNode) -> None:
+        """Start the restarted node's fresh Raft machine (the cluster simulator
+        starts the node's processes around it)."""
         self._call(node, lambda n: n.machine.start(self.now), "start")
 
     def _heal_everything(self) -> None:
