@@ -13,7 +13,7 @@ in ``wire_common``.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from samsa.errors import ErrorCode
 from samsa.raft.messages import (
@@ -28,10 +28,6 @@ from samsa.raft.messages import (
     VoteRequest,
 )
 from samsa.raft.records import OffsetAndEpoch
-
-if TYPE_CHECKING:
-    pass
-
 from samsa.raft.wire_common import (
     ADD_RAFT_VOTER,
     BEGIN_QUORUM_EPOCH,

@@ -7,7 +7,7 @@ leader's endpoint on the listener the request came in on (``node_endpoints``).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from samsa.errors import ErrorCode
 from samsa.raft.entry_codec import decode_entries, encode_entries
@@ -25,10 +25,6 @@ from samsa.raft.messages import (
     VoteResponse,
 )
 from samsa.raft.records import OffsetAndEpoch
-
-if TYPE_CHECKING:
-    pass
-
 from samsa.raft.wire_common import (
     ADD_RAFT_VOTER,
     BEGIN_QUORUM_EPOCH,
