@@ -51,10 +51,9 @@ from samsa.replication.fetch_responses import (
     fetch_error,
     fetch_partition_response,
 )
+from samsa.replication.fetcher import carry_out
 from samsa.replication.fetcher_state import FetcherState
 from samsa.replication.fetcher_types import (
-    AppendRecords,
-    FailPartition,
     FetcherAction,
     FetchStatus,
     InitialFetchState,
@@ -564,21 +563,9 @@ class BrokerProcess:
         replicas = self.followers
         for action in actions:
             try:
-                if isinstance(action, AppendRecords):
-                    replicas.append_fetched(
-                        action.tp,
-                        action.records,
-                        action.leader_high_watermark,
-                        action.leader_log_start_offset,
-                    )
-                elif isinstance(action, TruncateTo):
+                if isinstance(action, TruncateTo | TruncateFullyAndStartAt):
                     self.sim.data.on_truncate(self, action.tp, action.offset)
-                    replicas.truncate_to(action.tp, action.offset)
-                elif isinstance(action, TruncateFullyAndStartAt):
-                    self.sim.data.on_truncate(self, action.tp, action.offset)
-                    replicas.truncate_fully_and_start_at(action.tp, action.offset)
-                elif isinstance(action, FailPartition):
-                    replicas.fetching_failed(action.tp, action.error)
+                carry_out(replicas, action)
             except KafkaError as exc:
                 state.action_failed(action, exc.code, self.sim.now)
 

@@ -47,7 +47,7 @@ from samsa.replication.fetcher_types import (
 
 log = logging.getLogger(__name__)
 
-__all__ = ["FollowerReplicas", "ReplicaFetcher"]
+__all__ = ["FollowerReplicas", "ReplicaFetcher", "carry_out"]
 
 IDLE_WAIT_MS = 1000
 """How long an idle fetcher sleeps when nothing is waiting on a backoff."""
@@ -69,6 +69,24 @@ class FollowerReplicas(FollowerLogs, Protocol):
     def truncate_fully_and_start_at(self, tp: TopicPartition, offset: int) -> None: ...
 
     def fetching_failed(self, tp: TopicPartition, error: ErrorCode) -> None: ...
+
+
+def carry_out(replicas: FollowerReplicas, action: FetcherAction) -> None:
+    """One decision of the fetcher done on the local replicas; raises what the
+    replica raises (KafkaError, OSError) for the caller to report back."""
+    if isinstance(action, AppendRecords):
+        replicas.append_fetched(
+            action.tp,
+            action.records,
+            action.leader_high_watermark,
+            action.leader_log_start_offset,
+        )
+    elif isinstance(action, TruncateTo):
+        replicas.truncate_to(action.tp, action.offset)
+    elif isinstance(action, TruncateFullyAndStartAt):
+        replicas.truncate_fully_and_start_at(action.tp, action.offset)
+    elif isinstance(action, FailPartition):
+        replicas.fetching_failed(action.tp, action.error)
 
 
 class ReplicaFetcher:
@@ -196,19 +214,7 @@ class ReplicaFetcher:
         replicas = self._replicas
         for action in actions:
             try:
-                if isinstance(action, AppendRecords):
-                    replicas.append_fetched(
-                        action.tp,
-                        action.records,
-                        action.leader_high_watermark,
-                        action.leader_log_start_offset,
-                    )
-                elif isinstance(action, TruncateTo):
-                    replicas.truncate_to(action.tp, action.offset)
-                elif isinstance(action, TruncateFullyAndStartAt):
-                    replicas.truncate_fully_and_start_at(action.tp, action.offset)
-                elif isinstance(action, FailPartition):
-                    replicas.fetching_failed(action.tp, action.error)
+                carry_out(replicas, action)
             except KafkaError as exc:
                 log.warning("%s: %s failed: %s", self.name, type(action).__name__, exc)
                 self.state.action_failed(action, exc.code, self._time_ms())
