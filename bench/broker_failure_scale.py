@@ -24,7 +24,6 @@ Target: under 1 s of CPU for steps 1-3 together, records batched.
 from __future__ import annotations
 
 import argparse
-import gc
 import sys
 import time
 from pathlib import Path
@@ -32,7 +31,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from controller_scale import SESSION_TIMEOUT_MS, build_cluster
+from controller_scale import SESSION_TIMEOUT_MS, add_cluster_args, build_cluster, cpu_time
 from samsa.controller.metadata_delta import LocalReplicaChanges, MetadataDelta
 from samsa.controller.metadata_image import MetadataImage, images_equal
 from samsa.controller.snapshot_records import snapshot_records
@@ -62,20 +61,9 @@ class LocalChangesPublisher:
         pass
 
 
-def cpu(fn: Any) -> tuple[float, Any]:
-    gc.collect()
-    start = time.process_time()
-    value = fn()
-    return time.process_time() - start, value
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--brokers", type=int, default=100)
-    parser.add_argument("--partitions", type=int, default=100_000)
-    parser.add_argument("--topics", type=int, default=100)
-    parser.add_argument("--replication-factor", type=int, default=3)
-    parser.add_argument("--seed", type=int, default=1)
+    add_cluster_args(parser)
     args = parser.parse_args(argv)
 
     node = build_cluster(
@@ -96,7 +84,7 @@ def main(argv: list[str] | None = None) -> int:
     node.now_ms += SESSION_TIMEOUT_MS // 2 + 1
 
     rows: list[tuple[str, float | None, str]] = []
-    controller_s, result = cpu(lambda: node.controller.poll(node.now_ms))
+    controller_s, result = cpu_time(lambda: node.controller.poll(node.now_ms))
     records = result.records
     rows.append(
         (
@@ -106,8 +94,8 @@ def main(argv: list[str] | None = None) -> int:
         )
     )
 
-    encode_s, payloads = cpu(lambda: [encode_metadata_record(r) for r in records])
-    batch_s, batches = cpu(
+    encode_s, payloads = cpu_time(lambda: [encode_metadata_record(r) for r in records])
+    batch_s, batches = cpu_time(
         lambda: encode_payloads(payloads, base_offset=0, epoch=1, timestamp_ms=0)
     )
     batch_count = sum(1 for _ in iter_batches(memoryview(batches)))
@@ -129,7 +117,7 @@ def main(argv: list[str] | None = None) -> int:
     taker = _biggest_taker(image, records)
     publisher = LocalChangesPublisher(taker)
     loader.add_publisher(publisher)
-    replay_s, _ = cpu(lambda: loader.handle_commit(raft_log.end_offset))
+    replay_s, _ = cpu_time(lambda: loader.handle_commit(raft_log.end_offset))
     assert images_equal(loader.image, image)
     leaders = sum(len(c.leaders) for c in publisher.changes)
     followers = sum(len(c.followers) for c in publisher.changes)

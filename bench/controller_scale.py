@@ -100,25 +100,31 @@ def build_cluster(brokers: int, partitions: int, topics: int, rf: int, seed: int
     return node
 
 
-def measure(label: str, fn: Any) -> tuple[float, Any]:
+def cpu_time(fn: Any) -> tuple[float, Any]:
+    """CPU seconds of ``fn()`` (after a full collection, so earlier garbage is
+    not billed to it) and its value."""
     gc.collect()
     start = time.process_time()
     value = fn()
     return time.process_time() - start, value
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def add_cluster_args(parser: argparse.ArgumentParser) -> None:
+    """The simulated cluster's shape, shared with broker_failure_scale.py."""
     parser.add_argument("--brokers", type=int, default=100)
     parser.add_argument("--partitions", type=int, default=100_000)
     parser.add_argument("--topics", type=int, default=100)
     parser.add_argument("--replication-factor", type=int, default=3)
     parser.add_argument("--seed", type=int, default=1)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    add_cluster_args(parser)
     args = parser.parse_args(argv)
 
     rows: list[tuple[str, str, str]] = []
-    build_s, node = measure(
-        "build",
+    build_s, node = cpu_time(
         lambda: build_cluster(
             args.brokers, args.partitions, args.topics, args.replication_factor, args.seed
         ),
@@ -126,7 +132,7 @@ def main(argv: list[str] | None = None) -> int:
     image = node.image
     rows.append(("build cluster via CreateTopics", f"{build_s:.2f} s CPU", ""))
 
-    snapshot_s, records = measure("snapshot", lambda: snapshot_records(image))
+    snapshot_s, records = cpu_time(lambda: snapshot_records(image))
     rows.append(
         ("image -> snapshot records", f"{snapshot_s:.2f} s CPU", f"{len(records):,} records")
     )
@@ -137,7 +143,7 @@ def main(argv: list[str] | None = None) -> int:
             fresh.replay(record)
         return fresh
 
-    replay_s, rebuilt = measure("replay", replay)
+    replay_s, rebuilt = cpu_time(replay)
     assert images_equal(image, rebuilt)
     rows.append(("snapshot records -> image", f"{replay_s:.2f} s CPU", "target < 2 s"))
     del rebuilt
@@ -157,7 +163,7 @@ def main(argv: list[str] | None = None) -> int:
         if broker_id != victim:
             node.heartbeat(broker_id)
     node.now_ms += SESSION_TIMEOUT_MS // 2 + 1
-    fence_s, result = measure("fence", lambda: node.controller.poll(node.now_ms))
+    fence_s, result = cpu_time(lambda: node.controller.poll(node.now_ms))
     rows.append(
         (
             f"fence broker {victim} (led {leads}, in {in_isr} ISRs)",
@@ -165,7 +171,7 @@ def main(argv: list[str] | None = None) -> int:
             f"{len(result.records):,} records in 1 batch; target < 1 s",
         )
     )
-    apply_s, delta = measure("apply", lambda: node.commit(result.records))
+    apply_s, delta = cpu_time(lambda: node.commit(result.records))
     assert image.brokers[victim].fenced
     assert not image.brokers_to_isrs.has_leaderships(victim)
     assert image.brokers_to_isrs.isr_count(victim) == 0
@@ -181,8 +187,7 @@ def main(argv: list[str] | None = None) -> int:
         (b for b in range(args.brokers) if b != victim), key=image.brokers_to_isrs.leader_count
     )
     leads = image.brokers_to_isrs.leader_count(leaving)
-    shutdown_s, result = measure(
-        "shutdown",
+    shutdown_s, result = cpu_time(
         lambda: node.controller.broker_heartbeat(
             {
                 "broker_id": leaving,
