@@ -1,15 +1,12 @@
 """The replication benchmark's ``throughput`` case: acks=all on RF 3 against acks=1
 on RF 1, one producer per run in a fresh interpreter.
 
-Run by ``replication_bench.py --cases throughput``.  ``CLIENTS`` and
-``_child`` stay together here: the spawned producer process unpickles ``_child``
-by this module's name and looks the client up in ``CLIENTS``.
+Run by ``replication_bench.py --cases throughput``.
 """
 
 from __future__ import annotations
 
 import argparse
-import multiprocessing
 import os
 import statistics
 import time
@@ -21,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from _cluster import effective, local_cluster, print_settings, spread, table, wait_until
+from _fresh_process import in_fresh_process
 from _replication_common import create_topic, partitions_of, quiet_confluent, settled
 from samsa.testing_cluster import LocalCluster
 
@@ -110,27 +108,6 @@ CLIENTS: dict[str, Callable[[str, str, int, int, str], float]] = {
 }
 
 
-def _child(name: str, args: tuple[Any, ...], results: Any) -> None:
-    try:
-        results.put(CLIENTS[name](*args))
-    except BaseException as exc:
-        results.put(exc)
-        raise
-
-
-def in_fresh_process(name: str, *args: Any) -> float:
-    """One producer run in a new interpreter, so no run inherits another's state."""
-    ctx = multiprocessing.get_context("spawn")
-    results = ctx.Queue()
-    child = ctx.Process(target=_child, args=(name, args, results))
-    child.start()
-    outcome = results.get()
-    child.join()
-    if isinstance(outcome, BaseException):
-        raise RuntimeError(f"{name} run failed") from outcome
-    return float(outcome)
-
-
 def end_offset(cluster: LocalCluster, topic: str) -> int:
     from samsa.client import Admin
 
@@ -178,7 +155,13 @@ def throughput(args: argparse.Namespace) -> list[list[str]]:
                     )
                     cpu_before = brokers_cpu(cluster)
                     secs = in_fresh_process(
-                        client, cluster.bootstrap, topic, args.records, args.size, case.acks
+                        client,
+                        CLIENTS[client],
+                        cluster.bootstrap,
+                        topic,
+                        args.records,
+                        args.size,
+                        case.acks,
                     )
                     broker_cpu = brokers_cpu(cluster) - cpu_before
                     end = end_offset(cluster, topic)

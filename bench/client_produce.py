@@ -28,7 +28,6 @@ after a warm-up).
 from __future__ import annotations
 
 import argparse
-import multiprocessing
 import os
 import statistics
 import sys
@@ -39,6 +38,7 @@ from contextlib import nullcontext
 from typing import Any
 
 from _brokers import broker
+from _fresh_process import in_fresh_process
 
 SETTINGS = {"acks": 1, "linger_ms": 5, "batch_size": 1_000_000}
 DEFAULT_BUFFER_MEMORY = 32 << 20  # Kafka's and the Samsa producer's default
@@ -206,27 +206,6 @@ CLIENTS: dict[str, Callable[..., tuple[float, float]]] = {
 }
 
 
-def _child(name: str, args: tuple[Any, ...], results: Any) -> None:
-    try:
-        results.put(CLIENTS[name](*args))
-    except BaseException as exc:
-        results.put(exc)
-        raise
-
-
-def in_fresh_process(name: str, *args: Any) -> tuple[float, float]:
-    """Run one client in a new interpreter: (seconds, peak RSS growth in MB)."""
-    ctx = multiprocessing.get_context("spawn")
-    results = ctx.Queue()
-    child = ctx.Process(target=_child, args=(name, args, results))
-    child.start()
-    outcome = results.get()
-    child.join()
-    if isinstance(outcome, BaseException):
-        raise RuntimeError(f"{name} run failed") from outcome
-    return outcome  # type: ignore[no-any-return]
-
-
 def bench(label: str, new_broker: Any, args: argparse.Namespace) -> dict[str, float]:
     """Run every client ``args.runs`` times on fresh brokers; print and return the medians."""
     payload = os.urandom(args.size)
@@ -239,7 +218,9 @@ def bench(label: str, new_broker: Any, args: argparse.Namespace) -> dict[str, fl
             with new_broker() as bootstrap:
                 topic = f"bench-{name}-{uuid.uuid4().hex[:8]}"
                 create_topic(bootstrap, topic)
-                secs, growth = in_fresh_process(name, bootstrap, topic, args.records, payload)
+                secs, growth = in_fresh_process(
+                    name, CLIENTS[name], bootstrap, topic, args.records, payload
+                )
             rate = args.records / secs
             rates[name].append(rate)
             growths[name].append(growth)
@@ -292,7 +273,14 @@ def memory_check(args: argparse.Namespace, budgets: list[int]) -> None:
                 topic = f"bench-mem-{uuid.uuid4().hex[:8]}"
                 create_topic(bootstrap, topic)
                 _, growth = in_fresh_process(
-                    "samsa", bootstrap, topic, args.records, payload, budget, warmup
+                    "samsa",
+                    CLIENTS["samsa"],
+                    bootstrap,
+                    topic,
+                    args.records,
+                    payload,
+                    budget,
+                    warmup,
                 )
             growths.append(growth)
         cold, warm = growths
