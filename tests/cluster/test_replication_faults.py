@@ -169,6 +169,17 @@ class Run:
     def wait_healthy(self, what: str, timeout: float = 60) -> dict[int, PartitionView]:
         return wait_until(self.healthy, timeout, f"every partition whole again ({what})")
 
+    def wait_left_out(self, node: int, how: str) -> None:
+        """Until every partition is led by a running node and ``node`` is in no ISR."""
+
+        def left_out() -> bool:
+            view = self.agreed_view()
+            return view is not None and all(
+                p.leader in self.up and node not in p.isr for p in view.values()
+            )
+
+        wait_until(left_out, 30, f"leaders and ISRs without the {how} node {node}")
+
     def leaders(self) -> dict[int, list[int]]:
         view = self.agreed_view() or {}
         out: dict[int, list[int]] = {}
@@ -270,14 +281,7 @@ def _kill_a_leader_and_restart_it(run: Run) -> None:
     victim = run.agreed_view()[0].leader  # type: ignore[index]
     run.cluster.kill(victim)
     run.down.add(victim)
-
-    def moved_away() -> bool:
-        view = run.agreed_view()
-        return view is not None and all(
-            p.leader in run.up and victim not in p.isr for p in view.values()
-        )
-
-    wait_until(moved_away, 30, f"leaders and ISRs without the killed node {victim}")
+    run.wait_left_out(victim, "killed")
     run.wait_progress(f"node {victim} killed")
     run.cluster.start([victim])
     run.down.discard(victim)
@@ -291,14 +295,7 @@ def _pause_a_leader_and_resume_it(run: Run) -> None:
     run.cluster.pause(victim)
     run.down.add(victim)
     try:
-
-        def fenced_out() -> bool:
-            view = run.agreed_view()
-            return view is not None and all(
-                p.leader in run.up and victim not in p.isr for p in view.values()
-            )
-
-        wait_until(fenced_out, 30, f"leaders and ISRs without the paused node {victim}")
+        run.wait_left_out(victim, "paused")
         run.wait_progress(f"node {victim} paused")
         # Paused for longer than replica.lag.time.max.ms: the node's own view of
         # its followers is stale by then, which is what makes a resumed leader risky.
