@@ -207,12 +207,13 @@ class ReplicaManager:
         if fetchers is not None and changes.leaders:
             fetchers.remove_partitions(changes.leaders)
         woken: set[int] = set()
+        taken_over_at = self._time_ms()  # the clock follower_must_refetch reads
         for key, info in changes.leaders.items():
             partition = self._get_or_create(key, image)
             partition.topic_id = info.topic_id
             if partition.make_leader(info.registration, now_ms):
                 followers = [r for r in info.registration.replicas if r != self.node_id]
-                self._fresh.record(key, followers, self._time_ms())
+                self._fresh.record(key, followers, taken_over_at)
                 woken.update(followers)
         for follower in woken:
             self._purgatory.wake_follower(follower)

@@ -60,9 +60,10 @@ def handle_fetch(broker: BrokerApi, raft: Any, ctx: RequestContext, req: Body) -
     if total >= req["min_bytes"] or max_wait <= 0 or total < 0:
         return _response(broker, responses)
     replica_id = _replica_id(req)
-    if replica_id >= 0 and broker.replicas.follower_must_refetch(replica_id, _keys(req), max_wait):
+    keys = [(t["topic"], p["partition"]) for t in req["topics"] for p in t["partitions"]]
+    if replica_id >= 0 and broker.replicas.follower_must_refetch(replica_id, keys, max_wait):
         return _response(broker, responses)
-    return _wait_and_read(broker, req, total, replica_id)
+    return _wait_and_read(broker, req, keys, total, replica_id)
 
 
 def _count_positions(metrics: BrokerMetrics, ctx: RequestContext, req: Body) -> None:
@@ -73,12 +74,9 @@ def _count_positions(metrics: BrokerMetrics, ctx: RequestContext, req: Body) -> 
             metrics.on_fetch_position(connection, name, preq["partition"], preq["fetch_offset"])
 
 
-def _keys(req: Body) -> list[tuple[str, int]]:
-    return [(t["topic"], p["partition"]) for t in req["topics"] for p in t["partitions"]]
-
-
-async def _wait_and_read(broker: BrokerApi, req: Body, available: int, replica_id: int) -> Body:
-    keys = _keys(req)
+async def _wait_and_read(
+    broker: BrokerApi, req: Body, keys: list[tuple[str, int]], available: int, replica_id: int
+) -> Body:
     waiter = FetchWaiter(req["min_bytes"] - available, replica_id=replica_id)
     broker.replicas.park(keys, waiter)
     try:
