@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Set up everything Samsa needs on a fresh Debian machine with Python 3.11+:
 # a virtualenv in .venv with Samsa and its test dependencies, and the system
-# packages the tests use (Debian's kcat and chromium). Safe to run again.
+# packages the tests use (Debian's kcat, chromium and nftables). Safe to run again.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -19,6 +19,8 @@ if [ "${1:-}" = "--with-system-packages" ]; then
     missing=""
     command -v kcat >/dev/null 2>&1 || missing="$missing kcat"
     command -v chromium >/dev/null 2>&1 || missing="$missing chromium"
+    # nftables cuts links between the network namespaces of tests/netfaults.
+    command -v nft >/dev/null 2>&1 || missing="$missing nftables"
     if [ -n "$missing" ]; then
         SUDO=""
         if [ "$(id -u)" != "0" ]; then SUDO="sudo"; fi

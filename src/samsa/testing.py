@@ -43,8 +43,12 @@ class BrokerProcess:
         *,
         port: int | None = 0,
         args: list[str] | None = None,
+        command_prefix: list[str] | None = None,
     ) -> None:
         self.data_dir = Path(data_dir)
+        self.command_prefix = list(command_prefix or [])
+        """Run the broker under this, e.g. ``["ip", "netns", "exec", "host1"]``
+        (which execs the broker, so signals still reach the broker itself)."""
         self.extra_args = list(args or [])
         """More ``samsa broker`` flags, e.g. ``["--log-format", "json"]``."""
         self.settings = dict(TEST_SETTINGS)
@@ -61,7 +65,15 @@ class BrokerProcess:
         """Start the process without waiting; the event is set once it is ready
         (or has exited).  Cluster nodes are launched together, then waited for:
         none of them can be ready before a quorum of them runs."""
-        cmd = [sys.executable, "-m", "samsa.cli", "broker", "--data-dir", str(self.data_dir)]
+        cmd = [
+            *self.command_prefix,
+            sys.executable,
+            "-m",
+            "samsa.cli",
+            "broker",
+            "--data-dir",
+            str(self.data_dir),
+        ]
         if self.listen:
             cmd += ["--listen", f"127.0.0.1:{self.port}"]
         for key, value in self.settings.items():

@@ -63,18 +63,23 @@ class LocalCluster:
         brokers: int = 0,
         settings: dict[str, str] | None = None,
         fast: bool = True,
+        hosts: dict[int, str] | None = None,
+        command_prefix: Callable[[int], list[str]] | None = None,
     ) -> None:
         """``controllers`` combined broker+controller nodes (ids 1..n) and
-        ``brokers`` broker-only nodes (ids n+1..)."""
+        ``brokers`` broker-only nodes (ids n+1..).  ``hosts`` gives a node its
+        own address instead of 127.0.0.1, and ``command_prefix`` what to run it
+        under (a network namespace of that address, for faults between hosts)."""
         self.base_dir = Path(base_dir)
         self.controller_ids = list(range(1, controllers + 1))
         self.broker_only_ids = list(range(controllers + 1, controllers + brokers + 1))
         ids = self.controller_ids + self.broker_only_ids
+        self.hosts = {node_id: (hosts or {}).get(node_id, "127.0.0.1") for node_id in ids}
         ports = free_ports(2 * len(ids))
         self.client_ports = {node_id: ports[2 * i] for i, node_id in enumerate(ids)}
         self.controller_ports = {node_id: ports[2 * i + 1] for i, node_id in enumerate(ids)}
         voters = ",".join(
-            f"{node_id}@127.0.0.1:{self.controller_ports[node_id]}"
+            f"{node_id}@{self.hosts[node_id]}:{self.controller_ports[node_id]}"
             for node_id in self.controller_ids
         )
         common = {
@@ -88,9 +93,10 @@ class LocalCluster:
         self.nodes: dict[int, BrokerProcess] = {}
         for node_id in ids:
             is_controller = node_id in self.controller_ids
-            listeners = f"PLAINTEXT://127.0.0.1:{self.client_ports[node_id]}"
+            host = self.hosts[node_id]
+            listeners = f"PLAINTEXT://{host}:{self.client_ports[node_id]}"
             if is_controller:
-                listeners += f",CONTROLLER://127.0.0.1:{self.controller_ports[node_id]}"
+                listeners += f",CONTROLLER://{host}:{self.controller_ports[node_id]}"
             node_settings = {
                 **common,
                 "node.id": str(node_id),
@@ -98,15 +104,21 @@ class LocalCluster:
                 "listeners": listeners,
             }
             self.nodes[node_id] = BrokerProcess(
-                self.base_dir / f"node-{node_id}", node_settings, port=None
+                self.base_dir / f"node-{node_id}",
+                node_settings,
+                port=None,
+                command_prefix=command_prefix(node_id) if command_prefix else None,
             )
 
     @property
     def bootstrap(self) -> str:
-        return ",".join(f"127.0.0.1:{self.client_ports[i]}" for i in sorted(self.nodes))
+        return self.bootstrap_of(sorted(self.nodes))
 
     def bootstrap_of(self, node_ids: Iterable[int]) -> str:
-        return ",".join(f"127.0.0.1:{self.client_ports[i]}" for i in node_ids)
+        return ",".join(self.client_address(i) for i in node_ids)
+
+    def client_address(self, node_id: int) -> str:
+        return f"{self.hosts[node_id]}:{self.client_ports[node_id]}"
 
     def start(self, node_ids: Iterable[int] | None = None, timeout: float = 60.0) -> None:
         """Launch the given nodes (default: all) together and wait until each is ready."""
@@ -202,4 +214,4 @@ def node_metadata(cluster: LocalCluster, node_id: int, topics: list[str] | None 
         "allow_auto_topic_creation": False,
         "include_topic_authorized_operations": False,
     }
-    return call(f"127.0.0.1:{cluster.client_ports[node_id]}", 3, 12, body)
+    return call(cluster.client_address(node_id), 3, 12, body)

@@ -236,6 +236,13 @@ class ConfluentProducer(ProducerWorkload):
                 "retry.backoff.max.ms": 500,
                 "reconnect.backoff.ms": 50,
                 "reconnect.backoff.max.ms": 500,
+                # As the Samsa producer's metadata.max.age.ms.  A leader cut from
+                # the controller but not from its clients never learns it was
+                # replaced (nor would Kafka's), and answers acks=all produces
+                # with REQUEST_TIMED_OUT, which librdkafka retries on the same
+                # broker without asking for metadata: only the periodic refresh
+                # (default 5 minutes) moves it to the new leader.
+                "topic.metadata.refresh.interval.ms": 5_000,
                 "debug": os.environ.get("RDK_DEBUG", "msg"),
                 "logger": logger,
             }

@@ -1,0 +1,168 @@
+"""Test hosts with a real network between them: one network namespace per node.
+
+Loopback cannot break: every node shares one interface, so the faults that lost
+acknowledged writes in published tests of Kafka-compatible systems (a leader cut
+from the quorum but not from its clients, one-way links, a node that bridges two
+halves) never happen on it.  ``HostNetwork`` gives each node a namespace of its
+own with one veth leg on a bridge in the root namespace, where the clients run
+(the bridge has an address of its own), and cuts links with nftables rules inside
+the namespaces, so a fault is exactly the set of rules in place and ``heal``
+removes them all.
+
+This kernel has no ``netem`` qdisc (``tc qdisc add ... netem`` says "unknown"),
+so loss is nftables' ``numgen random`` drop and there is no added latency; the
+fixture says so where a test asks for delay.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+import pytest
+
+
+class NetworkUnavailable(RuntimeError):
+    """Namespaces, veth or nftables cannot be had here: the reason, for a skip."""
+
+
+def _run(*argv: str) -> None:
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=30)
+    if done.returncode != 0:
+        raise RuntimeError(f"{' '.join(argv)} failed: {done.stderr.strip() or done.stdout.strip()}")
+
+
+@dataclass
+class HostNetwork:
+    """Namespaces ``<prefix>h<i>`` with addresses ``10.<a>.<b>.<i>/24`` on one bridge.
+
+    The subnet is drawn from the pid so two runs on one machine never share
+    one; nothing here routes off the machine (the bridge has no uplink)."""
+
+    hosts: list[int]
+    prefix: str = field(default_factory=lambda: f"sm{os.getpid() % 100000}")
+    _up: list[int] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        pid = os.getpid()
+        self.subnet = f"10.{200 + pid % 50}.{(pid // 50) % 250}"
+        self.bridge = f"{self.prefix}br"
+
+    def namespace(self, host: int) -> str:
+        return f"{self.prefix}h{host}"
+
+    def address(self, host: int) -> str:
+        return f"{self.subnet}.{host}"
+
+    @property
+    def root_address(self) -> str:
+        """Where clients in the root namespace appear to the nodes."""
+        return f"{self.subnet}.254"
+
+    def command_prefix(self, host: int) -> list[str]:
+        """argv prefix that runs a program on ``host`` (``ip netns exec`` execs
+        it, so its pid is the program's and signals reach it)."""
+        return ["ip", "netns", "exec", self.namespace(host)]
+
+    def up(self) -> None:
+        _run("ip", "link", "add", self.bridge, "type", "bridge")
+        _run("ip", "addr", "add", f"{self.root_address}/24", "dev", self.bridge)
+        _run("ip", "link", "set", self.bridge, "up")
+        for host in self.hosts:
+            self._add_host(host)
+
+    def _add_host(self, host: int) -> None:
+        ns, leg, peer = self.namespace(host), f"{self.prefix}v{host}", f"{self.prefix}p{host}"
+        _run("ip", "netns", "add", ns)
+        self._up.append(host)
+        _run("ip", "link", "add", leg, "type", "veth", "peer", "name", peer)
+        _run("ip", "link", "set", peer, "netns", ns)
+        _run("ip", "link", "set", leg, "master", self.bridge, "up")
+        _run("ip", "-n", ns, "addr", "add", f"{self.address(host)}/24", "dev", peer)
+        _run("ip", "-n", ns, "link", "set", peer, "up")
+        _run("ip", "-n", ns, "link", "set", "lo", "up")
+        # One table per host holds every fault; heal() flushes its chains.
+        self._nft(host, "add table inet faults")
+        for hook in ("input", "output"):
+            self._nft(
+                host, f"add chain inet faults {hook} {{ type filter hook {hook} priority 0; }}"
+            )
+
+    def down(self) -> None:
+        for host in self._up:
+            subprocess.run(["ip", "netns", "del", self.namespace(host)], capture_output=True)
+        self._up.clear()
+        subprocess.run(["ip", "link", "del", self.bridge], capture_output=True)
+
+    def _nft(self, host: int, command: str) -> None:
+        _run("ip", "netns", "exec", self.namespace(host), "nft", command)
+
+    # Faults.  Each is rules on the sending or receiving side of one link;
+    # TCP needs both directions, so a one-way cut stalls connections that
+    # start on either side, which is what an asymmetric partition does.
+
+    def drop_from(self, source: int, destination: int) -> None:
+        """Packets from ``source`` to ``destination`` are lost (one way)."""
+        self._nft(source, f"add rule inet faults output ip daddr {self.address(destination)} drop")
+
+    def cut(self, a: int, b: int) -> None:
+        """No packet crosses between ``a`` and ``b``, either way."""
+        self.drop_from(a, b)
+        self.drop_from(b, a)
+
+    def isolate(self, host: int, from_hosts: list[int]) -> None:
+        """``host`` reaches none of ``from_hosts`` (nor they it), but still
+        reaches every other host and the clients in the root namespace."""
+        for other in from_hosts:
+            self.cut(host, other)
+
+    def lose(self, host: int, percent: int) -> None:
+        """Drop ``percent`` % of the packets ``host`` sends, at random."""
+        self._nft(host, f"add rule inet faults output numgen random mod 100 < {percent} drop")
+
+    def heal(self) -> None:
+        for host in self._up:
+            for hook in ("input", "output"):
+                self._nft(host, f"flush chain inet faults {hook}")
+
+
+def check_available() -> None:
+    """Raise NetworkUnavailable naming what is missing (root, ip, nft, netns)."""
+    if os.geteuid() != 0:
+        raise NetworkUnavailable("network namespaces need root")
+    for tool in ("ip", "nft"):
+        if shutil.which(tool) is None:
+            raise NetworkUnavailable(f"`{tool}` not found (Debian: iproute2, nftables)")
+    probe = f"smprobe{os.getpid() % 100000}"
+    done = subprocess.run(["ip", "netns", "add", probe], capture_output=True, text=True)
+    if done.returncode != 0:
+        raise NetworkUnavailable(f"ip netns add failed: {done.stderr.strip()}")
+    try:
+        nft = subprocess.run(
+            ["ip", "netns", "exec", probe, "nft", "add table inet probe"],
+            capture_output=True,
+            text=True,
+        )
+        if nft.returncode != 0:
+            raise NetworkUnavailable(f"nftables unusable in a namespace: {nft.stderr.strip()}")
+    finally:
+        subprocess.run(["ip", "netns", "del", probe], capture_output=True)
+
+
+@pytest.fixture
+def host_network() -> Iterator[HostNetwork]:
+    """Three hosts, 1..3, each a namespace on one bridge; skipped with the reason
+    where namespaces or nftables cannot be had."""
+    try:
+        check_available()
+    except NetworkUnavailable as missing:
+        pytest.skip(str(missing))
+    network = HostNetwork([1, 2, 3])
+    try:
+        network.up()
+        yield network
+    finally:
+        network.down()
