@@ -55,6 +55,7 @@ from samsa.raft.quorum_state_file import read_election_state
 from samsa.raft.records import Endpoint
 from samsa.raft.voters import VoterNode, VoterSet
 from samsa.server import meta_properties
+from samsa.server.bind_failure import explain_bind_failure
 from samsa.server.controller_link import ControllerLink
 from samsa.server.controller_server import CONTROLLER_APIS, ControllerServer
 from samsa.server.handlers import quorum as quorum_handlers
@@ -194,7 +195,9 @@ class Node:
                 max_request_size=config["socket.request.max.bytes"],
                 idle_timeout_ms=config["connections.max.idle.ms"],
             )
-            self.bound[listener.name] = await server.start(listener.host, listener.port)
+            where = (listener.host, listener.port)
+            with explain_bind_failure(f"listener {listener.name}", *where):
+                self.bound[listener.name] = await server.start(*where)
             self._servers[listener.name] = server
 
         self._start_quorum(data_dir)
