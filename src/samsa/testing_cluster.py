@@ -63,9 +63,12 @@ class LocalCluster:
         brokers: int = 0,
         settings: dict[str, str] | None = None,
         fast: bool = True,
+        shared_listeners: bool = False,
     ) -> None:
         """``controllers`` combined broker+controller nodes (ids 1..n) and
-        ``brokers`` broker-only nodes (ids n+1..)."""
+        ``brokers`` broker-only nodes (ids n+1..).  ``shared_listeners``: one
+        listener per node that serves the quorum and clients alike (no
+        ``controller.listener.names``), as a single node has."""
         self.base_dir = Path(base_dir)
         self.controller_ids = list(range(1, controllers + 1))
         self.broker_only_ids = list(range(controllers + 1, controllers + brokers + 1))
@@ -73,6 +76,8 @@ class LocalCluster:
         ports = free_ports(2 * len(ids))
         self.client_ports = {node_id: ports[2 * i] for i, node_id in enumerate(ids)}
         self.controller_ports = {node_id: ports[2 * i + 1] for i, node_id in enumerate(ids)}
+        if shared_listeners:
+            self.controller_ports = self.client_ports
         voters = ",".join(
             f"{node_id}@127.0.0.1:{self.controller_ports[node_id]}"
             for node_id in self.controller_ids
@@ -80,7 +85,7 @@ class LocalCluster:
         common = {
             **(FAST_SETTINGS if fast else {}),
             "controller.quorum.voters": voters,
-            "controller.listener.names": "CONTROLLER",
+            "controller.listener.names": "" if shared_listeners else "CONTROLLER",
             "offsets.topic.replication.factor": str(min(3, len(ids))),
             "cluster.id": random_cluster_id(),
             **(settings or {}),
@@ -89,7 +94,7 @@ class LocalCluster:
         for node_id in ids:
             is_controller = node_id in self.controller_ids
             listeners = f"PLAINTEXT://127.0.0.1:{self.client_ports[node_id]}"
-            if is_controller:
+            if is_controller and not shared_listeners:
                 listeners += f",CONTROLLER://127.0.0.1:{self.controller_ports[node_id]}"
             node_settings = {
                 **common,

@@ -109,3 +109,20 @@ def test_a_client_that_connected_before_the_quorum_formed_is_answered(tmp_path: 
     assert apis >= CLIENT_APIS
     assert 1 in {broker["node_id"] for broker in metadata["brokers"]}
     assert metadata["controller_id"] in cluster.controller_ids
+
+
+@pytest.mark.timeout(120)
+def test_a_cluster_on_shared_listeners_starts_and_answers_early_clients(tmp_path: Path) -> None:
+    """With one listener per node for the quorum and clients, a peer's metadata
+    Fetch must be answered while the broker starts (it was closed as a client
+    request, so no leader could commit and no node became ready), and a
+    client's early requests still wait for the broker."""
+    with LocalCluster(tmp_path, controllers=3, shared_listeners=True) as cluster:
+        launched = {node_id: node.launch() for node_id, node in cluster.nodes.items()}
+        with connect_when_accepting(cluster.client_ports[1]) as sock:
+            send_first_requests(sock)
+            apis, metadata = read_first_answers(sock)
+        for node_id, ready in launched.items():
+            cluster.nodes[node_id].wait_ready(ready, 60)
+    assert apis >= CLIENT_APIS
+    assert 1 in {broker["node_id"] for broker in metadata["brokers"]}
