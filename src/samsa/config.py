@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from samsa.errors import ConfigError
+from samsa.kafka_versions import kafka_version
 
 INT32_MAX = 2**31 - 1
 
@@ -89,6 +90,19 @@ _KEYS: list[ConfigKey] = [
         "How often recovery points are checkpointed.",
     ),
     ConfigKey("log.message.timestamp.type", str, "CreateTime", "CreateTime or LogAppendTime."),
+    # Ignored (KRaft and RecordBatch v2 only), but old server.properties set them.
+    ConfigKey(
+        "log.message.format.version",
+        kafka_version,
+        "3.0-IV1",
+        "Deprecated in Kafka 3.x; accepted when Kafka would accept it, no effect.",
+    ),
+    ConfigKey(
+        "inter.broker.protocol.version",
+        kafka_version,
+        "3.9-IV0",
+        "Ignored in KRaft mode (as in Kafka 3.x); accepted when Kafka would accept it.",
+    ),
     ConfigKey("log.cleanup.policy", str, "delete", "delete, compact or compact,delete."),
     ConfigKey("log.cleaner.enable", _bool, True, "Run the log cleaner for compacted topics."),
     ConfigKey("log.cleaner.backoff.ms", int, 15000, "Cleaner sleep between passes."),

@@ -65,11 +65,14 @@ class LocalCluster:
         fast: bool = True,
         hosts: dict[int, str] | None = None,
         command_prefix: Callable[[int], list[str]] | None = None,
+        shared_listeners: bool = False,
     ) -> None:
         """``controllers`` combined broker+controller nodes (ids 1..n) and
         ``brokers`` broker-only nodes (ids n+1..).  ``hosts`` gives a node its
         own address instead of 127.0.0.1, and ``command_prefix`` what to run it
-        under (a network namespace of that address, for faults between hosts)."""
+        under (a network namespace of that address, for faults between hosts).
+        ``shared_listeners``: one listener per node that serves the quorum and
+        clients alike (no ``controller.listener.names``), as a single node has."""
         self.base_dir = Path(base_dir)
         self.controller_ids = list(range(1, controllers + 1))
         self.broker_only_ids = list(range(controllers + 1, controllers + brokers + 1))
@@ -78,6 +81,8 @@ class LocalCluster:
         ports = free_ports(2 * len(ids))
         self.client_ports = {node_id: ports[2 * i] for i, node_id in enumerate(ids)}
         self.controller_ports = {node_id: ports[2 * i + 1] for i, node_id in enumerate(ids)}
+        if shared_listeners:
+            self.controller_ports = self.client_ports
         voters = ",".join(
             f"{node_id}@{self.hosts[node_id]}:{self.controller_ports[node_id]}"
             for node_id in self.controller_ids
@@ -85,7 +90,7 @@ class LocalCluster:
         common = {
             **(FAST_SETTINGS if fast else {}),
             "controller.quorum.voters": voters,
-            "controller.listener.names": "CONTROLLER",
+            "controller.listener.names": "" if shared_listeners else "CONTROLLER",
             "offsets.topic.replication.factor": str(min(3, len(ids))),
             "cluster.id": random_cluster_id(),
             **(settings or {}),
@@ -95,7 +100,7 @@ class LocalCluster:
             is_controller = node_id in self.controller_ids
             host = self.hosts[node_id]
             listeners = f"PLAINTEXT://{host}:{self.client_ports[node_id]}"
-            if is_controller:
+            if is_controller and not shared_listeners:
                 listeners += f",CONTROLLER://{host}:{self.controller_ports[node_id]}"
             node_settings = {
                 **common,

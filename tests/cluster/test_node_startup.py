@@ -7,8 +7,9 @@ ApiVersions answer must list the client APIs (Produce, Fetch, Metadata) or
 not come at all (connection refused or closed): the fault tests found nodes
 answering with ApiVersions alone, which wedged librdkafka (it never sent
 Metadata on that connection again) and the Samsa producer (UNSUPPORTED_VERSION
-on its batches) after a full-cluster restart.  Fixed by closing such requests
-while the broker starts (node.py); this test keeps it fixed.
+on its batches) after a full-cluster restart.  Such requests now wait until
+the broker is ready (server/listener_routing.py), as they do on Kafka, instead
+of being closed: a client that connected early is answered, not dropped.
 
 Every node of the cluster restarts at once, so each waits at least for a Raft
 election before it is ready and the window is never a race to hit; one node
@@ -24,13 +25,18 @@ from pathlib import Path
 
 import pytest
 from tests.cluster.helpers import call
+from tests.startup_probe import (
+    CLIENT_APIS,
+    connect_when_accepting,
+    read_first_answers,
+    send_first_requests,
+)
 
 from samsa.testing_cluster import LocalCluster
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
-API_VERSIONS, PRODUCE, FETCH, METADATA = 18, 0, 1, 3
-CLIENT_APIS = frozenset({PRODUCE, FETCH, METADATA})
+API_VERSIONS = 18
 
 
 @pytest.fixture
@@ -83,3 +89,40 @@ def test_a_restarting_node_never_advertises_fewer_than_the_client_apis(
         f"{len(short)} ApiVersions answers during startup lacked Produce/Fetch/Metadata "
         f"(probes: {dict(outcomes)}), first {short[:2]}"
     )
+
+
+@pytest.mark.timeout(120)
+def test_a_client_that_connected_before_the_quorum_formed_is_answered(tmp_path: Path) -> None:
+    """Node 1 alone cannot be ready (no quorum yet), so its client's first
+    requests wait while nodes 2 and 3 start: the quorum forms over the controller
+    listeners meanwhile, and the held requests are answered, in order, with the
+    client APIs and a complete Metadata."""
+    with LocalCluster(tmp_path, controllers=3) as cluster:
+        first = cluster.nodes[1]
+        first_ready = first.launch()
+        with connect_when_accepting(cluster.client_ports[1]) as sock:
+            send_first_requests(sock)
+            assert not first_ready.is_set()
+            cluster.start([2, 3])
+            apis, metadata = read_first_answers(sock)
+        first.wait_ready(first_ready, 60)
+    assert apis >= CLIENT_APIS
+    assert 1 in {broker["node_id"] for broker in metadata["brokers"]}
+    assert metadata["controller_id"] in cluster.controller_ids
+
+
+@pytest.mark.timeout(120)
+def test_a_cluster_on_shared_listeners_starts_and_answers_early_clients(tmp_path: Path) -> None:
+    """With one listener per node for the quorum and clients, a peer's metadata
+    Fetch must be answered while the broker starts (it was closed as a client
+    request, so no leader could commit and no node became ready), and a
+    client's early requests still wait for the broker."""
+    with LocalCluster(tmp_path, controllers=3, shared_listeners=True) as cluster:
+        launched = {node_id: node.launch() for node_id, node in cluster.nodes.items()}
+        with connect_when_accepting(cluster.client_ports[1]) as sock:
+            send_first_requests(sock)
+            apis, metadata = read_first_answers(sock)
+        for node_id, ready in launched.items():
+            cluster.nodes[node_id].wait_ready(ready, 60)
+    assert apis >= CLIENT_APIS
+    assert 1 in {broker["node_id"] for broker in metadata["brokers"]}

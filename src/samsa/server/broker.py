@@ -36,6 +36,7 @@ from samsa.listeners import Listener
 from samsa.net import ChannelPool
 from samsa.replication.config import ReplicationConfig
 from samsa.replication.replica_manager import ReplicaManager
+from samsa.server.bind_failure import explain_bind_failure
 from samsa.server.broker_lifecycle import BrokerLifecycle, Registration
 from samsa.server.cleaner_task import CleanerTask
 from samsa.server.handlers import register_all
@@ -157,6 +158,8 @@ class Broker:
 
     # ------------------------------------------------------------------ lifecycle
     async def start(self) -> None:
+        # Bound first: a busy port ends the start before any log is opened.
+        await self._bind_http_endpoints()
         config = self.config
         defaults = LogConfig.from_dict(config.topic_defaults())
         self.log_manager = LogManager(config.data_dir, defaults, clock=wall_ms)
@@ -191,7 +194,8 @@ class Broker:
             retry_backoff_ms=20,
         )
         self.lifecycle.start()
-        await self._start_http_endpoints()
+        for endpoint in self._http_endpoints:
+            await endpoint.serve()
         self._tasks.append(asyncio.ensure_future(self._periodic_retention()))
         self._tasks.append(asyncio.ensure_future(self._periodic_checkpoint()))
         self._tasks.append(asyncio.ensure_future(self._periodic_offset_expiry()))
@@ -216,7 +220,7 @@ class Broker:
         if self.metrics is not None:
             router.observer = self.metrics
 
-    async def _start_http_endpoints(self) -> None:
+    async def _bind_http_endpoints(self) -> None:
         """Metrics and console: off unless their listen address is set."""
         if self.metrics is None:
             return
@@ -224,12 +228,17 @@ class Broker:
         from samsa.server.broker_view import BrokerView
         from samsa.server.observability import console_endpoint, metrics_endpoint
 
-        metrics_at, console_at = self.config["metrics.listen"], self.config["console.listen"]
         view = BrokerView(self)
-        for address, build in ((metrics_at, metrics_endpoint), (console_at, console_endpoint)):
+        for key, build in (
+            ("metrics.listen", metrics_endpoint),
+            ("console.listen", console_endpoint),
+        ):
+            address = self.config[key]
             if address:
                 endpoint = build(view, self.metrics)
-                await endpoint.start(*parse_host_port(address))
+                host, port = parse_host_port(address)
+                with explain_bind_failure(f"the {endpoint.name} endpoint ({key})", host, port):
+                    await endpoint.bind(host, port)
                 self._http_endpoints.append(endpoint)
 
     async def controlled_shutdown(self) -> None:

@@ -59,11 +59,18 @@ class HttpEndpoint:
         )
         self._server: asyncio.Server | None = None
 
-    async def start(self, host: str, port: int) -> tuple[str, int]:
-        self._server = await asyncio.start_server(self._serve, host, port)
+    async def bind(self, host: str, port: int) -> tuple[str, int]:
+        """Take the address without answering yet: a busy port is found before
+        the node starts anything else, the first request waits for ``serve``."""
+        self._server = await asyncio.start_server(self._serve, host, port, start_serving=False)
+        bound = self._server.sockets[0].getsockname()
+        return bound[0], bound[1]
+
+    async def serve(self) -> None:
+        assert self._server is not None
+        await self._server.start_serving()
         bound = self._server.sockets[0].getsockname()
         log.info("%s listening on http://%s:%d/", self.name, bound[0], bound[1])
-        return bound[0], bound[1]
 
     async def stop(self) -> None:
         if self._server is not None:

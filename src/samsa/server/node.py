@@ -6,7 +6,8 @@ Start-up order matters for safety:
    configuration, or the node refuses to start (a misplaced data dir must not
    join the wrong cluster or speak for another node).
 2. The listeners are bound (their real ports are needed to tell the quorum
-   where this node listens) but answer nothing until the node is assembled.
+   where this node listens); a request that arrives before the node can
+   answer it waits for that, bounded (``listener_routing``).
 3. The metadata log (``__cluster_metadata-0``) is recovered and the Raft
    machine starts from its stored election state; the metadata loader builds
    the image only from committed records.
@@ -55,19 +56,14 @@ from samsa.raft.quorum_state_file import read_election_state
 from samsa.raft.records import Endpoint
 from samsa.raft.voters import VoterNode, VoterSet
 from samsa.server import meta_properties
+from samsa.server.bind_failure import explain_bind_failure
 from samsa.server.controller_link import ControllerLink
 from samsa.server.controller_server import CONTROLLER_APIS, ControllerServer
 from samsa.server.handlers import quorum as quorum_handlers
+from samsa.server.listener_routing import ListenerRouting
 from samsa.server.metadata_loader import MetadataLoader
-from samsa.server.network import CloseConnection, Connection, SocketServer
+from samsa.server.network import SocketServer
 from samsa.server.router import Router
-
-API_VERSIONS = 18
-
-
-def peek_api_key(frame: bytes | bytearray) -> int:
-    return int.from_bytes(frame[0:2], "big", signed=True) if len(frame) >= 2 else -1
-
 
 log = logging.getLogger("samsa.server")
 
@@ -95,7 +91,7 @@ class Node:
         self.cluster_id = ""
         self.directory_id: uuid.UUID | None = None
         self._servers: dict[str, SocketServer] = {}
-        self._routers: dict[str, Router] = {}
+        self.routing = ListenerRouting()
         self.bound: dict[str, tuple[str, int]] = {}
         self.raft: RaftDriver | None = None
         self.raft_log: DiskRaftLog | None = None
@@ -107,7 +103,6 @@ class Node:
         self._raft_channels = ChannelPool(client_id=f"samsa-raft-{self.node_id}")
         self._migrated_from: Path | None = None
         self._migration: asyncio.Task[None] | None = None
-        self._starting_client_listeners: set[str] = set()
 
     # ------------------------------------------------------------------ addresses
     def advertised(self, listener: Listener) -> tuple[str, int]:
@@ -190,11 +185,13 @@ class Node:
 
         for listener in self.settings.listeners:
             server = SocketServer(
-                self._dispatcher(listener.name),
+                self.routing.dispatcher(listener.name),
                 max_request_size=config["socket.request.max.bytes"],
                 idle_timeout_ms=config["connections.max.idle.ms"],
             )
-            self.bound[listener.name] = await server.start(listener.host, listener.port)
+            where = (listener.host, listener.port)
+            with explain_bind_failure(f"listener {listener.name}", *where):
+                self.bound[listener.name] = await server.start(*where)
             self._servers[listener.name] = server
 
         self._start_quorum(data_dir)
@@ -217,11 +214,14 @@ class Node:
 
         # The quorum is served at once (peers need it to elect and replicate);
         # client APIs only once the broker has caught up and is unfenced, as
-        # Kafka's brokers do, so no client sees a half-loaded image.
+        # Kafka's brokers do, so no client sees a half-loaded image (a client's
+        # requests wait for that, see listener_routing).
         for listener in self.settings.listeners:
-            self._routers[listener.name] = self._build_router(listener, with_clients=False)
-            if self.settings.serves_clients(listener):
-                self._starting_client_listeners.add(listener.name)
+            self.routing.install(
+                listener.name,
+                self._build_router(listener, with_clients=False),
+                complete=not self.settings.serves_clients(listener),
+            )
         raft.start()
         if self._migrated_from is not None:
             self._migration = asyncio.ensure_future(self._migrate_legacy_metadata())
@@ -229,8 +229,8 @@ class Node:
             await self.broker.wait_ready()
             for listener in self.settings.listeners:
                 if self.settings.serves_clients(listener):
-                    self._routers[listener.name] = self._build_router(listener, with_clients=True)
-                    self._starting_client_listeners.discard(listener.name)
+                    router = self._build_router(listener, with_clients=True)
+                    self.routing.install(listener.name, router, complete=True)
 
     def _start_quorum(self, data_dir: Path) -> None:
         config = self.config
@@ -349,20 +349,6 @@ class Node:
         retire_legacy_metadata(data_dir)
 
     # ------------------------------------------------------------------ requests
-    def _dispatcher(self, name: str) -> Any:
-        def dispatch(frame: bytes | bytearray, conn: Connection) -> Any:
-            router = self._routers.get(name)
-            if router is None:
-                raise CloseConnection("the node is still starting")
-            if name in self._starting_client_listeners and peek_api_key(frame) == API_VERSIONS:
-                # A client that learned the starting node's versions (the quorum's
-                # only) would keep that answer for the connection and never ask
-                # for Produce or Metadata there; closing makes it reconnect later.
-                raise CloseConnection("the broker is still starting")
-            return router.dispatch(frame, conn)
-
-        return dispatch
-
     def _build_router(self, listener: Listener, *, with_clients: bool) -> Router:
         router = Router()
         settings = self.settings
@@ -383,6 +369,11 @@ class Node:
             quorum_handlers.register(router, raft, self, fetch=not serves_clients)
         if serves_clients and with_clients and self.broker is not None:
             self.broker.register_handlers(router, listener)
+        elif serves_clients and settings.serves_controller(listener):
+            name = listener.name
+            quorum_handlers.register_starting_fetch(
+                router, raft, lambda: self.routing.wait_complete(name)
+            )
         return router
 
     async def stop(self) -> None:

@@ -76,6 +76,9 @@ class Router:
     def handles(self, api_key: int) -> bool:
         return api_key in self._handlers
 
+    def handler(self, api_key: int) -> Handler | None:
+        return self._handlers.get(api_key)
+
     def advertised(self) -> list[Body]:
         return [
             {

@@ -10,13 +10,14 @@ reads its settings from; changing a topic's config builds a new one.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields, replace
 from enum import StrEnum
 from typing import Any
 
 from samsa.errors import ConfigError
+from samsa.kafka_versions import EXPECTED as KAFKA_VERSION
+from samsa.kafka_versions import is_kafka_version
 
 LONG_MAX = 2**63 - 1
 INT_MAX = 2**31 - 1
@@ -48,9 +49,9 @@ def _one_of(*choices: str) -> Validator:
     return lambda v: None if v in choices else f"must be one of {', '.join(choices)}"
 
 
-def _matches(pattern: str, what: str) -> Validator:
-    compiled = re.compile(pattern)
-    return lambda v: None if compiled.fullmatch(v) else f"must be {what}"
+def _kafka_version(v: str) -> str | None:
+    """What Kafka's MetadataVersionValidator accepts (see samsa.kafka_versions)."""
+    return None if is_kafka_version(v) else f"must be {KAFKA_VERSION}"
 
 
 def _each_of(*choices: str) -> Validator:
@@ -285,9 +286,7 @@ LOG_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         _T.STRING,
         "3.0-IV1",
         "deprecated (Kafka 3.x): accepted for compatibility, has no effect",
-        _matches(
-            r"[0-9]+\.[0-9]+(\.[0-9]+)?(-IV[0-9]+)?", "a Kafka version such as 2.8 or 3.0-IV1"
-        ),
+        _kafka_version,
         "log.message.format.version",
     ),
     _key(

@@ -10,6 +10,8 @@ says so with NOT_LEADER_OR_FOLLOWER and the leader hint).
 
 from __future__ import annotations
 
+import inspect
+from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
 
 from samsa.errors import ErrorCode
@@ -21,6 +23,7 @@ from samsa.raft.messages import (
     RemoveRaftVoterRequest,
     RemoveRaftVoterResponse,
 )
+from samsa.server.network import CloseConnection
 from samsa.server.router import Body, RequestContext, Router
 
 FETCH = 1
@@ -110,3 +113,23 @@ async def _controller_fetch(raft: RaftDriver, ctx: RequestContext, body: Body) -
             "a controller serves only __cluster_metadata",
         )
     return await handle_raft_request(raft, ctx, FETCH, body)
+
+
+def register_starting_fetch(
+    router: Router, raft: RaftDriver, clients_router: Callable[[], Awaitable[Router]]
+) -> None:
+    """Fetch on a listener the quorum shares with clients, while the broker starts:
+    a peer's metadata Fetch is answered now (the quorum cannot wait for this
+    broker, which waits for the quorum), a client's once ``clients_router``,
+    the listener's complete router, is installed."""
+
+    async def fetch(ctx: RequestContext, body: Body) -> Body | None:
+        if wire.is_metadata_fetch(ctx.version, body):
+            return await handle_raft_request(raft, ctx, FETCH, body)
+        handler = (await clients_router()).handler(FETCH)
+        if handler is None:
+            raise CloseConnection("Fetch is not served on this listener")
+        result = handler(ctx, body)
+        return await result if inspect.isawaitable(result) else result
+
+    router.register(FETCH, fetch)

@@ -1,0 +1,95 @@
+"""A port that cannot be bound ends ``samsa broker`` with one line, not a traceback.
+
+Each case runs the real command as a subprocess while this test holds the port,
+as another program would: the exit status is 2 (a configuration error) and the
+last line names what was being bound, the address and the operating system's
+reason.  ``examples/cluster/run.sh`` names the node that could not start.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from samsa.testing_cluster import free_ports
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def busy_port() -> Iterator[int]:
+    """A loopback port another process listens on for the whole test."""
+    with socket.socket() as holder:
+        holder.bind(("127.0.0.1", 0))
+        holder.listen()
+        yield holder.getsockname()[1]
+
+
+def run_broker(data_dir: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    cmd = [sys.executable, "-m", "samsa.cli", "broker", "--data-dir", str(data_dir), *args]
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+
+
+@pytest.mark.parametrize(
+    ("flag", "what"),
+    [
+        ("--listen", "listener PLAINTEXT"),
+        ("--metrics-listen", "the metrics endpoint (metrics.listen)"),
+        ("--console-listen", "the console endpoint (console.listen)"),
+    ],
+)
+def test_a_busy_port_is_one_line_naming_the_listener_address_and_reason(
+    tmp_path: Path, busy_port: int, flag: str, what: str
+) -> None:
+    address = f"127.0.0.1:{busy_port}"
+    others = [] if flag == "--listen" else ["--listen", "127.0.0.1:0"]
+    result = run_broker(tmp_path / "data", *others, flag, address)
+    assert result.returncode == 2, result.stderr
+    assert "Traceback" not in result.stderr
+    last = result.stderr.strip().splitlines()[-1]
+    assert last == f"samsa: error: cannot bind {what} to {address}: Address already in use"
+
+
+def test_an_unresolvable_listener_host_is_one_line(tmp_path: Path) -> None:
+    result = run_broker(tmp_path / "data", "--listen", "no-such-host.invalid:0")
+    assert result.returncode == 2, result.stderr
+    assert "Traceback" not in result.stderr
+    last = result.stderr.strip().splitlines()[-1]
+    assert last.startswith("samsa: error: cannot bind listener PLAINTEXT to no-such-host.invalid:0")
+
+
+def test_cluster_example_names_the_node_that_cannot_bind(tmp_path: Path) -> None:
+    """run.sh on a copy of the example whose ports are free ones, node 2's client
+    port held: the script says node 2 failed, stops nodes 1 and 3, exits non-zero."""
+    example = tmp_path / "examples" / "cluster"
+    example.mkdir(parents=True)
+    shutil.copy(REPO / "examples" / "cluster" / "run.sh", example / "run.sh")
+    ports = dict(zip(range(9092, 9098), free_ports(6), strict=True))
+    for node in (1, 2, 3):
+        text = (REPO / "examples" / "cluster" / f"node{node}.properties").read_text()
+        for fixed, free in ports.items():
+            text = text.replace(f":{fixed}", f":{free}")
+        (example / f"node{node}.properties").write_text(text)
+    with socket.socket() as holder:
+        holder.bind(("127.0.0.1", ports[9094]))  # node 2's client listener
+        holder.listen()
+        result = subprocess.run(
+            ["bash", str(example / "run.sh")],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            env={**os.environ, "SAMSA_PYTHON": sys.executable},
+        )
+    assert result.returncode == 2, result.stderr
+    assert "Traceback" not in result.stderr
+    assert f"cannot bind listener PLAINTEXT to 127.0.0.1:{ports[9094]}" in result.stderr
+    assert "run.sh: node 2 (examples/cluster/node2.properties) exited with status 2" in (
+        result.stderr
+    )
