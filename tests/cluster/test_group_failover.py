@@ -18,16 +18,14 @@ That broker is SIGKILLed.  Then:
 
 from __future__ import annotations
 
-import threading
-import time
 from collections import defaultdict
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from confluent_kafka import Consumer, KafkaException, TopicPartition
-from tests.cluster.helpers import admin, call, create_topic, node_metadata, wait_until
-from tests.cluster.workload import ConfluentProducer, where
+from tests.cluster.group_members import CommittedOffsets, Member
+from tests.cluster.helpers import call, create_topic, node_metadata, wait_until
+from tests.cluster.workload import ConfluentProducer
 
 from samsa.testing_cluster import LocalCluster
 
@@ -37,83 +35,6 @@ TOPIC = "orders"
 PARTITIONS = 6
 GROUP = "failover-group"
 FIND_COORDINATOR = 10
-
-
-class Member(threading.Thread):
-    """One group member: consume, then commit synchronously what it consumed."""
-
-    def __init__(self, name: str, bootstrap: str) -> None:
-        super().__init__(name=f"member-{name}", daemon=True)
-        self.member_name = name
-        self.bootstrap = bootstrap
-        self.lock = threading.Lock()
-        self.consumed: defaultdict[int, set[int]] = defaultdict(set)
-        self.count = 0
-        self.commits_ok: list[float] = []
-        self.commit_errors: list[tuple[float, str]] = []
-        self.assigned: set[int] = set()
-        self.crashed: BaseException | None = None
-        self._halt = threading.Event()
-
-    def run(self) -> None:
-        consumer = Consumer(
-            {
-                "bootstrap.servers": self.bootstrap,
-                "group.id": GROUP,
-                "client.id": self.member_name,
-                "enable.auto.commit": False,
-                "auto.offset.reset": "earliest",
-                "session.timeout.ms": 6000,
-                "heartbeat.interval.ms": 500,
-                "socket.timeout.ms": 5000,
-                "fetch.wait.max.ms": 100,
-                "reconnect.backoff.ms": 50,
-                "reconnect.backoff.max.ms": 500,
-                "topic.metadata.refresh.interval.ms": 1000,
-            }
-        )
-
-        def on_assign(_: Consumer, partitions: list[TopicPartition]) -> None:
-            with self.lock:
-                self.assigned = {p.partition for p in partitions}
-
-        def on_revoke(_: Consumer, partitions: list[TopicPartition]) -> None:
-            with self.lock:
-                self.assigned = set()
-
-        try:
-            consumer.subscribe([TOPIC], on_assign=on_assign, on_revoke=on_revoke)
-            while not self._halt.is_set():
-                batch = [m for m in consumer.consume(200, 0.2) if not m.error()]
-                if not batch:
-                    continue
-                with self.lock:
-                    for message in batch:
-                        partition, offset, _ = where(message)
-                        self.consumed[partition].add(offset)
-                    self.count += len(batch)
-                try:
-                    consumer.commit(asynchronous=False)
-                    with self.lock:
-                        self.commits_ok.append(time.monotonic())
-                except KafkaException as exc:
-                    with self.lock:
-                        self.commit_errors.append((time.monotonic(), str(exc)))
-        except BaseException as exc:
-            self.crashed = exc
-        finally:
-            consumer.close()
-
-    def progress(self) -> tuple[int, int]:
-        """(records consumed, commits that succeeded) so far."""
-        with self.lock:
-            return self.count, len(self.commits_ok)
-
-    def stop(self) -> None:
-        self._halt.set()
-        self.join(30)
-        if self.crashed is not None:
-            raise AssertionError(f"member {self.member_name} crashed") from self.crashed
 
 
 def find_coordinator(cluster: LocalCluster, node_id: int) -> int | None:
@@ -132,34 +53,6 @@ def offsets_partition_leaders(cluster: LocalCluster, node_id: int) -> set[int]:
         if t["name"] == "__consumer_offsets"
         for p in t["partitions"]
     }
-
-
-class CommittedOffsets:
-    """Samples of the group's committed offsets (OffsetFetch through Admin)."""
-
-    def __init__(self) -> None:
-        self.samples: list[tuple[float, dict[int, int]]] = []
-
-    def sample(self, bootstrap: str) -> dict[int, int]:
-        with admin(bootstrap) as client:
-            found = client.list_consumer_group_offsets(GROUP, timeout=5)
-        offsets = {tp.partition: meta.offset for tp, meta in found.items() if tp.topic == TOPIC}
-        self.samples.append((time.monotonic(), offsets))
-        return offsets
-
-    def steps_back(self) -> list[str]:
-        """Every partition whose committed offset was ever seen to decrease."""
-        out: list[str] = []
-        latest: dict[int, tuple[float, int]] = {}
-        for when, offsets in self.samples:
-            for partition, offset in sorted(offsets.items()):
-                if partition in latest and offset < latest[partition][1]:
-                    out.append(
-                        f"partition {partition}: {latest[partition][1]} at {latest[partition][0]:.2f}"
-                        f" then {offset} at {when:.2f}"
-                    )
-                latest[partition] = (when, max(offset, latest.get(partition, (0, -1))[1]))
-        return out
 
 
 @pytest.fixture
@@ -185,8 +78,8 @@ def test_group_keeps_consuming_and_its_offsets_when_the_coordinator_dies(
         configs={"min.insync.replicas": "2"},
     )
     producer = ConfluentProducer("writer", cluster.bootstrap, TOPIC, PARTITIONS, rate=100)
-    members = [Member(name, cluster.bootstrap) for name in ("m1", "m2")]
-    committed = CommittedOffsets()
+    members = [Member(name, cluster.bootstrap, TOPIC, GROUP) for name in ("m1", "m2")]
+    committed = CommittedOffsets(TOPIC, GROUP)
     producer.start()
     try:
         for member in members:
