@@ -342,3 +342,19 @@ def test_create_partitions_errors_and_manual_assignments() -> None:
         c, {"name": "t", "count": 9, "assignments": None}, validate_only=True
     )
     assert only["error_code"] == 0 and len(c.image.topics["t"].partitions) == 4
+
+
+def test_names_colliding_on_dot_and_underscore_are_refused_until_the_other_is_deleted() -> None:
+    c = cluster(1)
+    c.create_topic("orders.eu", replication_factor=1)
+    [collides] = create(c, entry("orders_eu"))
+    assert collides["error_code"] == ErrorCode.INVALID_TOPIC_EXCEPTION
+    assert "Topic 'orders_eu' collides with existing topic: orders.eu" in collides["error_message"]
+    # Within one request the second of two colliding names is refused too.
+    first, second = create(c, entry("x_y"), entry("x.y"))
+    assert first["error_code"] == 0
+    assert second["error_code"] == ErrorCode.INVALID_TOPIC_EXCEPTION
+    delete(c, {"topic_names": ["orders.eu"], "timeout_ms": 1})
+    assert c.image.topics_by_collision_key == {"x_y": {"x_y"}}
+    [created] = create(c, entry("orders_eu"))
+    assert created["error_code"] == 0

@@ -134,6 +134,12 @@ class TopicControl:
         validate_topic_name(name)
         if pending.topic_id(name) is not None:
             raise KafkaError(ErrorCode.TOPIC_ALREADY_EXISTS, f"topic {name!r} already exists")
+        colliding = pending.colliding_topic(name)
+        if colliding is not None:
+            raise KafkaError(
+                ErrorCode.INVALID_TOPIC_EXCEPTION,
+                f"Topic '{name}' collides with existing topic: {colliding}",
+            )
         assignments = entry.get("assignments") or []
         partitions = entry["num_partitions"]
         replication_factor = entry["replication_factor"]
