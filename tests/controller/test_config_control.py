@@ -113,22 +113,38 @@ def test_broker_resources() -> None:
     )
     assert ok["error_code"] == 0
     assert c.image.broker_configs("") == {"log.retention.ms": "60000", "min.insync.replicas": "2"}
-    assert (
-        incremental(c, RESOURCE_BROKER, "1", ("log.retention.hours", SET, "2"))["error_code"] == 0
-    )
-    assert c.image.broker_configs("1") == {"log.retention.hours": "2"}
+    assert incremental(c, RESOURCE_BROKER, "1", ("log.retention.ms", SET, "2"))["error_code"] == 0
+    assert c.image.broker_configs("1") == {"log.retention.ms": "2"}
     assert incremental(c, RESOURCE_BROKER, "7", ("log.retention.ms", SET, "1"))["error_code"] == (
         ErrorCode.BROKER_ID_NOT_REGISTERED
     )
     assert incremental(c, RESOURCE_BROKER, "x", ("log.retention.ms", SET, "1"))["error_code"] == (
         ErrorCode.INVALID_REQUEST
     )
-    assert incremental(c, RESOURCE_BROKER, "", ("log.retention.ms", SET, "soon"))["error_code"] == (
-        ErrorCode.INVALID_CONFIG
-    )
-    assert incremental(c, RESOURCE_BROKER, "", ("listeners", SET, "x"))["error_code"] == (
-        ErrorCode.INVALID_CONFIG
-    )
+    # Kafka answers INVALID_REQUEST for a bad broker value and for a setting
+    # that only a restart changes (only the chain's first name is dynamic).
+    for name, value in (
+        ("log.retention.ms", "soon"),
+        ("message.max.bytes", "-5"),
+        ("log.retention.hours", "2"),
+        ("listeners", "x"),
+    ):
+        refused = incremental(c, RESOURCE_BROKER, "", (name, SET, value))
+        assert refused["error_code"] == ErrorCode.INVALID_REQUEST, name
+    static_only = incremental(c, RESOURCE_BROKER, "1", ("log.dirs", SET, "/tmp/x"))
+    assert "Cannot update these configs dynamically: Set(log.dirs)" in static_only["error_message"]
+    unknown = incremental(c, RESOURCE_BROKER, "", ("log.retention.mss", SET, "1"))
+    assert unknown["error_code"] == ErrorCode.INVALID_CONFIG
+    assert c.image.broker_configs("") == {"log.retention.ms": "60000", "min.insync.replicas": "2"}
+
+
+def test_broker_list_settings_take_append_and_subtract() -> None:
+    c = setup()
+    appended = incremental(c, RESOURCE_BROKER, "", ("log.cleanup.policy", APPEND, "compact"))
+    assert appended["error_code"] == 0
+    assert c.image.broker_configs("") == {"log.cleanup.policy": "delete,compact"}
+    incremental(c, RESOURCE_BROKER, "", ("log.cleanup.policy", SUBTRACT, "delete"))
+    assert c.image.broker_configs("") == {"log.cleanup.policy": "compact"}
 
 
 def test_alter_configs_replaces_all_overrides() -> None:

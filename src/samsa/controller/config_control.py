@@ -6,9 +6,10 @@ deletes it).  Topic overrides are checked the way the single-node broker always
 checked them: the broker's topic defaults plus the overrides must parse as a
 ``LogConfig`` (unknown keys and bad values are INVALID_CONFIG, with LogConfig's
 message).  Broker configs (resource name "" for the cluster default, or a
-registered broker id) accept the broker-level names of topic settings
-(log.retention.ms, min.insync.replicas, unclean.leader.election.enable, ...),
-the ones a running cluster can change.
+registered broker id) accept the settings a running broker can change
+(``DYNAMIC_BROKER_CONFIGS``: the broker-level names of topic settings such as
+log.retention.ms, message.max.bytes, min.insync.replicas, and a few others);
+the broker applies them when the records reach it.
 
 Effective topic settings the controller itself needs (min.insync.replicas,
 unclean.leader.election.enable) resolve topic override, then the cluster-wide
@@ -20,6 +21,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from samsa.config import KEYS as BROKER_KEYS
+from samsa.config import BrokerConfig
+from samsa.config_synonyms import DYNAMIC_BROKER_CONFIGS, TOPIC_CONFIG_SYNONYMS, topic_defaults
 from samsa.controller.controller_config import ControllerConfig
 from samsa.controller.controller_result import ControllerResult
 from samsa.controller.metadata_image import RESOURCE_BROKER, RESOURCE_TOPIC, MetadataImage
@@ -27,16 +31,13 @@ from samsa.errors import ConfigError, ErrorCode, KafkaError
 from samsa.protocol.metadata_records import MetadataRecord, make_record
 from samsa.storage.log_config import (
     LOG_CONFIG_BY_NAME,
-    LOG_CONFIG_KEYS,
     LogConfig,
     format_value,
-    parse_value,
 )
 
 OP_SET, OP_DELETE, OP_APPEND, OP_SUBTRACT = 0, 1, 2, 3
 
-_BROKER_KEYS = {k.synonym: k for k in LOG_CONFIG_KEYS if k.synonym}
-_COARSE_BROKER_KEYS = frozenset({"log.retention.hours", "log.retention.minutes", "log.roll.hours"})
+_TOPIC_KEY_OF_BROKER = {chain[0].name: topic for topic, chain in TOPIC_CONFIG_SYNONYMS.items()}
 
 
 class ConfigControl:
@@ -82,20 +83,27 @@ class ConfigControl:
 
     @staticmethod
     def validate_broker_configs(configs: Mapping[str, str]) -> None:
-        for name, value in configs.items():
-            key = _BROKER_KEYS.get(name)
-            if key is None and name not in _COARSE_BROKER_KEYS:
-                raise KafkaError(
-                    ErrorCode.INVALID_CONFIG,
-                    f"{name} is not a broker configuration that can be changed at runtime",
-                )
-            try:
-                if key is not None:
-                    parse_value(key, value)
-                else:
-                    LogConfig.from_broker_properties({name: value})
-            except ConfigError as exc:
-                raise KafkaError(ErrorCode.INVALID_CONFIG, str(exc)) from None
+        """Kafka's DynamicBrokerConfig.validateConfigs: settings that need a
+        restart and bad values are INVALID_REQUEST (as Kafka answers for broker
+        resources); names no broker has are INVALID_CONFIG (Kafka would store
+        them as custom settings; Samsa refuses typos, as at startup)."""
+        static_only = sorted(
+            name for name in configs if name in BROKER_KEYS and name not in DYNAMIC_BROKER_CONFIGS
+        )
+        if static_only:
+            raise KafkaError(
+                ErrorCode.INVALID_REQUEST,
+                f"Cannot update these configs dynamically: Set({', '.join(static_only)})",
+            )
+        unknown = sorted(name for name in configs if name not in BROKER_KEYS)
+        if unknown:
+            raise KafkaError(
+                ErrorCode.INVALID_CONFIG, f"Unknown broker configs: {', '.join(unknown)}"
+            )
+        try:
+            topic_defaults(BrokerConfig(configs).explicit_values())
+        except ConfigError as exc:
+            raise KafkaError(ErrorCode.INVALID_REQUEST, str(exc)) from None
 
     def _check_resource(self, resource_type: int, resource_name: str) -> None:
         if resource_type == RESOURCE_TOPIC:
@@ -122,11 +130,18 @@ class ConfigControl:
                 ErrorCode.INVALID_REQUEST, f"resource type {resource_type} is not supported"
             )
 
-    def _validate(self, resource_type: int, configs: Mapping[str, str]) -> None:
+    def _validate(
+        self, resource_type: int, configs: Mapping[str, str], touched: set[str] | None = None
+    ) -> None:
+        """Topic configs are checked as a whole; broker configs only where the
+        request touched them (one stored before a rule tightened must not block
+        every later change, as Kafka drops such values when it reads them)."""
         if resource_type == RESOURCE_TOPIC:
             self.validate_topic_configs(configs)
         else:
-            self.validate_broker_configs(configs)
+            self.validate_broker_configs(
+                {k: v for k, v in configs.items() if touched is None or k in touched}
+            )
 
     # ------------------------------------------------------------------ records
     def records_for(
@@ -163,12 +178,16 @@ class ConfigControl:
         elif kind == OP_DELETE:
             current.pop(name, None)
         elif kind in (OP_APPEND, OP_SUBTRACT):
-            key = LOG_CONFIG_BY_NAME.get(name) if resource_type == RESOURCE_TOPIC else None
+            topic_name = name if resource_type == RESOURCE_TOPIC else _TOPIC_KEY_OF_BROKER.get(name)
+            key = LOG_CONFIG_BY_NAME.get(topic_name) if topic_name is not None else None
             if key is None or key.type.value != "LIST":
                 raise KafkaError(
                     ErrorCode.INVALID_CONFIG, f"{name} is not a list: APPEND/SUBTRACT need one"
                 )
-            base = self.effective_topic_config(current).get(name)
+            if resource_type == RESOURCE_TOPIC:
+                base = self.effective_topic_config(current).get(name)
+            else:
+                base = current.get(name)
             if base is None:
                 base = format_value(key, key.default)
             items = [v for v in base.split(",") if v]
@@ -199,7 +218,7 @@ class ConfigControl:
                 current = dict(self.image.configs.get((rtype, rname), {}))
                 for op in resource["configs"]:
                     self._apply_op(current, rtype, op)
-                self._validate(rtype, current)
+                self._validate(rtype, current, {op["name"] for op in resource["configs"]})
                 records.extend(self.records_for(rtype, rname, current))
                 responses.append(_alter_response(rtype, rname, None))
             except KafkaError as exc:
