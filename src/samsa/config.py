@@ -137,6 +137,11 @@ _KEYS: list[ConfigKey] = [
         "Longest a message may stay uncompacted.",
     ),
     ConfigKey("compression.type", str, "producer", "Broker-side compression (producer = keep)."),
+    ConfigKey("compression.gzip.level", int, -1, "gzip level (accepted, not used)."),
+    ConfigKey("compression.lz4.level", int, 9, "lz4 level (accepted, not used)."),
+    ConfigKey("compression.zstd.level", int, 3, "zstd level (accepted, not used)."),
+    ConfigKey("log.local.retention.ms", int, -2, "Tiered storage (not available)."),
+    ConfigKey("log.local.retention.bytes", int, -2, "Tiered storage (not available)."),
     ConfigKey("min.insync.replicas", int, 1, "Replicas that must acknowledge acks=all."),
     ConfigKey("producer.id.expiration.ms", int, 86400000, "Idle producer state expiry."),
     ConfigKey(

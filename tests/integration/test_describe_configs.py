@@ -129,3 +129,28 @@ def test_kafka_python_alters_a_config_it_finds_described(
         assert described["topic"][topic_name]["min.compaction.lag.ms"]["value"] == "1000"
     finally:
         admin.close()
+
+
+def test_configs_for_features_samsa_lacks_are_listed_and_checked(
+    broker: BrokerProcess, topic_name: str
+) -> None:
+    """Reassignment tools throttle replicas through topic configs; tiered storage
+    is refused with Kafka's message when the broker has none."""
+    creator = AdminClient({"bootstrap.servers": broker.bootstrap})
+    creator.create_topics([NewTopic(topic_name, 1, 1)])[topic_name].result(10)
+    admin = KafkaAdminClient(bootstrap_servers=broker.bootstrap)
+    try:
+        throttled = {"leader.replication.throttled.replicas": "0:1"}
+        resource = KafkaPythonResource(ConfigResourceType.TOPIC, topic_name, throttled)
+        assert admin.alter_configs([resource])["topic"][topic_name] == "OK"
+        tiered = {"remote.storage.enable": "true"}
+        resource = KafkaPythonResource(ConfigResourceType.TOPIC, topic_name, tiered)
+        answer = admin.alter_configs([resource])["topic"][topic_name]
+        assert "InvalidConfigurationError" in answer
+        assert "Tiered Storage functionality is disabled" in answer
+    finally:
+        admin.close()
+    entries = describe(creator, ConfigResource.Type.TOPIC, topic_name)
+    assert entries["leader.replication.throttled.replicas"].value == "0:1"
+    assert entries["remote.storage.enable"].value == "false"
+    assert entries["compression.zstd.level"].value == "3"
