@@ -358,3 +358,20 @@ def test_names_colliding_on_dot_and_underscore_are_refused_until_the_other_is_de
     assert c.image.topics_by_collision_key == {"x_y": {"x_y"}}
     [created] = create(c, entry("orders_eu"))
     assert created["error_code"] == 0
+
+
+def test_create_refuses_null_config_values_and_counts_beside_an_assignment() -> None:
+    c = cluster(2)
+    nulls = [{"name": "segment.ms", "value": None}, {"name": "retention.ms", "value": None}]
+    [null] = create(c, entry("n", configs=nulls))
+    assert null["error_code"] == ErrorCode.INVALID_CONFIG
+    assert (
+        "Null value not supported for topic configs: segment.ms,retention.ms"
+        in (null["error_message"])
+    )
+    manual = [{"partition_index": 0, "broker_ids": [1, 2]}]
+    [both] = create(c, entry("b", partitions=1, rf=-1, assignments=manual))
+    assert both["error_code"] == ErrorCode.INVALID_REQUEST
+    [ok] = create(c, entry("b", partitions=-1, rf=-1, assignments=manual))
+    assert ok["error_code"] == 0
+    assert "n" not in c.image.topics

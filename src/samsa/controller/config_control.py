@@ -18,7 +18,8 @@ dynamic default, then the broker's static topic defaults, then Kafka's default.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections import Counter
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from samsa.config import KEYS as BROKER_KEYS
@@ -203,46 +204,49 @@ class ConfigControl:
     # ------------------------------------------------------------------ operations
     def incremental_alter_configs(self, request: Mapping[str, Any]) -> ControllerResult:
         """IncrementalAlterConfigs: SET / DELETE / APPEND / SUBTRACT per key."""
-        records: list[MetadataRecord] = []
-        responses = []
-        seen: set[tuple[int, str]] = set()
-        for resource in request["resources"]:
-            rtype, rname = resource["resource_type"], resource["resource_name"]
-            try:
-                if (rtype, rname) in seen:
-                    raise KafkaError(
-                        ErrorCode.INVALID_REQUEST, "the resource appears more than once"
-                    )
-                seen.add((rtype, rname))
-                self._check_resource(rtype, rname)
-                current = dict(self.image.configs.get((rtype, rname), {}))
-                for op in resource["configs"]:
-                    self._apply_op(current, rtype, op)
-                self._validate(rtype, current, {op["name"] for op in resource["configs"]})
-                records.extend(self.records_for(rtype, rname, current))
-                responses.append(_alter_response(rtype, rname, None))
-            except KafkaError as exc:
-                responses.append(_alter_response(rtype, rname, exc))
-        if request.get("validate_only", False):
-            records = []
-        return ControllerResult(records, {"throttle_time_ms": 0, "responses": responses})
+
+        def changed(rtype: int, rname: str, entries: list[Any]) -> dict[str, str]:
+            current = dict(self.image.configs.get((rtype, rname), {}))
+            for op in entries:
+                self._apply_op(current, rtype, op)
+            return current
+
+        return self._alter(request, changed, incremental=True)
 
     def alter_configs(self, request: Mapping[str, Any]) -> ControllerResult:
         """AlterConfigs (the legacy form): the given keys replace all overrides."""
+        return self._alter(
+            request,
+            lambda rtype, rname, entries: {c["name"]: c["value"] for c in entries},
+            incremental=False,
+        )
+
+    def _alter(
+        self,
+        request: Mapping[str, Any],
+        changed: Callable[[int, str, list[Any]], dict[str, str]],
+        *,
+        incremental: bool,
+    ) -> ControllerResult:
+        """Both alter APIs: Kafka's request checks (each resource once, each key
+        once per resource, no null values but for DELETE), then the resource's
+        new configs are validated and written as ConfigRecords."""
         records: list[MetadataRecord] = []
         responses = []
-        seen: set[tuple[int, str]] = set()
+        counts = Counter((r["resource_type"], r["resource_name"]) for r in request["resources"])
         for resource in request["resources"]:
             rtype, rname = resource["resource_type"], resource["resource_name"]
+            entries = resource["configs"]
             try:
-                if (rtype, rname) in seen:
+                if counts[(rtype, rname)] > 1:
                     raise KafkaError(
-                        ErrorCode.INVALID_REQUEST, "the resource appears more than once"
+                        ErrorCode.INVALID_REQUEST, "Each resource must appear at most once."
                     )
-                seen.add((rtype, rname))
+                _check_entries(entries, incremental)
                 self._check_resource(rtype, rname)
-                new = {c["name"]: c["value"] for c in resource["configs"] if c["value"] is not None}
-                self._validate(rtype, new)
+                new = changed(rtype, rname, entries)
+                touched = {entry["name"] for entry in entries} if incremental else None
+                self._validate(rtype, new, touched)
                 records.extend(self.records_for(rtype, rname, new))
                 responses.append(_alter_response(rtype, rname, None))
             except KafkaError as exc:
@@ -250,6 +254,24 @@ class ConfigControl:
         if request.get("validate_only", False):
             records = []
         return ControllerResult(records, {"throttle_time_ms": 0, "responses": responses})
+
+
+def _check_entries(entries: list[Any], incremental: bool) -> None:
+    """Kafka's ConfigAdminManager checks: INVALID_REQUEST for a key given twice
+    or a null value (allowed only to DELETE in the incremental form)."""
+    names = [entry["name"] for entry in entries]
+    if len(set(names)) != len(names):
+        raise KafkaError(ErrorCode.INVALID_REQUEST, "Error due to duplicate config keys")
+    nulls = [
+        entry["name"]
+        for entry in entries
+        if entry.get("value") is None
+        and not (incremental and entry.get("config_operation") == OP_DELETE)
+    ]
+    if nulls:
+        raise KafkaError(
+            ErrorCode.INVALID_REQUEST, f"Null value not supported for : {', '.join(nulls)}"
+        )
 
 
 def _alter_response(rtype: int, rname: str, exc: KafkaError | None) -> dict[str, Any]:

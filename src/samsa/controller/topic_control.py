@@ -143,6 +143,18 @@ class TopicControl:
         assignments = entry.get("assignments") or []
         partitions = entry["num_partitions"]
         replication_factor = entry["replication_factor"]
+        null_configs = [c["name"] for c in entry["configs"] if c["value"] is None]
+        if null_configs:
+            raise KafkaError(
+                ErrorCode.INVALID_CONFIG,
+                f"Null value not supported for topic configs: {','.join(null_configs)}",
+            )
+        if assignments and (partitions != -1 or replication_factor != -1):
+            raise KafkaError(
+                ErrorCode.INVALID_REQUEST,
+                "Both numPartitions or replicationFactor and replicasAssignments were set. "
+                "Both cannot be used at the same time.",
+            )
         if assignments:
             placements = self._manual_placements(pending, entry)
         else:
@@ -158,7 +170,7 @@ class TopicControl:
             placements = place_replicas(
                 self._usable_brokers(pending), partitions, replication_factor, self.rng
             )
-        configs = {c["name"]: c["value"] for c in entry["configs"] if c["value"] is not None}
+        configs = {c["name"]: c["value"] for c in entry["configs"]}
         self.configs.validate_topic_configs(configs)
         topic_id = new_topic_id(self.rng, lambda t: t in self.image.topics_by_id)
         records = [
