@@ -7,10 +7,11 @@ builds them (``config_describe``).  A broker resource names this broker or
 ``""`` (the cluster-wide default); any other id is INVALID_REQUEST, as in Kafka,
 since clients send broker resources to the broker itself.
 
-Changes are the controller's and are forwarded to it, except that broker
-resources naming another broker are refused here first (Kafka's
-``ConfigAdminManager.preprocess``): the controller cannot tell which broker
-was asked.
+Changes are the controller's and are forwarded to it, except what Kafka's
+``ConfigAdminManager.preprocess`` answers on the broker: broker resources
+naming another broker are refused (the controller cannot tell which broker was
+asked), and log levels (BROKER_LOGGER, ``broker_loggers``) are this process's
+own and change here.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from samsa.controller.topic_validation import validate_topic_name
 from samsa.errors import ErrorCode, KafkaError
+from samsa.server import broker_loggers
 from samsa.server.config_describe import broker_rows, topic_rows
 from samsa.server.router import Body, RequestContext, Router
 
@@ -30,6 +32,7 @@ ALTER_CONFIGS = 33
 INCREMENTAL_ALTER_CONFIGS = 44
 RESOURCE_TOPIC = 2
 RESOURCE_BROKER = 4
+RESOURCE_BROKER_LOGGER = 8
 
 
 def register(router: Router, broker: BrokerApi) -> None:
@@ -76,6 +79,11 @@ def _describe_one(broker: BrokerApi, res: Body, req: Body) -> list[dict[str, Any
         if rname:
             _this_broker(broker, rname, or_default=True)
         return broker_rows(broker.dynamic_config, keys, per_broker=bool(rname), **options)
+    if rtype == RESOURCE_BROKER_LOGGER:
+        if not rname:
+            raise KafkaError(ErrorCode.INVALID_REQUEST, "Broker id must not be empty")
+        _this_broker(broker, rname, or_default=False)
+        return broker_loggers.describe(keys)
     raise KafkaError(ErrorCode.INVALID_REQUEST, f"Unsupported resource type: {rtype}")
 
 
@@ -98,19 +106,31 @@ def handle_describe_configs(broker: BrokerApi, ctx: RequestContext, req: Body) -
     return {"throttle_time_ms": 0, "results": results}
 
 
-def _preprocess(broker: BrokerApi, resource: Body) -> KafkaError | None:
-    """The error this broker answers itself for a resource, or None to forward it."""
-    if resource["resource_type"] != RESOURCE_BROKER or not resource["resource_name"]:
-        return None
+_FORWARD = KafkaError(ErrorCode.NONE, "forward to the controller")
+
+
+def _preprocess(broker: BrokerApi, api_key: int, resource: Body, validate_only: bool) -> KafkaError:
+    """Kafka's ConfigAdminManager.preprocess: what this broker answers itself
+    (an error, or NONE for log levels it applied), or ``_FORWARD``."""
+    rtype, rname = resource["resource_type"], resource["resource_name"]
     try:
-        _this_broker(broker, resource["resource_name"], or_default=False)
+        if rtype == RESOURCE_BROKER_LOGGER:
+            if api_key != INCREMENTAL_ALTER_CONFIGS:
+                raise KafkaError(ErrorCode.INVALID_REQUEST, f"Unknown resource type {rtype}")
+            _this_broker(broker, rname, or_default=False)
+            broker_loggers.alter(resource["configs"], validate_only=validate_only)
+            return KafkaError(ErrorCode.NONE, "")
+        if rtype == RESOURCE_BROKER and rname:
+            _this_broker(broker, rname, or_default=False)
     except KafkaError as exc:
         return exc
-    return None
+    return _FORWARD
 
 
 async def handle_alter(broker: BrokerApi, api_key: int, ctx: RequestContext, req: Body) -> Body:
-    refused = {id(r): e for r in req["resources"] if (e := _preprocess(broker, r)) is not None}
+    validate_only = bool(req.get("validate_only", False))
+    answered = {id(r): _preprocess(broker, api_key, r, validate_only) for r in req["resources"]}
+    refused = {key: error for key, error in answered.items() if error is not _FORWARD}
     forwarded = [r for r in req["resources"] if id(r) not in refused]
     answers: dict[tuple[int, str], dict[str, Any]] = {}
     if forwarded:
@@ -130,7 +150,7 @@ async def handle_alter(broker: BrokerApi, api_key: int, ctx: RequestContext, req
             responses.append(
                 {
                     "error_code": error.code,
-                    "error_message": str(error),
+                    "error_message": str(error) if error.code else None,
                     "resource_type": key[0],
                     "resource_name": key[1],
                 }
