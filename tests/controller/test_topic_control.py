@@ -4,8 +4,9 @@ import pytest
 from tests.controller.harness import Cluster
 
 from samsa.controller.controller_config import ControllerConfig
-from samsa.controller.metadata_image import RESOURCE_TOPIC
+from samsa.controller.metadata_image import RESOURCE_BROKER, RESOURCE_TOPIC
 from samsa.errors import ErrorCode
+from samsa.storage.log_config import LOG_CONFIG_KEYS
 
 
 def cluster(n: int = 4, racks: list[str] | None = None, **config: Any) -> Cluster:
@@ -60,24 +61,31 @@ def test_create_topic_records_replay_into_the_expected_image() -> None:
 
 
 def test_response_lists_effective_configs_with_their_source() -> None:
-    c = cluster(1, topic_defaults={"retention.ms": "5", "segment.bytes": "1048576"})
+    c = cluster(
+        1,
+        topic_defaults={"retention.ms": "5", "segment.bytes": "1048576"},
+        static_broker_props={"log.segment.bytes": "1048576"},
+    )
+    c.run(
+        c.controller.incremental_alter_configs,
+        {
+            "resources": [
+                {
+                    "resource_type": RESOURCE_BROKER,
+                    "resource_name": "",
+                    "configs": [{"name": "log.roll.ms", "config_operation": 0, "value": "777"}],
+                }
+            ]
+        },
+    )
     result = c.create_topic("t", replication_factor=1, configs={"retention.ms": "9"})
-    assert result["configs"] == [
-        {
-            "name": "retention.ms",
-            "value": "9",
-            "read_only": False,
-            "config_source": 1,
-            "is_sensitive": False,
-        },
-        {
-            "name": "segment.bytes",
-            "value": "1048576",
-            "read_only": False,
-            "config_source": 5,
-            "is_sensitive": False,
-        },
-    ]
+    rows = {row["name"]: (row["value"], row["config_source"]) for row in result["configs"]}
+    assert set(rows) == {key.name for key in LOG_CONFIG_KEYS}  # every topic config, as Kafka
+    assert rows["retention.ms"] == ("9", 1)  # the topic's own
+    assert rows["segment.ms"] == ("777", 3)  # the cluster-wide dynamic default
+    assert rows["segment.bytes"] == ("1048576", 4)  # given in server.properties
+    assert rows["cleanup.policy"] == ("delete", 5)  # Kafka's default
+    assert all(not row["read_only"] and not row["is_sensitive"] for row in result["configs"])
 
 
 def test_defaults_for_partitions_and_replication_factor() -> None:

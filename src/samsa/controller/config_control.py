@@ -24,7 +24,12 @@ from typing import Any
 
 from samsa.config import KEYS as BROKER_KEYS
 from samsa.config import BrokerConfig
-from samsa.config_synonyms import DYNAMIC_BROKER_CONFIGS, TOPIC_CONFIG_SYNONYMS, topic_defaults
+from samsa.config_synonyms import (
+    DYNAMIC_BROKER_CONFIGS,
+    TOPIC_CONFIG_SYNONYMS,
+    Synonym,
+    topic_defaults,
+)
 from samsa.controller.controller_config import ControllerConfig
 from samsa.controller.controller_result import ControllerResult
 from samsa.controller.metadata_image import RESOURCE_BROKER, RESOURCE_TOPIC, MetadataImage
@@ -32,13 +37,34 @@ from samsa.errors import ConfigError, ErrorCode, KafkaError
 from samsa.protocol.metadata_records import MetadataRecord, make_record
 from samsa.storage.log_config import (
     LOG_CONFIG_BY_NAME,
+    LOG_CONFIG_KEYS,
     LogConfig,
     format_value,
 )
 
 OP_SET, OP_DELETE, OP_APPEND, OP_SUBTRACT = 0, 1, 2, 3
 
+# DescribeConfigs / CreateTopics config sources.
+SOURCE_TOPIC_CONFIG, SOURCE_DYNAMIC_DEFAULT_BROKER, SOURCE_STATIC_BROKER, SOURCE_DEFAULT = (
+    1,
+    3,
+    4,
+    5,
+)
 _TOPIC_KEY_OF_BROKER = {chain[0].name: topic for topic, chain in TOPIC_CONFIG_SYNONYMS.items()}
+
+
+def _first_synonym(
+    topic_config: str, chain: tuple[Synonym, ...], props: Mapping[str, str]
+) -> str | None:
+    for synonym in chain:
+        raw = props.get(synonym.name)
+        if raw is not None:
+            try:
+                return synonym.to_topic_value(topic_config, raw)
+            except ConfigError:  # stored before a rule tightened: ignored, as Kafka does
+                return None
+    return None
 
 
 class ConfigControl:
@@ -49,11 +75,53 @@ class ConfigControl:
         self.config = config
 
     # ------------------------------------------------------------------ lookups
+    def topic_defaults(self) -> dict[str, tuple[str, int]]:
+        """Each topic config's default now, with its DescribeConfigs source: the
+        cluster-wide dynamic default (from the image), else this controller's
+        static settings, else Kafka's default (Kafka's resolveEffectiveTopicConfigs)."""
+        dynamic = {
+            name: value
+            for name, value in self.image.configs.get((RESOURCE_BROKER, ""), {}).items()
+            if name in DYNAMIC_BROKER_CONFIGS
+        }
+        static = self.config.static_broker_props
+        defaults = {}
+        for key in LOG_CONFIG_KEYS:
+            chain = TOPIC_CONFIG_SYNONYMS.get(key.name, ())
+            value = _first_synonym(key.name, chain, dynamic)
+            if value is not None:
+                defaults[key.name] = (value, SOURCE_DYNAMIC_DEFAULT_BROKER)
+                continue
+            value = self.config.topic_defaults.get(key.name)
+            if value is None:
+                defaults[key.name] = (format_value(key, key.default), SOURCE_DEFAULT)
+            else:
+                given = any(synonym.name in static for synonym in chain)
+                defaults[key.name] = (value, SOURCE_STATIC_BROKER if given else SOURCE_DEFAULT)
+        return defaults
+
     def effective_topic_config(self, overrides: Mapping[str, str]) -> dict[str, str]:
-        """Broker topic defaults with a topic's overrides on top (what a topic runs with)."""
-        merged = dict(self.config.topic_defaults)
+        """Topic defaults with a topic's overrides on top (what a topic runs with)."""
+        merged = {name: value for name, (value, _) in self.topic_defaults().items()}
         merged.update(overrides)
         return merged
+
+    def topic_config_entries(self, overrides: Mapping[str, str]) -> list[dict[str, Any]]:
+        """CreateTopics' per-config rows: value and source of every topic config."""
+        rows = []
+        for name, (value, source) in sorted(self.topic_defaults().items()):
+            if name in overrides:
+                value, source = overrides[name], SOURCE_TOPIC_CONFIG
+            rows.append(
+                {
+                    "name": name,
+                    "value": value,
+                    "read_only": False,
+                    "config_source": source,
+                    "is_sensitive": False,
+                }
+            )
+        return rows
 
     def _topic_setting(self, topic: str, key: str) -> str | None:
         value = self.image.configs.get((RESOURCE_TOPIC, topic), {}).get(key)

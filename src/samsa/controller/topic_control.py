@@ -46,9 +46,6 @@ from samsa.protocol.metadata_records import MetadataRecord, make_record
 
 log = logging.getLogger(__name__)
 
-CONFIG_SOURCE_TOPIC = 1
-CONFIG_SOURCE_DEFAULT = 5
-
 
 class TopicControl:
     """Topic creation and deletion over the committed image."""
@@ -200,18 +197,7 @@ class TopicControl:
             "topic_config_error_code": 0,
             "num_partitions": len(placements),
             "replication_factor": len(placements[0]),
-            "configs": [
-                {
-                    "name": key,
-                    "value": value,
-                    "read_only": False,
-                    "config_source": CONFIG_SOURCE_TOPIC
-                    if key in configs
-                    else CONFIG_SOURCE_DEFAULT,
-                    "is_sensitive": False,
-                }
-                for key, value in sorted(self.configs.effective_topic_config(configs).items())
-            ],
+            "configs": self.configs.topic_config_entries(configs),
         }
 
     def _manual_placements(

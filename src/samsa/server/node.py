@@ -301,6 +301,7 @@ class Node:
             controller_config = ControllerConfig.from_properties(
                 dict(config.items()),
                 topic_defaults=config.topic_defaults(),
+                static_broker_props=config.explicit_values(),
                 cluster_id=self.cluster_id,
             )
             self.controller = ControllerServer(
