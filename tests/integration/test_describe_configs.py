@@ -92,6 +92,7 @@ def test_broker_values_are_written_as_kafka_writes_them(configured: BrokerProces
     assert entries["log.retention.hours"].value == "1"
     assert entries["log.retention.hours"].source == ConfigSource.STATIC_BROKER_CONFIG.value
     assert entries["log.retention.ms"].value is None  # no default in Kafka either
+    assert entries["log.cleanup.policy"].value == "compact,delete"  # a list, as Kafka writes it
     assert entries["log.dirs"].is_read_only
     assert not entries["message.max.bytes"].is_read_only
     # The cluster-wide default (which neither client can name) lists only the

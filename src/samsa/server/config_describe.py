@@ -45,6 +45,21 @@ _TYPE_IDS = {
     ConfigType.DOUBLE: 6,
     ConfigType.LIST: 7,
 }
+# Broker settings Kafka declares as lists: written comma-joined without spaces.
+KAFKA_LIST_SETTINGS = frozenset(
+    {
+        "listeners",
+        "advertised.listeners",
+        "log.dirs",
+        "log.dir",
+        "process.roles",
+        "controller.listener.names",
+        "controller.quorum.voters",
+        "controller.quorum.bootstrap.servers",
+        "listener.security.protocol.map",
+        "log.cleanup.policy",
+    }
+)
 _TOPIC_KEY_OF_BROKER = {chain[0].name: topic for topic, chain in TOPIC_CONFIG_SYNONYMS.items()}
 
 
@@ -125,7 +140,15 @@ def topic_rows(
     return rows
 
 
+def _as_kafka_list(name: str, value: str | None) -> str | None:
+    if value is None or name not in KAFKA_LIST_SETTINGS:
+        return value
+    return ",".join(item.strip() for item in value.split(",") if item.strip())
+
+
 def _broker_type(name: str) -> int:
+    if name in KAFKA_LIST_SETTINGS:
+        return _TYPE_IDS[ConfigType.LIST]
     topic = _TOPIC_KEY_OF_BROKER.get(name)
     if topic is not None:
         return _TYPE_IDS[next(k.type for k in LOG_CONFIG_KEYS if k.name == topic)]
@@ -161,7 +184,7 @@ def broker_rows(
         rows.append(
             _row(
                 name,
-                dynamic.value_of(name) if per_broker else defaults[name],
+                _as_kafka_list(name, dynamic.value_of(name) if per_broker else defaults[name]),
                 synonyms,
                 read_only=name not in DYNAMIC_BROKER_CONFIGS,
                 config_type=_broker_type(name),
