@@ -67,6 +67,12 @@ _KEYS: list[ConfigKey] = [
     ),
     ConfigKey("socket.request.max.bytes", int, 104857600, "Largest request frame accepted."),
     ConfigKey("connections.max.idle.ms", int, 600000, "Idle connections are closed after this."),
+    ConfigKey(
+        "max.connections.per.ip",
+        int,
+        INT32_MAX,
+        "Connections one client address may hold open (more are closed at once).",
+    ),
     ConfigKey("log.segment.bytes", int, 1073741824, "Segment size before rolling."),
     ConfigKey("log.roll.ms", int, 604800000, "Segment age before rolling."),
     ConfigKey(

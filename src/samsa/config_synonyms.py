@@ -79,9 +79,11 @@ NO_STATIC_DEFAULT = frozenset(
 # Samsa documents -1 for "leave flushing to the OS", Kafka leaves it unset.
 NEGATIVE_MEANS_UNSET = frozenset({"log.flush.interval.ms"})
 
-# From LogCleaner.RECONFIGURABLE_CONFIGS and the producer-state settings, the
-# ones Samsa has (it has no connection limits or thread pools to resize yet).
-_OTHER_DYNAMIC = frozenset({"log.cleaner.backoff.ms", "producer.id.expiration.ms"})
+# From LogCleaner.RECONFIGURABLE_CONFIGS, SocketServer's connection limits and
+# the producer-state settings, the ones Samsa has (no thread pools to resize yet).
+_OTHER_DYNAMIC = frozenset(
+    {"log.cleaner.backoff.ms", "max.connections.per.ip", "producer.id.expiration.ms"}
+)
 DYNAMIC_BROKER_CONFIGS = (
     frozenset(chain[0].name for chain in TOPIC_CONFIG_SYNONYMS.values()) | _OTHER_DYNAMIC
 )

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 from confluent_kafka import KafkaError, KafkaException, Producer
@@ -31,6 +32,7 @@ TOPIC = ConfigResource.Type.TOPIC
 SET, DELETE = AlterConfigOpType.SET, AlterConfigOpType.DELETE
 RESOURCE_BROKER = 4
 INCREMENTAL_ALTER_CONFIGS = 44
+API_VERSIONS = 18
 
 
 def alter_raw(bootstrap: str, name: str, key: str, value: str | None) -> dict:
@@ -156,3 +158,51 @@ def test_another_brokers_resource_is_refused_by_the_broker_asked(broker: BrokerP
     answer = alter_raw(broker.bootstrap, "99", "message.max.bytes", "5000")
     assert answer["error_code"] == KafkaError.INVALID_REQUEST
     assert "Unexpected broker id" in answer["error_message"]
+
+
+def test_max_connections_per_ip_applies_to_the_next_connection(tmp_path: Path) -> None:
+    """Kafka closes a connection over the per-address limit as soon as it is accepted."""
+    proc = BrokerProcess(tmp_path / "data")
+    proc.start()
+    try:
+        first = RawClient(proc.bootstrap)
+        config = {"name": "max.connections.per.ip", "config_operation": 0, "value": "2"}
+        resource = {"resource_type": RESOURCE_BROKER, "resource_name": "", "configs": [config]}
+        body = {"resources": [resource], "validate_only": False}
+        [answer] = first.call(INCREMENTAL_ALTER_CONFIGS, 1, body)["responses"]
+        assert answer["error_code"] == 0
+        wait_until(lambda: _limit(first) == "2", "the limit to reach the broker")
+
+        second = RawClient(proc.bootstrap)
+        assert second.call(API_VERSIONS, 0, {})["error_code"] == 0
+        third = RawClient(proc.bootstrap)
+        with pytest.raises(ConnectionError):
+            third.call(API_VERSIONS, 0, {})
+        third.sock.close()
+        second.sock.close()
+        # Once the broker has seen one close, a new connection fits again.
+        wait_until(lambda: _connects(proc.bootstrap), "a free connection slot")
+        first.sock.close()
+    finally:
+        proc.stop()
+
+
+def _limit(client: RawClient) -> str | None:
+    resource = {
+        "resource_type": RESOURCE_BROKER,
+        "resource_name": "",
+        "configuration_keys": ["max.connections.per.ip"],
+    }
+    body = {"resources": [resource], "include_synonyms": False, "include_documentation": False}
+    rows = client.call(32, 4, body)["results"][0]["configs"]
+    return rows[0]["value"] if rows else None
+
+
+def _connects(bootstrap: str) -> bool:
+    client = RawClient(bootstrap)
+    try:
+        return bool(client.call(API_VERSIONS, 0, {})["error_code"] == 0)
+    except ConnectionError:
+        return False
+    finally:
+        client.sock.close()

@@ -55,6 +55,7 @@ from samsa.raft.quorum_state_file import read_election_state
 from samsa.raft.records import Endpoint
 from samsa.raft.voters import VoterNode, VoterSet
 from samsa.server import meta_properties
+from samsa.server.connection_quotas import ConnectionQuotas
 from samsa.server.controller_link import ControllerLink
 from samsa.server.controller_server import CONTROLLER_APIS, ControllerServer
 from samsa.server.handlers import quorum as quorum_handlers
@@ -110,6 +111,12 @@ class Node:
         self._starting_client_listeners: set[str] = set()
 
     # ------------------------------------------------------------------ addresses
+    def _current_setting(self, name: str) -> Any:
+        """A setting as it is now: the broker's dynamic view once it runs."""
+        if self.broker is not None:
+            return self.broker.dynamic_config[name]
+        return self.config[name]
+
     def advertised(self, listener: Listener) -> tuple[str, int]:
         for adv in self.settings.advertised:
             if adv.name == listener.name:
@@ -188,11 +195,13 @@ class Node:
         self.cluster_id = meta.cluster_id
         self.directory_id = directory_uuid(meta.directory_id)
 
+        quotas = ConnectionQuotas(lambda: int(self._current_setting("max.connections.per.ip")))
         for listener in self.settings.listeners:
             server = SocketServer(
                 self._dispatcher(listener.name),
                 max_request_size=config["socket.request.max.bytes"],
                 idle_timeout_ms=config["connections.max.idle.ms"],
+                quotas=quotas,
             )
             self.bound[listener.name] = await server.start(listener.host, listener.port)
             self._servers[listener.name] = server
