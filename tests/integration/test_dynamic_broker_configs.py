@@ -206,3 +206,28 @@ def _connects(bootstrap: str) -> bool:
         return False
     finally:
         client.sock.close()
+
+
+def test_kafka_python_raises_message_max_bytes_at_runtime(broker: BrokerProcess) -> None:
+    """kafka-python checks a broker config is described as dynamic before altering it."""
+    from kafka import KafkaAdminClient
+    from kafka.admin import ConfigResource as KafkaPythonResource
+    from kafka.admin import ConfigResourceType
+
+    admin = KafkaAdminClient(bootstrap_servers=broker.bootstrap)
+    node = str(admin.describe_cluster()["brokers"][0]["broker_id"])
+
+    def value() -> str | None:
+        resource = KafkaPythonResource(ConfigResourceType.BROKER, node)
+        row = admin.describe_configs([resource])["broker"][node].get("message.max.bytes")
+        return None if row is None else row["value"]
+
+    raised = {"message.max.bytes": "3000000"}
+    try:
+        resource = KafkaPythonResource(ConfigResourceType.BROKER, node, raised)
+        assert admin.alter_configs([resource])["broker"][node] == "OK"
+        wait_until(lambda: value() == "3000000", "the new value")
+    finally:
+        reset = KafkaPythonResource(ConfigResourceType.BROKER, node, ["message.max.bytes"])
+        admin.reset_configs([reset])
+        admin.close()
