@@ -316,6 +316,16 @@ class BrokerConfig:
         Kafka's STATIC_BROKER_CONFIG layer."""
         return dict(self._raw)
 
+    @property
+    def retention_ms(self) -> int:
+        """log.retention.ms, else .minutes, else .hours (Kafka's precedence), in ms."""
+        return int(self.topic_defaults()["retention.ms"])
+
+    @property
+    def roll_ms(self) -> int:
+        """log.roll.ms, else log.roll.hours, in ms."""
+        return int(self.topic_defaults()["segment.ms"])
+
     def topic_defaults(self) -> dict[str, str]:
         """Broker-level defaults of every topic config, under the topic key names."""
         try:
