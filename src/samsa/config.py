@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from samsa.config_synonyms import topic_defaults
 from samsa.errors import ConfigError
 from samsa.kafka_versions import kafka_version
 
@@ -67,6 +68,12 @@ _KEYS: list[ConfigKey] = [
     ),
     ConfigKey("socket.request.max.bytes", int, 104857600, "Largest request frame accepted."),
     ConfigKey("connections.max.idle.ms", int, 600000, "Idle connections are closed after this."),
+    ConfigKey(
+        "max.connections.per.ip",
+        int,
+        INT32_MAX,
+        "Connections one client address may hold open (more are closed at once).",
+    ),
     ConfigKey("log.segment.bytes", int, 1073741824, "Segment size before rolling."),
     ConfigKey("log.roll.ms", int, 604800000, "Segment age before rolling."),
     ConfigKey(
@@ -79,6 +86,12 @@ _KEYS: list[ConfigKey] = [
     ConfigKey("log.retention.hours", int, 168, "Time retention in hours."),
     ConfigKey("log.retention.bytes", int, -1, "Size retention per partition (-1 = none)."),
     ConfigKey("log.retention.check.interval.ms", int, 300000, "How often retention runs."),
+    ConfigKey("log.roll.jitter.ms", int, 0, "Random slack subtracted from the segment age."),
+    ConfigKey("log.roll.jitter.hours", int, 0, "Segment roll jitter in hours (ms wins)."),
+    ConfigKey(
+        "log.segment.delete.delay.ms", int, 60000, "Delay before a deleted segment's files go."
+    ),
+    ConfigKey("log.preallocate", _bool, False, "Preallocate segment files (accepted, not used)."),
     ConfigKey("log.index.interval.bytes", int, 4096, "Bytes between offset index entries."),
     ConfigKey("log.index.size.max.bytes", int, 10485760, "Maximum index file size."),
     ConfigKey("log.flush.interval.messages", int, 2**63 - 1, "fsync after this many messages."),
@@ -89,7 +102,34 @@ _KEYS: list[ConfigKey] = [
         60000,
         "How often recovery points are checkpointed.",
     ),
+    ConfigKey(
+        "log.flush.scheduler.interval.ms",
+        int,
+        2**63 - 1,
+        "Default of flush.ms when log.flush.interval.ms is unset.",
+    ),
     ConfigKey("log.message.timestamp.type", str, "CreateTime", "CreateTime or LogAppendTime."),
+    ConfigKey(
+        "log.message.timestamp.before.max.ms",
+        int,
+        2**63 - 1,
+        "How far in the past a CreateTime timestamp may be.",
+    ),
+    ConfigKey(
+        "log.message.timestamp.after.max.ms",
+        int,
+        2**63 - 1,
+        "How far in the future a CreateTime timestamp may be.",
+    ),
+    ConfigKey(
+        "log.message.timestamp.difference.max.ms",
+        int,
+        2**63 - 1,
+        "Deprecated (Kafka 3.6): accepted, no effect.",
+    ),
+    ConfigKey(
+        "log.message.downconversion.enable", _bool, True, "Deprecated (Kafka 3.x): no effect."
+    ),
     # Ignored (KRaft and RecordBatch v2 only), but old server.properties set them.
     ConfigKey(
         "log.message.format.version",
@@ -108,7 +148,19 @@ _KEYS: list[ConfigKey] = [
     ConfigKey("log.cleaner.backoff.ms", int, 15000, "Cleaner sleep between passes."),
     ConfigKey("log.cleaner.delete.retention.ms", int, 86400000, "Tombstone retention."),
     ConfigKey("log.cleaner.min.cleanable.ratio", float, 0.5, "Dirty ratio before cleaning."),
+    ConfigKey("log.cleaner.min.compaction.lag.ms", int, 0, "Shortest a message stays uncompacted."),
+    ConfigKey(
+        "log.cleaner.max.compaction.lag.ms",
+        int,
+        2**63 - 1,
+        "Longest a message may stay uncompacted.",
+    ),
     ConfigKey("compression.type", str, "producer", "Broker-side compression (producer = keep)."),
+    ConfigKey("compression.gzip.level", int, -1, "gzip level (accepted, not used)."),
+    ConfigKey("compression.lz4.level", int, 9, "lz4 level (accepted, not used)."),
+    ConfigKey("compression.zstd.level", int, 3, "zstd level (accepted, not used)."),
+    ConfigKey("log.local.retention.ms", int, -2, "Tiered storage (not available)."),
+    ConfigKey("log.local.retention.bytes", int, -2, "Tiered storage (not available)."),
     ConfigKey("min.insync.replicas", int, 1, "Replicas that must acknowledge acks=all."),
     ConfigKey("producer.id.expiration.ms", int, 86400000, "Idle producer state expiry."),
     ConfigKey(
@@ -230,6 +282,7 @@ class BrokerConfig:
     def __init__(self, values: Mapping[str, str] | None = None) -> None:
         self._values: dict[str, Any] = {k.name: k.default for k in _KEYS}
         self._explicit: set[str] = set()
+        self._raw: dict[str, str] = {}
         if values:
             self.update(values)
 
@@ -247,6 +300,7 @@ class BrokerConfig:
             raise ConfigError(f"invalid value {raw!r} for {name}: {exc}") from None
         self._values[name] = value
         self._explicit.add(name)
+        self._raw[name] = str(raw).strip()
 
     def __getitem__(self, name: str) -> Any:
         return self._values[name]
@@ -270,43 +324,27 @@ class BrokerConfig:
             dirs = _list(self["log.dir"]) or ["./samsa-data"]
         return Path(dirs[0])
 
+    def explicit_values(self) -> dict[str, str]:
+        """The settings given (file, ``--set``, flags) as the strings given:
+        Kafka's STATIC_BROKER_CONFIG layer."""
+        return dict(self._raw)
+
     @property
     def retention_ms(self) -> int:
-        if self.is_explicit("log.retention.ms"):
-            return int(self["log.retention.ms"])
-        if self.is_explicit("log.retention.minutes"):
-            return int(self["log.retention.minutes"]) * 60_000
-        if self.is_explicit("log.retention.hours"):
-            return int(self["log.retention.hours"]) * 3_600_000
-        return int(self["log.retention.ms"])
+        """log.retention.ms, else .minutes, else .hours (Kafka's precedence), in ms."""
+        return int(self.topic_defaults()["retention.ms"])
 
     @property
     def roll_ms(self) -> int:
-        if self.is_explicit("log.roll.ms") or not self.is_explicit("log.roll.hours"):
-            return int(self["log.roll.ms"])
-        return int(self["log.roll.hours"]) * 3_600_000
+        """log.roll.ms, else log.roll.hours, in ms."""
+        return int(self.topic_defaults()["segment.ms"])
 
     def topic_defaults(self) -> dict[str, str]:
-        """Broker-level defaults of topic configs, under their topic key names."""
-        return {
-            "segment.bytes": str(self["log.segment.bytes"]),
-            "segment.ms": str(self.roll_ms),
-            "retention.ms": str(self.retention_ms),
-            "retention.bytes": str(self["log.retention.bytes"]),
-            "index.interval.bytes": str(self["log.index.interval.bytes"]),
-            "segment.index.bytes": str(self["log.index.size.max.bytes"]),
-            "flush.messages": str(self["log.flush.interval.messages"]),
-            "flush.ms": str(
-                self["log.flush.interval.ms"] if self["log.flush.interval.ms"] >= 0 else 2**63 - 1
-            ),
-            "message.timestamp.type": str(self["log.message.timestamp.type"]),
-            "cleanup.policy": str(self["log.cleanup.policy"]),
-            "max.message.bytes": str(self["message.max.bytes"]),
-            "min.insync.replicas": str(self["min.insync.replicas"]),
-            "delete.retention.ms": str(self["log.cleaner.delete.retention.ms"]),
-            "min.cleanable.dirty.ratio": str(self["log.cleaner.min.cleanable.ratio"]),
-            "compression.type": str(self["compression.type"]),
-        }
+        """Broker-level defaults of every topic config, under the topic key names."""
+        try:
+            return topic_defaults(self._raw)
+        except ConfigError as exc:
+            raise ConfigError(f"broker setting: {exc}") from None
 
 
 def parse_properties(text: str) -> dict[str, str]:

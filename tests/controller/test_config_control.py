@@ -72,9 +72,14 @@ def test_topic_errors() -> None:
     assert incremental(c, RESOURCE_TOPIC, "t", ("nope.key", SET, "1"))["error_code"] == (
         ErrorCode.INVALID_CONFIG
     )
-    assert incremental(c, RESOURCE_TOPIC, "t", ("retention.ms", SET, None))["error_code"] == (
-        ErrorCode.INVALID_CONFIG
+    # Kafka's request checks: no null value but for DELETE, no key twice.
+    null = incremental(c, RESOURCE_TOPIC, "t", ("retention.ms", SET, None))
+    assert null["error_code"] == ErrorCode.INVALID_REQUEST
+    assert "Null value not supported for : retention.ms" in null["error_message"]
+    twice = incremental(
+        c, RESOURCE_TOPIC, "t", ("retention.ms", SET, "1"), ("retention.ms", SET, "2")
     )
+    assert twice["error_code"] == ErrorCode.INVALID_REQUEST
     assert incremental(c, RESOURCE_TOPIC, "t", ("retention.ms", APPEND, "1"))["error_code"] == (
         ErrorCode.INVALID_CONFIG
     )
@@ -99,7 +104,8 @@ def test_validate_only_and_duplicate_resources() -> None:
         ]
     }
     responses = c.run(c.controller.incremental_alter_configs, request)["responses"]
-    assert [x["error_code"] for x in responses] == [0, ErrorCode.INVALID_REQUEST]
+    # Both occurrences are refused, as Kafka does: neither is applied.
+    assert [x["error_code"] for x in responses] == [ErrorCode.INVALID_REQUEST] * 2
 
 
 def test_broker_resources() -> None:
@@ -113,22 +119,38 @@ def test_broker_resources() -> None:
     )
     assert ok["error_code"] == 0
     assert c.image.broker_configs("") == {"log.retention.ms": "60000", "min.insync.replicas": "2"}
-    assert (
-        incremental(c, RESOURCE_BROKER, "1", ("log.retention.hours", SET, "2"))["error_code"] == 0
-    )
-    assert c.image.broker_configs("1") == {"log.retention.hours": "2"}
+    assert incremental(c, RESOURCE_BROKER, "1", ("log.retention.ms", SET, "2"))["error_code"] == 0
+    assert c.image.broker_configs("1") == {"log.retention.ms": "2"}
     assert incremental(c, RESOURCE_BROKER, "7", ("log.retention.ms", SET, "1"))["error_code"] == (
         ErrorCode.BROKER_ID_NOT_REGISTERED
     )
     assert incremental(c, RESOURCE_BROKER, "x", ("log.retention.ms", SET, "1"))["error_code"] == (
         ErrorCode.INVALID_REQUEST
     )
-    assert incremental(c, RESOURCE_BROKER, "", ("log.retention.ms", SET, "soon"))["error_code"] == (
-        ErrorCode.INVALID_CONFIG
-    )
-    assert incremental(c, RESOURCE_BROKER, "", ("listeners", SET, "x"))["error_code"] == (
-        ErrorCode.INVALID_CONFIG
-    )
+    # Kafka answers INVALID_REQUEST for a bad broker value and for a setting
+    # that only a restart changes (only the chain's first name is dynamic).
+    for name, value in (
+        ("log.retention.ms", "soon"),
+        ("message.max.bytes", "-5"),
+        ("log.retention.hours", "2"),
+        ("listeners", "x"),
+    ):
+        refused = incremental(c, RESOURCE_BROKER, "", (name, SET, value))
+        assert refused["error_code"] == ErrorCode.INVALID_REQUEST, name
+    static_only = incremental(c, RESOURCE_BROKER, "1", ("log.dirs", SET, "/tmp/x"))
+    assert "Cannot update these configs dynamically: Set(log.dirs)" in static_only["error_message"]
+    unknown = incremental(c, RESOURCE_BROKER, "", ("log.retention.mss", SET, "1"))
+    assert unknown["error_code"] == ErrorCode.INVALID_CONFIG
+    assert c.image.broker_configs("") == {"log.retention.ms": "60000", "min.insync.replicas": "2"}
+
+
+def test_broker_list_settings_take_append_and_subtract() -> None:
+    c = setup()
+    appended = incremental(c, RESOURCE_BROKER, "", ("log.cleanup.policy", APPEND, "compact"))
+    assert appended["error_code"] == 0
+    assert c.image.broker_configs("") == {"log.cleanup.policy": "delete,compact"}
+    incremental(c, RESOURCE_BROKER, "", ("log.cleanup.policy", SUBTRACT, "delete"))
+    assert c.image.broker_configs("") == {"log.cleanup.policy": "compact"}
 
 
 def test_alter_configs_replaces_all_overrides() -> None:
@@ -140,7 +162,6 @@ def test_alter_configs_replaces_all_overrides() -> None:
                 "resource_name": "t",
                 "configs": [
                     {"name": "segment.ms", "value": "5000"},
-                    {"name": "retention.bytes", "value": None},
                 ],
             }
         ],
@@ -152,6 +173,10 @@ def test_alter_configs_replaces_all_overrides() -> None:
     request["resources"][0]["configs"] = [{"name": "segment.ms", "value": "bad"}]  # type: ignore[index]
     [bad] = c.run(c.controller.alter_configs, request)["responses"]
     assert bad["error_code"] == ErrorCode.INVALID_CONFIG
+    request["resources"][0]["configs"] = [{"name": "segment.ms", "value": None}]  # type: ignore[index]
+    [null] = c.run(c.controller.alter_configs, request)["responses"]
+    assert null["error_code"] == ErrorCode.INVALID_REQUEST
+    assert c.image.topic_configs("t") == {"segment.ms": "5000"}
 
 
 def test_effective_settings_resolve_topic_then_cluster_then_defaults() -> None:

@@ -4,8 +4,9 @@ import pytest
 from tests.controller.harness import Cluster
 
 from samsa.controller.controller_config import ControllerConfig
-from samsa.controller.metadata_image import RESOURCE_TOPIC
+from samsa.controller.metadata_image import RESOURCE_BROKER, RESOURCE_TOPIC
 from samsa.errors import ErrorCode
+from samsa.storage.log_config import LOG_CONFIG_KEYS
 
 
 def cluster(n: int = 4, racks: list[str] | None = None, **config: Any) -> Cluster:
@@ -60,24 +61,31 @@ def test_create_topic_records_replay_into_the_expected_image() -> None:
 
 
 def test_response_lists_effective_configs_with_their_source() -> None:
-    c = cluster(1, topic_defaults={"retention.ms": "5", "segment.bytes": "1048576"})
+    c = cluster(
+        1,
+        topic_defaults={"retention.ms": "5", "segment.bytes": "1048576"},
+        static_broker_props={"log.segment.bytes": "1048576"},
+    )
+    c.run(
+        c.controller.incremental_alter_configs,
+        {
+            "resources": [
+                {
+                    "resource_type": RESOURCE_BROKER,
+                    "resource_name": "",
+                    "configs": [{"name": "log.roll.ms", "config_operation": 0, "value": "777"}],
+                }
+            ]
+        },
+    )
     result = c.create_topic("t", replication_factor=1, configs={"retention.ms": "9"})
-    assert result["configs"] == [
-        {
-            "name": "retention.ms",
-            "value": "9",
-            "read_only": False,
-            "config_source": 1,
-            "is_sensitive": False,
-        },
-        {
-            "name": "segment.bytes",
-            "value": "1048576",
-            "read_only": False,
-            "config_source": 5,
-            "is_sensitive": False,
-        },
-    ]
+    rows = {row["name"]: (row["value"], row["config_source"]) for row in result["configs"]}
+    assert set(rows) == {key.name for key in LOG_CONFIG_KEYS}  # every topic config, as Kafka
+    assert rows["retention.ms"] == ("9", 1)  # the topic's own
+    assert rows["segment.ms"] == ("777", 3)  # the cluster-wide dynamic default
+    assert rows["segment.bytes"] == ("1048576", 4)  # given in server.properties
+    assert rows["cleanup.policy"] == ("delete", 5)  # Kafka's default
+    assert all(not row["read_only"] and not row["is_sensitive"] for row in result["configs"])
 
 
 def test_defaults_for_partitions_and_replication_factor() -> None:
@@ -342,3 +350,36 @@ def test_create_partitions_errors_and_manual_assignments() -> None:
         c, {"name": "t", "count": 9, "assignments": None}, validate_only=True
     )
     assert only["error_code"] == 0 and len(c.image.topics["t"].partitions) == 4
+
+
+def test_names_colliding_on_dot_and_underscore_are_refused_until_the_other_is_deleted() -> None:
+    c = cluster(1)
+    c.create_topic("orders.eu", replication_factor=1)
+    [collides] = create(c, entry("orders_eu"))
+    assert collides["error_code"] == ErrorCode.INVALID_TOPIC_EXCEPTION
+    assert "Topic 'orders_eu' collides with existing topic: orders.eu" in collides["error_message"]
+    # Within one request the second of two colliding names is refused too.
+    first, second = create(c, entry("x_y"), entry("x.y"))
+    assert first["error_code"] == 0
+    assert second["error_code"] == ErrorCode.INVALID_TOPIC_EXCEPTION
+    delete(c, {"topic_names": ["orders.eu"], "timeout_ms": 1})
+    assert c.image.topics_by_collision_key == {"x_y": {"x_y"}}
+    [created] = create(c, entry("orders_eu"))
+    assert created["error_code"] == 0
+
+
+def test_create_refuses_null_config_values_and_counts_beside_an_assignment() -> None:
+    c = cluster(2)
+    nulls = [{"name": "segment.ms", "value": None}, {"name": "retention.ms", "value": None}]
+    [null] = create(c, entry("n", configs=nulls))
+    assert null["error_code"] == ErrorCode.INVALID_CONFIG
+    assert (
+        "Null value not supported for topic configs: segment.ms,retention.ms"
+        in (null["error_message"])
+    )
+    manual = [{"partition_index": 0, "broker_ids": [1, 2]}]
+    [both] = create(c, entry("b", partitions=1, rf=-1, assignments=manual))
+    assert both["error_code"] == ErrorCode.INVALID_REQUEST
+    [ok] = create(c, entry("b", partitions=-1, rf=-1, assignments=manual))
+    assert ok["error_code"] == 0
+    assert "n" not in c.image.topics

@@ -6,9 +6,10 @@ deletes it).  Topic overrides are checked the way the single-node broker always
 checked them: the broker's topic defaults plus the overrides must parse as a
 ``LogConfig`` (unknown keys and bad values are INVALID_CONFIG, with LogConfig's
 message).  Broker configs (resource name "" for the cluster default, or a
-registered broker id) accept the broker-level names of topic settings
-(log.retention.ms, min.insync.replicas, unclean.leader.election.enable, ...),
-the ones a running cluster can change.
+registered broker id) accept the settings a running broker can change
+(``DYNAMIC_BROKER_CONFIGS``: the broker-level names of topic settings such as
+log.retention.ms, message.max.bytes, min.insync.replicas, and a few others);
+the broker applies them when the records reach it.
 
 Effective topic settings the controller itself needs (min.insync.replicas,
 unclean.leader.election.enable) resolve topic override, then the cluster-wide
@@ -17,9 +18,18 @@ dynamic default, then the broker's static topic defaults, then Kafka's default.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections import Counter
+from collections.abc import Callable, Mapping
 from typing import Any
 
+from samsa.config import KEYS as BROKER_KEYS
+from samsa.config import BrokerConfig
+from samsa.config_synonyms import (
+    DYNAMIC_BROKER_CONFIGS,
+    TOPIC_CONFIG_SYNONYMS,
+    Synonym,
+    topic_defaults,
+)
 from samsa.controller.controller_config import ControllerConfig
 from samsa.controller.controller_result import ControllerResult
 from samsa.controller.metadata_image import RESOURCE_BROKER, RESOURCE_TOPIC, MetadataImage
@@ -30,13 +40,31 @@ from samsa.storage.log_config import (
     LOG_CONFIG_KEYS,
     LogConfig,
     format_value,
-    parse_value,
 )
 
 OP_SET, OP_DELETE, OP_APPEND, OP_SUBTRACT = 0, 1, 2, 3
 
-_BROKER_KEYS = {k.synonym: k for k in LOG_CONFIG_KEYS if k.synonym}
-_COARSE_BROKER_KEYS = frozenset({"log.retention.hours", "log.retention.minutes", "log.roll.hours"})
+# DescribeConfigs / CreateTopics config sources.
+SOURCE_TOPIC_CONFIG, SOURCE_DYNAMIC_DEFAULT_BROKER, SOURCE_STATIC_BROKER, SOURCE_DEFAULT = (
+    1,
+    3,
+    4,
+    5,
+)
+_TOPIC_KEY_OF_BROKER = {chain[0].name: topic for topic, chain in TOPIC_CONFIG_SYNONYMS.items()}
+
+
+def _first_synonym(
+    topic_config: str, chain: tuple[Synonym, ...], props: Mapping[str, str]
+) -> str | None:
+    for synonym in chain:
+        raw = props.get(synonym.name)
+        if raw is not None:
+            try:
+                return synonym.to_topic_value(topic_config, raw)
+            except ConfigError:  # stored before a rule tightened: ignored, as Kafka does
+                return None
+    return None
 
 
 class ConfigControl:
@@ -47,11 +75,53 @@ class ConfigControl:
         self.config = config
 
     # ------------------------------------------------------------------ lookups
+    def topic_defaults(self) -> dict[str, tuple[str, int]]:
+        """Each topic config's default now, with its DescribeConfigs source: the
+        cluster-wide dynamic default (from the image), else this controller's
+        static settings, else Kafka's default (Kafka's resolveEffectiveTopicConfigs)."""
+        dynamic = {
+            name: value
+            for name, value in self.image.configs.get((RESOURCE_BROKER, ""), {}).items()
+            if name in DYNAMIC_BROKER_CONFIGS
+        }
+        static = self.config.static_broker_props
+        defaults = {}
+        for key in LOG_CONFIG_KEYS:
+            chain = TOPIC_CONFIG_SYNONYMS.get(key.name, ())
+            value = _first_synonym(key.name, chain, dynamic)
+            if value is not None:
+                defaults[key.name] = (value, SOURCE_DYNAMIC_DEFAULT_BROKER)
+                continue
+            value = self.config.topic_defaults.get(key.name)
+            if value is None:
+                defaults[key.name] = (format_value(key, key.default), SOURCE_DEFAULT)
+            else:
+                given = any(synonym.name in static for synonym in chain)
+                defaults[key.name] = (value, SOURCE_STATIC_BROKER if given else SOURCE_DEFAULT)
+        return defaults
+
     def effective_topic_config(self, overrides: Mapping[str, str]) -> dict[str, str]:
-        """Broker topic defaults with a topic's overrides on top (what a topic runs with)."""
-        merged = dict(self.config.topic_defaults)
+        """Topic defaults with a topic's overrides on top (what a topic runs with)."""
+        merged = {name: value for name, (value, _) in self.topic_defaults().items()}
         merged.update(overrides)
         return merged
+
+    def topic_config_entries(self, overrides: Mapping[str, str]) -> list[dict[str, Any]]:
+        """CreateTopics' per-config rows: value and source of every topic config."""
+        rows = []
+        for name, (value, source) in sorted(self.topic_defaults().items()):
+            if name in overrides:
+                value, source = overrides[name], SOURCE_TOPIC_CONFIG
+            rows.append(
+                {
+                    "name": name,
+                    "value": value,
+                    "read_only": False,
+                    "config_source": source,
+                    "is_sensitive": False,
+                }
+            )
+        return rows
 
     def _topic_setting(self, topic: str, key: str) -> str | None:
         value = self.image.configs.get((RESOURCE_TOPIC, topic), {}).get(key)
@@ -82,20 +152,27 @@ class ConfigControl:
 
     @staticmethod
     def validate_broker_configs(configs: Mapping[str, str]) -> None:
-        for name, value in configs.items():
-            key = _BROKER_KEYS.get(name)
-            if key is None and name not in _COARSE_BROKER_KEYS:
-                raise KafkaError(
-                    ErrorCode.INVALID_CONFIG,
-                    f"{name} is not a broker configuration that can be changed at runtime",
-                )
-            try:
-                if key is not None:
-                    parse_value(key, value)
-                else:
-                    LogConfig.from_broker_properties({name: value})
-            except ConfigError as exc:
-                raise KafkaError(ErrorCode.INVALID_CONFIG, str(exc)) from None
+        """Kafka's DynamicBrokerConfig.validateConfigs: settings that need a
+        restart and bad values are INVALID_REQUEST (as Kafka answers for broker
+        resources); names no broker has are INVALID_CONFIG (Kafka would store
+        them as custom settings; Samsa refuses typos, as at startup)."""
+        static_only = sorted(
+            name for name in configs if name in BROKER_KEYS and name not in DYNAMIC_BROKER_CONFIGS
+        )
+        if static_only:
+            raise KafkaError(
+                ErrorCode.INVALID_REQUEST,
+                f"Cannot update these configs dynamically: Set({', '.join(static_only)})",
+            )
+        unknown = sorted(name for name in configs if name not in BROKER_KEYS)
+        if unknown:
+            raise KafkaError(
+                ErrorCode.INVALID_CONFIG, f"Unknown broker configs: {', '.join(unknown)}"
+            )
+        try:
+            topic_defaults(BrokerConfig(configs).explicit_values())
+        except ConfigError as exc:
+            raise KafkaError(ErrorCode.INVALID_REQUEST, str(exc)) from None
 
     def _check_resource(self, resource_type: int, resource_name: str) -> None:
         if resource_type == RESOURCE_TOPIC:
@@ -122,11 +199,18 @@ class ConfigControl:
                 ErrorCode.INVALID_REQUEST, f"resource type {resource_type} is not supported"
             )
 
-    def _validate(self, resource_type: int, configs: Mapping[str, str]) -> None:
+    def _validate(
+        self, resource_type: int, configs: Mapping[str, str], touched: set[str] | None = None
+    ) -> None:
+        """Topic configs are checked as a whole; broker configs only where the
+        request touched them (one stored before a rule tightened must not block
+        every later change, as Kafka drops such values when it reads them)."""
         if resource_type == RESOURCE_TOPIC:
             self.validate_topic_configs(configs)
         else:
-            self.validate_broker_configs(configs)
+            self.validate_broker_configs(
+                {k: v for k, v in configs.items() if touched is None or k in touched}
+            )
 
     # ------------------------------------------------------------------ records
     def records_for(
@@ -163,12 +247,16 @@ class ConfigControl:
         elif kind == OP_DELETE:
             current.pop(name, None)
         elif kind in (OP_APPEND, OP_SUBTRACT):
-            key = LOG_CONFIG_BY_NAME.get(name) if resource_type == RESOURCE_TOPIC else None
+            topic_name = name if resource_type == RESOURCE_TOPIC else _TOPIC_KEY_OF_BROKER.get(name)
+            key = LOG_CONFIG_BY_NAME.get(topic_name) if topic_name is not None else None
             if key is None or key.type.value != "LIST":
                 raise KafkaError(
                     ErrorCode.INVALID_CONFIG, f"{name} is not a list: APPEND/SUBTRACT need one"
                 )
-            base = self.effective_topic_config(current).get(name)
+            if resource_type == RESOURCE_TOPIC:
+                base = self.effective_topic_config(current).get(name)
+            else:
+                base = current.get(name)
             if base is None:
                 base = format_value(key, key.default)
             items = [v for v in base.split(",") if v]
@@ -184,46 +272,49 @@ class ConfigControl:
     # ------------------------------------------------------------------ operations
     def incremental_alter_configs(self, request: Mapping[str, Any]) -> ControllerResult:
         """IncrementalAlterConfigs: SET / DELETE / APPEND / SUBTRACT per key."""
-        records: list[MetadataRecord] = []
-        responses = []
-        seen: set[tuple[int, str]] = set()
-        for resource in request["resources"]:
-            rtype, rname = resource["resource_type"], resource["resource_name"]
-            try:
-                if (rtype, rname) in seen:
-                    raise KafkaError(
-                        ErrorCode.INVALID_REQUEST, "the resource appears more than once"
-                    )
-                seen.add((rtype, rname))
-                self._check_resource(rtype, rname)
-                current = dict(self.image.configs.get((rtype, rname), {}))
-                for op in resource["configs"]:
-                    self._apply_op(current, rtype, op)
-                self._validate(rtype, current)
-                records.extend(self.records_for(rtype, rname, current))
-                responses.append(_alter_response(rtype, rname, None))
-            except KafkaError as exc:
-                responses.append(_alter_response(rtype, rname, exc))
-        if request.get("validate_only", False):
-            records = []
-        return ControllerResult(records, {"throttle_time_ms": 0, "responses": responses})
+
+        def changed(rtype: int, rname: str, entries: list[Any]) -> dict[str, str]:
+            current = dict(self.image.configs.get((rtype, rname), {}))
+            for op in entries:
+                self._apply_op(current, rtype, op)
+            return current
+
+        return self._alter(request, changed, incremental=True)
 
     def alter_configs(self, request: Mapping[str, Any]) -> ControllerResult:
         """AlterConfigs (the legacy form): the given keys replace all overrides."""
+        return self._alter(
+            request,
+            lambda rtype, rname, entries: {c["name"]: c["value"] for c in entries},
+            incremental=False,
+        )
+
+    def _alter(
+        self,
+        request: Mapping[str, Any],
+        changed: Callable[[int, str, list[Any]], dict[str, str]],
+        *,
+        incremental: bool,
+    ) -> ControllerResult:
+        """Both alter APIs: Kafka's request checks (each resource once, each key
+        once per resource, no null values but for DELETE), then the resource's
+        new configs are validated and written as ConfigRecords."""
         records: list[MetadataRecord] = []
         responses = []
-        seen: set[tuple[int, str]] = set()
+        counts = Counter((r["resource_type"], r["resource_name"]) for r in request["resources"])
         for resource in request["resources"]:
             rtype, rname = resource["resource_type"], resource["resource_name"]
+            entries = resource["configs"]
             try:
-                if (rtype, rname) in seen:
+                if counts[(rtype, rname)] > 1:
                     raise KafkaError(
-                        ErrorCode.INVALID_REQUEST, "the resource appears more than once"
+                        ErrorCode.INVALID_REQUEST, "Each resource must appear at most once."
                     )
-                seen.add((rtype, rname))
+                _check_entries(entries, incremental)
                 self._check_resource(rtype, rname)
-                new = {c["name"]: c["value"] for c in resource["configs"] if c["value"] is not None}
-                self._validate(rtype, new)
+                new = changed(rtype, rname, entries)
+                touched = {entry["name"] for entry in entries} if incremental else None
+                self._validate(rtype, new, touched)
                 records.extend(self.records_for(rtype, rname, new))
                 responses.append(_alter_response(rtype, rname, None))
             except KafkaError as exc:
@@ -231,6 +322,24 @@ class ConfigControl:
         if request.get("validate_only", False):
             records = []
         return ControllerResult(records, {"throttle_time_ms": 0, "responses": responses})
+
+
+def _check_entries(entries: list[Any], incremental: bool) -> None:
+    """Kafka's ConfigAdminManager checks: INVALID_REQUEST for a key given twice
+    or a null value (allowed only to DELETE in the incremental form)."""
+    names = [entry["name"] for entry in entries]
+    if len(set(names)) != len(names):
+        raise KafkaError(ErrorCode.INVALID_REQUEST, "Error due to duplicate config keys")
+    nulls = [
+        entry["name"]
+        for entry in entries
+        if entry.get("value") is None
+        and not (incremental and entry.get("config_operation") == OP_DELETE)
+    ]
+    if nulls:
+        raise KafkaError(
+            ErrorCode.INVALID_REQUEST, f"Null value not supported for : {', '.join(nulls)}"
+        )
 
 
 def _alter_response(rtype: int, rname: str, exc: KafkaError | None) -> dict[str, Any]:

@@ -43,6 +43,9 @@ class ControllerConfig:
     topic_defaults: Mapping[str, str] = field(default_factory=dict)
     """Broker-level defaults of topic configs, under topic key names (segment.bytes...),
     shown in CreateTopics responses and the base topic overrides are checked on."""
+    static_broker_props: Mapping[str, str] = field(default_factory=dict)
+    """The broker settings given at start (not defaults): which topic defaults
+    CreateTopics reports as STATIC_BROKER_CONFIG rather than DEFAULT_CONFIG."""
 
     @classmethod
     def from_properties(
@@ -50,6 +53,7 @@ class ControllerConfig:
         props: Mapping[str, Any],
         *,
         topic_defaults: Mapping[str, str] | None = None,
+        static_broker_props: Mapping[str, str] | None = None,
         cluster_id: str | None = None,
     ) -> ControllerConfig:
         """From Kafka config keys; keys not given keep Kafka's defaults."""
@@ -76,4 +80,5 @@ class ControllerConfig:
             * int(get("leader.imbalance.check.interval.seconds", 300)),
             cluster_id=cluster_id,
             topic_defaults=dict(topic_defaults or {}),
+            static_broker_props=dict(static_broker_props or {}),
         )

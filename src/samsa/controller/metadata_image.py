@@ -37,6 +37,7 @@ from samsa.controller.registrations import (
     BrokerRegistration,
     PartitionRegistration,
 )
+from samsa.controller.topic_validation import collision_key
 from samsa.protocol.metadata_records import MetadataRecord
 
 log = logging.getLogger(__name__)
@@ -86,6 +87,8 @@ class MetadataImage:
     def _reset(self) -> None:
         self.topics: dict[str, TopicImage] = {}
         self.topics_by_id: dict[bytes, TopicImage] = {}
+        # Kafka's topicsWithCollisionChars: names by collision_key, for CreateTopics.
+        self.topics_by_collision_key: dict[str, set[str]] = {}
         self.brokers: dict[int, BrokerRegistration] = {}
         self.configs: dict[tuple[int, str], dict[str, str]] = {}
         self.next_producer_id = 0
@@ -128,6 +131,9 @@ class MetadataImage:
             raise MetadataReplayError(f"TopicRecord for {name!r}: the topic already exists")
         topic = TopicImage(name, topic_id)
         self.topics[name] = topic
+        collision = collision_key(name)
+        if collision is not None:
+            self.topics_by_collision_key.setdefault(collision, set()).add(name)
         self.topics_by_id[topic_id] = topic
         log.info("created topic %s with id %s", name, topic_id.hex())
 
@@ -201,6 +207,12 @@ class MetadataImage:
         if topic is None:
             raise MetadataReplayError(f"RemoveTopicRecord for unknown topic id {topic_id.hex()}")
         del self.topics[topic.name]
+        collision = collision_key(topic.name)
+        if collision is not None:
+            colliding = self.topics_by_collision_key.get(collision, set())
+            colliding.discard(topic.name)
+            if not colliding:
+                self.topics_by_collision_key.pop(collision, None)
         for partition_id, registration in topic.partitions.items():
             self.brokers_to_isrs.remove(
                 topic_id, partition_id, registration.isr, registration.leader

@@ -16,6 +16,7 @@ from typing import Any
 
 from samsa.controller.metadata_image import FENCE, UNFENCE, MetadataImage
 from samsa.controller.registrations import NO_LEADER, BrokerRegistration, PartitionRegistration
+from samsa.controller.topic_validation import collision_key
 from samsa.protocol.metadata_records import MetadataRecord
 
 _GONE: Any = object()
@@ -30,6 +31,7 @@ class PendingChanges:
         self._partitions: dict[tuple[bytes, int], PartitionRegistration] = {}
         self._brokers: dict[int, Any] = {}
         self._new_topics: dict[str, bytes] = {}
+        self._new_by_collision_key: dict[str, set[str]] = {}
         self._removed_topics: set[bytes] = set()
 
     def append(self, record: MetadataRecord) -> None:
@@ -46,6 +48,9 @@ class PendingChanges:
             self._partitions[key] = PartitionRegistration.from_record(body)
         elif name == "TopicRecord":
             self._new_topics[body["name"]] = body["topic_id"]
+            collision = collision_key(body["name"])
+            if collision is not None:
+                self._new_by_collision_key.setdefault(collision, set()).add(body["name"])
         elif name == "RemoveTopicRecord":
             self._removed_topics.add(body["topic_id"])
         elif name == "RegisterBrokerRecord":
@@ -124,3 +129,17 @@ class PendingChanges:
         if topic is None or topic.topic_id in self._removed_topics:
             return None
         return topic.topic_id
+
+    def colliding_topic(self, name: str) -> str | None:
+        """An existing topic (or one created earlier in this request) whose name
+        differs from ``name`` only in '.' versus '_', or None."""
+        key = collision_key(name)
+        if key is None:
+            return None
+        candidates = self.image.topics_by_collision_key.get(
+            key, set()
+        ) | self._new_by_collision_key.get(key, set())
+        existing = sorted(
+            other for other in candidates if other != name and self.topic_id(other) is not None
+        )
+        return existing[0] if existing else None

@@ -46,9 +46,6 @@ from samsa.protocol.metadata_records import MetadataRecord, make_record
 
 log = logging.getLogger(__name__)
 
-CONFIG_SOURCE_TOPIC = 1
-CONFIG_SOURCE_DEFAULT = 5
-
 
 class TopicControl:
     """Topic creation and deletion over the committed image."""
@@ -134,9 +131,27 @@ class TopicControl:
         validate_topic_name(name)
         if pending.topic_id(name) is not None:
             raise KafkaError(ErrorCode.TOPIC_ALREADY_EXISTS, f"topic {name!r} already exists")
+        colliding = pending.colliding_topic(name)
+        if colliding is not None:
+            raise KafkaError(
+                ErrorCode.INVALID_TOPIC_EXCEPTION,
+                f"Topic '{name}' collides with existing topic: {colliding}",
+            )
         assignments = entry.get("assignments") or []
         partitions = entry["num_partitions"]
         replication_factor = entry["replication_factor"]
+        null_configs = [c["name"] for c in entry["configs"] if c["value"] is None]
+        if null_configs:
+            raise KafkaError(
+                ErrorCode.INVALID_CONFIG,
+                f"Null value not supported for topic configs: {','.join(null_configs)}",
+            )
+        if assignments and (partitions != -1 or replication_factor != -1):
+            raise KafkaError(
+                ErrorCode.INVALID_REQUEST,
+                "Both numPartitions or replicationFactor and replicasAssignments were set. "
+                "Both cannot be used at the same time.",
+            )
         if assignments:
             placements = self._manual_placements(pending, entry)
         else:
@@ -152,7 +167,7 @@ class TopicControl:
             placements = place_replicas(
                 self._usable_brokers(pending), partitions, replication_factor, self.rng
             )
-        configs = {c["name"]: c["value"] for c in entry["configs"] if c["value"] is not None}
+        configs = {c["name"]: c["value"] for c in entry["configs"]}
         self.configs.validate_topic_configs(configs)
         topic_id = new_topic_id(self.rng, lambda t: t in self.image.topics_by_id)
         records = [
@@ -182,18 +197,7 @@ class TopicControl:
             "topic_config_error_code": 0,
             "num_partitions": len(placements),
             "replication_factor": len(placements[0]),
-            "configs": [
-                {
-                    "name": key,
-                    "value": value,
-                    "read_only": False,
-                    "config_source": CONFIG_SOURCE_TOPIC
-                    if key in configs
-                    else CONFIG_SOURCE_DEFAULT,
-                    "is_sensitive": False,
-                }
-                for key, value in sorted(self.configs.effective_topic_config(configs).items())
-            ],
+            "configs": self.configs.topic_config_entries(configs),
         }
 
     def _manual_placements(

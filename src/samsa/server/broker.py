@@ -39,6 +39,7 @@ from samsa.replication.replica_manager import ReplicaManager
 from samsa.server.bind_failure import explain_bind_failure
 from samsa.server.broker_lifecycle import BrokerLifecycle, Registration
 from samsa.server.cleaner_task import CleanerTask
+from samsa.server.dynamic_broker_config import DynamicBrokerConfig
 from samsa.server.handlers import register_all
 from samsa.server.http_endpoint import HttpEndpoint
 from samsa.server.meta_properties import MetaProperties
@@ -57,6 +58,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("samsa.server")
 
 TOPIC_RESOURCE = 2
+BROKER_RESOURCE = 4
 CREATE_TOPICS = 19
 ALTER_PARTITION = 56
 ALLOCATE_PRODUCER_IDS = 67
@@ -75,6 +77,8 @@ class Broker:
         self.node = node
         self.config = node.config
         self.node_id = node.node_id
+        # Settings that may change at runtime are read from here, not ``config``.
+        self.dynamic_config = DynamicBrokerConfig(self.config, self.node_id, lambda: self.image)
         self.cluster_id = meta.cluster_id
         self.directory_id = meta.directory_id
         assert node.loader is not None and node.link is not None
@@ -120,7 +124,8 @@ class Broker:
         return self.advertised_endpoint()[1]
 
     def topic_config(self, topic: str) -> dict[str, str]:
-        merged = dict(self.config.topic_defaults())
+        """Every config of a topic: its overrides over this broker's current defaults."""
+        merged = self.dynamic_config.topic_defaults()
         merged.update(self.image.topic_configs(topic))
         return merged
 
@@ -161,7 +166,7 @@ class Broker:
         # Bound first: a busy port ends the start before any log is opened.
         await self._bind_http_endpoints()
         config = self.config
-        defaults = LogConfig.from_dict(config.topic_defaults())
+        defaults = LogConfig.from_dict(self.dynamic_config.topic_defaults())
         self.log_manager = LogManager(config.data_dir, defaults, clock=wall_ms)
         node_settings = self.node.settings
         self.replicas = ReplicaManager(
@@ -201,7 +206,7 @@ class Broker:
         self._tasks.append(asyncio.ensure_future(self._periodic_offset_expiry()))
         if config["log.cleaner.enable"]:
             self.cleaner_task = CleanerTask(
-                self.log_manager, backoff_ms=config["log.cleaner.backoff.ms"]
+                self.log_manager, backoff_ms=self.dynamic_config["log.cleaner.backoff.ms"]
             )
             self.cleaner_task.start()
 
@@ -211,7 +216,7 @@ class Broker:
         await self.lifecycle.unfenced.wait()
         self._reconciled = True
         self.replicas.apply_image(self.image, wall_ms())
-        self._apply_topic_configs(self.image.topics)
+        self._apply_dynamic_broker_configs()
         if "__consumer_offsets" in self.image.topics:
             self.ensure_group_coordinator()
 
@@ -303,12 +308,15 @@ class Broker:
                 old, new = change.old, change.new
                 if old is not None and new.leader == self.node_id and old.leader == self.node_id:
                     metrics.on_isr_change(len(old.isr), len(new.isr))
-        changed = [
-            name
-            for resource_type, name in delta.changed_configs
-            if resource_type == TOPIC_RESOURCE and name in self.image.topics
-        ]
-        self._apply_topic_configs(changed)
+        changed_configs = delta.changed_configs
+        if changed_configs & {(BROKER_RESOURCE, ""), (BROKER_RESOURCE, str(self.node_id))}:
+            self._apply_dynamic_broker_configs()
+        else:
+            self._apply_topic_configs(
+                name
+                for resource_type, name in changed_configs
+                if resource_type == TOPIC_RESOURCE and name in self.image.topics
+            )
         for topic in delta.deleted_topics.values():
             self.topic_deleted(topic.name, len(topic.partitions))
         if self.groups is not None:
@@ -319,7 +327,15 @@ class Broker:
     def on_image(self, image: MetadataImage) -> None:
         if self._reconciled:
             self.replicas.apply_image(image, wall_ms())
-            self._apply_topic_configs(image.topics)
+            self._apply_dynamic_broker_configs()
+
+    def _apply_dynamic_broker_configs(self) -> None:
+        """Kafka's DynamicLogConfig and LogCleaner reconfiguration: new topic
+        defaults for every log (and the logs still to come), the cleaner's pace."""
+        self.log_manager.default_config = LogConfig.from_dict(self.dynamic_config.topic_defaults())
+        self._apply_topic_configs(self.image.topics)
+        if self.cleaner_task is not None:
+            self.cleaner_task.backoff_ms = self.dynamic_config["log.cleaner.backoff.ms"]
 
     def _apply_topic_configs(self, topics: Iterable[str]) -> None:
         for name in topics:
@@ -382,11 +398,11 @@ class Broker:
     # ------------------------------------------------------------------ background work
     async def _periodic_retention(self) -> None:
         interval = self.config["log.retention.check.interval.ms"] / 1000
-        expiration = self.config["producer.id.expiration.ms"]
         producer_id_failures = FailureLog(log, "producer id expiry")
         while True:
             await asyncio.sleep(interval)
             now = wall_ms()
+            expiration = self.dynamic_config["producer.id.expiration.ms"]
             # Both run each partition on its own: one partition's failure is
             # logged once and never stops the others (failure_log); the outer
             # guard only keeps the loop alive.

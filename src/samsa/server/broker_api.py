@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from samsa.server.broker_lifecycle import BrokerLifecycle
     from samsa.server.cleaner_task import CleanerTask
     from samsa.server.controller_link import ControllerLink
+    from samsa.server.dynamic_broker_config import DynamicBrokerConfig
     from samsa.server.metadata_loader import MetadataLoader
     from samsa.server.metrics import BrokerMetrics
     from samsa.server.producer_id_blocks import ProducerIdBlocks
@@ -34,6 +35,7 @@ class BrokerApi(Protocol):
     node_id: int
     cluster_id: str
     config: BrokerConfig
+    dynamic_config: DynamicBrokerConfig
     replicas: ReplicaManager
     metrics: BrokerMetrics | None
     groups: Any

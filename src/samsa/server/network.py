@@ -24,6 +24,7 @@ from types import CoroutineType
 from typing import IO, Any, cast
 
 from samsa.server import eager
+from samsa.server.connection_quotas import ConnectionQuotas
 from samsa.server.framing import FrameReader, FrameTooLarge
 
 log = logging.getLogger("samsa.server")
@@ -58,6 +59,7 @@ class Connection(asyncio.BufferedProtocol):
         self._can_write = asyncio.Event()
         self._can_write.set()
         self.last_active = time.monotonic()
+        self._counted_address: str | None = None
 
     @property
     def closed(self) -> bool:
@@ -69,6 +71,13 @@ class Connection(asyncio.BufferedProtocol):
         self.transport = transport
         peer = transport.get_extra_info("peername")
         self.peer = f"{peer[0]}:{peer[1]}" if peer else "?"
+        quotas = self.server.quotas
+        if quotas is not None and peer:
+            if not quotas.admit(peer[0]):
+                self._closed = True
+                transport.close()
+                return
+            self._counted_address = peer[0]
         sock = transport.get_extra_info("socket")
         if sock is not None:
             with contextlib.suppress(OSError):
@@ -78,6 +87,9 @@ class Connection(asyncio.BufferedProtocol):
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._closed = True
+        if self._counted_address is not None and self.server.quotas is not None:
+            self.server.quotas.release(self._counted_address)
+            self._counted_address = None
         self.server.connections.discard(self)
         self._can_write.set()
 
@@ -246,8 +258,10 @@ class SocketServer:
         max_request_size: int,
         idle_timeout_ms: int,
         use_sendfile: bool = True,
+        quotas: ConnectionQuotas | None = None,
     ) -> None:
         self.dispatch = dispatch
+        self.quotas = quotas
         self.max_request_size = max_request_size
         self.idle_timeout_s = idle_timeout_ms / 1000
         self.connections: set[Connection] = set()

@@ -57,6 +57,7 @@ from samsa.raft.records import Endpoint
 from samsa.raft.voters import VoterNode, VoterSet
 from samsa.server import meta_properties
 from samsa.server.bind_failure import explain_bind_failure
+from samsa.server.connection_quotas import ConnectionQuotas
 from samsa.server.controller_link import ControllerLink
 from samsa.server.controller_server import CONTROLLER_APIS, ControllerServer
 from samsa.server.handlers import quorum as quorum_handlers
@@ -105,6 +106,12 @@ class Node:
         self._migration: asyncio.Task[None] | None = None
 
     # ------------------------------------------------------------------ addresses
+    def _current_setting(self, name: str) -> Any:
+        """A setting as it is now: the broker's dynamic view once it runs."""
+        if self.broker is not None:
+            return self.broker.dynamic_config[name]
+        return self.config[name]
+
     def advertised(self, listener: Listener) -> tuple[str, int]:
         for adv in self.settings.advertised:
             if adv.name == listener.name:
@@ -183,11 +190,13 @@ class Node:
         self.cluster_id = meta.cluster_id
         self.directory_id = directory_uuid(meta.directory_id)
 
+        quotas = ConnectionQuotas(lambda: int(self._current_setting("max.connections.per.ip")))
         for listener in self.settings.listeners:
             server = SocketServer(
                 self.routing.dispatcher(listener.name),
                 max_request_size=config["socket.request.max.bytes"],
                 idle_timeout_ms=config["connections.max.idle.ms"],
+                quotas=quotas,
             )
             where = (listener.host, listener.port)
             with explain_bind_failure(f"listener {listener.name}", *where):
@@ -301,6 +310,7 @@ class Node:
             controller_config = ControllerConfig.from_properties(
                 dict(config.items()),
                 topic_defaults=config.topic_defaults(),
+                static_broker_props=config.explicit_values(),
                 cluster_id=self.cluster_id,
             )
             self.controller = ControllerServer(

@@ -10,6 +10,7 @@ reads its settings from; changing a topic's config builds a new one.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields, replace
 from enum import StrEnum
@@ -60,6 +61,36 @@ def _each_of(*choices: str) -> Validator:
         return f"unknown value(s) {bad}; allowed: {', '.join(choices)}" if bad else None
 
     return check
+
+
+def _one_of_ints(*ranges: tuple[int, int]) -> Validator:
+    def check(v: int) -> str | None:
+        if any(low <= v <= high for low, high in ranges):
+            return None
+        return "must be " + " or ".join(
+            str(low) if low == high else f"between {low} and {high}" for low, high in ranges
+        )
+
+    return check
+
+
+_THROTTLED_REPLICA = re.compile(r"[0-9]+:[0-9]+")
+
+
+def _throttled_replicas(v: tuple[str, ...]) -> str | None:
+    """Kafka's ThrottledReplicaListValidator: '*' alone, or partition:broker pairs."""
+    if v == ("*",) or all(_THROTTLED_REPLICA.fullmatch(x) for x in v):
+        return None
+    return "must be '*' or a list of partitionId:brokerId"
+
+
+def _remote_storage_off(v: bool) -> str | None:
+    if v:
+        return (
+            "Tiered Storage functionality is disabled in the broker. "
+            "Topic cannot be configured with remote log storage."
+        )
+    return None
 
 
 @dataclass(frozen=True, slots=True)
@@ -271,6 +302,72 @@ LOG_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         None,
         "unclean.leader.election.enable",
     ),
+    # Kafka 3.x/4.x topic configs for features Samsa does not have (codec
+    # levels, replication throttling, tiered storage): accepted, stored and
+    # described so tools that set them work; remote storage can only be off.
+    _key(
+        "compression.gzip.level",
+        _T.INT,
+        -1,
+        "gzip level when the broker compresses (accepted, not used)",
+        _one_of_ints((-1, -1), (1, 9)),
+        "compression.gzip.level",
+    ),
+    _key(
+        "compression.lz4.level",
+        _T.INT,
+        9,
+        "lz4 level when the broker compresses (accepted, not used)",
+        _between(1, 17),
+        "compression.lz4.level",
+    ),
+    _key(
+        "compression.zstd.level",
+        _T.INT,
+        3,
+        "zstd level when the broker compresses (accepted, not used)",
+        _between(-131072, 22),
+        "compression.zstd.level",
+    ),
+    _key(
+        "leader.replication.throttled.replicas",
+        _T.LIST,
+        (),
+        "replicas throttled on the leader side (accepted, not applied)",
+        _throttled_replicas,
+    ),
+    _key(
+        "follower.replication.throttled.replicas",
+        _T.LIST,
+        (),
+        "replicas throttled on the follower side (accepted, not applied)",
+        _throttled_replicas,
+    ),
+    _key(
+        "local.retention.bytes",
+        _T.LONG,
+        -2,
+        "tiered storage: local size retention (-2 = retention.bytes)",
+        _at_least(-2),
+        "log.local.retention.bytes",
+    ),
+    _key(
+        "local.retention.ms",
+        _T.LONG,
+        -2,
+        "tiered storage: local time retention (-2 = retention.ms)",
+        _at_least(-2),
+        "log.local.retention.ms",
+    ),
+    _key(
+        "remote.storage.enable",
+        _T.BOOLEAN,
+        False,
+        "tiered storage (not available: must stay false)",
+        _remote_storage_off,
+    ),
+    _key("remote.log.copy.disable", _T.BOOLEAN, False, "tiered storage: stop copying"),
+    _key("remote.log.delete.on.disable", _T.BOOLEAN, False, "tiered storage: delete on disable"),
     # Deprecated in Kafka 3.x and removed in 4.0, but older tools and client
     # test suites still set them: accepted, stored and described, no effect.
     _key(
@@ -385,6 +482,16 @@ class LogConfig:
     segment_jitter_ms: int = 0
     segment_ms: int = 604800000
     unclean_leader_election_enable: bool = False
+    compression_gzip_level: int = -1
+    compression_lz4_level: int = 9
+    compression_zstd_level: int = 3
+    leader_replication_throttled_replicas: tuple[str, ...] = ()
+    follower_replication_throttled_replicas: tuple[str, ...] = ()
+    local_retention_bytes: int = -2
+    local_retention_ms: int = -2
+    remote_storage_enable: bool = False
+    remote_log_copy_disable: bool = False
+    remote_log_delete_on_disable: bool = False
     message_downconversion_enable: bool = True
     message_format_version: str = "3.0-IV1"
     message_timestamp_difference_max_ms: int = LONG_MAX

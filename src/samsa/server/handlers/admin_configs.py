@@ -1,17 +1,27 @@
 """DescribeConfigs (32), AlterConfigs (33), IncrementalAlterConfigs (44).
 
-Topic overrides live in the metadata image (ConfigRecords); describing a topic
-lists every topic config with its effective value and whether it is an
-override (source TOPIC_CONFIG) or the broker default (DEFAULT_CONFIG /
-STATIC_BROKER).  Changes are the controller's: they are forwarded to it.
-BrokerApi configs are read-only here: they come from server.properties and flags.
+Describing reads this broker's view: topic overrides from the metadata image
+over the broker's current topic defaults, and the broker's own layered
+settings (``DynamicBrokerConfig``); the rows are built as Kafka's ConfigHelper
+builds them (``config_describe``).  A broker resource names this broker or
+``""`` (the cluster-wide default); any other id is INVALID_REQUEST, as in Kafka,
+since clients send broker resources to the broker itself.
+
+Changes are the controller's and are forwarded to it, except what Kafka's
+``ConfigAdminManager.preprocess`` answers on the broker: broker resources
+naming another broker are refused (the controller cannot tell which broker was
+asked), and log levels (BROKER_LOGGER, ``broker_loggers``) are this process's
+own and change here.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from samsa.controller.topic_validation import validate_topic_name
 from samsa.errors import ErrorCode, KafkaError
+from samsa.server import broker_loggers
+from samsa.server.config_describe import broker_rows, topic_rows
 from samsa.server.router import Body, RequestContext, Router
 
 if TYPE_CHECKING:
@@ -22,9 +32,7 @@ ALTER_CONFIGS = 33
 INCREMENTAL_ALTER_CONFIGS = 44
 RESOURCE_TOPIC = 2
 RESOURCE_BROKER = 4
-SOURCE_TOPIC_CONFIG = 1
-SOURCE_STATIC_BROKER = 4
-SOURCE_DEFAULT = 5
+RESOURCE_BROKER_LOGGER = 8
 
 
 def register(router: Router, broker: BrokerApi) -> None:
@@ -32,80 +40,121 @@ def register(router: Router, broker: BrokerApi) -> None:
     for api_key in (ALTER_CONFIGS, INCREMENTAL_ALTER_CONFIGS):
         router.register(
             api_key,
-            lambda ctx, req, key=api_key: forward(broker, key, ctx, req),  # type: ignore[misc]
+            lambda ctx, req, key=api_key: handle_alter(broker, key, ctx, req),  # type: ignore[misc]
         )
 
 
-def _entry(
-    name: str, value: str | None, source: int, read_only: bool, synonyms: bool
-) -> dict[str, Any]:
-    return {
-        "name": name,
-        "value": value,
-        "read_only": read_only,
-        "config_source": source,
-        "is_sensitive": False,
-        "synonyms": [{"name": name, "value": value, "source": source}] if synonyms else [],
-        "config_type": 0,
-        "documentation": None,
+def _this_broker(broker: BrokerApi, name: str, *, or_default: bool) -> None:
+    """Kafka's check that a broker resource names the broker that was asked."""
+    try:
+        broker_id = int(name)
+    except ValueError:
+        raise KafkaError(
+            ErrorCode.INVALID_REQUEST, f"Broker id must be an integer, but it is: {name}"
+        ) from None
+    if broker_id != broker.node_id:
+        also = " or empty string" if or_default else ""
+        raise KafkaError(
+            ErrorCode.INVALID_REQUEST,
+            f"Unexpected broker id, expected {broker.node_id}{also}, but received {name}",
+        )
+
+
+def _describe_one(broker: BrokerApi, res: Body, req: Body) -> list[dict[str, Any]]:
+    rtype, rname = res["resource_type"], res["resource_name"]
+    options = {
+        "include_synonyms": bool(req.get("include_synonyms", False)),
+        "include_documentation": bool(req.get("include_documentation", False)),
     }
+    keys = res["configuration_keys"]
+    if rtype == RESOURCE_TOPIC:
+        validate_topic_name(rname)
+        if rname not in broker.image.topics:
+            raise KafkaError(
+                ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"topic {rname!r} does not exist"
+            )
+        overrides = broker.image.topic_configs(rname)
+        return topic_rows(broker.dynamic_config, overrides, keys, **options)
+    if rtype == RESOURCE_BROKER:
+        if rname:
+            _this_broker(broker, rname, or_default=True)
+        return broker_rows(broker.dynamic_config, keys, per_broker=bool(rname), **options)
+    if rtype == RESOURCE_BROKER_LOGGER:
+        if not rname:
+            raise KafkaError(ErrorCode.INVALID_REQUEST, "Broker id must not be empty")
+        _this_broker(broker, rname, or_default=False)
+        return broker_loggers.describe(keys)
+    raise KafkaError(ErrorCode.INVALID_REQUEST, f"Unsupported resource type: {rtype}")
 
 
 def handle_describe_configs(broker: BrokerApi, ctx: RequestContext, req: Body) -> Body:
     results = []
-    synonyms = req.get("include_synonyms", False)
     for res in req["resources"]:
-        rtype, rname = res["resource_type"], res["resource_name"]
-        keys = res["configuration_keys"]
         result: dict[str, Any] = {
             "error_code": 0,
             "error_message": None,
-            "resource_type": rtype,
-            "resource_name": rname,
+            "resource_type": res["resource_type"],
+            "resource_name": res["resource_name"],
             "configs": [],
         }
-        if rtype == RESOURCE_TOPIC:
-            if rname not in broker.image.topics:
-                result["error_code"] = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
-                result["error_message"] = f"topic {rname!r} does not exist"
-            else:
-                overrides = broker.image.topic_configs(rname)
-                effective = broker.topic_config(rname)
-                for name, value in sorted(effective.items()):
-                    if keys is not None and name not in keys:
-                        continue
-                    source = SOURCE_TOPIC_CONFIG if name in overrides else SOURCE_DEFAULT
-                    result["configs"].append(_entry(name, value, source, False, synonyms))
-        elif rtype == RESOURCE_BROKER:
-            if rname not in ("", str(broker.node_id)):
-                result["error_code"] = ErrorCode.INVALID_REQUEST
-                result["error_message"] = f"this broker is node {broker.node_id}, not {rname!r}"
-            else:
-                for name, value in sorted(broker.config.items()):
-                    if keys is not None and name not in keys:
-                        continue
-                    source = (
-                        SOURCE_STATIC_BROKER if broker.config.is_explicit(name) else SOURCE_DEFAULT
-                    )
-                    result["configs"].append(_entry(name, str(value), source, True, synonyms))
-        else:
-            result["error_code"] = ErrorCode.INVALID_REQUEST
-            result["error_message"] = f"resource type {rtype} is not supported"
+        try:
+            result["configs"] = _describe_one(broker, res, req)
+        except KafkaError as exc:
+            result["error_code"] = exc.code
+            result["error_message"] = str(exc)
         results.append(result)
     return {"throttle_time_ms": 0, "results": results}
 
 
-async def forward(broker: BrokerApi, api_key: int, ctx: RequestContext, req: Body) -> Body:
+_FORWARD = KafkaError(ErrorCode.NONE, "forward to the controller")
+
+
+def _preprocess(broker: BrokerApi, api_key: int, resource: Body, validate_only: bool) -> KafkaError:
+    """Kafka's ConfigAdminManager.preprocess: what this broker answers itself
+    (an error, or NONE for log levels it applied), or ``_FORWARD``."""
+    rtype, rname = resource["resource_type"], resource["resource_name"]
     try:
-        return await broker.forward(api_key, ctx.version, req)
+        if rtype == RESOURCE_BROKER_LOGGER:
+            if api_key != INCREMENTAL_ALTER_CONFIGS:
+                raise KafkaError(ErrorCode.INVALID_REQUEST, f"Unknown resource type {rtype}")
+            _this_broker(broker, rname, or_default=False)
+            broker_loggers.alter(resource["configs"], validate_only=validate_only)
+            return KafkaError(ErrorCode.NONE, "")
+        if rtype == RESOURCE_BROKER and rname:
+            _this_broker(broker, rname, or_default=False)
     except KafkaError as exc:
-        responses = [
-            {
-                "error_code": exc.code,
-                "error_message": str(exc),
-                "resource_type": r["resource_type"],
-                "resource_name": r["resource_name"],
-            }
-            for r in req["resources"]
-        ]
-        return {"throttle_time_ms": 0, "responses": responses}
+        return exc
+    return _FORWARD
+
+
+async def handle_alter(broker: BrokerApi, api_key: int, ctx: RequestContext, req: Body) -> Body:
+    validate_only = bool(req.get("validate_only", False))
+    answered = {id(r): _preprocess(broker, api_key, r, validate_only) for r in req["resources"]}
+    refused = {key: error for key, error in answered.items() if error is not _FORWARD}
+    forwarded = [r for r in req["resources"] if id(r) not in refused]
+    answers: dict[tuple[int, str], dict[str, Any]] = {}
+    if forwarded:
+        try:
+            response = await broker.forward(api_key, ctx.version, {**req, "resources": forwarded})
+            for answer in response["responses"]:
+                answers[(answer["resource_type"], answer["resource_name"])] = answer
+        except KafkaError as exc:
+            for r in forwarded:
+                refused[id(r)] = exc
+    responses = []
+    for r in req["resources"]:
+        key = (r["resource_type"], r["resource_name"])
+        error = refused.get(id(r))
+        if error is not None or key not in answers:
+            error = error or KafkaError(ErrorCode.UNKNOWN_SERVER_ERROR, "no answer for it")
+            responses.append(
+                {
+                    "error_code": error.code,
+                    "error_message": str(error) if error.code else None,
+                    "resource_type": key[0],
+                    "resource_name": key[1],
+                }
+            )
+        else:
+            responses.append(answers[key])
+    return {"throttle_time_ms": 0, "responses": responses}

@@ -2,7 +2,9 @@
 
 Topic changes belong to the active controller, so they are forwarded as they
 came and answered as it answers (validation, placement and error messages are
-the controller's).  DeleteRecords moves a partition's log start on its leader.
+the controller's).  DeleteRecords moves a partition's log start on its leader,
+and only on topics whose cleanup.policy includes delete (POLICY_VIOLATION
+otherwise, as Kafka: a compacted topic's records go by key, not by offset).
 """
 
 from __future__ import annotations
@@ -81,6 +83,10 @@ def handle_delete_records(broker: BrokerApi, ctx: RequestContext, req: Body) -> 
                     if treq["name"] in broker.image.topics
                     else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
                 )
+            elif not partition.config.delete:
+                # Kafka's Partition.deleteRecordsOnLeader: only the delete policy
+                # lets records go before their time.
+                entry["error_code"] = ErrorCode.POLICY_VIOLATION
             else:
                 offset = preq["offset"]
                 if offset == -1:

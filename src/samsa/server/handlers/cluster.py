@@ -7,7 +7,8 @@ replicas.  A partition without a leader is reported with LEADER_NOT_AVAILABLE
 so clients wait for the election instead of failing.  ``controller_id`` is this
 broker: in KRaft clients cannot reach the controllers, and a broker forwards
 what needs the controller (Kafka's brokers answer the same way).
-Authorized-operations fields carry INT32_MIN when they were not asked for.
+Authorized-operations fields carry INT32_MIN when they were not asked for, and
+each resource type's own operations when they were (``authorized_operations``).
 """
 
 from __future__ import annotations
@@ -16,6 +17,11 @@ from typing import TYPE_CHECKING, Any
 
 from samsa.controller.topic_control import validate_topic_name
 from samsa.errors import ErrorCode, KafkaError
+from samsa.server.authorized_operations import (
+    AUTHORIZED_OPS_UNSET,
+    cluster_operations,
+    topic_operations,
+)
 from samsa.server.router import Body, RequestContext, Router
 
 if TYPE_CHECKING:
@@ -24,8 +30,6 @@ if TYPE_CHECKING:
 METADATA = 3
 FIND_COORDINATOR = 10
 DESCRIBE_CLUSTER = 60
-AUTHORIZED_OPS_UNSET = -(2**31)
-ALL_OPERATIONS = 0b1111111111110  # bits 1..12 of Kafka's AclOperation: "everything allowed"
 KEY_TYPE_GROUP = 0
 KEY_TYPE_TRANSACTION = 1
 INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state"})
@@ -158,9 +162,9 @@ def _response(
         "cluster_id": broker.cluster_id,
         "controller_id": broker.node_id,
         "topics": topics,
-        "cluster_authorized_operations": ALL_OPERATIONS
-        if req.get("include_cluster_authorized_operations")
-        else AUTHORIZED_OPS_UNSET,
+        "cluster_authorized_operations": cluster_operations(
+            bool(req.get("include_cluster_authorized_operations"))
+        ),
     }
 
 
@@ -173,7 +177,7 @@ def _describe_topic(
         "topic_id": ZERO_UUID,
         "is_internal": name in INTERNAL_TOPICS,
         "partitions": [],
-        "topic_authorized_operations": ALL_OPERATIONS if include_ops else AUTHORIZED_OPS_UNSET,
+        "topic_authorized_operations": topic_operations(include_ops),
     }
     if name is None:
         entry["error_code"] = ErrorCode.UNKNOWN_TOPIC_ID
@@ -237,9 +241,9 @@ def handle_describe_cluster(
             {"broker_id": b["node_id"], "host": b["host"], "port": b["port"], "rack": b["rack"]}
             for b in broker_entries(broker, listener)
         ],
-        "cluster_authorized_operations": ALL_OPERATIONS
-        if req.get("include_cluster_authorized_operations")
-        else AUTHORIZED_OPS_UNSET,
+        "cluster_authorized_operations": cluster_operations(
+            bool(req.get("include_cluster_authorized_operations"))
+        ),
     }
 
 

@@ -11,6 +11,7 @@ from collections.abc import Awaitable
 from typing import TYPE_CHECKING, Any
 
 from samsa.errors import ErrorCode
+from samsa.server.authorized_operations import AUTHORIZED_OPS_UNSET, group_operations
 from samsa.server.router import Body, RequestContext, Router
 
 if TYPE_CHECKING:
@@ -31,6 +32,7 @@ APIS = {
 
 
 JOIN_GROUP = 11
+DESCRIBE_GROUPS = 15
 
 
 def register(router: Router, broker: BrokerApi) -> None:
@@ -50,9 +52,21 @@ def _adapter(broker: BrokerApi, key: int, method: str) -> Any:
                 req, ctx.version, client_id=ctx.header.client_id or "", client_host=f"/{host}"
             )
         result: Awaitable[Body] = getattr(broker.groups, method)(req, ctx.version)
+        if key == DESCRIBE_GROUPS:
+            return _with_authorized_operations(
+                result, bool(req.get("include_authorized_operations"))
+            )
         return result
 
     return handle
+
+
+async def _with_authorized_operations(described: Awaitable[Body], asked: bool) -> Body:
+    """DescribeGroups v3+: the group's operations when asked, as Kafka's API layer adds them."""
+    response = await described
+    for group in response["groups"]:
+        group["authorized_operations"] = group_operations(asked)
+    return response
 
 
 def loading_response(key: int, version: int, req: Body, error: ErrorCode) -> Body:
@@ -88,7 +102,7 @@ def loading_response(key: int, version: int, req: Body, error: ErrorCode) -> Bod
                     "protocol_type": "",
                     "protocol_data": "",
                     "members": [],
-                    "authorized_operations": -(2**31),
+                    "authorized_operations": AUTHORIZED_OPS_UNSET,
                 }
                 for g in req["groups"]
             ],
