@@ -80,7 +80,7 @@ def test_the_txnindex_is_kafkas_format_and_rebuilt_on_recovery(partition: Partit
     path = partition.log.active_segment.txn_index.path
     assert path is not None and path.name == "00000000000000000000.txnindex"
     # version 0, producer 7, first 0, last 2, last stable 3: 34 bytes, big-endian
-    assert path.read_bytes() == bytes.fromhex("0000" + "%016x%016x%016x%016x" % (7, 0, 2, 3))
+    assert path.read_bytes() == b"\x00\x00" + b"".join(n.to_bytes(8, "big") for n in (7, 0, 2, 3))
     partition.append_from_client(txn_batch(9, 0))  # left open
     path.unlink()  # lost in a crash: recovery replays the log
     log_: Log = partition.log
