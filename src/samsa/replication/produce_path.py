@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 
 from samsa.errors import ErrorCode, KafkaError
+from samsa.protocol.record_batch import iter_batches
 from samsa.protocol.record_builder import ControlType, control_batch
 from samsa.replication.partition_base import AppendResult, PartitionBase, PartitionRole
 from samsa.replication.produce_validation import (
@@ -82,9 +83,13 @@ class ProducePath(PartitionBase):
         )
 
     def append_internal(self, buf: bytearray) -> int:
-        """Append batches the broker built itself (group metadata, markers); returns the first offset."""
+        """Append batches the broker built itself (group metadata, transactional
+        offset commits); returns the first offset."""
         self._require_leader()
         info = self.log.append(buf, leader_epoch=self.leader_epoch)
+        for _, header in iter_batches(buf):
+            if header.producer_id >= 0:  # offsets of a transaction (TxnOffsetCommit)
+                self.producer_state.replay_header(header)
         self._after_leader_append(info.first_offset, len(buf))
         return int(info.first_offset)
 

@@ -37,6 +37,7 @@ class BrokerApi(Protocol):
     replicas: ReplicaManager
     metrics: BrokerMetrics | None
     groups: Any
+    transactions: Any
     loader: MetadataLoader
     producer_ids: ProducerIdBlocks
     lifecycle: BrokerLifecycle | None
@@ -66,6 +67,13 @@ class BrokerApi(Protocol):
     def ensure_group_coordinator(self) -> ErrorCode | None: ...
 
     def groups_coordinator_node(self, group_id: str) -> int | None: ...
+
+    def ensure_transaction_coordinator(self) -> ErrorCode | None: ...
+
+    def transaction_coordinator_node(self, transactional_id: str) -> int | None: ...
+
+    @property
+    def inter_broker_listener(self) -> str: ...
 
     def track(self, task: asyncio.Task[Any]) -> None: ...
 

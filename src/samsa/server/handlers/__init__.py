@@ -19,6 +19,7 @@ from samsa.server.handlers import (
     log_dirs,
     produce,
     producer_ids,
+    transactions,
 )
 
 if TYPE_CHECKING:
@@ -39,6 +40,7 @@ def register_all(router: Router, broker: BrokerApi, listener: str) -> None:
         admin_configs,
         producer_ids,
         groups,
+        transactions,
     ):
         module.register(router, broker)
     forwarded.register(router, broker)

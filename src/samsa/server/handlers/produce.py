@@ -54,11 +54,6 @@ def handle_produce(broker: BrokerApi, ctx: RequestContext, req: Body) -> Body | 
         )
     elif acks not in (-1, 0, 1):
         general_error = (ErrorCode.INVALID_REQUIRED_ACKS, f"acks must be -1, 0 or 1, got {acks}")
-    elif req.get("transactional_id") is not None:
-        general_error = (
-            ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED,
-            "transactions are not supported by this broker yet",
-        )
     responses = []
     waiting: list[tuple[Partition, int, dict[str, Any]]] = []
     for topic_data in req["topic_data"]:
