@@ -63,13 +63,9 @@ def _always(topic: str, partition: int) -> bool:
 
 
 def coordinator_key_type_supported(key_type: int) -> bool:
-    """FindCoordinator key types this broker coordinates.
-
-    Only groups (0) for now: the broker must answer a transaction key (1) with
-    COORDINATOR_NOT_AVAILABLE until a transaction coordinator exists, which
-    producers treat as retriable rather than fatal.
-    """
-    return key_type == KEY_TYPE_GROUP
+    """FindCoordinator key types this broker coordinates: groups (0) here and
+    transactional ids (1) in ``samsa.transaction``."""
+    return key_type in (KEY_TYPE_GROUP, KEY_TYPE_TRANSACTION)
 
 
 class GroupCoordinator:

@@ -1,0 +1,258 @@
+"""Transactions end to end: confluent-kafka's transactional producer against a real broker.
+
+Commit and abort as read_committed and read_uncommitted consumers see them,
+offsets sent to a transaction (visible to the group only on commit), fencing
+of a zombie instance by a new one (its open transaction aborted), the abort
+of a transaction open past its timeout, and a restart that must keep aborted
+records hidden (the .txnindex and producer state come back from disk).
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from samsa.testing import BrokerProcess
+
+ck = pytest.importorskip("confluent_kafka")
+from confluent_kafka.admin import AdminClient, NewTopic  # noqa: E402
+
+pytestmark = pytest.mark.integration
+
+
+@pytest.fixture(scope="module")
+def txn_broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BrokerProcess]:
+    proc = BrokerProcess(
+        tmp_path_factory.mktemp("txn") / "data",
+        {"transaction.abort.timed.out.transaction.cleanup.interval.ms": "200"},
+    )
+    proc.start()
+    try:
+        yield proc
+    finally:
+        proc.stop()
+        proc.kill()
+
+
+def new_topic(bootstrap: str, partitions: int = 1) -> str:
+    name = f"txn-{uuid.uuid4().hex[:10]}"
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    admin.create_topics([NewTopic(name, partitions, 1)])[name].result(15)
+    return name
+
+
+def producer(bootstrap: str, transactional_id: str, **extra: Any) -> Any:
+    p = ck.Producer(
+        {"bootstrap.servers": bootstrap, "transactional.id": transactional_id, "linger.ms": 1}
+        | extra
+    )
+    p.init_transactions(20)
+    return p
+
+
+def transaction(p: Any, topic: str, values: list[bytes], *, commit: bool) -> None:
+    p.begin_transaction()
+    for value in values:
+        p.produce(topic, value=value, key=b"k")
+    p.flush(10)
+    if commit:
+        p.commit_transaction(20)
+    else:
+        p.abort_transaction(20)
+
+
+def read_all(
+    bootstrap: str,
+    topic: str,
+    isolation: str,
+    until: Callable[[list[bytes]], bool],
+    timeout: float = 20,
+) -> list[bytes]:
+    """Values of partition 0 from the start, polled until ``until`` holds (or timeout)."""
+    c = ck.Consumer(
+        {
+            "bootstrap.servers": bootstrap,
+            "group.id": f"g-{uuid.uuid4().hex[:8]}",
+            "isolation.level": isolation,
+            "auto.offset.reset": "earliest",
+            "enable.auto.commit": False,
+        }
+    )
+    c.assign([ck.TopicPartition(topic, 0, 0)])
+    values: list[bytes] = []
+    deadline = time.monotonic() + timeout
+    try:
+        while not until(values) and time.monotonic() < deadline:
+            msg = c.poll(0.2)
+            if msg is not None and msg.error() is None:
+                values.append(msg.value())
+    finally:
+        c.close()
+    return values
+
+
+def stable_end(bootstrap: str, topic: str) -> int:
+    """The end offset a read_committed consumer sees: the last stable offset."""
+    c = ck.Consumer(
+        {"bootstrap.servers": bootstrap, "group.id": "lso", "isolation.level": "read_committed"}
+    )
+    try:
+        return int(c.get_watermark_offsets(ck.TopicPartition(topic, 0), timeout=10)[1])
+    finally:
+        c.close()
+
+
+def test_commit_and_abort_as_each_isolation_level_sees_them(txn_broker: BrokerProcess) -> None:
+    bootstrap = txn_broker.bootstrap
+    topic = new_topic(bootstrap)
+    p = producer(bootstrap, f"tx-{topic}")
+    transaction(p, topic, [b"c0", b"c1"], commit=True)
+    transaction(p, topic, [b"a0", b"a1", b"a2"], commit=False)
+    transaction(p, topic, [b"c2"], commit=True)
+    committed = read_all(bootstrap, topic, "read_committed", lambda v: b"c2" in v)
+    assert committed == [b"c0", b"c1", b"c2"]
+    everything = read_all(bootstrap, topic, "read_uncommitted", lambda v: b"c2" in v)
+    assert everything == [b"c0", b"c1", b"a0", b"a1", b"a2", b"c2"]
+    # 6 records and 3 markers: the last stable offset is past the last marker.
+    assert stable_end(bootstrap, topic) == 9
+
+
+def test_an_open_transaction_holds_back_read_committed(txn_broker: BrokerProcess) -> None:
+    bootstrap = txn_broker.bootstrap
+    topic = new_topic(bootstrap)
+    p = producer(bootstrap, f"tx-{topic}")
+    transaction(p, topic, [b"before"], commit=True)
+    p.begin_transaction()
+    p.produce(topic, value=b"open", key=b"k")
+    p.flush(10)
+    assert stable_end(bootstrap, topic) == 2, "the open transaction starts at offset 2"
+    assert read_all(bootstrap, topic, "read_committed", lambda v: len(v) > 1, timeout=2) == [
+        b"before"
+    ]
+    p.commit_transaction(20)
+    assert read_all(bootstrap, topic, "read_committed", lambda v: len(v) == 2) == [
+        b"before",
+        b"open",
+    ]
+
+
+def test_offsets_sent_to_a_transaction_count_only_when_it_commits(
+    txn_broker: BrokerProcess,
+) -> None:
+    bootstrap = txn_broker.bootstrap
+    source, sink = new_topic(bootstrap), new_topic(bootstrap)
+    group = f"g-{source}"
+    seed = ck.Producer({"bootstrap.servers": bootstrap})
+    for i in range(6):
+        seed.produce(source, value=b"in%d" % i)
+    seed.flush(10)
+    consumer = ck.Consumer(
+        {
+            "bootstrap.servers": bootstrap,
+            "group.id": group,
+            "auto.offset.reset": "earliest",
+            "enable.auto.commit": False,
+            "isolation.level": "read_committed",
+        }
+    )
+    p = producer(bootstrap, f"tx-{sink}")
+    try:
+        consumer.subscribe([source])
+        taken: list[Any] = []
+        deadline = time.monotonic() + 20
+        while len(taken) < 6 and time.monotonic() < deadline:
+            msg = consumer.poll(0.2)
+            if msg is not None and msg.error() is None:
+                taken.append(msg)
+        assert len(taken) == 6
+        # Aborted: outputs and offsets both dropped.
+        p.begin_transaction()
+        for msg in taken[:3]:
+            p.produce(sink, value=b"out-" + msg.value())
+        p.send_offsets_to_transaction(
+            [ck.TopicPartition(source, 0, 3)], consumer.consumer_group_metadata(), 20
+        )
+        p.abort_transaction(20)
+        assert _committed(consumer, source) < 0
+        # Committed: both visible together.
+        p.begin_transaction()
+        for msg in taken:
+            p.produce(sink, value=b"out-" + msg.value())
+        p.send_offsets_to_transaction(
+            [ck.TopicPartition(source, 0, 6)], consumer.consumer_group_metadata(), 20
+        )
+        p.commit_transaction(20)
+        assert _committed(consumer, source) == 6
+    finally:
+        consumer.close()
+    outputs = read_all(bootstrap, sink, "read_committed", lambda v: len(v) >= 6)
+    assert outputs == [b"out-in%d" % i for i in range(6)]
+
+
+def _committed(consumer: Any, topic: str) -> int:
+    return int(consumer.committed([ck.TopicPartition(topic, 0)], timeout=10)[0].offset)
+
+
+def test_a_new_instance_fences_the_zombie_and_aborts_its_transaction(
+    txn_broker: BrokerProcess,
+) -> None:
+    bootstrap = txn_broker.bootstrap
+    topic = new_topic(bootstrap)
+    transactional_id = f"tx-{topic}"
+    zombie = producer(bootstrap, transactional_id)
+    zombie.begin_transaction()
+    zombie.produce(topic, value=b"zombie", key=b"k")
+    zombie.flush(10)
+    successor = producer(bootstrap, transactional_id)  # aborts the zombie's transaction
+    transaction(successor, topic, [b"successor"], commit=True)
+    with pytest.raises(ck.KafkaException) as fenced:
+        zombie.produce(topic, value=b"late", key=b"k")
+        zombie.commit_transaction(10)
+    error = fenced.value.args[0]
+    assert error.fatal() or error.txn_requires_abort(), error
+    assert read_all(bootstrap, topic, "read_committed", lambda v: b"successor" in v) == [
+        b"successor"
+    ]
+
+
+def test_a_transaction_open_past_its_timeout_is_aborted(txn_broker: BrokerProcess) -> None:
+    bootstrap = txn_broker.bootstrap
+    topic = new_topic(bootstrap)
+    p = producer(bootstrap, f"tx-{topic}", **{"transaction.timeout.ms": 1000})
+    p.begin_transaction()
+    p.produce(topic, value=b"stalled", key=b"k")
+    p.flush(10)
+    deadline = time.monotonic() + 20
+    while stable_end(bootstrap, topic) < 2 and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert stable_end(bootstrap, topic) == 2, "the coordinator wrote an ABORT marker"
+    assert read_all(bootstrap, topic, "read_committed", lambda v: False, timeout=1) == []
+
+
+def test_aborted_records_stay_hidden_after_a_crash(tmp_path: Path) -> None:
+    broker = BrokerProcess(tmp_path / "data")
+    broker.start()
+    try:
+        topic = new_topic(broker.bootstrap)
+        p = producer(broker.bootstrap, f"tx-{topic}")
+        transaction(p, topic, [b"a0", b"a1"], commit=False)
+        transaction(p, topic, [b"c0"], commit=True)
+        p.flush(5)
+        del p
+        broker.kill()  # no clean shutdown: recovery rebuilds the state
+        broker.start()
+        bootstrap = broker.bootstrap
+        values = read_all(bootstrap, topic, "read_committed", lambda v: b"c0" in v)
+        assert values == [b"c0"]
+        # The coordinator state survived too: the id goes on at a higher epoch.
+        p = producer(bootstrap, f"tx-{topic}")
+        transaction(p, topic, [b"c1"], commit=True)
+        values = read_all(bootstrap, topic, "read_committed", lambda v: b"c1" in v)
+        assert values == [b"c0", b"c1"]
+    finally:
+        broker.kill()
