@@ -16,6 +16,8 @@ class TransactionConfig:
     abort_timed_out_interval_ms: int = 10_000
     id_expiration_ms: int = 604_800_000
     marker_retry_backoff_ms: int = 100
+    # How long EndTxn waits for the markers before answering (they go on after).
+    end_txn_wait_ms: int = 5_000
 
     @classmethod
     def from_properties(cls, props: Mapping[str, Any]) -> TransactionConfig:

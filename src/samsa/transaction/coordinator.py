@@ -129,6 +129,7 @@ class TransactionCoordinator:
 
     async def shutdown(self) -> None:
         await self.completion.cancel_all()
+        await self.completion.markers.close()
 
     # ------------------------------------------------------------ queries
     def transactions(self) -> list[TransactionMetadata]:
@@ -236,7 +237,7 @@ class TransactionCoordinator:
         async with self._lock(transactional_id):
             error = await self._end_txn(transactional_id, producer_id, producer_epoch, commit)
         if error is ErrorCode.NONE:
-            await self.completion.wait(transactional_id, timeout_s=5.0)
+            await self.completion.wait(transactional_id, self.config.end_txn_wait_ms / 1000)
         return error
 
     async def _end_txn(

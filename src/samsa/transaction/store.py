@@ -41,3 +41,7 @@ class MarkerWriter(Protocol):
     ) -> dict[TopicPartition, ErrorCode]:
         """Write a COMMIT/ABORT marker on each partition's leader; the error of each."""
         ...
+
+    async def close(self) -> None:
+        """Release connections to other brokers (the coordinator is shutting down)."""
+        ...
