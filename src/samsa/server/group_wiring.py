@@ -31,6 +31,7 @@ OFFSETS_TOPIC_CONFIGS = {
     "compression.type": "producer",
 }
 LOAD_READ_BYTES = 4 * 1024 * 1024
+APPEND_ACKS_TIMEOUT_MS = 30_000
 
 
 class LogOffsetsStore:
@@ -42,13 +43,16 @@ class LogOffsetsStore:
     keeps those of transactions still open in ``open_transactions`` for the
     coordinator (see ``coordinator/txn_offsets.py``)."""
 
-    def __init__(self, broker: BrokerApi, topic: str = OFFSETS_TOPIC) -> None:
+    def __init__(
+        self, broker: BrokerApi, topic: str = OFFSETS_TOPIC, *, wait_for_replicas: bool = False
+    ) -> None:
         self.broker = broker
         self.topic = topic
+        self.wait_for_replicas = wait_for_replicas
         self.open_transactions: dict[int, dict[int, list[Record]]] = {}
 
     async def append(self, partition: int, records: list[Record]) -> None:
-        self._append(partition, records, RecordBatchBuilder(batch_size=1 << 30))
+        await self._append(partition, records, RecordBatchBuilder(batch_size=1 << 30))
 
     async def append_transactional(
         self, partition: int, records: list[Record], producer_id: int, producer_epoch: int
@@ -59,9 +63,11 @@ class LogOffsetsStore:
             producer_epoch=producer_epoch,
             is_transactional=True,
         )
-        self._append(partition, records, builder)
+        await self._append(partition, records, builder)
 
-    def _append(self, partition: int, records: list[Record], builder: RecordBatchBuilder) -> None:
+    async def _append(
+        self, partition: int, records: list[Record], builder: RecordBatchBuilder
+    ) -> None:
         target = self.broker.replicas.get(self.topic, partition)
         if target is None:
             raise KafkaError(
@@ -71,6 +77,10 @@ class LogOffsetsStore:
         for key, value in records:
             builder.append(now, key, value)
         target.append_internal(builder.build())
+        if self.wait_for_replicas:  # acks=all: a new leader must have what was answered
+            code = await target.wait_for_acks(target.log_end_offset, APPEND_ACKS_TIMEOUT_MS)
+            if code is not ErrorCode.NONE:
+                raise KafkaError(code, f"{self.topic}-{partition} did not replicate the append")
 
     def read(self, partition: int) -> Iterator[Record]:
         source = self.broker.replicas.get(self.topic, partition)

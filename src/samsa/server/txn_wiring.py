@@ -176,7 +176,7 @@ async def start_transaction_coordinator(broker: BrokerApi) -> None:
         {**dict(config.items()), "transaction.state.log.num.partitions": partitions}
     )
     coordinator = TransactionCoordinator(
-        LogOffsetsStore(broker, TRANSACTION_TOPIC),
+        LogOffsetsStore(broker, TRANSACTION_TOPIC, wait_for_replicas=True),
         BrokerMarkerWriter(broker),
         broker.producer_ids.allocate,
         txn_config,

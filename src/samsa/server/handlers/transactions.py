@@ -13,6 +13,7 @@ import asyncio
 from typing import TYPE_CHECKING, Any
 
 from samsa.errors import ErrorCode
+from samsa.server.handlers.groups import loading_response
 from samsa.server.router import Body, RequestContext, Router
 from samsa.server.txn_wiring import write_local_marker
 
@@ -24,6 +25,7 @@ ADD_OFFSETS_TO_TXN = 25
 END_TXN = 26
 WRITE_TXN_MARKERS = 27
 TXN_OFFSET_COMMIT = 28
+OFFSET_COMMIT = 8
 
 
 def register(router: Router, broker: BrokerApi) -> None:
@@ -125,22 +127,11 @@ async def end_txn(broker: BrokerApi, ctx: RequestContext, req: Body) -> Body:
 
 async def txn_offset_commit(broker: BrokerApi, ctx: RequestContext, req: Body) -> Body:
     error = broker.ensure_group_coordinator()
-    if error is None:
-        result: Body = await broker.groups.txn_offset_commit(req, ctx.version)
-        return result
-    return {
-        "throttle_time_ms": 0,
-        "topics": [
-            {
-                "name": t["name"],
-                "partitions": [
-                    {"partition_index": p["partition_index"], "error_code": error}
-                    for p in t["partitions"]
-                ],
-            }
-            for t in req.get("topics") or ()
-        ],
-    }
+    if error is not None:
+        # TxnOffsetCommit answers in OffsetCommit's shape: topics of partition errors.
+        return loading_response(OFFSET_COMMIT, ctx.version, req, error)
+    result: Body = await broker.groups.txn_offset_commit(req, ctx.version)
+    return result
 
 
 async def write_markers(broker: BrokerApi, ctx: RequestContext, req: Body) -> Body:
