@@ -256,3 +256,45 @@ def test_aborted_records_stay_hidden_after_a_crash(tmp_path: Path) -> None:
         assert values == [b"c0", b"c1"]
     finally:
         broker.kill()
+
+
+def test_samsa_transactions_shows_an_open_transaction_and_its_producer(
+    txn_broker: BrokerProcess, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import json
+
+    from samsa.cli.main import main
+
+    bootstrap = txn_broker.bootstrap
+    topic = new_topic(bootstrap)
+    transactional_id = f"tx-{topic}"
+    p = producer(bootstrap, transactional_id)
+    transaction(p, topic, [b"done"], commit=True)
+    p.begin_transaction()
+    p.produce(topic, value=b"open", key=b"k")
+    p.flush(10)
+    conn = ["--bootstrap-server", bootstrap, "--output", "json"]
+    try:
+        assert main(["transactions", "list", "--state", "Ongoing", *conn]) == 0
+        listed = json.loads(capsys.readouterr().out)
+        assert transactional_id in [t["transactional_id"] for t in listed]
+        assert {t["state"] for t in listed} == {"Ongoing"}
+
+        assert (
+            main(["transactions", "describe", "--transactional-id", transactional_id, *conn]) == 0
+        )
+        described = json.loads(capsys.readouterr().out)
+        assert described["state"] == "Ongoing" and described["partitions"] == [[topic, 0]]
+
+        args = ["transactions", "describe-producers", "--topic", topic, "--partition", "0"]
+        assert main([*args, *conn]) == 0
+        (state,) = json.loads(capsys.readouterr().out)
+        assert state["producer_id"] == described["producer_id"]
+        assert state["current_transaction_start_offset"] == 2, "after 'done' and its marker"
+
+        assert main(["transactions", "describe", "--transactional-id", "nobody", *conn]) == 2
+        assert "nobody" in capsys.readouterr().err
+        assert main(["transactions", "list", "--state", "Sleeping", *conn]) == 2
+        assert "Sleeping" in capsys.readouterr().err
+    finally:
+        p.abort_transaction(20)

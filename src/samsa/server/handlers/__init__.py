@@ -19,6 +19,7 @@ from samsa.server.handlers import (
     log_dirs,
     produce,
     producer_ids,
+    transaction_admin,
     transactions,
 )
 
@@ -41,6 +42,7 @@ def register_all(router: Router, broker: BrokerApi, listener: str) -> None:
         producer_ids,
         groups,
         transactions,
+        transaction_admin,
     ):
         module.register(router, broker)
     forwarded.register(router, broker)
