@@ -41,3 +41,20 @@ def test_an_aborted_value_is_removed_and_the_committed_one_kept(tmp_path: Path) 
     values = [(key, value) for _, key, value in read_all(log)]
     assert (b"k", b"committed") in values
     assert (b"k", b"aborted") not in values
+
+
+def test_cleaning_stops_at_the_segment_of_an_open_transaction(tmp_path: Path) -> None:
+    clock = ManualClock()
+    log = open_log(tmp_path, clock)
+    builder = RecordBatchBuilder()
+    builder.append(1_000, b"k", b"committed")
+    log.append(bytearray(builder.build()))  # offset 0
+    log.roll()
+    log.append(txn_batch(b"k", b"undecided", 0))  # offset 1, no marker yet
+    log.roll()
+    log.append(txn_batch(b"other", b"x", 1))
+    log.roll()
+    cleaner = LogCleaner(tmp_path, first_unstable_offset=lambda key: 1)
+    cleaner.clean_log(KEY, log, clock())
+    values = [(key, value) for _, key, value in read_all(log)]
+    assert (b"k", b"committed") in values, "the open transaction may still abort"

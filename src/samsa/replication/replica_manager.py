@@ -382,6 +382,12 @@ class ReplicaManager:
     def _wake_parked(self, partition: PartitionBase) -> None:
         self._purgatory.wake_all((partition.topic, partition.index))
 
+    def first_open_transaction_offset(self, key: tuple[str, int]) -> int | None:
+        """Where the partition's oldest open transaction starts (the cleaner's bound);
+        safe to call from the cleaner thread."""
+        partition = self._partitions.get(key)
+        return None if partition is None else partition.producer_state.first_open_offset()
+
     def snapshot_producer_state(self) -> None:
         for partition in self._partitions.values():
             partition.producer_state.take_snapshot(partition.log.log_end_offset)

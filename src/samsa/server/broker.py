@@ -220,7 +220,9 @@ class Broker:
         self._tasks.append(asyncio.ensure_future(self._periodic_transaction_timeouts()))
         if config["log.cleaner.enable"]:
             self.cleaner_task = CleanerTask(
-                self.log_manager, backoff_ms=config["log.cleaner.backoff.ms"]
+                self.log_manager,
+                backoff_ms=config["log.cleaner.backoff.ms"],
+                first_unstable_offset=self.replicas.first_open_transaction_offset,
             )
             self.cleaner_task.start()
 

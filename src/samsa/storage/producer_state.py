@@ -161,6 +161,12 @@ class ProducerStateManager:
             firsts.append(min(self._ongoing.values()))
         return min(firsts) if firsts else None
 
+    def first_open_offset(self) -> int | None:
+        """The first offset of the oldest open transaction, read without changing
+        anything (one C-level copy of the values, so another thread may call it)."""
+        firsts = list(self._ongoing.values())
+        return min(firsts) if firsts else None
+
     def ongoing_transactions(self) -> Mapping[int, int]:
         """Producer id -> first offset of each open transaction (DescribeProducers)."""
         return MappingProxyType(self._ongoing)
