@@ -172,3 +172,24 @@ def test_timeouts_and_coordinator_errors() -> None:
         assert await c.end_txn("app", pid, epoch, True) is ErrorCode.PRODUCER_FENCED
 
     run(scenario())
+
+
+def test_idle_transactional_ids_expire_with_a_tombstone() -> None:
+    log, parts, clock = MemoryLog(), Partitions(), [1_000]
+
+    async def scenario() -> None:
+        c = coordinator(log, parts, clock)
+        c.config = TransactionConfig(num_partitions=1, id_expiration_ms=5_000)
+        await c.load(0, 0)
+        await c.init_producer_id("idle", 60_000)
+        _, busy_pid, busy_epoch = await c.init_producer_id("busy", 60_000)
+        await c.add_partitions("busy", busy_pid, busy_epoch, [("t", 0)])
+        clock[0] += 5_001
+        assert await c.expire_transactional_ids() == 1, "an open transaction keeps its id"
+        assert c.get("idle") is None and c.get("busy") is not None
+        reloaded = coordinator(log, parts, clock)
+        await reloaded.load(0, 1)
+        assert reloaded.get("idle") is None, "the tombstone is in the log"
+        assert reloaded.get("busy") is not None
+
+    run(scenario())

@@ -453,6 +453,7 @@ class Broker:
                 continue
             try:
                 await self.transactions.abort_timed_out()
+                await self.transactions.expire_transactional_ids()
             except Exception:
                 log.exception("aborting timed-out transactions failed")
 

@@ -306,6 +306,35 @@ class TransactionCoordinator:
                     aborted += 1
         return aborted
 
+    async def expire_transactional_ids(self, now_ms: int | None = None) -> int:
+        """Forget ids idle for ``transactional.id.expiration.ms`` with no transaction
+        in progress: a tombstone goes to the log, so compaction drops them too."""
+        now = self.time_ms() if now_ms is None else now_ms
+        idle = [
+            m
+            for m in self._txns.values()
+            if m.state in (S.EMPTY, S.COMPLETE_COMMIT, S.COMPLETE_ABORT)
+            and m.last_update_ms + self.config.id_expiration_ms < now
+            and not self.completion.busy(m.transactional_id)
+        ]
+        expired = 0
+        for meta in idle:
+            async with self._lock(meta.transactional_id):
+                if self._txns.get(meta.transactional_id) is not meta:
+                    continue  # used meanwhile
+                partition = self.partition_for(meta.transactional_id)
+                try:
+                    await self.store.append(
+                        partition, [(encode_transaction_key(meta.transactional_id), None)]
+                    )
+                except KafkaError as exc:
+                    log.warning("expiring %r failed: %s", meta.transactional_id, exc)
+                    continue
+                del self._txns[meta.transactional_id]
+                self._locks.pop(meta.transactional_id, None)
+                expired += 1
+        return expired
+
     # ------------------------------------------------------------ persistence
     async def _complete(self, meta: TransactionMetadata) -> None:
         """After the markers: CompleteCommit/CompleteAbort (called by the completion)."""
