@@ -45,6 +45,7 @@ from types import MappingProxyType
 from typing import NamedTuple, Protocol
 
 from samsa.errors import ErrorCode, KafkaError
+from samsa.storage.open_transactions import OpenTransactions
 from samsa.storage.producer_state_entry import (
     NO_COORDINATOR_EPOCH,
     NO_PRODUCER_EPOCH,
@@ -136,10 +137,7 @@ class ProducerStateManager:
         self.snapshots_to_keep = snapshots_to_keep
         self._producers: dict[int, ProducerStateEntry] = {}
         self._map_end_offset = 0
-        # producer id -> first offset of its open transaction
-        self._ongoing: dict[int, int] = {}
-        # (first offset, marker offset) of ended transactions not yet known replicated
-        self._unreplicated: list[tuple[int, int]] = []
+        self._transactions = OpenTransactions()
 
     # -- queries -----------------------------------------------------------------
 
@@ -152,24 +150,16 @@ class ProducerStateManager:
         return MappingProxyType(self._producers)
 
     def first_unstable_offset(self, high_watermark: int) -> int | None:
-        """The first offset of a transaction still open, or ended by a marker at or
-        past ``high_watermark``; None when every transaction is stable."""
-        if self._unreplicated:
-            self._unreplicated = [t for t in self._unreplicated if t[1] >= high_watermark]
-        firsts = [first for first, _ in self._unreplicated]
-        if self._ongoing:
-            firsts.append(min(self._ongoing.values()))
-        return min(firsts) if firsts else None
+        """See ``OpenTransactions.first_unstable_offset`` (the LSO's bound)."""
+        return self._transactions.first_unstable_offset(high_watermark)
 
     def first_open_offset(self) -> int | None:
-        """The first offset of the oldest open transaction, read without changing
-        anything (one C-level copy of the values, so another thread may call it)."""
-        firsts = list(self._ongoing.values())
-        return min(firsts) if firsts else None
+        """Where the oldest open transaction starts; safe from another thread."""
+        return self._transactions.first_open_offset()
 
     def ongoing_transactions(self) -> Mapping[int, int]:
         """Producer id -> first offset of each open transaction (DescribeProducers)."""
-        return MappingProxyType(self._ongoing)
+        return self._transactions.as_mapping()
 
     def last_entry(self, producer_id: int) -> ProducerStateEntry | None:
         return self._producers.get(producer_id)
@@ -307,17 +297,9 @@ class ProducerStateManager:
         transaction that wrote here (its records must be hidden from
         read_committed consumers), else None."""
         entry = self._entry_for(producer_id)
-        first = self._ongoing.pop(producer_id, None)
         entry.end_transaction(producer_epoch, coordinator_epoch, timestamp)
         self._map_end_offset = max(self._map_end_offset, marker_offset + 1)
-        if first is None:
-            return None
-        self._unreplicated.append((first, marker_offset))
-        if control_type != CONTROL_ABORT:
-            return None
-        others = [f for f in self._ongoing.values()]
-        stable = min(others) if others else marker_offset + 1
-        return AbortedTxn(producer_id, first, marker_offset, stable)
+        return self._transactions.end(producer_id, marker_offset, control_type == CONTROL_ABORT)
 
     # -- recovery ----------------------------------------------------------------
 
@@ -427,8 +409,7 @@ class ProducerStateManager:
             )
         remove_stray_tmp_files(self.partition_dir)
         self._producers.clear()
-        self._ongoing.clear()
-        self._unreplicated.clear()
+        self._transactions.clear()
         for offset, path in sorted(list_snapshot_files(self.partition_dir).items(), reverse=True):
             if offset > log_end_offset or offset < log_start_offset:
                 path.unlink(missing_ok=True)
@@ -442,7 +423,7 @@ class ProducerStateManager:
             for entry in entries:
                 self._producers[entry.producer_id] = entry
                 if entry.current_txn_first_offset is not None:
-                    self._ongoing[entry.producer_id] = entry.current_txn_first_offset
+                    self._transactions.begin(entry.producer_id, entry.current_txn_first_offset)
             if now_ms is not None:
                 self.remove_expired(now_ms, producer_id_expiration_ms)
             self._map_end_offset = offset
@@ -497,8 +478,7 @@ class ProducerStateManager:
     def truncate_fully_and_start_at(self, offset: int) -> None:
         """Drop all state and snapshots: the log was emptied and restarts at ``offset``."""
         self._producers.clear()
-        self._ongoing.clear()
-        self._unreplicated.clear()
+        self._transactions.clear()
         for path in list_snapshot_files(self.partition_dir).values():
             path.unlink(missing_ok=True)
         self._map_end_offset = offset
@@ -545,7 +525,7 @@ class ProducerStateManager:
         )
         if is_transactional and entry.current_txn_first_offset is None:
             entry.current_txn_first_offset = first_offset
-            self._ongoing[producer_id] = first_offset
+            self._transactions.begin(producer_id, first_offset)
         self._map_end_offset = max(self._map_end_offset, last_offset + 1)
 
     def _delete_snapshots_below(self, offset: int) -> None:
