@@ -88,3 +88,18 @@ def test_the_txnindex_is_kafkas_format_and_rebuilt_on_recovery(partition: Partit
     replay_log(log_, state, state.load(log_.log_start_offset, log_.log_end_offset))
     assert TransactionIndex(path).entries == [AbortedTxn(7, 0, 2, 3)]
     assert state.first_unstable_offset(log_.log_end_offset) == 3
+
+
+def test_ended_transactions_are_forgotten_once_replicated() -> None:
+    from samsa.storage.open_transactions import OpenTransactions
+
+    txns = OpenTransactions()
+    txns.begin(7, 10)
+    txns.begin(8, 12)
+    assert txns.end(7, 20, aborted=True) == AbortedTxn(7, 10, 20, 12)
+    assert txns.first_unstable_offset(15) == 10, "the marker at 20 is not replicated yet"
+    txns.end(8, 21, aborted=False)
+    txns.forget_replicated(21)
+    assert txns.first_unstable_offset(21) == 12, "8's marker at 21 is not below 21"
+    txns.forget_replicated(22)
+    assert txns.first_unstable_offset(22) is None and txns.first_open_offset() is None

@@ -219,6 +219,7 @@ class PartitionBase:
         if candidate <= self._high_watermark:
             return False
         old, self._high_watermark = self._high_watermark, min(candidate, end)
+        self.producer_state.forget_replicated(self._high_watermark)
         log.debug("[%s] high watermark %d -> %d", self.name, old, self._high_watermark)
         visible = 0
         pending = self._unreplicated

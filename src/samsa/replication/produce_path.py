@@ -126,6 +126,7 @@ class ProducePath(PartitionBase):
             self._maybe_increment_high_watermark(self._time_ms())
         else:  # standalone: committed once written
             self._high_watermark = self.log.log_end_offset
+            self.producer_state.forget_replicated(self._high_watermark)
         if self.on_append is not None:
             self.on_append(self, size)
 

@@ -38,11 +38,17 @@ class OpenTransactions:
         stable = min(others) if others else marker_offset + 1
         return AbortedTxn(producer_id, first, marker_offset, stable)
 
+    def forget_replicated(self, high_watermark: int) -> None:
+        """Drop ended transactions whose marker is below ``high_watermark`` (called
+        as the watermark moves, so the list stays as short as the unreplicated tail)."""
+        unreplicated = self._unreplicated
+        if unreplicated and unreplicated[0][1] < high_watermark:
+            self._unreplicated = [t for t in unreplicated if t[1] >= high_watermark]
+
     def first_unstable_offset(self, high_watermark: int) -> int | None:
         """First offset of a transaction open, or ended by a marker at or past
         ``high_watermark``; None when every transaction is stable."""
-        if self._unreplicated:
-            self._unreplicated = [t for t in self._unreplicated if t[1] >= high_watermark]
+        self.forget_replicated(high_watermark)
         firsts = [first for first, _ in self._unreplicated]
         if self._open:
             firsts.append(min(self._open.values()))

@@ -153,6 +153,10 @@ class ProducerStateManager:
         """See ``OpenTransactions.first_unstable_offset`` (the LSO's bound)."""
         return self._transactions.first_unstable_offset(high_watermark)
 
+    def forget_replicated(self, high_watermark: int) -> None:
+        """The watermark moved: ended transactions below it are stable."""
+        self._transactions.forget_replicated(high_watermark)
+
     def first_open_offset(self) -> int | None:
         """Where the oldest open transaction starts; safe from another thread."""
         return self._transactions.first_open_offset()
