@@ -30,6 +30,7 @@ def txn_broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BrokerProce
     proc = BrokerProcess(
         tmp_path_factory.mktemp("txn") / "data",
         {"transaction.abort.timed.out.transaction.cleanup.interval.ms": "200"},
+        args=["--metrics-listen", "127.0.0.1:0"],
     )
     proc.start()
     try:
@@ -298,3 +299,28 @@ def test_samsa_transactions_shows_an_open_transaction_and_its_producer(
         assert "Sleeping" in capsys.readouterr().err
     finally:
         p.abort_transaction(20)
+
+
+def test_metrics_show_the_open_transaction_and_the_stable_lag(txn_broker: BrokerProcess) -> None:
+    from tests.integration.test_metrics_endpoint import endpoint_url, scrape, value
+
+    bootstrap = txn_broker.bootstrap
+    topic = new_topic(bootstrap)
+    p = producer(bootstrap, f"tx-{topic}")
+    transaction(p, topic, [b"done"], commit=True)
+    p.begin_transaction()
+    for i in range(3):
+        p.produce(topic, value=b"open%d" % i, key=b"k")
+    p.flush(10)
+    url = endpoint_url(txn_broker, "metrics")
+    try:
+        samples = scrape(url)
+        labels = {"topic": topic, "partition": "0"}
+        assert value(samples, "samsa_log_last_stable_offset", **labels) == 2
+        assert value(samples, "samsa_log_stable_lag", **labels) == 3
+        assert value(samples, "samsa_log_open_transactions", **labels) == 1
+        assert value(samples, "samsa_transactions", state="Ongoing") >= 1
+    finally:
+        p.abort_transaction(20)
+    samples = scrape(url)
+    assert value(samples, "samsa_log_stable_lag", topic=topic, partition="0") == 0
