@@ -152,38 +152,57 @@ class TransactionCoordinator:
             return error, -1, -1
         if timeout_ms <= 0 or timeout_ms > self.config.max_timeout_ms:
             return ErrorCode.INVALID_TRANSACTION_TIMEOUT, -1, -1
-        async with self._lock(transactional_id):
-            meta = self._txns.get(transactional_id)
-            if meta is None:
-                pid = await self._allocate()
-                meta = TransactionMetadata(transactional_id, pid, -1, timeout_ms, S.EMPTY)
-            elif meta.state.is_prepare or self.completion.busy(transactional_id):
-                return ErrorCode.CONCURRENT_TRANSACTIONS, -1, -1
-            elif producer_id >= 0 and (producer_id, producer_epoch) != (
-                meta.producer_id,
-                meta.producer_epoch,
-            ):
-                return ErrorCode.PRODUCER_FENCED, -1, -1
-            if meta.state is S.ONGOING:
-                # A new instance fences the old one: abort its transaction first.
-                prepared = (await self._bump_epoch(meta)).but(
-                    state=S.PREPARE_ABORT, last_update_ms=self.time_ms()
-                )
-                await self._persist(prepared)
-                await self.completion.write_all(prepared, self._epoch_of(meta))
-                meta = prepared.but(state=S.COMPLETE_ABORT, partitions=frozenset())
-                await self._persist(meta)
-            bumped = await self._bump_epoch(meta)
-            now = self.time_ms()
-            ready = bumped.but(
-                state=S.EMPTY,
-                timeout_ms=timeout_ms,
-                partitions=frozenset(),
-                start_ms=-1,
-                last_update_ms=now,
+        # A transaction still being completed (its own, or the fenced instance's we
+        # abort here) is waited for a while in the request, as EndTxn waits for its
+        # markers; past that the client gets CONCURRENT_TRANSACTIONS and retries.
+        for _ in range(2):
+            try:
+                async with self._lock(transactional_id):
+                    result = await self._init_locked(
+                        transactional_id, timeout_ms, producer_id, producer_epoch
+                    )
+            except KafkaError as exc:  # no producer id block, or the log refused
+                log.warning("InitProducerId for %r failed: %s", transactional_id, exc)
+                return ErrorCode.COORDINATOR_NOT_AVAILABLE, -1, -1
+            if result is not None:
+                return result
+            await self.completion.wait(transactional_id, self.config.end_txn_wait_ms / 1000)
+        return ErrorCode.CONCURRENT_TRANSACTIONS, -1, -1
+
+    async def _init_locked(
+        self, transactional_id: str, timeout_ms: int, producer_id: int, producer_epoch: int
+    ) -> tuple[ErrorCode, int, int] | None:
+        """The answer, or None while a transaction of the id is being completed."""
+        meta = self._txns.get(transactional_id)
+        if meta is None:
+            pid = await self._allocate()
+            meta = TransactionMetadata(transactional_id, pid, -1, timeout_ms, S.EMPTY)
+        elif meta.state.is_prepare or self.completion.busy(transactional_id):
+            return None
+        elif producer_id >= 0 and (producer_id, producer_epoch) != (
+            meta.producer_id,
+            meta.producer_epoch,
+        ):
+            return ErrorCode.PRODUCER_FENCED, -1, -1
+        if meta.state is S.ONGOING:
+            # A new instance fences the old one: its transaction is aborted at a
+            # bumped epoch, so the old instance's late writes are refused too.
+            prepared = (await self._bump_epoch(meta)).but(
+                state=S.PREPARE_ABORT, last_update_ms=self.time_ms()
             )
-            await self._persist(ready)
-            return ErrorCode.NONE, ready.producer_id, ready.producer_epoch
+            await self._persist(prepared)
+            self.completion.start(prepared, self._epoch_of(meta))
+            return None
+        bumped = await self._bump_epoch(meta)
+        ready = bumped.but(
+            state=S.EMPTY,
+            timeout_ms=timeout_ms,
+            partitions=frozenset(),
+            start_ms=-1,
+            last_update_ms=self.time_ms(),
+        )
+        await self._persist(ready)
+        return ErrorCode.NONE, ready.producer_id, ready.producer_epoch
 
     async def _bump_epoch(self, meta: TransactionMetadata) -> TransactionMetadata:
         if meta.producer_epoch >= MAX_EPOCH - 1:
