@@ -160,6 +160,12 @@ _KEYS: list[ConfigKey] = [
     ConfigKey(
         "transactional.id.expiration.ms", int, 604800000, "Idle transactional ids are forgotten."
     ),
+    ConfigKey(
+        "transaction.partition.verification.enable",
+        _bool,
+        True,
+        "Leaders ask the coordinator before a transactional produce opens a transaction (KIP-890).",
+    ),
     ConfigKey("cluster.id", str, "", "Cluster id for a new data dir (default: random)."),
     ConfigKey("process.roles", str, "broker,controller", "Roles of this node (single node: both)."),
     ConfigKey(

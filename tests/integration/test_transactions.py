@@ -324,3 +324,75 @@ def test_metrics_show_the_open_transaction_and_the_stable_lag(txn_broker: Broker
         p.abort_transaction(20)
     samples = scrape(url)
     assert value(samples, "samsa_log_stable_lag", topic=topic, partition="0") == 0
+
+
+def test_a_transactional_write_to_a_partition_not_in_the_transaction_is_refused(
+    txn_broker: BrokerProcess,
+) -> None:
+    """KIP-890 part 1: the leader asks the coordinator before a producer's first
+    transactional batch opens a transaction on the partition; a late or rogue
+    write (here: no AddPartitionsToTxn) would otherwise hold the LSO forever."""
+    from tests.integration.test_bad_input import RawClient
+
+    from samsa.errors import ErrorCode
+    from samsa.protocol.record_builder import RecordBatchBuilder
+
+    bootstrap = txn_broker.bootstrap
+    topic = new_topic(bootstrap)
+    transactional_id = f"raw-{topic}"
+    client = RawClient(bootstrap)
+    deadline = time.monotonic() + 20
+    while True:  # the coordinator may still be loading
+        init = client.call(
+            22, 4, {"transactional_id": transactional_id, "transaction_timeout_ms": 60000}
+        )
+        if init["error_code"] == 0 or time.monotonic() > deadline:
+            break
+        time.sleep(0.05)
+    assert init["error_code"] == 0
+    pid, epoch = init["producer_id"], init["producer_epoch"]
+
+    def produce(sequence: int) -> int:
+        builder = RecordBatchBuilder(
+            producer_id=pid, producer_epoch=epoch, base_sequence=sequence, is_transactional=True
+        )
+        builder.append(1_000, b"k", b"v")
+        body = {
+            "transactional_id": transactional_id,
+            "acks": -1,
+            "timeout_ms": 5000,
+            "topic_data": [
+                {"name": topic, "partition_data": [{"index": 0, "records": builder.build()}]}
+            ],
+        }
+        return int(client.call(0, 9, body)["responses"][0]["partition_responses"][0]["error_code"])
+
+    assert produce(0) == ErrorCode.INVALID_TXN_STATE, "not added to the transaction"
+    assert stable_end(bootstrap, topic) == 0
+    added = client.call(
+        24,
+        3,
+        {
+            "v3_and_below_transactional_id": transactional_id,
+            "v3_and_below_producer_id": pid,
+            "v3_and_below_producer_epoch": epoch,
+            "v3_and_below_topics": [{"name": topic, "partitions": [0]}],
+        },
+    )
+    assert (
+        added["results_by_topic_v3_and_below"][0]["results_by_partition"][0]["partition_error_code"]
+        == 0
+    )
+    assert produce(0) == ErrorCode.NONE
+    ended = client.call(
+        26,
+        3,
+        {
+            "transactional_id": transactional_id,
+            "producer_id": pid,
+            "producer_epoch": epoch,
+            "committed": False,
+        },
+    )
+    assert ended["error_code"] == 0
+    client.close()

@@ -85,6 +85,8 @@ class Broker:
         self._groups_ready = False
         self._groups_loading: asyncio.Task[Any] | None = None
         self.transactions: Any = None
+        # Markers and KIP-890 verifications to other brokers' coordinators/leaders.
+        self.txn_channels = ChannelPool(client_id=f"samsa-txn-{self.node_id}")
         self._transactions_start = CoordinatorStarter(
             "transaction coordinator", self._start_transactions
         )
@@ -303,6 +305,7 @@ class Broker:
         if self.transactions is not None:
             with contextlib.suppress(Exception):
                 await self.transactions.shutdown()
+        await self.txn_channels.close()
         await self.replicas.stop()
         self.replicas.snapshot_producer_state()
         self.log_manager.close()

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from samsa.controller.metadata_image import MetadataImage
     from samsa.errors import ErrorCode
     from samsa.listeners import Listener
+    from samsa.net import ChannelPool
     from samsa.node_settings import NodeSettings
     from samsa.raft.driver import RaftDriver
     from samsa.replication.replica_manager import ReplicaManager
@@ -38,6 +39,7 @@ class BrokerApi(Protocol):
     metrics: BrokerMetrics | None
     groups: Any
     transactions: Any
+    txn_channels: ChannelPool
     loader: MetadataLoader
     producer_ids: ProducerIdBlocks
     lifecycle: BrokerLifecycle | None

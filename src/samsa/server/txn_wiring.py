@@ -19,7 +19,6 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from samsa.errors import ErrorCode, KafkaError
-from samsa.net import ChannelPool
 from samsa.server.group_wiring import OFFSETS_TOPIC, LogOffsetsStore
 
 if TYPE_CHECKING:
@@ -30,6 +29,8 @@ log = logging.getLogger("samsa.server")
 TRANSACTION_TOPIC = "__transaction_state"
 WRITE_TXN_MARKERS = 27
 WRITE_TXN_MARKERS_VERSION = 1
+ADD_PARTITIONS_TO_TXN = 24
+VERIFY_VERSION = 4
 MARKER_ACKS_TIMEOUT_MS = 30_000
 TopicPartition = tuple[str, int]
 
@@ -57,12 +58,118 @@ async def write_local_marker(
     return await partition.wait_for_acks(offset + 1, MARKER_ACKS_TIMEOUT_MS)
 
 
+# What a producer may retry (Kafka answers produce this way for old clients).
+_VERIFY_RETRIABLE = frozenset(
+    {
+        ErrorCode.COORDINATOR_NOT_AVAILABLE,
+        ErrorCode.NOT_COORDINATOR,
+        ErrorCode.COORDINATOR_LOAD_IN_PROGRESS,
+        ErrorCode.CONCURRENT_TRANSACTIONS,
+        ErrorCode.NETWORK_EXCEPTION,
+        ErrorCode.REQUEST_TIMED_OUT,
+    }
+)
+
+
+async def verify_partitions(
+    broker: BrokerApi,
+    transactional_id: str,
+    producer_id: int,
+    producer_epoch: int,
+    tps: list[TopicPartition],
+) -> dict[TopicPartition, ErrorCode]:
+    """KIP-890 part 1: before a partition takes the first transactional batch of a
+    producer, its leader asks the coordinator whether the partition is in the
+    open transaction, so a late write of an aborted or fenced transaction cannot
+    open a transaction no coordinator will ever end.  The codes are what the
+    produce answers: NONE, INVALID_TXN_STATE, INVALID_PRODUCER_EPOCH, or the
+    retriable NOT_ENOUGH_REPLICAS while the coordinator cannot be asked."""
+    node = broker.transaction_coordinator_node(transactional_id)
+    codes: dict[TopicPartition, ErrorCode]
+    if node is None:
+        codes = dict.fromkeys(tps, ErrorCode.COORDINATOR_NOT_AVAILABLE)
+    elif node == broker.node_id:
+        error = broker.ensure_transaction_coordinator()
+        if error is not None:
+            codes = dict.fromkeys(tps, error)
+        else:
+            codes = broker.transactions.verify(transactional_id, producer_id, producer_epoch, tps)
+    else:
+        codes = await _verify_remote(
+            broker, node, transactional_id, producer_id, producer_epoch, tps
+        )
+    return {tp: _produce_code(code) for tp, code in codes.items()}
+
+
+def _produce_code(code: ErrorCode) -> ErrorCode:
+    if code is ErrorCode.NONE:
+        return code
+    if code in _VERIFY_RETRIABLE:
+        return ErrorCode.NOT_ENOUGH_REPLICAS
+    if code is ErrorCode.PRODUCER_FENCED:
+        return ErrorCode.INVALID_PRODUCER_EPOCH
+    if code is ErrorCode.INVALID_PRODUCER_ID_MAPPING:
+        return ErrorCode.INVALID_TXN_STATE
+    return code
+
+
+async def _verify_remote(
+    broker: BrokerApi,
+    node: int,
+    transactional_id: str,
+    producer_id: int,
+    producer_epoch: int,
+    tps: list[TopicPartition],
+) -> dict[TopicPartition, ErrorCode]:
+    channel = _channel_to(broker, node)
+    unreachable = dict.fromkeys(tps, ErrorCode.COORDINATOR_NOT_AVAILABLE)
+    if channel is None:
+        return unreachable
+    by_topic: dict[str, list[int]] = defaultdict(list)
+    for topic, index in tps:
+        by_topic[topic].append(index)
+    body = {
+        "transactions": [
+            {
+                "transactional_id": transactional_id,
+                "producer_id": producer_id,
+                "producer_epoch": producer_epoch,
+                "verify_only": True,
+                "topics": [{"name": t, "partitions": ps} for t, ps in by_topic.items()],
+            }
+        ]
+    }
+    try:
+        response = await channel.request(ADD_PARTITIONS_TO_TXN, VERIFY_VERSION, body)
+    except Exception as exc:  # the producer retries (NOT_ENOUGH_REPLICAS)
+        log.info("verifying %r with broker %d failed: %s", transactional_id, node, exc)
+        return unreachable
+    codes = dict(unreachable)
+    if response.get("error_code"):
+        return dict.fromkeys(tps, ErrorCode(response["error_code"]))
+    for txn in response.get("results_by_transaction", ()):
+        for topic in txn["topic_results"]:
+            for p in topic["results_by_partition"]:
+                codes[(topic["name"], p["partition_index"])] = ErrorCode(p["partition_error_code"])
+    return codes
+
+
+def _channel_to(broker: BrokerApi, node: int) -> Any:
+    """A channel to ``node`` on the inter-broker listener (None when it has none)."""
+    registration = broker.image.brokers.get(node)
+    endpoint = None if registration is None else registration.listener(broker.inter_broker_listener)
+    if endpoint is None:
+        return None
+    channels = broker.txn_channels
+    channels.set_address(node, endpoint.host, endpoint.port)
+    return channels.channel(node)
+
+
 class BrokerMarkerWriter:
     """``MarkerWriter`` over this broker's partitions and its peers."""
 
     def __init__(self, broker: BrokerApi) -> None:
         self.broker = broker
-        self.channels = ChannelPool(client_id=f"samsa-txn-markers-{broker.node_id}")
 
     async def write_markers(
         self,
@@ -106,16 +213,7 @@ class BrokerMarkerWriter:
         commit: bool,
     ) -> dict[TopicPartition, ErrorCode]:
         failed = dict.fromkeys(tps, ErrorCode.NOT_LEADER_OR_FOLLOWER)
-        registration = self.broker.image.brokers.get(node)
-        endpoint = (
-            None
-            if registration is None
-            else registration.listener(self.broker.inter_broker_listener)
-        )
-        if endpoint is None:
-            return failed
-        self.channels.set_address(node, endpoint.host, endpoint.port)
-        channel = self.channels.channel(node)
+        channel = _channel_to(self.broker, node)
         if channel is None:
             return failed
         by_topic: dict[str, list[int]] = defaultdict(list)
@@ -147,7 +245,7 @@ class BrokerMarkerWriter:
         return {**failed, **results}
 
     async def close(self) -> None:
-        await self.channels.close()
+        """The channels belong to the broker (``txn_channels``), which closes them."""
 
 
 async def start_transaction_coordinator(broker: BrokerApi) -> None:

@@ -246,6 +246,30 @@ class TransactionCoordinator:
                 )
             )
 
+    def verify(
+        self,
+        transactional_id: str,
+        producer_id: int,
+        producer_epoch: int,
+        partitions: Iterable[TopicPartition],
+    ) -> dict[TopicPartition, ErrorCode]:
+        """KIP-890 verification for a partition leader (AddPartitionsToTxn v4
+        ``verify_only``): is each partition in the producer's open transaction?"""
+        wanted = list(partitions)
+        meta = self._txns.get(transactional_id)
+        code = self.coordinator_error(transactional_id) or self._check_producer(
+            meta, producer_id, producer_epoch
+        )
+        if code is None and meta is not None and meta.state.is_prepare:
+            code = ErrorCode.CONCURRENT_TRANSACTIONS
+        if code is not None or meta is None:
+            return dict.fromkeys(wanted, code or ErrorCode.INVALID_PRODUCER_ID_MAPPING)
+        ongoing = meta.state is S.ONGOING
+        return {
+            tp: ErrorCode.NONE if ongoing and tp in meta.partitions else ErrorCode.INVALID_TXN_STATE
+            for tp in wanted
+        }
+
     # ------------------------------------------------------------ EndTxn
     async def end_txn(
         self, transactional_id: str, producer_id: int, producer_epoch: int, commit: bool

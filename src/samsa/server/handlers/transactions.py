@@ -62,6 +62,8 @@ async def init_transactional_producer_id(broker: BrokerApi, req: Body) -> Body:
 
 
 async def add_partitions(broker: BrokerApi, ctx: RequestContext, req: Body) -> Body:
+    if ctx.version >= 4:
+        return await add_partitions_batched(broker, req)
     topics = req.get("v3_and_below_topics") or ()
     wanted = [(t["name"], p) for t in topics for p in t["partitions"]]
     results: dict[tuple[str, int], ErrorCode] = {}
@@ -98,6 +100,40 @@ async def add_partitions(broker: BrokerApi, ctx: RequestContext, req: Body) -> B
             for t in topics
         ],
     }
+
+
+async def add_partitions_batched(broker: BrokerApi, req: Body) -> Body:
+    """v4+, from partition leaders: ``verify_only`` asks whether the partitions are in
+    the transaction (KIP-890); otherwise they are added."""
+    coordinator, error = _coordinator(broker)
+    results = []
+    for txn in req["transactions"]:
+        tps = [(t["name"], p) for t in txn["topics"] for p in t["partitions"]]
+        if error is not None:
+            codes = dict.fromkeys(tps, error)
+        elif txn["verify_only"]:
+            codes = coordinator.verify(
+                txn["transactional_id"], txn["producer_id"], txn["producer_epoch"], tps
+            )
+        else:
+            code = await coordinator.add_partitions(
+                txn["transactional_id"], txn["producer_id"], txn["producer_epoch"], tps
+            )
+            codes = dict.fromkeys(tps, code)
+        by_topic: dict[str, list[Body]] = {}
+        for (topic, index), code in codes.items():
+            by_topic.setdefault(topic, []).append(
+                {"partition_index": index, "partition_error_code": code}
+            )
+        results.append(
+            {
+                "transactional_id": txn["transactional_id"],
+                "topic_results": [
+                    {"name": t, "results_by_partition": ps} for t, ps in by_topic.items()
+                ],
+            }
+        )
+    return {"throttle_time_ms": 0, "error_code": ErrorCode.NONE, "results_by_transaction": results}
 
 
 async def add_offsets(broker: BrokerApi, ctx: RequestContext, req: Body) -> Body:
