@@ -207,11 +207,14 @@ class TransactionalManager(TransactionManager):
             }
 
         def handle(body: dict[str, Any]) -> ErrorCode | None:
-            codes = {
-                ErrorCode(p["partition_error_code"])
+            results = {
+                (t["name"], p["partition_index"]): ErrorCode(p["partition_error_code"])
                 for t in body["results_by_topic_v3_and_below"]
                 for p in t["results_by_partition"]
-            } - {ErrorCode.NONE}
+            }
+            if set(results) != set(tps):
+                return ErrorCode.UNKNOWN_SERVER_ERROR  # an answer about other partitions
+            codes = set(results.values()) - {ErrorCode.NONE}
             if codes:
                 return min(codes, key=lambda c: (not c.retriable, c.value))
             with self._lock:
