@@ -37,16 +37,21 @@ def new_topic(bootstrap: str) -> str:
     return name
 
 
+def produce_one(p: Producer, topic: str, value: bytes) -> None:
+    """Queue one record, serving delivery reports while the queue is full."""
+    while True:
+        try:
+            p.produce(topic, value)
+            return
+        except BufferError:
+            p.poll(0.01)
+
+
 def produce_idempotent(bootstrap: str, topic: str, records: int, value: bytes) -> float:
     p = Producer({"bootstrap.servers": bootstrap, **PRODUCER})
     started = time.perf_counter()
     for _ in range(records):
-        while True:
-            try:
-                p.produce(topic, value)
-                break
-            except BufferError:
-                p.poll(0.01)
+        produce_one(p, topic, value)
     p.flush(120)
     return records / (time.perf_counter() - started)
 
@@ -70,12 +75,7 @@ def produce_transactional(
     in_txn = 0
     last_commit = started
     for _ in range(records):
-        while True:
-            try:
-                p.produce(topic, value)
-                break
-            except BufferError:
-                p.poll(0.01)
+        produce_one(p, topic, value)
         in_txn += 1
         due = (per_txn is not None and in_txn >= per_txn) or (
             interval_s is not None and time.perf_counter() - last_commit >= interval_s

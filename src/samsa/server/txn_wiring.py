@@ -58,6 +58,14 @@ async def write_local_marker(
     return await partition.wait_for_acks(offset + 1, MARKER_ACKS_TIMEOUT_MS)
 
 
+def by_topic_name(tps: Iterable[TopicPartition]) -> dict[str, list[int]]:
+    """Partition indexes per topic, in the order given: the shape of every request here."""
+    out: dict[str, list[int]] = defaultdict(list)
+    for topic, index in tps:
+        out[topic].append(index)
+    return out
+
+
 # What a producer may retry (Kafka answers produce this way for old clients).
 _VERIFY_RETRIABLE = frozenset(
     {
@@ -125,9 +133,7 @@ async def _verify_remote(
     unreachable = dict.fromkeys(tps, ErrorCode.COORDINATOR_NOT_AVAILABLE)
     if channel is None:
         return unreachable
-    by_topic: dict[str, list[int]] = defaultdict(list)
-    for topic, index in tps:
-        by_topic[topic].append(index)
+    by_topic = by_topic_name(tps)
     body = {
         "transactions": [
             {
@@ -216,9 +222,7 @@ class BrokerMarkerWriter:
         channel = _channel_to(self.broker, node)
         if channel is None:
             return failed
-        by_topic: dict[str, list[int]] = defaultdict(list)
-        for topic, index in tps:
-            by_topic[topic].append(index)
+        by_topic = by_topic_name(tps)
         body = {
             "markers": [
                 {
