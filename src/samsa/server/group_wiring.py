@@ -90,8 +90,9 @@ class LogOffsetsStore:
             return
         log_ = source.log
         offset = log_.log_start_offset
-        end = log_.log_end_offset
-        while offset < end:
+        # The end is read each round: a COMMIT marker written while the coordinator
+        # loads (it yields) must be seen, or its offsets would stay pending.
+        while offset < log_.log_end_offset:
             data = log_.read(offset, LOAD_READ_BYTES, min_one=True)
             raw = data.records
             chunk = raw if isinstance(raw, (bytes, bytearray)) else raw.read_bytes()
