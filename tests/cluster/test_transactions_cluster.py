@@ -1,4 +1,4 @@
-"""Transactions on three nodes: markers cross brokers, the coordinator survives a SIGKILL.
+"""Transactions on three nodes: markers cross brokers, coordinator and leaders die.
 
 A topic of six partitions (replication factor 3) is led by all three nodes,
 so every commit or abort sends WriteTxnMarkers from the coordinator to the
@@ -7,7 +7,9 @@ transactional id's ``__transaction_state`` partition) is killed with a
 transaction left open: a new producer instance on the survivors finds the new
 coordinator, which loaded the state from its replica, fences the old epoch
 and aborts the open transaction; its own transactions commit.  A
-read_committed consumer sees exactly the committed records, once each.
+read_committed consumer sees exactly the committed records, once each.  In the
+second test a partition leader dies between the writes and the commit: its
+marker is retried until the new leader takes it.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.cluster.helpers import call, create_topic, wait_until
+from tests.cluster.helpers import call, create_topic, node_metadata, wait_until
 
 from samsa.testing_cluster import LocalCluster
 
@@ -145,3 +147,43 @@ def test_markers_cross_brokers_and_the_coordinator_fails_over(cluster: LocalClus
     expected += values
     seen = committed_values(survivors, len(expected))
     assert sorted(seen) == sorted(expected), "no aborted or open record, every commit once"
+
+
+def leader_of(cluster: LocalCluster, asking: int, partition: int, not_on: int = -1) -> int:
+    """The leader of a partition of TOPIC as node ``asking`` sees it (waiting while it
+    still names ``not_on``)."""
+
+    def ask() -> int | None:
+        for t in node_metadata(cluster, asking, [TOPIC])["topics"]:
+            for p in t["partitions"]:
+                leader = p["leader_id"]
+                if p["partition_index"] == partition and leader >= 0 and leader != not_on:
+                    return int(leader)
+        return None
+
+    return wait_until(ask, 30, f"a leader of {TOPIC}-{partition}")
+
+
+def test_markers_reach_a_partition_whose_leader_was_killed(cluster: LocalCluster) -> None:
+    """The records of an open transaction are replicated (acks=all); the leader of
+    one of its partitions dies before the commit; the coordinator retries that
+    partition's COMMIT marker until the new leader takes it, and read_committed
+    readers see the whole transaction."""
+    create_topic(cluster.bootstrap, TOPIC, PARTITIONS, 3)
+    transactional_id = "leader-kill"
+    coordinator = coordinator_of(cluster, transactional_id)
+    p = producer(cluster.bootstrap, transactional_id)
+    values = [b"v-%d" % i for i in range(PARTITIONS)]
+    p.begin_transaction()
+    for i, value in enumerate(values):
+        p.produce(TOPIC, value=value, partition=i)
+    p.flush(20)
+    victim_partition = next(
+        i for i in range(PARTITIONS) if leader_of(cluster, coordinator, i) != coordinator
+    )
+    victim = leader_of(cluster, coordinator, victim_partition)
+    cluster.kill(victim)
+    p.commit_transaction(60)
+    leader_of(cluster, coordinator, victim_partition, not_on=victim)
+    survivors = cluster.bootstrap_of(n for n in cluster.running())
+    assert sorted(committed_values(survivors, len(values))) == sorted(values)
