@@ -396,3 +396,30 @@ def test_a_transactional_write_to_a_partition_not_in_the_transaction_is_refused(
     )
     assert ended["error_code"] == 0
     client.close()
+
+
+def test_aiokafka_transactional_producer(txn_broker: BrokerProcess) -> None:
+    """Another client's transaction code (its own protocol versions and retries)."""
+    import asyncio
+
+    aiokafka = pytest.importorskip("aiokafka")
+    bootstrap = txn_broker.bootstrap
+    topic = new_topic(bootstrap)
+
+    async def write() -> None:
+        p = aiokafka.AIOKafkaProducer(bootstrap_servers=bootstrap, transactional_id=f"aio-{topic}")
+        await p.start()
+        try:
+            async with p.transaction():
+                await p.send_and_wait(topic, b"committed", key=b"k")
+            await p.begin_transaction()
+            await p.send_and_wait(topic, b"aborted", key=b"k")
+            await p.abort_transaction()
+            async with p.transaction():
+                await p.send_and_wait(topic, b"committed-too", key=b"k")
+        finally:
+            await p.stop()
+
+    asyncio.run(asyncio.wait_for(write(), 60))
+    values = read_all(bootstrap, topic, "read_committed", lambda v: b"committed-too" in v)
+    assert values == [b"committed", b"committed-too"]

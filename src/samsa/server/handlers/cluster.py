@@ -247,9 +247,14 @@ def _coordinator(
     broker: BrokerApi, listener: str, key: str, key_type: int
 ) -> tuple[ErrorCode, str | None, dict[str, Any] | None]:
     if key_type == KEY_TYPE_TRANSACTION:
-        error = broker.ensure_transaction_coordinator()
-        if error is not None:
-            return error, "the transaction coordinator is loading", None
+        if broker.ensure_transaction_coordinator() is not None:
+            # Kafka answers this while __transaction_state is created; every
+            # transactional client retries it (aiokafka does not retry LOAD_IN_PROGRESS).
+            return (
+                ErrorCode.COORDINATOR_NOT_AVAILABLE,
+                "the transaction coordinator is loading",
+                None,
+            )
         node = broker.transaction_coordinator_node(key)
     elif key_type == KEY_TYPE_GROUP:
         error = broker.ensure_group_coordinator()
