@@ -423,3 +423,26 @@ def test_aiokafka_transactional_producer(txn_broker: BrokerProcess) -> None:
     asyncio.run(asyncio.wait_for(write(), 60))
     values = read_all(bootstrap, topic, "read_committed", lambda v: b"committed-too" in v)
     assert values == [b"committed", b"committed-too"]
+
+
+def test_kafka_python_transactional_producer(txn_broker: BrokerProcess) -> None:
+    kafka = pytest.importorskip("kafka")
+    if not hasattr(kafka.KafkaProducer, "init_transactions"):
+        pytest.skip("this kafka-python has no transactions")
+    bootstrap = txn_broker.bootstrap
+    topic = new_topic(bootstrap)
+    p = kafka.KafkaProducer(bootstrap_servers=bootstrap, transactional_id=f"kp-{topic}")
+    try:
+        p.init_transactions()
+        p.begin_transaction()
+        p.send(topic, b"committed", key=b"k")
+        p.commit_transaction()
+        p.begin_transaction()
+        p.send(topic, b"aborted", key=b"k")
+        p.flush()
+        p.abort_transaction()
+    finally:
+        p.close(5)
+    assert stable_end(bootstrap, topic) == 4, "2 records and 2 markers, none open"
+    values = read_all(bootstrap, topic, "read_committed", lambda v: False, timeout=5)
+    assert values == [b"committed"]
