@@ -446,3 +446,39 @@ def test_kafka_python_transactional_producer(txn_broker: BrokerProcess) -> None:
     assert stable_end(bootstrap, topic) == 4, "2 records and 2 markers, none open"
     values = read_all(bootstrap, topic, "read_committed", lambda v: False, timeout=5)
     assert values == [b"committed"]
+
+
+def test_samsa_transactions_abort_ends_a_hanging_transaction(
+    txn_broker: BrokerProcess, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import json
+
+    from samsa.cli.main import main
+
+    bootstrap = txn_broker.bootstrap
+    topic = new_topic(bootstrap)
+    p = producer(bootstrap, f"tx-{topic}")
+    p.begin_transaction()
+    p.produce(topic, value=b"hanging", key=b"k")
+    p.flush(10)
+    conn = ["--bootstrap-server", bootstrap]
+    args = ["transactions", "describe-producers", "--topic", topic, "--partition", "0"]
+    assert main([*args, *conn, "--output", "json"]) == 0
+    (state,) = json.loads(capsys.readouterr().out)
+    assert state["current_transaction_start_offset"] == 0 and stable_end(bootstrap, topic) == 0
+    abort = ["transactions", "abort", "--topic", topic, "--partition", "0"]
+    ids = [
+        "--producer-id",
+        str(state["producer_id"]),
+        "--producer-epoch",
+        str(state["producer_epoch"]),
+    ]
+    assert main([*abort, *ids, *conn]) == 0
+    assert "Aborted" in capsys.readouterr().out
+    assert stable_end(bootstrap, topic) == 2, "the record and the ABORT marker"
+    assert read_all(bootstrap, topic, "read_committed", lambda v: False, timeout=2) == []
+    # A stale producer epoch is refused with the broker's error, in one line.
+    stale = ["--producer-id", str(state["producer_id"]), "--producer-epoch", "-5"]
+    assert main([*abort, *stale, *conn]) == 2
+    assert "INVALID_PRODUCER_EPOCH" in capsys.readouterr().err
+    p.abort_transaction(20)

@@ -70,6 +70,37 @@ def add_parser(sub: Any) -> None:
     add_output_arg(a)
     a.set_defaults(run=guarded("transactions", run_describe_producers))
 
+    a = add_subcommand(
+        actions,
+        "abort",
+        "end a hanging transaction on one partition with an ABORT marker",
+        "samsa transactions abort --topic orders --partition 0 --producer-id 7 "
+        "--producer-epoch 0 --coordinator-epoch 0",
+    )
+    a.add_argument("--topic", required=True, metavar="TOPIC")
+    a.add_argument("--partition", required=True, type=int, metavar="N")
+    a.add_argument("--producer-id", required=True, type=int, metavar="ID")
+    a.add_argument("--producer-epoch", required=True, type=int, metavar="EPOCH")
+    a.add_argument(
+        "--coordinator-epoch",
+        type=int,
+        default=0,
+        metavar="EPOCH",
+        help="from describe-producers (default 0)",
+    )
+    add_connection_args(a)
+    a.set_defaults(run=guarded("transactions", run_abort))
+
+
+def run_abort(args: argparse.Namespace) -> int:
+    tp = TopicPartition(args.topic, args.partition)
+    with open_admin(args) as admin:
+        admin.abort_transaction(
+            tp, args.producer_id, args.producer_epoch, args.coordinator_epoch, timeout=args.timeout
+        )
+    print(f"Aborted the transaction of producer {args.producer_id} on {tp.topic}-{tp.partition}.")
+    return 0
+
 
 def run_list(args: argparse.Namespace) -> int:
     with open_admin(args) as admin:

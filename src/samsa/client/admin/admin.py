@@ -48,6 +48,7 @@ from samsa.client.admin.transactions import (
     ProducerState,
     TransactionDescription,
     TransactionListing,
+    abort_transaction,
     describe_producers,
     describe_transactions,
     list_transactions,
@@ -554,6 +555,18 @@ class Admin:
         """The producers each partition's leader remembers, with their open transactions."""
         timeout_ms = self._ms(timeout)
         return describe_producers(self, self._by_leader(partitions, timeout_ms), timeout_ms)
+
+    def abort_transaction(
+        self, partition: Any, producer_id: int, producer_epoch: int, coordinator_epoch: int,
+        timeout: float | None = None,
+    ) -> None:  # fmt: skip
+        """End a hanging transaction on one partition with an ABORT marker."""
+        timeout_ms = self._ms(timeout)
+        tp = TopicPartition(*partition)
+        (leader,) = self._by_leader([tp], timeout_ms)
+        abort_transaction(
+            self, leader, tp, producer_id, producer_epoch, coordinator_epoch, timeout_ms
+        )
 
     def close(self) -> None:
         self._client.close()

@@ -23,12 +23,14 @@ __all__ = [
     "ProducerState",
     "TransactionDescription",
     "TransactionListing",
+    "abort_transaction",
     "describe_producers",
     "describe_transactions",
     "list_transactions",
 ]
 
 FIND_COORDINATOR = 10
+WRITE_TXN_MARKERS = 27
 DESCRIBE_PRODUCERS = 61
 DESCRIBE_TRANSACTIONS = 65
 LIST_TRANSACTIONS = 66
@@ -163,3 +165,36 @@ def describe_producers(
                     for a in p["active_producers"]
                 ]
     return out
+
+
+def abort_transaction(
+    admin: AdminPlumbing,
+    leader: int,
+    partition: TopicPartition,
+    producer_id: int,
+    producer_epoch: int,
+    coordinator_epoch: int,
+    timeout_ms: int,
+) -> None:
+    """Write an ABORT marker for a hanging transaction straight to the partition's
+    leader (Kafka's ``Admin.abortTransaction``): the last stable offset moves on."""
+    body = {
+        "markers": [
+            {
+                "producer_id": producer_id,
+                "producer_epoch": producer_epoch,
+                "transaction_result": False,
+                "topics": [{"name": partition.topic, "partition_indexes": [partition.partition]}],
+                "coordinator_epoch": coordinator_epoch,
+            }
+        ]
+    }
+    resp = admin._call(leader, WRITE_TXN_MARKERS, body, timeout_ms)
+    for marker in resp["markers"]:
+        for topic in marker["topics"]:
+            for p in topic["partitions"]:
+                _check(
+                    p["error_code"],
+                    f"aborting producer {producer_id}'s transaction on "
+                    f"{topic['name']}-{p['partition_index']}",
+                )
