@@ -27,6 +27,7 @@ TEST_SETTINGS = {
     "group.initial.rebalance.delay.ms": "0",
     "group.min.session.timeout.ms": "500",
     "offsets.topic.num.partitions": "4",
+    "transaction.state.log.num.partitions": "4",
     "log.flush.offset.checkpoint.interval.ms": "1000",
 }
 

@@ -144,6 +144,7 @@ def test_partition_for_matches_kafka() -> None:
     assert partition_for("polygenelubricants", 50) == 0
 
 
-def test_transaction_coordinator_not_available_yet() -> None:
+def test_both_coordinator_key_types_are_supported() -> None:
     assert coordinator_key_type_supported(0)
-    assert not coordinator_key_type_supported(1)
+    assert coordinator_key_type_supported(1)
+    assert not coordinator_key_type_supported(2)

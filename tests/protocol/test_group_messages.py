@@ -459,7 +459,7 @@ EXPECTED = {
     16: ("ListGroups", (0, 5), 3),
     42: ("DeleteGroups", (0, 2), 2),
     47: ("OffsetDelete", (0, 0), None),
-    24: ("AddPartitionsToTxn", (0, 3), 3),
+    24: ("AddPartitionsToTxn", (0, 5), 3),
     25: ("AddOffsetsToTxn", (0, 3), 3),
     26: ("EndTxn", (0, 3), 3),
     28: ("TxnOffsetCommit", (0, 3), 3),

@@ -32,6 +32,7 @@ def build_parser() -> argparse.ArgumentParser:
         groups_command,
         produce_command,
         topics_command,
+        transactions_command,
     )
 
     broker_command.add_parser(sub)
@@ -39,6 +40,7 @@ def build_parser() -> argparse.ArgumentParser:
     produce_command.add_parser(sub)
     consume_command.add_parser(sub)
     groups_command.add_parser(sub)
+    transactions_command.add_parser(sub)
     cluster_command.add_parser(sub)
     bench_command.add_parser(sub)
     return parser

@@ -174,6 +174,7 @@ PRODUCER_DEFS: tuple[ConfigDef, ...] = (
     ConfigDef("interceptors", _interceptors, []),
     ConfigDef("enable.idempotence", parse_bool, True),
     ConfigDef("transaction.timeout.ms", parse_int, 60000, at_least(0)),
+    ConfigDef("transactional.id", _str, None),
 )
 
 
@@ -217,6 +218,8 @@ def parse_config(
 
 def validate_producer(cfg: dict[str, Any]) -> None:
     """Cross-key rules of the Java producer (KafkaProducer's constructor checks)."""
+    if cfg["transactional.id"] is not None and not cfg["enable.idempotence"]:
+        raise ConfigError("transactional.id requires enable.idempotence=true")
     if cfg["enable.idempotence"]:
         if cfg["acks"] != -1:
             raise ConfigError("enable.idempotence=true requires acks=all (-1)")

@@ -26,6 +26,7 @@ from samsa.coordinator.offsets import OffsetManager, OffsetToCommit, PartitionEx
 from samsa.coordinator.rebalance import Rebalancer, TransitionListener
 from samsa.coordinator.registry import GroupRegistry
 from samsa.coordinator.store import OffsetsStore
+from samsa.coordinator.txn_offsets import TxnOffsets
 from samsa.errors import ErrorCode
 
 Body = dict[str, Any]
@@ -62,13 +63,9 @@ def _always(topic: str, partition: int) -> bool:
 
 
 def coordinator_key_type_supported(key_type: int) -> bool:
-    """FindCoordinator key types this broker coordinates.
-
-    Only groups (0) for now: the broker must answer a transaction key (1) with
-    COORDINATOR_NOT_AVAILABLE until a transaction coordinator exists, which
-    producers treat as retriable rather than fatal.
-    """
-    return key_type == KEY_TYPE_GROUP
+    """FindCoordinator key types this broker coordinates: groups (0) here and
+    transactional ids (1) in ``samsa.transaction``."""
+    return key_type in (KEY_TYPE_GROUP, KEY_TYPE_TRANSACTION)
 
 
 class GroupCoordinator:
@@ -89,6 +86,7 @@ class GroupCoordinator:
         self.membership = Membership(self.registry, self.rebalancer)
         self.offsets = OffsetManager(self.registry, self.rebalancer, partition_exists)
         self.admin = GroupAdmin(self.registry, self.rebalancer)
+        self.txn_offsets = TxnOffsets(self.registry, self.offsets)
 
     # ------------------------------------------------------------ lifecycle
 
@@ -119,6 +117,7 @@ class GroupCoordinator:
                 member.complete_join(JoinResult(ErrorCode.NOT_COORDINATOR, member.member_id))
                 member.complete_sync(SyncResult(ErrorCode.NOT_COORDINATOR))
             group.state = GroupState.DEAD
+        self.txn_offsets.forget_partition(partition)
 
     async def shutdown(self) -> None:
         """Unload everything and let in-flight background writes finish."""
@@ -257,6 +256,55 @@ class GroupCoordinator:
             "throttle_time_ms": 0,
             "topics": _partition_errors(topics, results),
         }
+
+    async def txn_offset_commit(self, request: Body, version: int) -> Body:
+        """TxnOffsetCommit (28): offsets the group sees once the transaction commits."""
+        topics = request.get("topics") or ()
+        error = self.registry.check(request["group_id"], allow_empty=True)
+        if error is not None:
+            results = {
+                (t["name"], p["partition_index"]): error for t in topics for p in t["partitions"]
+            }
+        else:
+            results = await self.txn_offsets.commit(
+                request["group_id"],
+                request["producer_id"],
+                request["producer_epoch"],
+                request.get("generation_id", -1),
+                request.get("member_id") or "",
+                request.get("group_instance_id"),
+                [
+                    OffsetToCommit(
+                        t["name"],
+                        p["partition_index"],
+                        p["committed_offset"],
+                        p.get("committed_leader_epoch", -1),
+                        p.get("committed_metadata"),
+                    )
+                    for t in topics
+                    for p in t.get("partitions") or ()
+                ],
+            )
+        return {
+            "throttle_time_ms": 0,
+            "topics": [
+                {
+                    "name": t["name"],
+                    "partitions": [
+                        {
+                            "partition_index": p["partition_index"],
+                            "error_code": int(results[(t["name"], p["partition_index"])]),
+                        }
+                        for p in t["partitions"]
+                    ],
+                }
+                for t in topics
+            ],
+        }
+
+    def complete_transaction(self, partition: int, producer_id: int, commit: bool) -> int:
+        """A COMMIT/ABORT marker reached ``__consumer_offsets-partition``."""
+        return self.txn_offsets.complete(partition, producer_id, commit)
 
     async def offset_fetch(self, request: Body, version: int) -> Body:
         """OffsetFetch (9): v1-7 one group, v8+ many; null topics mean every committed partition."""

@@ -34,6 +34,12 @@ class MemoryOffsetsStore:
             raise KafkaError(failure, "injected append failure")
         self.partitions[partition].extend(records)
 
+    async def append_transactional(
+        self, partition: int, records: list[Record], producer_id: int, producer_epoch: int
+    ) -> None:
+        """Kept like any append: only the coordinator's pending offsets know the producer."""
+        await self.append(partition, records)
+
     def read(self, partition: int) -> Iterable[Record]:
         return list(self.partitions.get(partition, ()))
 

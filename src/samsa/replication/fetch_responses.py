@@ -92,6 +92,7 @@ def fetch_partition_response(
                 max_bytes,
                 current_leader_epoch=current_leader_epoch,
                 min_one=min_one,
+                read_committed=read_committed,
             )
     except KafkaError as exc:
         return fetch_error(
@@ -109,7 +110,9 @@ def _entry(index: int, result: ReadResult, read_committed: bool) -> dict[str, An
         "partition_index": index,
         "error_code": ErrorCode.NONE,
         "high_watermark": result.high_watermark,
-        "last_stable_offset": result.high_watermark,
+        "last_stable_offset": (
+            result.high_watermark if result.last_stable_offset < 0 else result.last_stable_offset
+        ),
         "log_start_offset": result.log_start_offset,
         "diverging_epoch": (
             None
@@ -118,7 +121,14 @@ def _entry(index: int, result: ReadResult, read_committed: bool) -> dict[str, An
         ),
         "current_leader": None,
         "snapshot_id": None,
-        "aborted_transactions": [] if read_committed else None,
+        "aborted_transactions": (
+            None
+            if not read_committed
+            else [
+                {"producer_id": t.producer_id, "first_offset": t.first_offset}
+                for t in result.aborted or ()
+            ]
+        ),
         "preferred_read_replica": -1,
         "records": result.records,
     }

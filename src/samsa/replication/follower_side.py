@@ -29,6 +29,7 @@ class FollowerSide(PartitionBase):
         new = min(leader_high_watermark, self.log.log_end_offset)
         if new > self._high_watermark:
             self._high_watermark = new
+            self.producer_state.forget_replicated(new)
 
     def maybe_increment_log_start_offset(self, leader_log_start_offset: int) -> None:
         """Follow the leader's log start (DeleteRecords, retention) up to our watermark."""

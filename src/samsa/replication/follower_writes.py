@@ -23,6 +23,7 @@ from samsa.protocol.record_batch import BatchHeader, iter_batches, validate_batc
 from samsa.storage.log import Log
 from samsa.storage.log_info import AppendInfo
 from samsa.storage.producer_state import ProducerStateManager
+from samsa.storage.transaction_replay import replay_batches, replay_log
 
 log = logging.getLogger(__name__)
 
@@ -39,10 +40,12 @@ def append_as_follower(
     offsets that do not continue the log."""
     view = memoryview(records)
     headers: list[BatchHeader] = []
+    positions: list[int] = []
     end = 0
     for pos, header in iter_batches(view):
         validate_batch(view, pos, header)
         headers.append(header)
+        positions.append(pos)
         end = pos + header.size
     if not headers:
         return None
@@ -68,8 +71,9 @@ def append_as_follower(
             )
     _assign_fetched_epochs(log_, headers)
     info = log_.append(view[:end], assign_offsets=False)
-    for header in headers:
-        producer_state.replay_header(header)
+    replay_batches(
+        log_, producer_state, ((view, p, h) for p, h in zip(positions, headers, strict=True))
+    )
     return info
 
 
@@ -96,10 +100,7 @@ def truncate_to(log_: Log, producer_state: ProducerStateManager, offset: int) ->
     end = log_.log_end_offset
     replay_from = producer_state.truncate_to(end, log_.log_start_offset)
     if replay_from < end:
-        for header in log_.iter_batch_headers(replay_from):
-            if header.base_offset >= end:
-                break
-            producer_state.replay_header(header)
+        replay_log(log_, producer_state, replay_from, end)
     return True
 
 

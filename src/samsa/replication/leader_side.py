@@ -31,12 +31,17 @@ class LeaderSide(PartitionBase):
         *,
         current_leader_epoch: int = NO_EPOCH,
         min_one: bool = True,
+        read_committed: bool = False,
     ) -> ReadResult:
-        """Records below the high watermark.  OFFSET_OUT_OF_RANGE outside [log
-        start, log end]; an offset between the watermark and the log end (a
-        consumer ahead of a new leader's watermark) reads nothing, as in Kafka."""
+        """Records below the high watermark (the last stable offset when
+        ``read_committed``, with the aborted transactions they overlap).
+        OFFSET_OUT_OF_RANGE outside [log start, log end]; an offset between the
+        watermark and the log end (a consumer ahead of a new leader's
+        watermark) reads nothing, as in Kafka."""
         self.check_leader_epoch(current_leader_epoch)
         high_watermark = self.high_watermark
+        stable = self.last_stable_offset
+        limit = stable if read_committed else high_watermark
         start = self.log.log_start_offset
         end = self.log.log_end_offset
         if fetch_offset < start or fetch_offset > end:
@@ -45,12 +50,15 @@ class LeaderSide(PartitionBase):
                 f"[{self.name}] offset {fetch_offset} is outside [{start}, {end}]",
             )
         records: FileRegion | bytes = b""
-        if fetch_offset < high_watermark:
-            data = self.log.read(
-                fetch_offset, max_bytes, min_one=min_one, max_offset=high_watermark
-            )
+        aborted = None
+        if fetch_offset < limit:
+            data = self.log.read(fetch_offset, max_bytes, min_one=min_one, max_offset=limit)
             records = data.records
-        return ReadResult(records, high_watermark, start, end)
+            if read_committed:
+                aborted = self.log.collect_aborted_txns(fetch_offset, limit)
+        return ReadResult(
+            records, high_watermark, start, end, last_stable_offset=stable, aborted=aborted
+        )
 
     def read_for_follower(
         self,

@@ -26,6 +26,7 @@ from samsa.storage.leader_epoch_cache import EpochEndOffset
 from samsa.storage.log import Log
 from samsa.storage.log_config import LogConfig
 from samsa.storage.producer_state import ProducerStateManager
+from samsa.storage.transaction_index import AbortedTxn
 
 log = logging.getLogger("samsa.replication.partition")
 
@@ -59,6 +60,8 @@ class ReadResult(NamedTuple):
     log_start_offset: int
     log_end_offset: int
     diverging_epoch: EpochEndOffset | None = None
+    last_stable_offset: int = -1
+    aborted: list[AbortedTxn] | None = None
 
 
 AlterPartitionSink = Callable[["PartitionBase", PendingIsrChange], None]
@@ -128,6 +131,14 @@ class PartitionBase:
         if self._role is PartitionRole.STANDALONE:
             return self.log.log_end_offset
         return max(self._high_watermark, self.log.log_start_offset)
+
+    @property
+    def last_stable_offset(self) -> int:
+        """Offsets below it belong to no open transaction and are replicated:
+        the end of what read_committed consumers read."""
+        high_watermark = self.high_watermark
+        unstable = self.producer_state.first_unstable_offset(high_watermark)
+        return high_watermark if unstable is None else min(unstable, high_watermark)
 
     @property
     def log_start_offset(self) -> int:
@@ -208,6 +219,7 @@ class PartitionBase:
         if candidate <= self._high_watermark:
             return False
         old, self._high_watermark = self._high_watermark, min(candidate, end)
+        self.producer_state.forget_replicated(self._high_watermark)
         log.debug("[%s] high watermark %d -> %d", self.name, old, self._high_watermark)
         visible = 0
         pending = self._unreplicated

@@ -14,6 +14,8 @@ from __future__ import annotations
 import asyncio
 
 from samsa.errors import ErrorCode, KafkaError
+from samsa.protocol.record_batch import iter_batches
+from samsa.protocol.record_builder import ControlType, control_batch
 from samsa.replication.partition_base import AppendResult, PartitionBase, PartitionRole
 from samsa.replication.produce_validation import (
     check_keys,
@@ -72,6 +74,7 @@ class ProducePath(PartitionBase):
                     offset,
                     offset + header.last_offset_delta,
                     header.max_timestamp if log_append_time < 0 else log_append_time,
+                    is_transactional=header.is_transactional,
                 )
             offset += header.last_offset_delta + 1
         self._after_leader_append(info.first_offset, len(buf))
@@ -80,9 +83,40 @@ class ProducePath(PartitionBase):
         )
 
     def append_internal(self, buf: bytearray) -> int:
-        """Append batches the broker built itself (group metadata, markers); returns the first offset."""
+        """Append batches the broker built itself (group metadata, transactional
+        offset commits); returns the first offset."""
         self._require_leader()
         info = self.log.append(buf, leader_epoch=self.leader_epoch)
+        for _, header in iter_batches(buf):
+            if header.producer_id >= 0:  # offsets of a transaction (TxnOffsetCommit)
+                self.producer_state.replay_header(header)
+        self._after_leader_append(info.first_offset, len(buf))
+        return int(info.first_offset)
+
+    def append_marker(
+        self, producer_id: int, producer_epoch: int, coordinator_epoch: int, commit: bool
+    ) -> int:
+        """Write a COMMIT/ABORT marker for the coordinator (WriteTxnMarkers); returns
+        its offset.  Raises KafkaError for a fenced producer or coordinator epoch."""
+        self._require_leader()
+        self.producer_state.check_marker(producer_id, producer_epoch, coordinator_epoch)
+        now = self._time_ms()
+        control = ControlType.COMMIT if commit else ControlType.ABORT
+        buf = bytearray(
+            control_batch(
+                control,
+                producer_id=producer_id,
+                producer_epoch=producer_epoch,
+                timestamp_ms=now,
+                coordinator_epoch=coordinator_epoch,
+            )
+        )
+        info = self.log.append(buf, leader_epoch=self.leader_epoch, now_ms=now)
+        aborted = self.producer_state.complete_txn(
+            producer_id, producer_epoch, coordinator_epoch, info.first_offset, now, int(control)
+        )
+        if aborted is not None:
+            self.log.append_aborted_txn(aborted)
         self._after_leader_append(info.first_offset, len(buf))
         return int(info.first_offset)
 
@@ -92,6 +126,7 @@ class ProducePath(PartitionBase):
             self._maybe_increment_high_watermark(self._time_ms())
         else:  # standalone: committed once written
             self._high_watermark = self.log.log_end_offset
+            self.producer_state.forget_replicated(self._high_watermark)
         if self.on_append is not None:
             self.on_append(self, size)
 

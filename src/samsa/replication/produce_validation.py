@@ -86,6 +86,7 @@ def find_duplicate(
             header.producer_epoch,
             header.base_sequence,
             header.last_sequence,
+            is_transactional=header.is_transactional,
         )
         if result.is_duplicate:
             log.info(

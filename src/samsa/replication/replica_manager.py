@@ -61,6 +61,7 @@ from samsa.storage.log import Log
 from samsa.storage.log_config import LogConfig
 from samsa.storage.log_manager import LogManager
 from samsa.storage.producer_state import ProducerStateManager
+from samsa.storage.transaction_replay import replay_log
 
 log = logging.getLogger(__name__)
 
@@ -121,9 +122,7 @@ class ReplicaManager:
 
     def _add(self, topic: str, index: int, log_: Log) -> Partition:
         state = ProducerStateManager(log_.directory)
-        replay_from = state.load(log_.log_start_offset, log_.log_end_offset)
-        for header in log_.iter_batch_headers(replay_from):
-            state.replay_header(header)
+        replay_log(log_, state, state.load(log_.log_start_offset, log_.log_end_offset))
         partition = Partition(
             topic,
             index,
@@ -382,6 +381,12 @@ class ReplicaManager:
     # ------------------------------------------------------------------ lifecycle
     def _wake_parked(self, partition: PartitionBase) -> None:
         self._purgatory.wake_all((partition.topic, partition.index))
+
+    def first_open_transaction_offset(self, key: tuple[str, int]) -> int | None:
+        """Where the partition's oldest open transaction starts (the cleaner's bound);
+        safe to call from the cleaner thread."""
+        partition = self._partitions.get(key)
+        return None if partition is None else partition.producer_state.first_open_offset()
 
     def snapshot_producer_state(self) -> None:
         for partition in self._partitions.values():

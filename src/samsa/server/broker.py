@@ -39,6 +39,7 @@ from samsa.replication.replica_manager import ReplicaManager
 from samsa.server.bind_failure import explain_bind_failure
 from samsa.server.broker_lifecycle import BrokerLifecycle, Registration
 from samsa.server.cleaner_task import CleanerTask
+from samsa.server.coordinator_start import CoordinatorStarter
 from samsa.server.dynamic_broker_config import DynamicBrokerConfig
 from samsa.server.handlers import register_all
 from samsa.server.http_endpoint import HttpEndpoint
@@ -88,6 +89,12 @@ class Broker:
         self.groups: Any = None
         self._groups_ready = False
         self._groups_loading: asyncio.Task[Any] | None = None
+        self.transactions: Any = None
+        # Markers and KIP-890 verifications to other brokers' coordinators/leaders.
+        self.txn_channels = ChannelPool(client_id=f"samsa-txn-{self.node_id}")
+        self._transactions_start = CoordinatorStarter(
+            "transaction coordinator", self._start_transactions
+        )
         self.cleaner_task: CleanerTask | None = None
         self.metrics: BrokerMetrics | None = None
         self._http_endpoints: list[HttpEndpoint] = []
@@ -156,6 +163,23 @@ class Broker:
             return None
         return registration.leader
 
+    def transaction_coordinator_node(self, transactional_id: str) -> int | None:
+        """The broker leading the id's ``__transaction_state`` partition."""
+        from samsa.coordinator.partitioning import partition_for
+        from samsa.server.txn_wiring import TRANSACTION_TOPIC
+
+        topic = self.image.topics.get(TRANSACTION_TOPIC)
+        if topic is None or not topic.partitions:
+            return None
+        registration = topic.partitions.get(partition_for(transactional_id, len(topic.partitions)))
+        if registration is None or registration.leader < 0:
+            return None
+        return registration.leader
+
+    @property
+    def inter_broker_listener(self) -> str:
+        return self.node.settings.inter_broker_listener_name
+
     def track(self, task: asyncio.Task[Any]) -> None:
         """Keep a background task until it ends (and cancel it on stop)."""
         self._tasks.append(task)
@@ -204,9 +228,12 @@ class Broker:
         self._tasks.append(asyncio.ensure_future(self._periodic_retention()))
         self._tasks.append(asyncio.ensure_future(self._periodic_checkpoint()))
         self._tasks.append(asyncio.ensure_future(self._periodic_offset_expiry()))
+        self._tasks.append(asyncio.ensure_future(self._periodic_transaction_timeouts()))
         if config["log.cleaner.enable"]:
             self.cleaner_task = CleanerTask(
-                self.log_manager, backoff_ms=self.dynamic_config["log.cleaner.backoff.ms"]
+                self.log_manager,
+                backoff_ms=self.dynamic_config["log.cleaner.backoff.ms"],
+                first_unstable_offset=self.replicas.first_open_transaction_offset,
             )
             self.cleaner_task.start()
 
@@ -219,6 +246,8 @@ class Broker:
         self._apply_dynamic_broker_configs()
         if "__consumer_offsets" in self.image.topics:
             self.ensure_group_coordinator()
+        if "__transaction_state" in self.image.topics:
+            self.ensure_transaction_coordinator()
 
     def register_handlers(self, router: Router, listener: Listener) -> None:
         register_all(router, self, listener.name)
@@ -287,6 +316,10 @@ class Broker:
         if self.groups is not None:
             with contextlib.suppress(Exception):
                 await self.groups.shutdown()
+        if self.transactions is not None:
+            with contextlib.suppress(Exception):
+                await self.transactions.shutdown()
+        await self.txn_channels.close()
         await self.replicas.stop()
         self.replicas.snapshot_producer_state()
         self.log_manager.close()
@@ -323,6 +356,10 @@ class Broker:
             from samsa.server.group_wiring import follow_leadership
 
             follow_leadership(self)
+        if self.transactions is not None:
+            from samsa.server import txn_wiring
+
+            txn_wiring.follow_leadership(self)
 
     def on_image(self, image: MetadataImage) -> None:
         if self._reconciled:
@@ -436,6 +473,18 @@ class Broker:
             except Exception:
                 log.exception("offset expiry failed")
 
+    async def _periodic_transaction_timeouts(self) -> None:
+        interval = self.config["transaction.abort.timed.out.transaction.cleanup.interval.ms"] / 1000
+        while True:
+            await asyncio.sleep(interval)
+            if self.transactions is None:
+                continue
+            try:
+                await self.transactions.abort_timed_out()
+                await self.transactions.expire_transactional_ids()
+            except Exception:
+                log.exception("aborting timed-out transactions failed")
+
     def topic_deleted(self, name: str, partitions: int) -> None:
         """Committed offsets of a deleted topic are tombstoned, as Kafka does."""
         if self.groups is not None:
@@ -457,6 +506,16 @@ class Broker:
             self._groups_loading = asyncio.ensure_future(start_group_coordinator(self))
             self._groups_loading.add_done_callback(self._groups_loaded)
         return ErrorCode.COORDINATOR_LOAD_IN_PROGRESS
+
+    def ensure_transaction_coordinator(self) -> ErrorCode | None:
+        """Create ``__transaction_state`` on first use and load the coordinator;
+        COORDINATOR_LOAD_IN_PROGRESS meanwhile, None when ready."""
+        return self._transactions_start.ensure()
+
+    async def _start_transactions(self) -> None:
+        from samsa.server.txn_wiring import start_transaction_coordinator
+
+        await start_transaction_coordinator(self)
 
     def _groups_loaded(self, task: asyncio.Task[Any]) -> None:
         if task.cancelled() or task.exception() is not None:

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from samsa.controller.metadata_image import MetadataImage
     from samsa.errors import ErrorCode
     from samsa.listeners import Listener
+    from samsa.net import ChannelPool
     from samsa.node_settings import NodeSettings
     from samsa.raft.driver import RaftDriver
     from samsa.replication.replica_manager import ReplicaManager
@@ -39,6 +40,8 @@ class BrokerApi(Protocol):
     replicas: ReplicaManager
     metrics: BrokerMetrics | None
     groups: Any
+    transactions: Any
+    txn_channels: ChannelPool
     loader: MetadataLoader
     producer_ids: ProducerIdBlocks
     lifecycle: BrokerLifecycle | None
@@ -68,6 +71,13 @@ class BrokerApi(Protocol):
     def ensure_group_coordinator(self) -> ErrorCode | None: ...
 
     def groups_coordinator_node(self, group_id: str) -> int | None: ...
+
+    def ensure_transaction_coordinator(self) -> ErrorCode | None: ...
+
+    def transaction_coordinator_node(self, transactional_id: str) -> int | None: ...
+
+    @property
+    def inter_broker_listener(self) -> str: ...
 
     def track(self, task: asyncio.Task[Any]) -> None: ...
 

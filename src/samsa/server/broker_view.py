@@ -190,6 +190,28 @@ class BrokerView:
             )
         return sorted(out, key=lambda g: g.group_id)
 
+    def transaction_states(self) -> dict[str, int]:
+        """Transactional ids this broker coordinates, by Kafka's state name."""
+        coordinator = self._broker.transactions
+        counts: dict[str, int] = {}
+        if coordinator is not None:
+            for meta in coordinator.transactions():
+                name = meta.state.kafka_name
+                counts[name] = counts.get(name, 0) + 1
+        return counts
+
+    def stable_offsets(self) -> Iterator[tuple[str, int, int, int]]:
+        """(topic, partition, last stable offset, open transactions) of the
+        partitions this broker leads: how far read_committed consumers can read."""
+        for p in sorted(self._broker.replicas.partitions(), key=lambda p: (p.topic, p.index)):
+            if p.is_leader:
+                yield (
+                    p.topic,
+                    p.index,
+                    p.last_stable_offset,
+                    len(p.producer_state.ongoing_transactions()),
+                )
+
     def partition_health(self) -> tuple[int, int]:
         """(under-replicated partitions this broker leads, offline partitions in the
         cluster): Kafka's UnderReplicatedPartitions (per leader) and

@@ -19,6 +19,7 @@ import logging
 import os
 import signal
 import time
+from collections.abc import Callable
 
 from samsa.storage.cleaner_manager import InjectedCrash, LogCleaner
 from samsa.storage.log_manager import LogManager
@@ -38,12 +39,21 @@ def _kill_self(point: str) -> None:
 class CleanerTask:
     """Owns the LogCleaner of one data directory and its periodic task."""
 
-    def __init__(self, log_manager: LogManager, *, backoff_ms: int) -> None:
+    def __init__(
+        self,
+        log_manager: LogManager,
+        *,
+        backoff_ms: int,
+        first_unstable_offset: Callable[[tuple[str, int]], int | None] | None = None,
+    ) -> None:
         self.log_manager = log_manager
         self.backoff_ms = backoff_ms
         crash_at = os.environ.get(CRASH_ENV) or None
         self.cleaner = LogCleaner(
-            log_manager.data_dir, crash_at=crash_at, on_crash=_kill_self if crash_at else None
+            log_manager.data_dir,
+            crash_at=crash_at,
+            on_crash=_kill_self if crash_at else None,
+            first_unstable_offset=first_unstable_offset,
         )
         self._stopping = asyncio.Event()
         self._task: asyncio.Task[None] | None = None

@@ -48,6 +48,7 @@ class BrokerCollector(Collector):
         yield from self._requests()
         yield from self._partitions()
         yield from self._groups()
+        yield from self._transactions()
         yield from self._storage()
 
     def _traffic(self) -> Iterator[Metric]:
@@ -163,6 +164,36 @@ class BrokerCollector(Collector):
                 if hw is not None:
                     lag.add_metric(values, max(hw - offset, 0))
         yield from (lag, committed, members)
+
+    def _transactions(self) -> Iterator[Metric]:
+        states = GaugeMetricFamily(
+            "samsa_transactions",
+            "Transactional ids this broker coordinates, by state.",
+            labels=["state"],
+        )
+        for state, count in sorted(self.view.transaction_states().items()):
+            states.add_metric([state], count)
+        labels = ["topic", "partition"]
+        stable = GaugeMetricFamily(
+            "samsa_log_last_stable_offset",
+            "Where read_committed consumers stop: the first offset of an open transaction.",
+            labels=labels,
+        )
+        lag = GaugeMetricFamily(
+            "samsa_log_stable_lag",
+            "High watermark minus the last stable offset (held back by open transactions).",
+            labels=labels,
+        )
+        open_txns = GaugeMetricFamily(
+            "samsa_log_open_transactions", "Open transactions of a partition.", labels=labels
+        )
+        for topic, partition, lso, count in self.view.stable_offsets():
+            values = [topic, str(partition)]
+            stable.add_metric(values, lso)
+            hw = self.view.high_watermark(topic, partition)
+            lag.add_metric(values, 0 if hw is None else max(hw - lso, 0))
+            open_txns.add_metric(values, count)
+        yield from (states, stable, lag, open_txns)
 
     def _storage(self) -> Iterator[Metric]:
         counts, total = FLUSH_TIMINGS.snapshot()

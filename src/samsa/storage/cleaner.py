@@ -13,8 +13,9 @@ active segment's base, or an earlier segment still within
    latest for its key (or its key is not in the map: it was latest when its
    section was cleaned), tombstones survive until their batch's delete
    horizon (stamped ``now + delete.retention.ms`` by the pass that first keeps
-   them) has passed, keyless records go, control batches stay, and a
-   producer's last batch stays even if empty;
+   them) has passed, keyless records and those of aborted transactions go
+   (``AbortedBatches``), control batches stay, and a producer's last batch
+   stays even if empty;
 4. swaps each group's cleaned segment in (cleaner_swap describes the
    crash-safe file protocol) under the log's lock, only if the group's
    segments are unchanged since they were read.
@@ -51,6 +52,7 @@ from samsa.storage.cleaner_swap import (
 )
 from samsa.storage.log import Log
 from samsa.storage.segment import LogSegment
+from samsa.storage.transaction_index import AbortedTxn
 
 logger = logging.getLogger("samsa.storage")
 
@@ -90,6 +92,28 @@ class _Stats:
     next_horizon: int | None = None
 
 
+class AbortedBatches:
+    """Which transactional batches an ABORT marker voided (from the .txnindex).
+
+    Their records must neither shadow an older committed value of their key in
+    the offset map nor survive the pass: otherwise compaction would keep the
+    aborted value and drop the committed one (a TxnOffsetCommit aborted after a
+    committed one would lose the group's offset)."""
+
+    def __init__(self, txns: list[AbortedTxn]) -> None:
+        self._ranges: dict[int, list[tuple[int, int]]] = {}
+        for txn in txns:
+            self._ranges.setdefault(txn.producer_id, []).append((txn.first_offset, txn.last_offset))
+
+    def holds(self, header: BatchHeader) -> bool:
+        if not header.is_transactional or header.is_control:
+            return False
+        ranges = self._ranges.get(header.producer_id)
+        return ranges is not None and any(
+            first <= header.base_offset <= last for first, last in ranges
+        )
+
+
 class Cleaner:
     """Cleans one log at a time; not thread-safe (one cleaner thread)."""
 
@@ -108,7 +132,8 @@ class Cleaner:
         """One pass over ``log`` (see module doc); raises CleaningAborted if
         stopped, KafkaError/DecodeError on a corrupt batch."""
         segments = log.segments[:-1]  # never the active segment
-        end = self._build_offset_map(segments, first_dirty, first_uncleanable)
+        aborted = AbortedBatches(log.collect_aborted_txns(log.log_start_offset, first_uncleanable))
+        end = self._build_offset_map(segments, first_dirty, first_uncleanable, aborted)
         to_clean = [s for s in segments if s.base_offset < end]
         last_batches = _last_batch_of_producers(to_clean)
         stats = _Stats()
@@ -118,6 +143,8 @@ class Cleaner:
         def retain(header: BatchHeader, record: RawRecord) -> bool:
             if record.key is None:
                 return False  # Kafka refuses these on compacted topics
+            if aborted.holds(header):
+                return False  # an aborted transaction's records were never visible
             if record.offset < offsets.get(record.key):
                 return False
             if record.has_value:
@@ -145,7 +172,11 @@ class Cleaner:
     # -- step 1: the offset map -------------------------------------------
 
     def _build_offset_map(
-        self, segments: list[LogSegment], first_dirty: int, first_uncleanable: int
+        self,
+        segments: list[LogSegment],
+        first_dirty: int,
+        first_uncleanable: int,
+        aborted: AbortedBatches,
     ) -> int:
         """Map the dirty section; return the offset the pass cleans up to."""
         offsets = self.offset_map
@@ -163,7 +194,7 @@ class Cleaner:
                     continue
                 if header.base_offset >= first_uncleanable:
                     break
-                if not header.is_control and header.records_count:
+                if not header.is_control and header.records_count and not aborted.holds(header):
                     if len(offsets) and not offsets.has_room_for(header.records_count):
                         return header.base_offset
                     for record in iter_raw_records(records_blob(batch, header), header):

@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -101,7 +101,13 @@ class LogCleaner:
         max_map_entries: int = DEFAULT_MAX_MAP_ENTRIES,
         crash_at: str | None = None,
         on_crash: CrashHook | None = None,
+        first_unstable_offset: Callable[[TopicPartitionKey], int | None] | None = None,
     ) -> None:
+        """``first_unstable_offset`` names the first offset of a partition's
+        oldest open transaction: the segment holding it and all later ones stay
+        uncleanable (Kafka bounds cleaning by it), since whether those records
+        count is not decided yet."""
+        self._first_unstable = first_unstable_offset
         if crash_at is not None and crash_at not in CRASH_POINTS:
             raise ValueError(f"unknown cleaner crash point {crash_at!r}; one of {CRASH_POINTS}")
         self.checkpoint_path = Path(data_dir) / CLEANER_CHECKPOINT
@@ -289,6 +295,11 @@ class LogCleaner:
         if not inactive:
             return None  # only the active segment, which is never cleaned
         first_uncleanable = active_base
+        unstable = None if self._first_unstable is None else self._first_unstable(key)
+        if unstable is not None:
+            holding = [seg.base_offset for seg in segments if seg.base_offset <= unstable]
+            if holding:  # the segment holding the open transaction's start
+                first_uncleanable = min(first_uncleanable, holding[-1])
         if config.min_compaction_lag_ms > 0:
             for s in _dirty(inactive, first_dirty, active_base):
                 if s.largest_timestamp() > now_ms - config.min_compaction_lag_ms:

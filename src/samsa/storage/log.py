@@ -63,6 +63,7 @@ from samsa.storage.log_policy import (
     roll_reason,
 )
 from samsa.storage.segment import LogSegment
+from samsa.storage.transaction_index import AbortedTxn
 
 logger = logging.getLogger("samsa.storage")
 
@@ -354,6 +355,43 @@ class Log:
                 if header.last_offset >= start:
                     yield header
 
+    def control_batch_bytes(self, header: BatchHeader) -> bytes:
+        """The bytes of one (small) control batch, to learn its marker's type."""
+        with self._lock:
+            i = max(0, bisect.bisect_right(self._bases, header.base_offset) - 1)
+            found = self._segments[i].translate_offset(header.base_offset)
+            if found is None:
+                raise KafkaError(
+                    ErrorCode.CORRUPT_MESSAGE, f"[{self.name}] no batch at {header.base_offset}"
+                )
+            return self._segments[i].log.read(found[0], header.size)
+
+    # -- aborted transactions ---------------------------------------------------
+
+    def append_aborted_txn(self, txn: AbortedTxn) -> None:
+        """Index an ABORT marker in the segment that holds it (the active one)."""
+        with self._lock:
+            i = max(0, bisect.bisect_right(self._bases, txn.last_offset) - 1)
+            self._segments[i].txn_index.append(txn)
+
+    def collect_aborted_txns(self, fetch_offset: int, upper_bound: int) -> list[AbortedTxn]:
+        """Aborted transactions overlapping [fetch_offset, upper_bound), for a
+        read_committed Fetch: from the segment holding ``fetch_offset`` on."""
+        with self._lock:
+            first = max(0, bisect.bisect_right(self._bases, fetch_offset) - 1)
+            found: list[AbortedTxn] = []
+            # A marker may sit past the bound while its transaction starts before it.
+            for segment in self._segments[first:]:
+                found += segment.txn_index.collect(fetch_offset, upper_bound)
+            return found
+
+    def truncate_aborted_txns_from(self, offset: int) -> None:
+        """Drop index entries of markers at or past ``offset``: recovery replays them."""
+        with self._lock:
+            first = max(0, bisect.bisect_right(self._bases, offset) - 1)
+            for segment in self._segments[first:]:
+                segment.txn_index.truncate_to(offset)
+
     def offset_for_timestamp(self, timestamp: int) -> tuple[int, int] | None:
         """(offset, timestamp) of the earliest record whose timestamp is >=
         ``timestamp`` (ListOffsets by time), or None if there is none."""
@@ -598,6 +636,8 @@ class Log:
                 segment.log.path = directory / segment.log.path.name
                 segment.offset_index.path = directory / segment.offset_index.path.name
                 segment.time_index.path = directory / segment.time_index.path.name
+                if segment.txn_index.path is not None:
+                    segment.txn_index.path = directory / segment.txn_index.path.name
 
     def delete(self) -> None:
         """Close and remove the directory and everything in it."""

@@ -31,11 +31,12 @@ from samsa.storage.cleaner_swap import complete_swaps
 from samsa.storage.index import CorruptIndexError
 from samsa.storage.log_config import LogConfig
 from samsa.storage.segment import INDEX_SUFFIX, LOG_SUFFIX, TIME_INDEX_SUFFIX, LogSegment
+from samsa.storage.transaction_index import TXN_INDEX_SUFFIX
 
 logger = logging.getLogger("samsa.storage")
 
 _LEFTOVER_SUFFIXES = (".deleted", ".cleaned", ".tmp")
-_SEGMENT_SUFFIXES = (LOG_SUFFIX, INDEX_SUFFIX, TIME_INDEX_SUFFIX, ".txnindex", ".snapshot")
+_SEGMENT_SUFFIXES = (LOG_SUFFIX, INDEX_SUFFIX, TIME_INDEX_SUFFIX, TXN_INDEX_SUFFIX, ".snapshot")
 
 
 @dataclass(slots=True)
@@ -166,7 +167,7 @@ def _clean_and_list(directory: Path, name: str) -> list[int]:
         base = _base_of(file_name)
         if (
             base is not None
-            and file_name.endswith((INDEX_SUFFIX, TIME_INDEX_SUFFIX))
+            and file_name.endswith((INDEX_SUFFIX, TIME_INDEX_SUFFIX, TXN_INDEX_SUFFIX))
             and base not in bases
         ):
             logger.info("[%s] removing orphan index file %s", name, file_name)

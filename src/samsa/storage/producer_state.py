@@ -25,9 +25,14 @@ and ``ProducerAppendInfo.checkSequence``, 2.5+ / KIP-360), in this order:
    ``UNKNOWN_PRODUCER_ID`` is therefore never raised here.
 
 A retry older than the last five batches is not recognised as a duplicate and is
-refused as out of order, as in Kafka. Transactions are not validated yet beyond
-keeping ``current_txn_first_offset``/``coordinator_epoch`` up to date and refusing
-a non-transactional batch inside an open transaction (``INVALID_TXN_STATE``).
+refused as out of order, as in Kafka.
+
+Transactions: the first transactional batch of a producer opens its transaction
+(``current_txn_first_offset``) and its COMMIT/ABORT marker closes it
+(:meth:`complete_txn`, or :meth:`replay_batch` with the marker's type). The
+first offset of any open transaction -- or of a closed one whose marker is not
+yet below the high watermark -- bounds the last stable offset
+(:meth:`first_unstable_offset`), below which read_committed consumers read.
 """
 
 from __future__ import annotations
@@ -40,6 +45,7 @@ from types import MappingProxyType
 from typing import NamedTuple, Protocol
 
 from samsa.errors import ErrorCode, KafkaError
+from samsa.storage.open_transactions import OpenTransactions
 from samsa.storage.producer_state_entry import (
     NO_COORDINATOR_EPOCH,
     NO_PRODUCER_EPOCH,
@@ -57,12 +63,15 @@ from samsa.storage.producer_state_snapshot import (
     snapshot_path,
     write_snapshot_file,
 )
+from samsa.storage.transaction_index import AbortedTxn
 
 log = logging.getLogger(__name__)
 
 # Kafka's producer.id.expiration.ms default (1 day).
 DEFAULT_PRODUCER_ID_EXPIRATION_MS = 86_400_000
 DEFAULT_SNAPSHOTS_TO_KEEP = 2
+CONTROL_ABORT = 0  # ControlRecordType: ABORT 0, COMMIT 1
+CONTROL_COMMIT = 1
 
 
 class CheckOutcome(Enum):
@@ -128,6 +137,7 @@ class ProducerStateManager:
         self.snapshots_to_keep = snapshots_to_keep
         self._producers: dict[int, ProducerStateEntry] = {}
         self._map_end_offset = 0
+        self._transactions = OpenTransactions()
 
     # -- queries -----------------------------------------------------------------
 
@@ -138,6 +148,22 @@ class ProducerStateManager:
     def active_producers(self) -> Mapping[int, ProducerStateEntry]:
         """Read-only view of the current entries (DescribeProducers, tests)."""
         return MappingProxyType(self._producers)
+
+    def first_unstable_offset(self, high_watermark: int) -> int | None:
+        """See ``OpenTransactions.first_unstable_offset`` (the LSO's bound)."""
+        return self._transactions.first_unstable_offset(high_watermark)
+
+    def forget_replicated(self, high_watermark: int) -> None:
+        """The watermark moved: ended transactions below it are stable."""
+        self._transactions.forget_replicated(high_watermark)
+
+    def first_open_offset(self) -> int | None:
+        """Where the oldest open transaction starts; safe from another thread."""
+        return self._transactions.first_open_offset()
+
+    def ongoing_transactions(self) -> Mapping[int, int]:
+        """Producer id -> first offset of each open transaction (DescribeProducers)."""
+        return self._transactions.as_mapping()
 
     def last_entry(self, producer_id: int) -> ProducerStateEntry | None:
         return self._producers.get(producer_id)
@@ -239,6 +265,46 @@ class ProducerStateManager:
             is_transactional,
         )
 
+    def check_marker(self, producer_id: int, producer_epoch: int, coordinator_epoch: int) -> None:
+        """Kafka's ``checkProducerEpoch``/``checkCoordinatorEpoch`` for a marker the
+        coordinator asks to write: an older producer epoch is fenced
+        (INVALID_PRODUCER_EPOCH), an older coordinator epoch is a zombie
+        coordinator (TRANSACTION_COORDINATOR_FENCED)."""
+        entry = self._producers.get(producer_id)
+        if entry is None:
+            return
+        if producer_epoch < entry.producer_epoch:
+            raise KafkaError(
+                ErrorCode.INVALID_PRODUCER_EPOCH,
+                f"marker for producer {producer_id} epoch {producer_epoch} older than "
+                f"{entry.producer_epoch}",
+            )
+        if coordinator_epoch < entry.coordinator_epoch:
+            raise KafkaError(
+                ErrorCode.TRANSACTION_COORDINATOR_FENCED,
+                f"marker for producer {producer_id} from coordinator epoch {coordinator_epoch}, "
+                f"older than {entry.coordinator_epoch}",
+            )
+
+    def complete_txn(
+        self,
+        producer_id: int,
+        producer_epoch: int,
+        coordinator_epoch: int,
+        marker_offset: int,
+        timestamp: int,
+        control_type: int,
+    ) -> AbortedTxn | None:
+        """Apply a COMMIT/ABORT marker now in the log at ``marker_offset``.
+
+        Returns the aborted transaction index entry when the marker aborted a
+        transaction that wrote here (its records must be hidden from
+        read_committed consumers), else None."""
+        entry = self._entry_for(producer_id)
+        entry.end_transaction(producer_epoch, coordinator_epoch, timestamp)
+        self._map_end_offset = max(self._map_end_offset, marker_offset + 1)
+        return self._transactions.end(producer_id, marker_offset, control_type == CONTROL_ABORT)
+
     # -- recovery ----------------------------------------------------------------
 
     def replay_batch(
@@ -254,22 +320,31 @@ class ProducerStateManager:
         is_transactional: bool,
         *,
         coordinator_epoch: int = NO_COORDINATOR_EPOCH,
-    ) -> None:
+        control_type: int | None = None,
+    ) -> AbortedTxn | None:
         """Re-apply a batch read back from the log, without validation.
 
         The log already holds it, so it was valid when written (or came from the
         leader); recovery just rebuilds the state. Batches without a producer id
         only advance ``map_end_offset``. For a control batch pass the marker's
-        coordinator epoch when known; it ends the producer's open transaction.
+        coordinator epoch and type when known; it ends the producer's open
+        transaction, and an abort returns its aborted transaction index entry.
         """
         if last_offset != base_offset + last_offset_delta:
             raise ValueError(
                 f"last_offset {last_offset} != base_offset {base_offset} + delta {last_offset_delta}"
             )
+        aborted = None
         if producer_id >= 0:
             if is_control:
-                entry = self._entry_for(producer_id)
-                entry.end_transaction(producer_epoch, coordinator_epoch, max_timestamp)
+                aborted = self.complete_txn(
+                    producer_id,
+                    producer_epoch,
+                    coordinator_epoch,
+                    last_offset,
+                    max_timestamp,
+                    CONTROL_COMMIT if control_type is None else control_type,
+                )
             else:
                 last_seq = (
                     NO_SEQUENCE
@@ -286,12 +361,17 @@ class ProducerStateManager:
                     is_transactional,
                 )
         self._map_end_offset = max(self._map_end_offset, last_offset + 1)
+        return aborted
 
     def replay_header(
-        self, header: BatchHeaderLike, *, coordinator_epoch: int = NO_COORDINATOR_EPOCH
-    ) -> None:
+        self,
+        header: BatchHeaderLike,
+        *,
+        coordinator_epoch: int = NO_COORDINATOR_EPOCH,
+        control_type: int | None = None,
+    ) -> AbortedTxn | None:
         """:meth:`replay_batch` for a records.BatchHeader-shaped object."""
-        self.replay_batch(
+        return self.replay_batch(
             header.producer_id,
             header.producer_epoch,
             header.base_sequence,
@@ -302,6 +382,7 @@ class ProducerStateManager:
             header.is_control,
             header.is_transactional,
             coordinator_epoch=coordinator_epoch,
+            control_type=control_type,
         )
 
     def load(
@@ -332,6 +413,7 @@ class ProducerStateManager:
             )
         remove_stray_tmp_files(self.partition_dir)
         self._producers.clear()
+        self._transactions.clear()
         for offset, path in sorted(list_snapshot_files(self.partition_dir).items(), reverse=True):
             if offset > log_end_offset or offset < log_start_offset:
                 path.unlink(missing_ok=True)
@@ -344,6 +426,8 @@ class ProducerStateManager:
                 continue
             for entry in entries:
                 self._producers[entry.producer_id] = entry
+                if entry.current_txn_first_offset is not None:
+                    self._transactions.begin(entry.producer_id, entry.current_txn_first_offset)
             if now_ms is not None:
                 self.remove_expired(now_ms, producer_id_expiration_ms)
             self._map_end_offset = offset
@@ -398,6 +482,7 @@ class ProducerStateManager:
     def truncate_fully_and_start_at(self, offset: int) -> None:
         """Drop all state and snapshots: the log was emptied and restarts at ``offset``."""
         self._producers.clear()
+        self._transactions.clear()
         for path in list_snapshot_files(self.partition_dir).values():
             path.unlink(missing_ok=True)
         self._map_end_offset = offset
@@ -444,6 +529,7 @@ class ProducerStateManager:
         )
         if is_transactional and entry.current_txn_first_offset is None:
             entry.current_txn_first_offset = first_offset
+            self._transactions.begin(producer_id, first_offset)
         self._map_end_offset = max(self._map_end_offset, last_offset + 1)
 
     def _delete_snapshots_below(self, offset: int) -> None:

@@ -40,6 +40,7 @@ from samsa.storage.file_records import FileRecords
 from samsa.storage.file_region import FileRegion
 from samsa.storage.index import OffsetIndex, TimeIndex
 from samsa.storage.record_timestamps import first_record_at_or_after, record_with_max_timestamp
+from samsa.storage.transaction_index import TXN_INDEX_SUFFIX, TransactionIndex
 
 LOG_SUFFIX = ".log"
 INDEX_SUFFIX = ".index"
@@ -84,11 +85,14 @@ class LogSegment:
         *,
         index_interval_bytes: int,
         created_ms: int,
+        txn_index: TransactionIndex | None = None,
     ) -> None:
         self.base_offset = base_offset
         self.log = log
         self.offset_index = offset_index
         self.time_index = time_index
+        # The cleaner's new segments keep theirs in memory only (see transaction_index).
+        self.txn_index = TransactionIndex(None) if txn_index is None else txn_index
         self.index_interval_bytes = index_interval_bytes
         self.created_ms = created_ms
         self._bytes_since_last_index_entry = 0
@@ -123,6 +127,7 @@ class LogSegment:
             time_index,
             index_interval_bytes=index_interval_bytes,
             created_ms=now_ms,
+            txn_index=TransactionIndex(directory / (prefix + TXN_INDEX_SUFFIX)),
         )
 
     # -- facts ------------------------------------------------------------
@@ -228,6 +233,7 @@ class LogSegment:
         position, header = found
         self.offset_index.truncate_to_position(position)
         self.time_index.truncate_to_offset(header.base_offset)
+        self.txn_index.truncate_to(header.base_offset)
         removed = self.log.truncate_to(position)
         self._bytes_since_last_index_entry = position - self.offset_index.last_entry()[1]
         if self.size == 0:
@@ -242,6 +248,7 @@ class LogSegment:
         self.log.flush()
         self.offset_index.flush()
         self.time_index.flush()
+        self.txn_index.flush()
 
     def close(self) -> None:
         self.on_become_inactive()
@@ -255,6 +262,7 @@ class LogSegment:
         self.log.delete()
         self.offset_index.delete()
         self.time_index.delete()
+        self.txn_index.delete()
 
     # -- reading ----------------------------------------------------------
 

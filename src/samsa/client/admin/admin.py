@@ -44,6 +44,15 @@ from samsa.client.admin.results import (
 )
 from samsa.client.admin.retry import retry_coordinator_errors
 from samsa.client.admin.topic_configs import describe_topic_configs
+from samsa.client.admin.transactions import (
+    ProducerState,
+    TransactionDescription,
+    TransactionListing,
+    abort_transaction,
+    describe_producers,
+    describe_transactions,
+    list_transactions,
+)
 from samsa.client.config import COMMON_DEFS, parse_config
 from samsa.client.consumer.consumer import build_network_client
 from samsa.client.consumer.errors import kafka_error
@@ -526,6 +535,38 @@ class Admin:
     ) -> dict[str, dict[str, str | None]]:  # fmt: skip
         """Configs of many topics in one request: topic -> name -> value."""
         return describe_topic_configs(self, topics, keys, self._ms(timeout))
+
+    def list_transactions(
+        self, states: Iterable[str] = (), producer_ids: Iterable[int] = (),
+        timeout: float | None = None,
+    ) -> list[TransactionListing]:  # fmt: skip
+        """Every transactional id of every coordinator (filtered by state names / ids)."""
+        return list_transactions(self, states, producer_ids, self._ms(timeout))
+
+    def describe_transactions(
+        self, transactional_ids: Iterable[str], timeout: float | None = None
+    ) -> dict[str, TransactionDescription]:
+        """State, producer and partitions of each id, from its coordinator."""
+        return describe_transactions(self, transactional_ids, self._ms(timeout))
+
+    def describe_producers(
+        self, partitions: Iterable[Any], timeout: float | None = None
+    ) -> dict[TopicPartition, list[ProducerState]]:
+        """The producers each partition's leader remembers, with their open transactions."""
+        timeout_ms = self._ms(timeout)
+        return describe_producers(self, self._by_leader(partitions, timeout_ms), timeout_ms)
+
+    def abort_transaction(
+        self, partition: Any, producer_id: int, producer_epoch: int, coordinator_epoch: int,
+        timeout: float | None = None,
+    ) -> None:  # fmt: skip
+        """End a hanging transaction on one partition with an ABORT marker."""
+        timeout_ms = self._ms(timeout)
+        tp = TopicPartition(*partition)
+        (leader,) = self._by_leader([tp], timeout_ms)
+        abort_transaction(
+            self, leader, tp, producer_id, producer_epoch, coordinator_epoch, timeout_ms
+        )
 
     def close(self) -> None:
         self._client.close()

@@ -31,12 +31,17 @@ from samsa.client.consumer.errors import ConsumerClosedError
 from samsa.client.consumer.fetcher import Fetcher
 from samsa.client.consumer.network import ConsumerNetworkClient, monotonic_ms
 from samsa.client.consumer.offsets import EARLIEST, LATEST, OffsetFetcher
-from samsa.client.consumer.records import ConsumerRecord, OffsetAndMetadata, OffsetAndTimestamp
+from samsa.client.consumer.records import (
+    ConsumerGroupMetadata,
+    ConsumerRecord,
+    OffsetAndMetadata,
+    OffsetAndTimestamp,
+)
 from samsa.client.consumer.subscription import SubscriptionState
 from samsa.client.errors import KafkaTimeoutError
 from samsa.client.metadata import Metadata, TopicPartition
 from samsa.client.network.network_client import NetworkClient
-from samsa.errors import SamsaError
+from samsa.errors import ErrorCode, KafkaError, SamsaError
 
 __all__ = ["Consumer"]
 
@@ -235,6 +240,18 @@ class Consumer:
                     self._subs.request_reset(tp)
         if self._subs.awaiting_reset():
             self._offsets.reset_positions()
+
+    def group_metadata(self) -> ConsumerGroupMetadata:
+        """The group and this member's generation, for ``send_offsets_to_transaction``."""
+        coordinator = self._coordinator
+        if coordinator is None:
+            raise KafkaError(ErrorCode.INVALID_GROUP_ID, "the consumer has no group.id")
+        return ConsumerGroupMetadata(
+            coordinator.group_id,
+            coordinator.generation_id,
+            coordinator.member_id,
+            coordinator.group_instance_id,
+        )
 
     # -- offsets -----------------------------------------------------------------------
     def commit(

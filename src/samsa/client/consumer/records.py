@@ -52,3 +52,15 @@ class OffsetAndTimestamp:
     offset: int
     timestamp: int
     leader_epoch: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ConsumerGroupMetadata:
+    """What a transactional producer sends with a consumer's offsets
+    (``Producer.send_offsets_to_transaction``): the group, and the member's
+    generation so the coordinator can refuse a zombie member's commit."""
+
+    group_id: str
+    generation_id: int = -1
+    member_id: str = ""
+    group_instance_id: str | None = None

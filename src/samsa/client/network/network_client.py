@@ -32,7 +32,7 @@ from samsa.errors import DecodeError, ErrorCode
 from samsa.protocol.api import decode_response, encode_request_parts
 from samsa.protocol.messages import APIS
 
-__all__ = ["CLIENT_MIN_VERSIONS", "NetworkClient"]
+__all__ = ["CLIENT_MAX_VERSIONS", "CLIENT_MIN_VERSIONS", "NetworkClient"]
 
 log = logging.getLogger(__name__)
 
@@ -41,6 +41,9 @@ METADATA = 3
 # Lowest version the client is willing to speak per API (max = what the codec
 # knows).  Produce v3 is the first with v2 record batches.
 CLIENT_MIN_VERSIONS: dict[int, int] = {0: 3, 1: 4, 2: 1, 3: 1}
+# Newest versions a client sends where brokers speak newer ones among themselves:
+# AddPartitionsToTxn v4+ is the broker-to-coordinator form (KIP-890), as in Kafka.
+CLIENT_MAX_VERSIONS: dict[int, int] = {24: 3}
 _CLIENT_SOFTWARE_VERSION = "0.1.0"
 
 Connector = Callable[[str, int], SocketLike]
@@ -181,7 +184,11 @@ class NetworkClient:
             low = max(entry["min_version"], CLIENT_MIN_VERSIONS.get(api.key, api.valid[0]))
             # The advertised range is what this code implements; a schema may know
             # newer versions (Fetch 13+ name topics by id) that only the quorum uses.
-            high = min(entry["max_version"], api.advertised_range[1])
+            high = min(
+                entry["max_version"],
+                api.advertised_range[1],
+                CLIENT_MAX_VERSIONS.get(api.key, api.advertised_range[1]),
+            )
             if low <= high:
                 versions[api.key] = high
         self.states.ready(node_id, versions)

@@ -54,6 +54,7 @@ DeliveryCallback = Callable[[RecordMetadata | None, BaseException | None], objec
 
 BATCH_OVERHEAD = BATCH_HEADER_SIZE
 _CRC_START = 21
+_TRANSACTIONAL = 0x10  # the batch attribute bit of a transactional batch
 # Kafka's MAX_RECORD_OVERHEAD: what a record adds to its key and value bytes at
 # most with realistic deltas (length, attributes, timestamp and offset deltas,
 # key/value lengths, header count).  Batches fill against it.
@@ -93,6 +94,7 @@ class ProducerBatch:
         "final",
         "full",
         "in_retry",
+        "is_transactional",
         "last_attempt_ms",
         "limit",
         "max_timestamp",
@@ -150,6 +152,7 @@ class ProducerBatch:
         self.producer_id = -1
         self.producer_epoch = -1
         self.base_sequence = -1
+        self.is_transactional = False
 
     @property
     def record_count(self) -> int:
@@ -218,7 +221,7 @@ class ProducerBatch:
             -1,  # partition leader epoch, set by the broker
             2,  # magic
             0,  # crc placeholder
-            self.compression,
+            self.compression | (_TRANSACTIONAL if self.is_transactional else 0),
             count - 1,
             self.base_timestamp,
             self.max_timestamp,

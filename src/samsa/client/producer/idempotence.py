@@ -46,6 +46,7 @@ class TransactionManager:
         self.init_in_flight = False
         self.retry_after_ms = 0
         self.fatal_error: BaseException | None = None
+        self.transactional_id: str | None = None
 
     @property
     def has_producer_id(self) -> bool:
@@ -136,6 +137,9 @@ class TransactionManager:
         """True if no earlier batch of the partition is unresolved."""
         expected = (self._last_acked.get(batch.tp, -1) + 1) & _SEQ_MAX
         return batch.base_sequence == expected
+
+    def on_batch_failed(self, batch: ProducerBatch, error: BaseException) -> None:
+        """A batch failed for good (the transactional manager makes the transaction abortable)."""
 
     def fail_fatally(self, error: BaseException) -> None:
         self.fatal_error = error

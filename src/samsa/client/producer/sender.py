@@ -36,6 +36,8 @@ from samsa.client.network.network_client import NetworkClient
 from samsa.client.producer.accumulator import RecordAccumulator
 from samsa.client.producer.batch import ProducerBatch
 from samsa.client.producer.idempotence import TransactionManager
+from samsa.client.producer.transactions import TransactionalManager
+from samsa.client.producer.txn_sender import TransactionalRequests
 from samsa.errors import ErrorCode, KafkaError
 
 __all__ = ["Sender"]
@@ -96,6 +98,11 @@ class Sender:
         self.running = True
         self.forced = False
         self._in_flight_batches: dict[int, ProducerBatch] = {}  # id(batch) -> batch
+        self._txn_requests = (
+            TransactionalRequests(client, transaction_manager, accumulator.retry_backoff_ms)
+            if isinstance(transaction_manager, TransactionalManager)
+            else None
+        )
         self._thread: threading.Thread | None = None
 
     # -- thread lifecycle ------------------------------------------------------------
@@ -144,6 +151,8 @@ class Sender:
         if txn is not None:
             if txn.fatal_error is not None:
                 self._abort_all(txn.fatal_error)
+            elif self._txn_requests is not None:
+                self._txn_requests.maybe_send(now)
             elif (
                 txn.needs_init_producer_id()
                 and now >= txn.retry_after_ms
@@ -181,7 +190,11 @@ class Sender:
             poll_timeout = 0
             for node, node_batches in batches.items():
                 self._send_produce_request(node, node_batches, now)
-        if self.txn is not None and not self.txn.has_producer_id:
+        txn = self.txn
+        if txn is not None and (
+            not txn.has_producer_id
+            or (self._txn_requests is not None and self._txn_requests.txn.next_step() is not None)
+        ):
             poll_timeout = min(poll_timeout, self.accumulator.retry_backoff_ms)
         return max(0, poll_timeout)
 
@@ -224,7 +237,7 @@ class Sender:
             by_tp[batch.tp] = batch
             self._in_flight_batches[id(batch)] = batch
         body = {
-            "transactional_id": None,
+            "transactional_id": None if self.txn is None else self.txn.transactional_id,
             "acks": self.acks,
             "timeout_ms": self.request_timeout_ms,
             "topic_data": [{"name": t, "partition_data": ps} for t, ps in by_topic.items()],
@@ -368,6 +381,8 @@ class Sender:
     ) -> None:
         self._in_flight_batches.pop(id(batch), None)
         self.accumulator.muted.discard(batch.tp)
+        if self.txn is not None:
+            self.txn.on_batch_failed(batch, error)
         self._finish(batch, -1, -1, error, buffer_in_use)
 
     def _abort_all(self, error: BaseException) -> None:

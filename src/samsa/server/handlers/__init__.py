@@ -19,6 +19,8 @@ from samsa.server.handlers import (
     log_dirs,
     produce,
     producer_ids,
+    transaction_admin,
+    transactions,
 )
 
 if TYPE_CHECKING:
@@ -39,6 +41,8 @@ def register_all(router: Router, broker: BrokerApi, listener: str) -> None:
         admin_configs,
         producer_ids,
         groups,
+        transactions,
+        transaction_admin,
     ):
         module.register(router, broker)
     forwarded.register(router, broker)

@@ -251,15 +251,28 @@ def _coordinator(
     broker: BrokerApi, listener: str, key: str, key_type: int
 ) -> tuple[ErrorCode, str | None, dict[str, Any] | None]:
     if key_type == KEY_TYPE_TRANSACTION:
-        return ErrorCode.COORDINATOR_NOT_AVAILABLE, "transactions are not supported yet", None
-    if key_type != KEY_TYPE_GROUP:
+        if broker.ensure_transaction_coordinator() is not None:
+            # Kafka answers this while __transaction_state is created; every
+            # transactional client retries it (aiokafka does not retry LOAD_IN_PROGRESS).
+            return (
+                ErrorCode.COORDINATOR_NOT_AVAILABLE,
+                "the transaction coordinator is loading",
+                None,
+            )
+        node = broker.transaction_coordinator_node(key)
+    elif key_type == KEY_TYPE_GROUP:
+        error = broker.ensure_group_coordinator()
+        if error is not None:
+            return error, "the group coordinator is loading", None
+        node = broker.groups_coordinator_node(key)
+    else:
         return ErrorCode.INVALID_REQUEST, f"unknown coordinator key type {key_type}", None
-    error = broker.ensure_group_coordinator()
-    if error is not None:
-        return error, "the group coordinator is loading", None
-    node = broker.groups_coordinator_node(key)
     if node is None:
-        return ErrorCode.COORDINATOR_NOT_AVAILABLE, "the group's partition has no leader", None
+        return (
+            ErrorCode.COORDINATOR_NOT_AVAILABLE,
+            "the coordinator's partition has no leader",
+            None,
+        )
     for entry in broker_entries(broker, listener):
         if entry["node_id"] == node:
             return ErrorCode.NONE, None, entry

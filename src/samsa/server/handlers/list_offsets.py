@@ -23,6 +23,7 @@ OFFSET_FOR_LEADER_EPOCH = 23
 LATEST = -1
 EARLIEST = -2
 MAX_TIMESTAMP = -3
+READ_COMMITTED = 1
 
 
 def register(router: Router, broker: BrokerApi) -> None:
@@ -46,6 +47,7 @@ def handle_list_offsets(broker: BrokerApi, ctx: RequestContext, req: Body) -> Bo
                     preq["partition_index"],
                     preq["timestamp"],
                     preq.get("current_leader_epoch", -1),
+                    req.get("isolation_level", 0) == READ_COMMITTED,
                 )
             )
         topics.append({"name": name, "partitions": parts})
@@ -53,7 +55,12 @@ def handle_list_offsets(broker: BrokerApi, ctx: RequestContext, req: Body) -> Bo
 
 
 def _lookup(
-    broker: BrokerApi, topic: str, index: int, timestamp: int, current_leader_epoch: int
+    broker: BrokerApi,
+    topic: str,
+    index: int,
+    timestamp: int,
+    current_leader_epoch: int,
+    read_committed: bool = False,
 ) -> dict[str, Any]:
     result: dict[str, Any] = {
         "partition_index": index,
@@ -69,7 +76,9 @@ def _lookup(
         return result
     result["leader_epoch"] = partition.leader_epoch
     if timestamp == LATEST:
-        result["offset"] = partition.high_watermark
+        result["offset"] = (
+            partition.last_stable_offset if read_committed else partition.high_watermark
+        )
     elif timestamp == EARLIEST:
         result["offset"] = partition.log_start_offset
     elif timestamp == MAX_TIMESTAMP:

@@ -10,13 +10,16 @@ lists Produce v0) but refused with UNSUPPORTED_VERSION, as Kafka 4 does.
 from __future__ import annotations
 
 import asyncio
+import inspect
 import logging
 from typing import TYPE_CHECKING, Any
 
 from samsa.errors import ErrorCode, InvalidRecordError, KafkaError
+from samsa.protocol.record_batch import BATCH_HEADER_SIZE, read_batch_header
 from samsa.replication.partition import Partition
 from samsa.server.handlers.cluster import INTERNAL_TOPICS
 from samsa.server.router import Body, RequestContext, Router
+from samsa.server.txn_wiring import verify_partitions
 
 if TYPE_CHECKING:
     from samsa.server.broker_api import BrokerApi
@@ -54,11 +57,25 @@ def handle_produce(broker: BrokerApi, ctx: RequestContext, req: Body) -> Body | 
         )
     elif acks not in (-1, 0, 1):
         general_error = (ErrorCode.INVALID_REQUIRED_ACKS, f"acks must be -1, 0 or 1, got {acks}")
-    elif req.get("transactional_id") is not None:
-        general_error = (
-            ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED,
-            "transactions are not supported by this broker yet",
-        )
+    transactional_id = req.get("transactional_id")
+    if (
+        general_error is None
+        and transactional_id is not None
+        and broker.config["transaction.partition.verification.enable"]
+    ):
+        unverified = unverified_partitions(broker, req)
+        if unverified:
+            return _verify_then_produce(broker, req, transactional_id, unverified)
+    return _produce(broker, req, general_error, {})
+
+
+def _produce(
+    broker: BrokerApi,
+    req: Body,
+    general_error: tuple[ErrorCode, str] | None,
+    refused: dict[tuple[str, int], ErrorCode],
+) -> Body | Any | None:
+    acks = req["acks"]
     responses = []
     waiting: list[tuple[Partition, int, dict[str, Any]]] = []
     for topic_data in req["topic_data"]:
@@ -68,6 +85,14 @@ def handle_produce(broker: BrokerApi, ctx: RequestContext, req: Body) -> Body | 
             index = pdata["index"]
             if general_error is not None:
                 partition_responses.append(_partition_error(index, *general_error))
+                continue
+            code = refused.get((name, index))
+            if code is not None:
+                partition_responses.append(
+                    _partition_error(index, code, "the partition is not in the transaction")
+                    if code is ErrorCode.INVALID_TXN_STATE
+                    else _partition_error(index, code)
+                )
                 continue
             entry, partition, end = _append(broker, name, index, pdata["records"], acks)
             partition_responses.append(entry)
@@ -80,6 +105,46 @@ def handle_produce(broker: BrokerApi, ctx: RequestContext, req: Body) -> Body | 
     if waiting:
         return _wait_for_replication(waiting, req["timeout_ms"], body)
     return body
+
+
+def unverified_partitions(broker: BrokerApi, req: Body) -> dict[tuple[int, int], list[Any]]:
+    """(producer id, epoch) -> partitions whose first batch would open a transaction of
+    that producer here: they need the coordinator's word first (KIP-890)."""
+    out: dict[tuple[int, int], list[Any]] = {}
+    for topic_data in req["topic_data"]:
+        for pdata in topic_data["partition_data"]:
+            records = pdata["records"]
+            if records is None or len(records) < BATCH_HEADER_SIZE:
+                continue
+            header = read_batch_header(records, 0)
+            if not header.is_transactional or header.producer_id < 0:
+                continue
+            partition = broker.replicas.get(topic_data["name"], pdata["index"])
+            if partition is None or header.producer_id in (
+                partition.producer_state.ongoing_transactions()
+            ):
+                continue
+            key = (header.producer_id, header.producer_epoch)
+            out.setdefault(key, []).append((topic_data["name"], pdata["index"]))
+    return out
+
+
+async def _verify_then_produce(
+    broker: BrokerApi,
+    req: Body,
+    transactional_id: str,
+    unverified: dict[tuple[int, int], list[Any]],
+) -> Body | None:
+    refused: dict[tuple[str, int], ErrorCode] = {}
+    for (producer_id, epoch), tps in unverified.items():
+        codes = await verify_partitions(broker, transactional_id, producer_id, epoch, tps)
+        refused.update({tp: code for tp, code in codes.items() if code is not ErrorCode.NONE})
+    if refused:
+        log.info("produce of %r refused after verification: %s", transactional_id, refused)
+    result = _produce(broker, req, None, refused)
+    if inspect.isawaitable(result):
+        result = await result
+    return result
 
 
 async def _wait_for_replication(

@@ -1,4 +1,4 @@
-"""InitProducerId (22) for idempotent (non-transactional) producers.
+"""InitProducerId (22): idempotent producers here, transactional ones via the coordinator.
 
 Each call hands out a fresh producer id that is never reused, even across
 restarts or brokers (blocks of ids come from the controller through the
@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from samsa.errors import ErrorCode, KafkaError
+from samsa.server.handlers.transactions import init_transactional_producer_id
 from samsa.server.router import Body, RequestContext, Router
 
 if TYPE_CHECKING:
@@ -31,12 +32,7 @@ def _error(code: int) -> Body:
 
 async def handle_init_producer_id(broker: BrokerApi, ctx: RequestContext, req: Body) -> Body:
     if req.get("transactional_id") is not None:
-        return {
-            "throttle_time_ms": 0,
-            "error_code": ErrorCode.COORDINATOR_NOT_AVAILABLE,
-            "producer_id": -1,
-            "producer_epoch": -1,
-        }
+        return await init_transactional_producer_id(broker, req)
     current_id = req.get("producer_id", -1)
     current_epoch = req.get("producer_epoch", -1)
     if current_id >= 0 and current_epoch >= 0 and current_epoch < MAX_EPOCH - 1:

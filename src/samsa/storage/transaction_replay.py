@@ -1,0 +1,80 @@
+"""Keep the producer state and the aborted transaction index in step with the log.
+
+Every path that puts batches into a partition's log -- recovery at start-up,
+a follower's appends and truncations -- replays the batch headers into the
+producer state.  Transaction markers need a little more than the header: the
+marker's type (an ABORT adds an entry to the segment's ``.txnindex``) and the
+coordinator epoch, both in the one control record, which is decoded here.
+Only control batches are ever decoded, and they are a few dozen bytes.
+"""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Iterable
+
+from samsa.errors import DecodeError
+from samsa.protocol.record_batch import BatchHeader
+from samsa.protocol.record_reader import decode_batch
+from samsa.storage.log import Log
+from samsa.storage.producer_state import ProducerStateManager
+from samsa.storage.producer_state_entry import NO_COORDINATOR_EPOCH
+
+__all__ = ["parse_marker", "replay_batches", "replay_log"]
+
+_KEY = struct.Struct(">hh")
+_VALUE = struct.Struct(">hi")
+
+BufferLike = bytes | bytearray | memoryview
+
+
+def parse_marker(buf: BufferLike, pos: int, header: BatchHeader) -> tuple[int | None, int]:
+    """(control type, coordinator epoch) of the control batch at ``pos``; the type is
+    None for a control record that is no transaction marker."""
+    try:
+        records = decode_batch(buf, pos, header)
+    except DecodeError:
+        return None, NO_COORDINATOR_EPOCH
+    if not records or records[0].key is None or len(records[0].key) < _KEY.size:
+        return None, NO_COORDINATOR_EPOCH
+    _, control_type = _KEY.unpack_from(records[0].key)
+    value = records[0].value
+    epoch = NO_COORDINATOR_EPOCH
+    if value is not None and len(value) >= _VALUE.size:
+        epoch = _VALUE.unpack_from(value)[1]
+    return (control_type if control_type in (0, 1) else None), epoch
+
+
+def replay_batches(
+    log_: Log,
+    state: ProducerStateManager,
+    batches: Iterable[tuple[BufferLike, int, BatchHeader]],
+) -> None:
+    """Replay (buffer, position, header) of batches now in ``log_``; abort markers
+    go into the aborted transaction index."""
+    for buf, pos, header in batches:
+        if header.is_control and header.producer_id >= 0:
+            control_type, coordinator_epoch = parse_marker(buf, pos, header)
+            aborted = state.replay_header(
+                header, coordinator_epoch=coordinator_epoch, control_type=control_type
+            )
+            if aborted is not None:
+                log_.append_aborted_txn(aborted)
+        else:
+            state.replay_header(header)
+
+
+def replay_log(
+    log_: Log, state: ProducerStateManager, from_offset: int, end: int | None = None
+) -> None:
+    """Rebuild state and aborted transaction index from ``from_offset`` to ``end``
+    (default the log end): index entries of markers there are dropped first and
+    re-added by the replay, so a crash mid-write never leaves one twice or lost."""
+    log_.truncate_aborted_txns_from(from_offset)
+    for header in log_.iter_batch_headers(from_offset):
+        if end is not None and header.base_offset >= end:
+            break
+        if header.is_control and header.producer_id >= 0:
+            replay_batches(log_, state, [(log_.control_batch_bytes(header), 0, header)])
+        else:
+            state.replay_header(header)
