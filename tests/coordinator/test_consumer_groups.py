@@ -359,3 +359,20 @@ async def test_classic_join_to_a_live_consumer_group_is_refused() -> None:
         },
     )
     assert answer["error_code"] == ErrorCode.INCONSISTENT_GROUP_PROTOCOL
+
+
+@async_test
+async def test_member_that_never_revokes_is_fenced_after_its_rebalance_timeout() -> None:
+    groups = await Groups().start()
+    await groups.join("m1", rebalance_timeout_ms=100)
+    await groups.join("m2")
+    await groups.beat("m1", 1)  # told to revoke
+    # Heartbeats keep the session alive but do not stop the revocation deadline.
+    for _ in range(300):
+        answer = await groups.beat("m1", 1, owned=[0, 1, 2, 3, 4, 5])
+        if answer["error_code"] != 0:
+            break
+        await asyncio.sleep(0.01)
+    assert answer["error_code"] == ErrorCode.UNKNOWN_MEMBER_ID
+    freed = await groups.beat("m2", 2)
+    assert parts(freed) == [0, 1, 2, 3, 4, 5]

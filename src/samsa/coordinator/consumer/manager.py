@@ -33,6 +33,7 @@ from samsa.coordinator.consumer.group import (
 )
 from samsa.coordinator.consumer.reconciliation import reconcile
 from samsa.coordinator.consumer.subscription import InvalidRegex, compile_regex, group_topics
+from samsa.coordinator.consumer.timers import Deadline, MemberTimers
 from samsa.coordinator.registry import GroupRegistry
 from samsa.coordinator.store import group_store_error
 from samsa.errors import DecodeError, ErrorCode, KafkaError
@@ -71,7 +72,7 @@ class ConsumerGroupManager:
         self.topics = topics
         self.groups: dict[str, ConsumerGroup] = {}
         self._locks: dict[str, asyncio.Lock] = {}
-        self._timers: dict[tuple[str, str], asyncio.TimerHandle] = {}
+        self.timers = MemberTimers(self._expired)
         self._tasks: set[asyncio.Task[None]] = set()
         registry.replay_other = self.replay_raw
 
@@ -100,7 +101,7 @@ class ConsumerGroupManager:
         group.replay(key, value)
         if group.deleted:
             del self.groups[key.group_id]
-            self._cancel_group_timers(key.group_id)
+            self.timers.cancel_group(key.group_id)
 
     async def write(self, partition: int, changes: list[records.Change]) -> None:
         """Append the changes durably, then apply them; raises KafkaError."""
@@ -227,7 +228,7 @@ class ConsumerGroupManager:
             or (owned is not None and owned != reconciled.assigned)
         )
         await self.write(partition, changes)
-        self._schedule(group_id, member_id, reconciled)
+        self._schedule(group_id, reconciled)
         return {
             "throttle_time_ms": 0,
             "error_code": 0,
@@ -335,44 +336,44 @@ class ConsumerGroupManager:
         changes = records.member_removal(group.group_id, member_id)
         changes.append(records.group_epoch(group.group_id, group.group_epoch + 1))
         await self.write(group.partition, changes)
-        self._cancel(group.group_id, member_id)
+        self.timers.cancel(group.group_id, member_id)
 
     # -------------------------------------------------------------- timers
 
-    def _schedule(self, group_id: str, member_id: str, member: ConsumerMember) -> None:
-        """(Re)start the session timer; a member that must revoke also gets its rebalance timeout."""
-        timeout_ms = self.config.session_timeout_ms
-        if member.state is MemberState.UNREVOKED_PARTITIONS and member.rebalance_timeout_ms > 0:
-            timeout_ms = min(timeout_ms, member.rebalance_timeout_ms)
-        self._cancel(group_id, member_id)
-        loop = asyncio.get_running_loop()
-        self._timers[(group_id, member_id)] = loop.call_later(
-            timeout_ms / 1000, self._expired, group_id, member_id
-        )
+    def _schedule(self, group_id: str, member: ConsumerMember) -> None:
+        """Restart the session; start the revocation deadline when the member must revoke
+        (and drop it once it has)."""
+        member_id = member.member_id
+        self.timers.start(group_id, member_id, Deadline.SESSION, self.config.session_timeout_ms)
+        if member.state is not MemberState.UNREVOKED_PARTITIONS:
+            self.timers.cancel(group_id, member_id, Deadline.REVOCATION)
+        elif not self.timers.running(group_id, member_id, Deadline.REVOCATION):
+            timeout_ms = member.rebalance_timeout_ms
+            if timeout_ms <= 0:
+                timeout_ms = self.config.session_timeout_ms
+            self.timers.start(group_id, member_id, Deadline.REVOCATION, timeout_ms)
 
-    def _cancel(self, group_id: str, member_id: str) -> None:
-        handle = self._timers.pop((group_id, member_id), None)
-        if handle is not None:
-            handle.cancel()
-
-    def _cancel_group_timers(self, group_id: str) -> None:
-        for key in [k for k in self._timers if k[0] == group_id]:
-            self._timers.pop(key).cancel()
-
-    def _expired(self, group_id: str, member_id: str) -> None:
-        self._timers.pop((group_id, member_id), None)
-        task = asyncio.ensure_future(self._fence_expired(group_id, member_id))
+    def _expired(self, group_id: str, member_id: str, kind: Deadline) -> None:
+        task = asyncio.ensure_future(self._fence_expired(group_id, member_id, kind))
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
-    async def _fence_expired(self, group_id: str, member_id: str) -> None:
+    async def _fence_expired(self, group_id: str, member_id: str, kind: Deadline) -> None:
         async with self.lock(group_id):
             group = self.groups.get(group_id)
-            if group is None or member_id not in group.members:
+            member = None if group is None else group.members.get(member_id)
+            if group is None or member is None or group.partition not in self.registry.owned:
                 return
-            if group.partition not in self.registry.owned:
+            if kind is Deadline.REVOCATION and member.state is not (
+                MemberState.UNREVOKED_PARTITIONS
+            ):
                 return
-            log.info("group %s: member %s timed out, fencing it", group_id, member_id)
+            log.info(
+                "group %s: member %s missed its %s deadline, fencing it",
+                group_id,
+                member_id,
+                kind.value,
+            )
             try:
                 await self.remove_member(group, member_id)
             except KafkaError as exc:
@@ -383,17 +384,15 @@ class ConsumerGroupManager:
         for group in self.groups.values():
             if group.partition == partition:
                 for member in group.members.values():
-                    self._schedule(group.group_id, member.member_id, member)
+                    self._schedule(group.group_id, member)
 
     def unload(self, partition: int) -> None:
         for group_id in [g for g, grp in self.groups.items() if grp.partition == partition]:
-            self._cancel_group_timers(group_id)
+            self.timers.cancel_group(group_id)
             del self.groups[group_id]
 
     def shutdown(self) -> None:
-        for handle in self._timers.values():
-            handle.cancel()
-        self._timers.clear()
+        self.timers.cancel_all()
 
 
 # ------------------------------------------------------------------ helpers
