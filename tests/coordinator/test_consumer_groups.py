@@ -22,7 +22,10 @@ class Groups:
     """A coordinator with a mutable topic list, called through the wire codec."""
 
     def __init__(
-        self, store: MemoryOffsetsStore | None = None, session_timeout_ms: int = 45_000
+        self,
+        store: MemoryOffsetsStore | None = None,
+        session_timeout_ms: int = 45_000,
+        **kwargs: Any,
     ) -> None:
         self.store = store if store is not None else MemoryOffsetsStore()
         self.topics: dict[str, tuple[bytes, int]] = {"t": (T, 6)}
@@ -32,6 +35,7 @@ class Groups:
             consumer_config=ConsumerGroupConfig(session_timeout_ms=session_timeout_ms),
             topics=lambda: self.topics,
             partition_exists=lambda t, p: True,
+            **kwargs,
         )
 
     async def start(self) -> Groups:
@@ -376,3 +380,27 @@ async def test_member_that_never_revokes_is_fenced_after_its_rebalance_timeout()
     assert answer["error_code"] == ErrorCode.UNKNOWN_MEMBER_ID
     freed = await groups.beat("m2", 2)
     assert parts(freed) == [0, 1, 2, 3, 4, 5]
+
+
+@async_test
+async def test_offsets_of_a_group_in_use_do_not_expire() -> None:
+    now = [1_000_000]
+    groups = await Groups(time_ms=lambda: now[0]).start()
+    await groups.join("m1")
+    committed = await groups.call(
+        COMMIT,
+        9,
+        {
+            "group_id": "g",
+            "generation_id_or_member_epoch": 1,
+            "member_id": "m1",
+            "topics": [
+                {"name": "t", "partitions": [{"partition_index": 0, "committed_offset": 5}]}
+            ],
+        },
+    )
+    assert committed["topics"][0]["partitions"][0]["error_code"] == 0
+    now[0] += 8 * 24 * 3600 * 1000  # past the 7-day default retention
+    assert await groups.coordinator.expire_offsets() == 0
+    await groups.beat("m1", -1)
+    assert await groups.coordinator.expire_offsets() == 1

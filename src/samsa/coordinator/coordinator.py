@@ -102,6 +102,7 @@ class GroupCoordinator:
             self.registry, consumer_config or ConsumerGroupConfig(), topics
         )
         self.consumer_admin = ConsumerGroupAdmin(self.consumer)
+        self.offsets.in_use_elsewhere = self.consumer_admin.has_members
 
     # ------------------------------------------------------------ lifecycle
 

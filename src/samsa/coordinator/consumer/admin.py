@@ -25,6 +25,11 @@ class ConsumerGroupAdmin:
     def get(self, group_id: str) -> ConsumerGroup | None:
         return self.manager.groups.get(group_id)
 
+    def has_members(self, group_id: str) -> bool:
+        """Whether a consumer group of that id is in use (its offsets do not expire)."""
+        group = self.manager.groups.get(group_id)
+        return group is not None and bool(group.members)
+
     # --------------------------------------------------------- offsets
 
     def check_commit(self, group_id: str, member_id: str, member_epoch: int) -> ErrorCode | None:
