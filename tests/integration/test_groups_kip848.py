@@ -345,3 +345,40 @@ def test_group_survives_broker_restart(tmp_path: Path) -> None:
     finally:
         broker.stop()
         broker.kill()
+
+
+def test_empty_classic_group_upgrades_and_resumes_from_its_offsets(
+    kip848_broker: BrokerProcess,
+) -> None:
+    bootstrap = kip848_broker.bootstrap
+    topic, group = "kip848-upgrade", "kip848-upgrade-g"
+    _create(bootstrap, topic, 1)
+    producer = Producer({"bootstrap.servers": bootstrap})
+    for i in range(6):
+        producer.produce(topic, str(i).encode(), partition=0)
+    assert producer.flush(10) == 0
+    classic = Consumer(
+        {
+            "bootstrap.servers": bootstrap,
+            "group.id": group,
+            "session.timeout.ms": 6000,
+            "enable.auto.commit": False,
+            "auto.offset.reset": "earliest",
+        }
+    )
+    classic.subscribe([topic])
+    try:
+        deadline = time.monotonic() + 30
+        while not classic.assignment() and time.monotonic() < deadline:
+            classic.poll(0.05)
+        classic.commit(offsets=[TopicPartition(topic, 0, 4)], asynchronous=False)
+    finally:
+        classic.close()  # leaves: the classic group is now empty
+    upgraded = Polling(_consumer(bootstrap, group), [topic])
+    try:
+        wait_until(lambda: len(upgraded.received) >= 2, 30, "the upgraded group reading")
+        assert [r[3] for r in upgraded.received[:2]] == [4, 5]
+        described = _describe(bootstrap, group)
+        assert described["group_state"] in ("Stable", "Reconciling")
+    finally:
+        upgraded.close()
