@@ -9,40 +9,19 @@ from __future__ import annotations
 import itertools
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
-from confluent_kafka.admin import AdminClient, NewTopic
+from confluent_kafka.admin import AdminClient
 
 from samsa.errors import ErrorCode
 from samsa.testing import BrokerProcess
 
+from .conftest import KIP848_SETTINGS
 from .test_bad_input import RawClient
-from .test_groups_common import wait_until
-
-SETTINGS = {
-    "group.consumer.heartbeat.interval.ms": "300",
-    "group.consumer.session.timeout.ms": "6000",
-}
-
-
-@pytest.fixture(scope="module")
-def kip848_broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BrokerProcess]:
-    proc = BrokerProcess(tmp_path_factory.mktemp("kip848") / "data", SETTINGS)
-    proc.start()
-    try:
-        yield proc
-    finally:
-        proc.stop()
-        proc.kill()
-
-
-def _create(bootstrap: str, topic: str, partitions: int) -> None:
-    admin = AdminClient({"bootstrap.servers": bootstrap})
-    admin.create_topics([NewTopic(topic, partitions, 1)])[topic].result(15)
+from .test_groups_common import create_topic, wait_until
 
 
 def _produce_one_each(bootstrap: str, topic: str, partitions: int) -> None:
@@ -136,7 +115,7 @@ def _balanced(members: list[Polling], partitions: int) -> bool:
 def test_running_member_keeps_receiving_while_five_join(kip848_broker: BrokerProcess) -> None:
     bootstrap = kip848_broker.bootstrap
     topic, group = "kip848-steady", "kip848-steady-g"
-    _create(bootstrap, topic, 6)
+    create_topic(bootstrap, topic, 6)
     feeder = Feeder(bootstrap, topic, 6)
     first = Polling(_consumer(bootstrap, group), [topic])
     others: list[Polling] = []
@@ -168,11 +147,11 @@ def test_running_member_keeps_receiving_while_five_join(kip848_broker: BrokerPro
 
 def test_regex_subscription_picks_up_new_topic(kip848_broker: BrokerProcess) -> None:
     bootstrap = kip848_broker.bootstrap
-    _create(bootstrap, "kip848-rx-a", 2)
+    create_topic(bootstrap, "kip848-rx-a", 2)
     member = Polling(_consumer(bootstrap, "kip848-rx-g"), ["^kip848-rx-.*"])
     try:
         wait_until(lambda: len(member.assignment) == 2, 30, "the existing topic assigned")
-        _create(bootstrap, "kip848-rx-b", 3)
+        create_topic(bootstrap, "kip848-rx-b", 3)
         wait_until(
             lambda: (
                 {t for t, _ in member.assignment} == {"kip848-rx-a", "kip848-rx-b"}
@@ -210,7 +189,7 @@ def test_invalid_regex_is_refused(kip848_broker: BrokerProcess) -> None:
 def test_static_member_rejoins_without_reassignment(kip848_broker: BrokerProcess) -> None:
     bootstrap = kip848_broker.bootstrap
     topic, group = "kip848-static", "kip848-static-g"
-    _create(bootstrap, topic, 4)
+    create_topic(bootstrap, topic, 4)
     a = Polling(_consumer(bootstrap, group, **{"group.instance.id": "a"}), [topic])
     b = Polling(_consumer(bootstrap, group, **{"group.instance.id": "b"}), [topic])
     try:
@@ -280,7 +259,7 @@ def _raw_commit(
 def test_stale_commit_is_fenced(kip848_broker: BrokerProcess) -> None:
     bootstrap = kip848_broker.bootstrap
     topic, group = "kip848-commit", "kip848-commit-g"
-    _create(bootstrap, topic, 2)
+    create_topic(bootstrap, topic, 2)
     _produce_one_each(bootstrap, topic, 2)
     member = Polling(_consumer(bootstrap, group), [topic])
     try:
@@ -312,11 +291,11 @@ def test_stale_commit_is_fenced(kip848_broker: BrokerProcess) -> None:
 
 
 def test_group_survives_broker_restart(tmp_path: Path) -> None:
-    broker = BrokerProcess(tmp_path / "data", SETTINGS)
+    broker = BrokerProcess(tmp_path / "data", KIP848_SETTINGS)
     broker.start()
     try:
         topic, group = "kip848-restart", "kip848-restart-g"
-        _create(broker.bootstrap, topic, 4)
+        create_topic(broker.bootstrap, topic, 4)
         _produce_one_each(broker.bootstrap, topic, 4)
         member = Polling(_consumer(broker.bootstrap, group, **{"group.instance.id": "m"}), [topic])
         try:
@@ -352,7 +331,7 @@ def test_empty_classic_group_upgrades_and_resumes_from_its_offsets(
 ) -> None:
     bootstrap = kip848_broker.bootstrap
     topic, group = "kip848-upgrade", "kip848-upgrade-g"
-    _create(bootstrap, topic, 1)
+    create_topic(bootstrap, topic, 1)
     producer = Producer({"bootstrap.servers": bootstrap})
     for i in range(6):
         producer.produce(topic, str(i).encode(), partition=0)

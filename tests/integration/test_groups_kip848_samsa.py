@@ -10,34 +10,13 @@ import itertools
 import re
 import threading
 import time
-from collections.abc import Iterator
 
-import pytest
 from confluent_kafka import Producer
-from confluent_kafka.admin import AdminClient, NewTopic
 
 from samsa.client import Consumer
 from samsa.testing import BrokerProcess
 
-from .test_groups_common import wait_until
-
-SETTINGS = {"group.consumer.heartbeat.interval.ms": "300"}
-
-
-@pytest.fixture(scope="module")
-def broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BrokerProcess]:
-    proc = BrokerProcess(tmp_path_factory.mktemp("kip848-samsa") / "data", SETTINGS)
-    proc.start()
-    try:
-        yield proc
-    finally:
-        proc.stop()
-        proc.kill()
-
-
-def _create(bootstrap: str, topic: str, partitions: int) -> None:
-    admin = AdminClient({"bootstrap.servers": bootstrap})
-    admin.create_topics([NewTopic(topic, partitions, 1)])[topic].result(15)
+from .test_groups_common import create_topic, wait_until
 
 
 class Member:
@@ -87,10 +66,10 @@ def _balanced(members: list[Member], partitions: int) -> bool:
     return owned == list(range(partitions)) and max(held) - min(held) <= 1
 
 
-def test_members_join_one_by_one_without_stopping_the_first(broker: BrokerProcess) -> None:
-    bootstrap = broker.bootstrap
+def test_members_join_one_by_one_without_stopping_the_first(kip848_broker: BrokerProcess) -> None:
+    bootstrap = kip848_broker.bootstrap
     topic, group = "samsa-kip848-steady", "samsa-kip848-steady-g"
-    _create(bootstrap, topic, 4)
+    create_topic(bootstrap, topic, 4)
     producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 5})
     stop = threading.Event()
 
@@ -128,10 +107,10 @@ def test_members_join_one_by_one_without_stopping_the_first(broker: BrokerProces
             m.close()
 
 
-def test_commits_survive_and_a_new_member_resumes_from_them(broker: BrokerProcess) -> None:
-    bootstrap = broker.bootstrap
+def test_commits_survive_and_a_new_member_resumes_from_them(kip848_broker: BrokerProcess) -> None:
+    bootstrap = kip848_broker.bootstrap
     topic, group = "samsa-kip848-commit", "samsa-kip848-commit-g"
-    _create(bootstrap, topic, 2)
+    create_topic(bootstrap, topic, 2)
     producer = Producer({"bootstrap.servers": bootstrap})
     for i in range(10):
         producer.produce(topic, str(i).encode(), partition=i % 2)
@@ -150,13 +129,13 @@ def test_commits_survive_and_a_new_member_resumes_from_them(broker: BrokerProces
         second.close()
 
 
-def test_regex_subscription_is_evaluated_by_the_broker(broker: BrokerProcess) -> None:
-    bootstrap = broker.bootstrap
-    _create(bootstrap, "samsa-kip848-rx-a", 1)
+def test_regex_subscription_is_evaluated_by_the_broker(kip848_broker: BrokerProcess) -> None:
+    bootstrap = kip848_broker.bootstrap
+    create_topic(bootstrap, "samsa-kip848-rx-a", 1)
     member = Member(bootstrap, "samsa-kip848-rx-g", re.compile("samsa-kip848-rx-.*"))
     try:
         wait_until(lambda: member.assignment == {("samsa-kip848-rx-a", 0)}, 30, "topic a")
-        _create(bootstrap, "samsa-kip848-rx-b", 1)
+        create_topic(bootstrap, "samsa-kip848-rx-b", 1)
         wait_until(
             lambda: member.assignment == {("samsa-kip848-rx-a", 0), ("samsa-kip848-rx-b", 0)},
             30,
@@ -166,10 +145,10 @@ def test_regex_subscription_is_evaluated_by_the_broker(broker: BrokerProcess) ->
         member.close()
 
 
-def test_static_member_returns_to_the_same_partitions(broker: BrokerProcess) -> None:
-    bootstrap = broker.bootstrap
+def test_static_member_returns_to_the_same_partitions(kip848_broker: BrokerProcess) -> None:
+    bootstrap = kip848_broker.bootstrap
     topic, group = "samsa-kip848-static", "samsa-kip848-static-g"
-    _create(bootstrap, topic, 4)
+    create_topic(bootstrap, topic, 4)
     a = Member(bootstrap, group, [topic], **{"group.instance.id": "a"})
     b = Member(bootstrap, group, [topic], **{"group.instance.id": "b"})
     try:

@@ -62,12 +62,7 @@ class ConsumerProtocolCoordinator(ConsumerCoordinator):
 
     def on_join_prepare(self) -> None:
         """Only a fenced member gives everything up; otherwise partitions move one by one."""
-        if self._lost:
-            self._lost = False
-            lost = list(self.subscriptions.assignment)
-            if lost:
-                self._invoke(self.on_lost or self.on_revoke, lost)
-                self.subscriptions.assign_from_subscribed([])
+        self.give_up_lost_partitions()
 
     def reset_generation(self) -> None:
         member_id = self.member_id

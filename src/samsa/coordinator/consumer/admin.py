@@ -41,23 +41,14 @@ class ConsumerGroupAdmin:
         if member_epoch < 0 and not member_id:
             # An admin or standalone commit: only while nobody consumes.
             return None if not group.members else ErrorCode.UNKNOWN_MEMBER_ID
-        member = group.members.get(member_id)
-        if member is None:
-            return ErrorCode.UNKNOWN_MEMBER_ID
-        if member_epoch != member.member_epoch:
-            return ErrorCode.STALE_MEMBER_EPOCH
-        return ErrorCode.NONE
+        return _check_member(group, member_id, member_epoch)
 
     def check_fetch(self, group_id: str, member_id: str | None, member_epoch: int) -> ErrorCode:
+        """OffsetFetch v9: a member that names itself must be at its current epoch."""
         group = self.get(group_id)
         if group is None or member_id is None or (member_epoch < 0 and not member_id):
             return ErrorCode.NONE
-        member = group.members.get(member_id)
-        if member is None:
-            return ErrorCode.UNKNOWN_MEMBER_ID
-        if member_epoch != member.member_epoch:
-            return ErrorCode.STALE_MEMBER_EPOCH
-        return ErrorCode.NONE
+        return _check_member(group, member_id, member_epoch)
 
     # ----------------------------------------------------------- views
 
@@ -152,6 +143,15 @@ class ConsumerGroupAdmin:
             except KafkaError as exc:
                 return exc.code
         return ErrorCode.NONE
+
+
+def _check_member(group: ConsumerGroup, member_id: str, member_epoch: int) -> ErrorCode:
+    member = group.members.get(member_id)
+    if member is None:
+        return ErrorCode.UNKNOWN_MEMBER_ID
+    if member_epoch != member.member_epoch:
+        return ErrorCode.STALE_MEMBER_EPOCH
+    return ErrorCode.NONE
 
 
 def _named(group: ConsumerGroup, assignment: Assignment) -> list[Body]:
