@@ -42,8 +42,9 @@ FIND_COORDINATOR = 10
 class Member(threading.Thread):
     """One group member: consume, then commit synchronously what it consumed."""
 
-    def __init__(self, name: str, bootstrap: str) -> None:
+    def __init__(self, name: str, bootstrap: str, protocol: str = "classic") -> None:
         super().__init__(name=f"member-{name}", daemon=True)
+        self.protocol = protocol
         self.member_name = name
         self.bootstrap = bootstrap
         self.lock = threading.Lock()
@@ -56,6 +57,12 @@ class Member(threading.Thread):
         self._halt = threading.Event()
 
     def run(self) -> None:
+        # KIP-848 members take session and heartbeat settings from the broker.
+        timing = (
+            {"session.timeout.ms": 6000, "heartbeat.interval.ms": 500}
+            if self.protocol == "classic"
+            else {"group.protocol": "consumer"}
+        )
         consumer = Consumer(
             {
                 "bootstrap.servers": self.bootstrap,
@@ -63,8 +70,7 @@ class Member(threading.Thread):
                 "client.id": self.member_name,
                 "enable.auto.commit": False,
                 "auto.offset.reset": "earliest",
-                "session.timeout.ms": 6000,
-                "heartbeat.interval.ms": 500,
+                **timing,
                 "socket.timeout.ms": 5000,
                 "fetch.wait.max.ms": 100,
                 "reconnect.backoff.ms": 50,
@@ -73,13 +79,14 @@ class Member(threading.Thread):
             }
         )
 
+        # Incremental: KIP-848 members are given and asked for partitions a few at a time.
         def on_assign(_: Consumer, partitions: list[TopicPartition]) -> None:
             with self.lock:
-                self.assigned = {p.partition for p in partitions}
+                self.assigned |= {p.partition for p in partitions}
 
         def on_revoke(_: Consumer, partitions: list[TopicPartition]) -> None:
             with self.lock:
-                self.assigned = set()
+                self.assigned -= {p.partition for p in partitions}
 
         try:
             consumer.subscribe([TOPIC], on_assign=on_assign, on_revoke=on_revoke)
@@ -124,6 +131,13 @@ def find_coordinator(cluster: LocalCluster, node_id: int) -> int | None:
     return None if entry["error_code"] else int(entry["node_id"])
 
 
+def group_epoch(cluster: LocalCluster, node_id: int) -> int | None:
+    """The KIP-848 group epoch on its coordinator ``node_id`` (None: not loaded there)."""
+    body = {"group_ids": [GROUP], "include_authorized_operations": False}
+    (group,) = call(f"127.0.0.1:{cluster.client_ports[node_id]}", 69, 0, body)["groups"]
+    return None if group["error_code"] else int(group["group_epoch"])
+
+
 def offsets_partition_leaders(cluster: LocalCluster, node_id: int) -> set[int]:
     """The brokers leading a ``__consumer_offsets`` partition, as ``node_id`` sees it."""
     return {
@@ -164,7 +178,11 @@ class CommittedOffsets:
 
 @pytest.fixture
 def cluster(tmp_path: Path) -> Iterator[LocalCluster]:
-    with LocalCluster(tmp_path, controllers=3) as c:
+    settings = {
+        "group.consumer.heartbeat.interval.ms": "500",
+        "group.consumer.session.timeout.ms": "6000",
+    }
+    with LocalCluster(tmp_path, controllers=3, settings=settings) as c:
         c.start()
         try:
             yield c
@@ -174,9 +192,11 @@ def cluster(tmp_path: Path) -> Iterator[LocalCluster]:
 
 
 @pytest.mark.timeout(240)
+@pytest.mark.parametrize("protocol", ["classic", "consumer"])
 def test_group_keeps_consuming_and_its_offsets_when_the_coordinator_dies(
-    cluster: LocalCluster,
+    cluster: LocalCluster, protocol: str
 ) -> None:
+    """``consumer``: a KIP-848 group, whose state the successor loads from the log."""
     create_topic(
         cluster.bootstrap,
         TOPIC,
@@ -185,7 +205,7 @@ def test_group_keeps_consuming_and_its_offsets_when_the_coordinator_dies(
         configs={"min.insync.replicas": "2"},
     )
     producer = ConfluentProducer("writer", cluster.bootstrap, TOPIC, PARTITIONS, rate=100)
-    members = [Member(name, cluster.bootstrap) for name in ("m1", "m2")]
+    members = [Member(name, cluster.bootstrap, protocol) for name in ("m1", "m2")]
     committed = CommittedOffsets()
     producer.start()
     try:
@@ -209,6 +229,7 @@ def test_group_keeps_consuming_and_its_offsets_when_the_coordinator_dies(
         assert coordinator in offsets_partition_leaders(cluster, 1)
         before = committed.sample(cluster.bootstrap)
         progress_before = [m.progress() for m in members]
+        epoch_before = group_epoch(cluster, coordinator) if protocol == "consumer" else None
 
         cluster.kill(coordinator)
         survivors = [n for n in cluster.nodes if n != coordinator]
@@ -234,6 +255,9 @@ def test_group_keeps_consuming_and_its_offsets_when_the_coordinator_dies(
             kept_going, 60, f"the group consuming and committing through coordinator {successor}"
         )
         after = committed.sample(bootstrap)
+        if epoch_before is not None:
+            # Loaded from the log, not rebuilt by members rejoining (which bumps the epoch).
+            assert group_epoch(cluster, successor) == epoch_before
     finally:
         producer.abort()
         for member in members:
