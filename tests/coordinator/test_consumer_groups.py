@@ -16,6 +16,7 @@ from .helpers import async_test
 T = b"\x01" * 16
 U = b"\x02" * 16
 HEARTBEAT, DESCRIBE, COMMIT, FETCH, LIST, DESCRIBE_GROUPS, JOIN = 68, 69, 8, 9, 16, 15, 11
+OFFSET_DELETE = 47
 
 
 class Groups:
@@ -52,6 +53,7 @@ class Groups:
             LIST: c.list_groups,
             DESCRIBE_GROUPS: c.describe_groups,
             JOIN: c.join_group,
+            OFFSET_DELETE: c.offset_delete,
         }[key]
         request = decode_message(key, version, encode_message(key, version, body, True), True)
         response = await method(request, version)
@@ -404,3 +406,36 @@ async def test_offsets_of_a_group_in_use_do_not_expire() -> None:
     assert await groups.coordinator.expire_offsets() == 0
     await groups.beat("m1", -1)
     assert await groups.coordinator.expire_offsets() == 1
+
+
+@async_test
+async def test_offsets_of_subscribed_topics_cannot_be_deleted() -> None:
+    groups = await Groups().start()
+    groups.topics["old"] = (U, 1)
+    await groups.join("m1")
+    for topic in ("t", "old"):
+        await groups.call(
+            COMMIT,
+            9,
+            {
+                "group_id": "g",
+                "generation_id_or_member_epoch": 1,
+                "member_id": "m1",
+                "topics": [
+                    {"name": topic, "partitions": [{"partition_index": 0, "committed_offset": 3}]}
+                ],
+            },
+        )
+    answer = await groups.call(
+        OFFSET_DELETE,
+        0,
+        {
+            "group_id": "g",
+            "topics": [
+                {"name": "t", "partitions": [{"partition_index": 0}]},
+                {"name": "old", "partitions": [{"partition_index": 0}]},
+            ],
+        },
+    )
+    errors = {t["name"]: t["partitions"][0]["error_code"] for t in answer["topics"]}
+    assert errors == {"t": ErrorCode.GROUP_SUBSCRIBED_TO_TOPIC, "old": 0}

@@ -387,9 +387,14 @@ class GroupCoordinator:
         wanted = [
             (t["name"], p["partition_index"]) for t in topics for p in t.get("partitions") or ()
         ]
+        # A consumer group's members still read their topics: those offsets stay.
+        subscribed = self.consumer_admin.subscribed_topics(request["group_id"])
+        refused = {tp: ErrorCode.GROUP_SUBSCRIBED_TO_TOPIC for tp in wanted if tp[0] in subscribed}
+        wanted = [tp for tp in wanted if tp not in refused]
         error, results = await self.offsets.delete(request["group_id"], wanted)
         if error is not ErrorCode.NONE:
             return {"error_code": int(error), "throttle_time_ms": 0, "topics": []}
+        results.update(refused)
         return {
             "error_code": 0,
             "throttle_time_ms": 0,

@@ -25,6 +25,11 @@ class ConsumerGroupAdmin:
     def get(self, group_id: str) -> ConsumerGroup | None:
         return self.manager.groups.get(group_id)
 
+    def subscribed_topics(self, group_id: str) -> frozenset[str]:
+        """The topics a consumer group's members read now (empty for other groups)."""
+        group = self.manager.groups.get(group_id)
+        return frozenset(group.topics) if group is not None and group.members else frozenset()
+
     def has_members(self, group_id: str) -> bool:
         """Whether a consumer group of that id is in use (its offsets do not expire)."""
         group = self.manager.groups.get(group_id)
