@@ -161,3 +161,29 @@ def test_static_member_returns_to_the_same_partitions(kip848_broker: BrokerProce
     finally:
         a.close()
         b.close()
+
+
+def test_a_new_subscribe_reaches_the_broker(kip848_broker: BrokerProcess) -> None:
+    bootstrap = kip848_broker.bootstrap
+    create_topic(bootstrap, "samsa-kip848-resub-a", 1)
+    create_topic(bootstrap, "samsa-kip848-resub-b", 2)
+    consumer = Consumer(
+        {
+            "bootstrap.servers": bootstrap,
+            "group.id": "samsa-kip848-resub-g",
+            "group.protocol": "consumer",
+        }
+    )
+    try:
+
+        def holds(topics: set[str], count: int) -> bool:
+            consumer.poll(0.05)
+            held = consumer.assignment()
+            return {tp.topic for tp in held} == topics and len(held) == count
+
+        consumer.subscribe(["samsa-kip848-resub-a"])
+        wait_until(lambda: holds({"samsa-kip848-resub-a"}, 1), 30, "topic a assigned")
+        consumer.subscribe(["samsa-kip848-resub-b"])
+        wait_until(lambda: holds({"samsa-kip848-resub-b"}, 2), 30, "topic b instead of a")
+    finally:
+        consumer.close()

@@ -54,7 +54,7 @@ class ConsumerProtocolCoordinator(ConsumerCoordinator):
         self._pending_assignment: Assignment | None = None
         self._names: dict[bytes, str] = {}
         self._ids: dict[str, bytes] = {}
-        self._joined_once = False
+        self._sent_subscription: tuple[object, ...] | None = None
 
     # -- membership ------------------------------------------------------------------
     def need_rejoin(self) -> bool:
@@ -76,7 +76,7 @@ class ConsumerProtocolCoordinator(ConsumerCoordinator):
             return False
         assert self.coordinator_id is not None
         epoch = max(self.generation_id, 0)
-        body = self._heartbeat_body(epoch, full=epoch == 0 or not self._joined_once)
+        body = self._heartbeat_body(epoch, full=epoch == 0)
         future = self.client.send(self.coordinator_id, CONSUMER_GROUP_HEARTBEAT, body)
         if not self._wait(future, deadline_ms):
             return False
@@ -111,9 +111,20 @@ class ConsumerProtocolCoordinator(ConsumerCoordinator):
 
         future.add_callback(done)
 
+    def _subscription(self) -> tuple[object, ...]:
+        pattern = self.subscriptions.pattern
+        if pattern is not None:
+            return ("regex", pattern.pattern)
+        return ("names", *sorted(self.subscriptions.subscription))
+
     def _heartbeat_body(self, epoch: int, *, full: bool) -> dict[str, Any]:
+        """The request; ``full`` (joining) sends every field, otherwise only what changed
+        (the subscription after a new ``subscribe()``) and, always, the owned partitions."""
         subs = self.subscriptions
         pattern = subs.pattern
+        subscription = self._subscription()
+        resend = full or subscription != self._sent_subscription
+        self._sent_subscription = subscription
         owned: dict[bytes, list[int]] = {}
         if epoch > 0:
             for tp in subs.assignment:
@@ -128,9 +139,9 @@ class ConsumerProtocolCoordinator(ConsumerCoordinator):
             "rack_id": None,
             "rebalance_timeout_ms": self.rebalance_timeout_ms if full else -1,
             "subscribed_topic_names": (
-                sorted(subs.subscription) if full and pattern is None else None
+                sorted(subs.subscription) if resend and pattern is None else None
             ),
-            "subscribed_topic_regex": pattern.pattern if full and pattern is not None else None,
+            "subscribed_topic_regex": pattern.pattern if resend and pattern is not None else None,
             "server_assignor": self.remote_assignor if full else None,
             "topic_partitions": [
                 {"topic_id": t, "partitions": sorted(ps)} for t, ps in sorted(owned.items())
@@ -143,7 +154,6 @@ class ConsumerProtocolCoordinator(ConsumerCoordinator):
             with self._cond:
                 self._last_heartbeat_ok_ms = self.client.now_ms()
                 self.generation_id = resp["member_epoch"]
-                self._joined_once = True
                 if resp.get("member_id"):
                     self.member_id = resp["member_id"]
                 if resp["heartbeat_interval_ms"] > 0:
@@ -159,7 +169,6 @@ class ConsumerProtocolCoordinator(ConsumerCoordinator):
             log.info("[%s] %s; rejoining", self.group_id, err)
             self.on_partitions_lost()
             self.reset_generation()
-            self._joined_once = False
         elif err.code in COORDINATOR_ERRORS:
             self.mark_coordinator_unknown(str(err))
         elif err.code is ErrorCode.COORDINATOR_LOAD_IN_PROGRESS:
