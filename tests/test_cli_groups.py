@@ -68,8 +68,41 @@ def test_list_shows_group_state_and_protocol_type(
 ) -> None:
     assert main(["groups", "list", "--bootstrap", broker.bootstrap]) == 0
     out = rows(capsys.readouterr().out)
-    assert out[0] == ["GROUP", "STATE", "PROTOCOL-TYPE"]
-    assert [GROUP, "Stable", "consumer"] in out[1:]
+    assert out[0] == ["GROUP", "TYPE", "STATE", "PROTOCOL-TYPE"]
+    assert [GROUP, "classic", "Stable", "consumer"] in out[1:]
+
+
+def test_consumer_protocol_group_shows_type_epochs_and_target(
+    broker: BrokerProcess, member: Consumer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    group = "cli-kip848-group"
+    consumer = Consumer(
+        {
+            "bootstrap.servers": broker.bootstrap,
+            "group.id": group,
+            "group.protocol": "consumer",
+            "client.id": "cli-kip848-client",
+            "enable.auto.commit": False,
+            "auto.offset.reset": "earliest",
+        }
+    )
+    consumer.subscribe([TOPIC])
+    try:
+        deadline = time.monotonic() + 20
+        while len(consumer.assignment()) < 3 and time.monotonic() < deadline:
+            consumer.poll(0.05)
+        assert len(consumer.assignment()) == 3
+        assert main(["groups", "list", "--bootstrap", broker.bootstrap]) == 0
+        assert [group, "consumer", "Stable", "consumer"] in rows(capsys.readouterr().out)
+        assert main(["groups", "describe", group, "--bootstrap", broker.bootstrap]) == 0
+        text = capsys.readouterr().out
+        assert f"GROUP {group}  TYPE consumer  STATE Stable  GROUP-EPOCH 1" in text
+        (member_row,) = [r for r in rows(text) if r[0] == consumer.memberid()]
+        assert member_row[1:] == [
+            "-", "1", "cli-kip848-client", "/127.0.0.1", f"{TOPIC}:0,1,2", f"{TOPIC}:0,1,2"
+        ]  # fmt: skip
+    finally:
+        consumer.close()
 
 
 def test_describe_shows_members_offsets_and_lag(

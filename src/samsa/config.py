@@ -172,6 +172,25 @@ _KEYS: list[ConfigKey] = [
     ConfigKey("group.min.session.timeout.ms", int, 6000, "Smallest accepted session timeout."),
     ConfigKey("group.max.session.timeout.ms", int, 1800000, "Largest accepted session timeout."),
     ConfigKey("group.max.size", int, INT32_MAX, "Members per group."),
+    ConfigKey(
+        "group.consumer.session.timeout.ms",
+        int,
+        45000,
+        "KIP-848 consumer groups: a member silent this long is removed.",
+    ),
+    ConfigKey(
+        "group.consumer.heartbeat.interval.ms",
+        int,
+        5000,
+        "KIP-848 consumer groups: how often members are told to heartbeat.",
+    ),
+    ConfigKey(
+        "group.consumer.assignors",
+        _list,
+        ["uniform", "range"],
+        "KIP-848 server-side assignors; the first is the default.",
+    ),
+    ConfigKey("group.consumer.max.size", int, INT32_MAX, "Members per consumer group."),
     ConfigKey("offsets.topic.num.partitions", int, 50, "Partitions of __consumer_offsets."),
     ConfigKey(
         "offsets.topic.segment.bytes",

@@ -20,8 +20,11 @@ from tests.cluster.workload import where
 class Member(threading.Thread):
     """One group member: consume, then commit synchronously what it consumed."""
 
-    def __init__(self, name: str, bootstrap: str, topic: str, group: str) -> None:
+    def __init__(
+        self, name: str, bootstrap: str, topic: str, group: str, protocol: str = "classic"
+    ) -> None:
         super().__init__(name=f"member-{name}", daemon=True)
+        self.protocol = protocol
         self.member_name = name
         self.topic = topic
         self.group = group
@@ -36,6 +39,12 @@ class Member(threading.Thread):
         self._halt = threading.Event()
 
     def run(self) -> None:
+        # KIP-848 members take session and heartbeat settings from the broker.
+        timing = (
+            {"session.timeout.ms": 6000, "heartbeat.interval.ms": 500}
+            if self.protocol == "classic"
+            else {"group.protocol": "consumer"}
+        )
         consumer = Consumer(
             {
                 "bootstrap.servers": self.bootstrap,
@@ -43,8 +52,7 @@ class Member(threading.Thread):
                 "client.id": self.member_name,
                 "enable.auto.commit": False,
                 "auto.offset.reset": "earliest",
-                "session.timeout.ms": 6000,
-                "heartbeat.interval.ms": 500,
+                **timing,
                 "socket.timeout.ms": 5000,
                 "fetch.wait.max.ms": 100,
                 "reconnect.backoff.ms": 50,
@@ -53,13 +61,14 @@ class Member(threading.Thread):
             }
         )
 
+        # Incremental: KIP-848 members are given and asked for partitions a few at a time.
         def on_assign(_: Consumer, partitions: list[TopicPartition]) -> None:
             with self.lock:
-                self.assigned = {p.partition for p in partitions}
+                self.assigned |= {p.partition for p in partitions}
 
         def on_revoke(_: Consumer, partitions: list[TopicPartition]) -> None:
             with self.lock:
-                self.assigned = set()
+                self.assigned -= {p.partition for p in partitions}
 
         try:
             consumer.subscribe([self.topic], on_assign=on_assign, on_revoke=on_revoke)

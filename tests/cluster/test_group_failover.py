@@ -45,6 +45,13 @@ def find_coordinator(cluster: LocalCluster, node_id: int) -> int | None:
     return None if entry["error_code"] else int(entry["node_id"])
 
 
+def group_epoch(cluster: LocalCluster, node_id: int) -> int | None:
+    """The KIP-848 group epoch on its coordinator ``node_id`` (None: not loaded there)."""
+    body = {"group_ids": [GROUP], "include_authorized_operations": False}
+    (group,) = call(f"127.0.0.1:{cluster.client_ports[node_id]}", 69, 0, body)["groups"]
+    return None if group["error_code"] else int(group["group_epoch"])
+
+
 def offsets_partition_leaders(cluster: LocalCluster, node_id: int) -> set[int]:
     """The brokers leading a ``__consumer_offsets`` partition, as ``node_id`` sees it."""
     return {
@@ -57,7 +64,11 @@ def offsets_partition_leaders(cluster: LocalCluster, node_id: int) -> set[int]:
 
 @pytest.fixture
 def cluster(tmp_path: Path) -> Iterator[LocalCluster]:
-    with LocalCluster(tmp_path, controllers=3) as c:
+    settings = {
+        "group.consumer.heartbeat.interval.ms": "500",
+        "group.consumer.session.timeout.ms": "6000",
+    }
+    with LocalCluster(tmp_path, controllers=3, settings=settings) as c:
         c.start()
         try:
             yield c
@@ -67,9 +78,11 @@ def cluster(tmp_path: Path) -> Iterator[LocalCluster]:
 
 
 @pytest.mark.timeout(240)
+@pytest.mark.parametrize("protocol", ["classic", "consumer"])
 def test_group_keeps_consuming_and_its_offsets_when_the_coordinator_dies(
-    cluster: LocalCluster,
+    cluster: LocalCluster, protocol: str
 ) -> None:
+    """``consumer``: a KIP-848 group, whose state the successor loads from the log."""
     create_topic(
         cluster.bootstrap,
         TOPIC,
@@ -78,7 +91,7 @@ def test_group_keeps_consuming_and_its_offsets_when_the_coordinator_dies(
         configs={"min.insync.replicas": "2"},
     )
     producer = ConfluentProducer("writer", cluster.bootstrap, TOPIC, PARTITIONS, rate=100)
-    members = [Member(name, cluster.bootstrap, TOPIC, GROUP) for name in ("m1", "m2")]
+    members = [Member(name, cluster.bootstrap, TOPIC, GROUP, protocol) for name in ("m1", "m2")]
     committed = CommittedOffsets(TOPIC, GROUP)
     producer.start()
     try:
@@ -102,6 +115,7 @@ def test_group_keeps_consuming_and_its_offsets_when_the_coordinator_dies(
         assert coordinator in offsets_partition_leaders(cluster, 1)
         before = committed.sample(cluster.bootstrap)
         progress_before = [m.progress() for m in members]
+        epoch_before = group_epoch(cluster, coordinator) if protocol == "consumer" else None
 
         cluster.kill(coordinator)
         survivors = [n for n in cluster.nodes if n != coordinator]
@@ -127,6 +141,9 @@ def test_group_keeps_consuming_and_its_offsets_when_the_coordinator_dies(
             kept_going, 60, f"the group consuming and committing through coordinator {successor}"
         )
         after = committed.sample(bootstrap)
+        if epoch_before is not None:
+            # Loaded from the log, not rebuilt by members rejoining (which bumps the epoch).
+            assert group_epoch(cluster, successor) == epoch_before
     finally:
         producer.abort()
         for member in members:

@@ -39,3 +39,22 @@ def stored_batches(data_dir: Path, topic: str, partition: int = 0) -> list[Batch
     for segment in sorted((data_dir / f"{topic}-{partition}").glob("*.log")):
         headers.extend(h for _, h in iter_batches(segment.read_bytes()))
     return headers
+
+
+KIP848_SETTINGS = {
+    "group.consumer.heartbeat.interval.ms": "300",
+    "group.consumer.session.timeout.ms": "6000",
+}
+"""KIP-848 groups in tests: heartbeats often enough that reconciling takes well under a second."""
+
+
+@pytest.fixture(scope="module")
+def kip848_broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BrokerProcess]:
+    """One broker with KIP848_SETTINGS shared by a test module."""
+    proc = BrokerProcess(tmp_path_factory.mktemp("kip848") / "data", KIP848_SETTINGS)
+    proc.start()
+    try:
+        yield proc
+    finally:
+        proc.stop()
+        proc.kill()

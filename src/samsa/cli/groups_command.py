@@ -30,6 +30,7 @@ from samsa.cli.common import (
 )
 from samsa.cli.groups_reset import add_reset_parser, resolve_partitions
 from samsa.client.admin import LATEST, Admin, GroupDescription
+from samsa.client.admin.consumer_groups import ConsumerGroupDescription
 from samsa.client.metadata import TopicPartition
 from samsa.errors import SamsaError
 
@@ -88,13 +89,20 @@ def run_list(args: argparse.Namespace) -> int:
     if args.output == "json":
         print_json(
             [
-                {"group": g.group_id, "state": g.state, "protocol_type": g.protocol_type}
+                {
+                    "group": g.group_id,
+                    "state": g.state,
+                    "protocol_type": g.protocol_type,
+                    "type": g.group_type or None,
+                }
                 for g in groups
             ]
         )
         return 0
-    rows = [(g.group_id, g.state or "-", g.protocol_type or "-") for g in groups]
-    print_table(console(), ("GROUP", "STATE", "PROTOCOL-TYPE"), rows)
+    rows = [
+        (g.group_id, g.group_type or "-", g.state or "-", g.protocol_type or "-") for g in groups
+    ]
+    print_table(console(), ("GROUP", "TYPE", "STATE", "PROTOCOL-TYPE"), rows)
     return 0
 
 
@@ -142,6 +150,10 @@ def print_describe(admin: Admin, group: str, timeout: float, output: str) -> Non
         raise CliError(f"group {group!r} does not exist")
     lags = partition_lags(admin, desc, {tp: o.offset for tp, o in committed.items()}, timeout)
     members = sorted(desc.members, key=lambda m: m.member_id)
+    modern = consumer_group(admin, desc, timeout)
+    if modern is not None:
+        print_consumer_group(modern, lags, output)
+        return
     if output == "json":
         print_json(
             {
@@ -159,17 +171,7 @@ def print_describe(admin: Admin, group: str, timeout: float, output: str) -> Non
                     }
                     for m in members
                 ],
-                "partitions": [
-                    {
-                        "topic": p.tp.topic,
-                        "partition": p.tp.partition,
-                        "committed_offset": p.committed,
-                        "log_end_offset": p.log_end,
-                        "lag": p.lag,
-                        "member_id": p.member_id,
-                    }
-                    for p in lags
-                ],
+                "partitions": lags_json(lags),
             }
         )
         return
@@ -193,11 +195,77 @@ def print_describe(admin: Admin, group: str, timeout: float, output: str) -> Non
         ],
     )
     con.print()
+    print_lags(con, lags)
+
+
+def consumer_group(
+    admin: Admin, desc: GroupDescription, timeout: float
+) -> ConsumerGroupDescription | None:
+    """The KIP-848 view of a ``consumer``-protocol group, when the broker has one."""
+    if desc.protocol_type != "consumer":
+        return None
+    try:
+        return admin.describe_consumer_groups([desc.group_id], timeout=timeout).get(desc.group_id)
+    except SamsaError:
+        return None  # a broker without ConsumerGroupDescribe: the classic view will do
+
+
+def print_consumer_group(
+    group: ConsumerGroupDescription, lags: list[PartitionLag], output: str
+) -> None:
+    """Type, epochs and target assignment of a KIP-848 group, then its partitions' lag."""
+    members = sorted(group.members, key=lambda m: m.member_id)
+    if output == "json":
+        print_json(
+            {
+                "group": group.group_id,
+                "type": "consumer",
+                "state": group.state,
+                "group_epoch": group.group_epoch,
+                "assignment_epoch": group.assignment_epoch,
+                "assignor": group.assignor,
+                "members": [
+                    {
+                        "member_id": m.member_id,
+                        "group_instance_id": m.instance_id,
+                        "member_epoch": m.member_epoch,
+                        "client_id": m.client_id,
+                        "host": m.client_host,
+                        "assignment": {t: list(ps) for t, ps in sorted(m.assignment.items())},
+                        "target_assignment": {
+                            t: list(ps) for t, ps in sorted(m.target_assignment.items())
+                        },
+                    }
+                    for m in members
+                ],
+                "partitions": lags_json(lags),
+            }
+        )
+        return
+    con = console()
+    con.print(
+        f"GROUP {group.group_id}  TYPE consumer  STATE {group.state}"
+        f"  GROUP-EPOCH {group.group_epoch}  ASSIGNMENT-EPOCH {group.assignment_epoch}"
+        f"  ASSIGNOR {group.assignor or '-'}  MEMBERS {len(members)}\n"
+    )
     print_table(
         con,
-        ("TOPIC", "PARTITION", "COMMITTED-OFFSET", "LOG-END-OFFSET", "LAG", "MEMBER-ID"),
-        [(p.tp.topic, p.tp.partition, p.committed, p.log_end, p.lag, p.member_id) for p in lags],
+        ("MEMBER-ID", "INSTANCE-ID", "EPOCH", "CLIENT-ID", "HOST", "ASSIGNMENT", "TARGET"),
+        [
+            (
+                m.member_id,
+                m.instance_id,
+                m.member_epoch,
+                m.client_id,
+                m.client_host,
+                fmt_assignment(m.assignment),
+                fmt_assignment(m.target_assignment),
+            )
+            for m in members
+        ],
     )
+    con.print()
+    print_lags(con, lags)
 
 
 def partition_lags(
@@ -227,6 +295,28 @@ def partition_lags(
 
 
 # -- formatting ------------------------------------------------------------------------
+
+
+def lags_json(lags: list[PartitionLag]) -> list[dict[str, Any]]:
+    return [
+        {
+            "topic": p.tp.topic,
+            "partition": p.tp.partition,
+            "committed_offset": p.committed,
+            "log_end_offset": p.log_end,
+            "lag": p.lag,
+            "member_id": p.member_id,
+        }
+        for p in lags
+    ]
+
+
+def print_lags(con: Any, lags: list[PartitionLag]) -> None:
+    print_table(
+        con,
+        ("TOPIC", "PARTITION", "COMMITTED-OFFSET", "LOG-END-OFFSET", "LAG", "MEMBER-ID"),
+        [(p.tp.topic, p.tp.partition, p.committed, p.log_end, p.lag, p.member_id) for p in lags],
+    )
 
 
 def fmt_assignment(assignment: dict[str, tuple[int, ...]]) -> str:

@@ -1,4 +1,5 @@
-"""The classic group coordinator and ``__consumer_offsets`` persistence.
+"""The group coordinator (classic groups, and KIP-848 consumer groups in
+``consumer/``) and ``__consumer_offsets`` persistence.
 
 The broker builds one ``GroupCoordinator`` over an ``OffsetsStore`` adapter of
 its log and calls one method per group API.  This package imports only

@@ -20,6 +20,9 @@ from typing import Any
 
 from samsa.coordinator.admin import GroupAdmin
 from samsa.coordinator.config import GroupConfig
+from samsa.coordinator.consumer.admin import ConsumerGroupAdmin
+from samsa.coordinator.consumer.config import ConsumerGroupConfig
+from samsa.coordinator.consumer.manager import ConsumerGroupManager, TopicLookup
 from samsa.coordinator.group import GroupState, JoinResult, SyncResult
 from samsa.coordinator.membership import JoinRequest, Membership
 from samsa.coordinator.offsets import OffsetManager, OffsetToCommit, PartitionExists
@@ -62,6 +65,10 @@ def _always(topic: str, partition: int) -> bool:
     return True
 
 
+def _no_topics() -> dict[str, tuple[bytes, int]]:
+    return {}
+
+
 def coordinator_key_type_supported(key_type: int) -> bool:
     """FindCoordinator key types this broker coordinates: groups (0) here and
     transactional ids (1) in ``samsa.transaction``."""
@@ -79,6 +86,8 @@ class GroupCoordinator:
         time_ms: Callable[[], int] = _wall_clock_ms,
         partition_exists: PartitionExists = _always,
         on_transition: TransitionListener | None = None,
+        consumer_config: ConsumerGroupConfig | None = None,
+        topics: TopicLookup = _no_topics,
     ) -> None:
         self.config = config
         self.registry = GroupRegistry(store, config, time_ms)
@@ -87,6 +96,11 @@ class GroupCoordinator:
         self.offsets = OffsetManager(self.registry, self.rebalancer, partition_exists)
         self.admin = GroupAdmin(self.registry, self.rebalancer)
         self.txn_offsets = TxnOffsets(self.registry, self.offsets)
+        self.consumer = ConsumerGroupManager(
+            self.registry, consumer_config or ConsumerGroupConfig(), topics
+        )
+        self.consumer_admin = ConsumerGroupAdmin(self.consumer)
+        self.offsets.in_use_elsewhere = self.consumer_admin.has_members
 
     # ------------------------------------------------------------ lifecycle
 
@@ -103,6 +117,7 @@ class GroupCoordinator:
     async def load(self, partition: int) -> None:
         """Become coordinator for ``partition``: replay its records; its groups answer LOAD_IN_PROGRESS meanwhile."""
         await self.registry.load(partition)
+        self.consumer.loaded(partition)
 
     async def load_all(self) -> None:
         """Load every partition (a single broker coordinates all groups)."""
@@ -111,6 +126,7 @@ class GroupCoordinator:
 
     def unload(self, partition: int) -> None:
         """Stop coordinating ``partition``: waiting requests get NOT_COORDINATOR and retry elsewhere."""
+        self.consumer.unload(partition)
         for group in self.registry.unload(partition):
             self.rebalancer.cancel_all(group)
             for member in group.members.values():
@@ -123,6 +139,7 @@ class GroupCoordinator:
         """Unload everything and let in-flight background writes finish."""
         for partition in sorted(self.registry.owned):
             self.unload(partition)
+        self.consumer.shutdown()
         await self.rebalancer.drain()
 
     async def expire_offsets(self, now_ms: int | None = None) -> int:
@@ -139,6 +156,9 @@ class GroupCoordinator:
         self, request: Body, version: int, *, client_id: str = "", client_host: str = ""
     ) -> Body:
         """JoinGroup (11); ``client_id``/``client_host`` come from the request header and socket."""
+        refused = await self._classic_join_refused(request["group_id"])
+        if refused is not None:
+            return self._join_error(refused, request, version)
         session = request["session_timeout_ms"]
         rebalance = request.get("rebalance_timeout_ms", -1)
         result = await self.membership.join(
@@ -175,6 +195,30 @@ class GroupCoordinator:
                 {"member_id": m, "group_instance_id": i, "metadata": meta}
                 for m, i, meta in result.members
             ],
+        }
+
+    async def _classic_join_refused(self, group_id: str) -> ErrorCode | None:
+        """A consumer group of that id: refused while it has members; an empty one is
+        deleted so the classic group can start over (its offsets stay)."""
+        error = await self.consumer_admin.delete(group_id)
+        if error is None or error is ErrorCode.NONE:
+            return None
+        if error is ErrorCode.NON_EMPTY_GROUP:
+            return ErrorCode.INCONSISTENT_GROUP_PROTOCOL
+        return error
+
+    @staticmethod
+    def _join_error(error: ErrorCode, request: Body, version: int) -> Body:
+        return {
+            "throttle_time_ms": 0,
+            "error_code": int(error),
+            "generation_id": -1,
+            "protocol_type": None,
+            "protocol_name": None if version >= 7 else "",
+            "leader": "",
+            "skip_assignment": False,
+            "member_id": request.get("member_id") or "",
+            "members": [],
         }
 
     async def sync_group(self, request: Body, version: int) -> Body:
@@ -244,11 +288,23 @@ class GroupCoordinator:
             for p in t.get("partitions") or ()
         ]
         retention = request.get("retention_time_ms", -1) if 2 <= version <= 4 else -1
+        generation = request.get("generation_id_or_member_epoch", -1)
+        member_id = request.get("member_id") or ""
+        instance_id = request.get("group_instance_id") if version >= 7 else None
+        consumer_check = self.consumer_admin.check_commit(
+            request["group_id"], member_id, generation
+        )
+        if consumer_check is not None and consumer_check is not ErrorCode.NONE:
+            failed = {(o.topic, o.partition): consumer_check for o in offsets}
+            return {"throttle_time_ms": 0, "topics": _partition_errors(topics, failed)}
+        if consumer_check is not None:
+            # Checked against member epochs: stored as a standalone commit would be.
+            generation, member_id, instance_id = -1, "", None
         results = await self.offsets.commit(
             request["group_id"],
-            request.get("generation_id_or_member_epoch", -1),
-            request.get("member_id") or "",
-            request.get("group_instance_id") if version >= 7 else None,
+            generation,
+            member_id,
+            instance_id,
             retention if retention is not None else -1,
             offsets,
         )
@@ -312,8 +368,7 @@ class GroupCoordinator:
             return {
                 "throttle_time_ms": 0,
                 "groups": [
-                    self._fetch_group(g["group_id"], g.get("topics"), version)
-                    for g in request.get("groups") or ()
+                    self._fetch_member_group(g, version) for g in request.get("groups") or ()
                 ],
             }
         single = self._fetch_group(request["group_id"], request.get("topics"), version)
@@ -322,6 +377,15 @@ class GroupCoordinator:
             "topics": single["topics"],
             "error_code": single["error_code"],
         }
+
+    def _fetch_member_group(self, group: Body, version: int) -> Body:
+        """One group of OffsetFetch v8+; v9 members of consumer groups prove their epoch."""
+        error = self.consumer_admin.check_fetch(
+            group["group_id"], group.get("member_id"), group.get("member_epoch", -1)
+        )
+        if error is not ErrorCode.NONE:
+            return {"group_id": group["group_id"], "topics": [], "error_code": int(error)}
+        return self._fetch_group(group["group_id"], group.get("topics"), version)
 
     def _fetch_group(self, group_id: str, topics: list[Body] | None, version: int) -> Body:
         wanted = (
@@ -371,9 +435,14 @@ class GroupCoordinator:
         wanted = [
             (t["name"], p["partition_index"]) for t in topics for p in t.get("partitions") or ()
         ]
+        # A consumer group's members still read their topics: those offsets stay.
+        subscribed = self.consumer_admin.subscribed_topics(request["group_id"])
+        refused = {tp: ErrorCode.GROUP_SUBSCRIBED_TO_TOPIC for tp in wanted if tp[0] in subscribed}
+        wanted = [tp for tp in wanted if tp not in refused]
         error, results = await self.offsets.delete(request["group_id"], wanted)
         if error is not ErrorCode.NONE:
             return {"error_code": int(error), "throttle_time_ms": 0, "topics": []}
+        results.update(refused)
         return {
             "error_code": 0,
             "throttle_time_ms": 0,
@@ -387,24 +456,29 @@ class GroupCoordinator:
         states = request.get("states_filter") if version >= 4 else None
         types = request.get("types_filter") if version >= 5 else None
         error, groups = self.admin.list(states, types)
-        return {
-            "throttle_time_ms": 0,
-            "error_code": int(error),
-            "groups": [
-                {
-                    "group_id": g.group_id,
-                    "protocol_type": g.protocol_type,
-                    "group_state": g.state,
-                    "group_type": g.group_type,
-                }
-                for g in groups
-            ],
-        }
+        consumer_groups = self.consumer.groups
+        listed = [
+            {
+                "group_id": g.group_id,
+                "protocol_type": g.protocol_type,
+                "group_state": g.state,
+                "group_type": g.group_type,
+            }
+            for g in groups
+            if g.group_id not in consumer_groups
+        ]
+        if not types or "consumer" in {t.lower() for t in types}:
+            listed += self.consumer_admin.listed({s.lower() for s in states} if states else None)
+        return {"throttle_time_ms": 0, "error_code": int(error), "groups": listed}
 
     async def describe_groups(self, request: Body, version: int) -> Body:
         """DescribeGroups (15): unknown groups are reported Dead, as Kafka does before v6."""
         out = []
         for group_id in request.get("groups") or ():
+            consumer_group = self.consumer_admin.get(group_id)
+            if consumer_group is not None and self.registry.check(group_id) is None:
+                out.append(self.consumer_admin.described_as_classic(consumer_group))
+                continue
             d = self.admin.describe(group_id)
             out.append(
                 {
@@ -432,6 +506,29 @@ class GroupCoordinator:
         """DeleteGroups (42): NON_EMPTY_GROUP while members exist, GROUP_ID_NOT_FOUND if unknown."""
         results = []
         for group_id in request.get("groups_names") or ():
+            consumer_error = await self.consumer_admin.delete(group_id)
+            if consumer_error is not None and consumer_error is not ErrorCode.NONE:
+                results.append({"group_id": group_id, "error_code": int(consumer_error)})
+                continue
             error = await self.admin.delete(group_id)
+            if consumer_error is ErrorCode.NONE and error is ErrorCode.GROUP_ID_NOT_FOUND:
+                error = ErrorCode.NONE  # it had no offsets
             results.append({"group_id": group_id, "error_code": int(error)})
         return {"throttle_time_ms": 0, "results": results}
+
+    # ----------------------------------------------------- KIP-848 groups
+
+    async def consumer_group_heartbeat(
+        self, request: Body, version: int, *, client_id: str = "", client_host: str = ""
+    ) -> Body:
+        """ConsumerGroupHeartbeat (68)."""
+        return await self.consumer.heartbeat(
+            request, version, client_id=client_id, client_host=client_host
+        )
+
+    async def consumer_group_describe(self, request: Body, version: int) -> Body:
+        """ConsumerGroupDescribe (69)."""
+        return {
+            "throttle_time_ms": 0,
+            "groups": [self.consumer_admin.describe(g) for g in request.get("group_ids") or ()],
+        }

@@ -63,6 +63,8 @@ class OffsetManager:
         self.rebalancer = rebalancer
         self.partition_exists = partition_exists
         self._expiry_failures = FailureLog(log, "offset expiry")
+        self.in_use_elsewhere: Callable[[str], bool] = lambda group_id: False
+        """True for a group id whose offsets a KIP-848 group with members is using."""
 
     # ------------------------------------------------------------ commit
 
@@ -260,7 +262,7 @@ class OffsetManager:
         retention = self.registry.config.offsets_retention_ms
         total = 0
         for group in list(self.registry.groups.values()):
-            if group.partition not in self.registry.owned:
+            if group.partition not in self.registry.owned or self.in_use_elsewhere(group.group_id):
                 continue
             name = f"group {group.group_id}"
             try:

@@ -62,6 +62,8 @@ class GroupRegistry:
         self._locks: dict[int, asyncio.Lock] = {}
         self._partitions: dict[str, int] = {}
         self.on_member_loaded: Callable[[Group, Member], None] = lambda g, m: None
+        self.replay_other: Callable[[bytes, bytes | None], None] = lambda k, v: None
+        """Where records of other group types (KIP-848 consumer groups) are replayed."""
 
     # ------------------------------------------------------------- ownership
 
@@ -161,6 +163,7 @@ class GroupRegistry:
         try:
             decoded = decode_key(key)
         except UnknownRecordKey:
+            self.replay_other(key, value)
             return
         except DecodeError:
             log.warning("skipping undecodable __consumer_offsets key %r", key[:64])

@@ -212,9 +212,19 @@ def _emit_decode_value(
         g.emit(indent, f"pos += {size}")
         return
     if t == "struct":
-        if flexible is False and nullable:
-            pass  # Kafka has no nullable non-flexible structs in the APIs we serve.
         sub = g.var("st")
+        if nullable:
+            # Kafka marks a nullable struct with an int8: -1 null, 1 present.
+            m = g.var("m")
+            s = g.struct_const("b")
+            g.emit(indent, f"{m}, = {s}.unpack_from(buf, pos)")
+            g.emit(indent, "pos += 1")
+            g.emit(indent, f"if {m} < 0:")
+            g.emit(indent + 1, f"{dest} = None")
+            g.emit(indent, "else:")
+            _emit_decode_struct(g, f.fields, version, flexible, sub, indent + 1)
+            g.emit(indent + 1, f"{dest} = {sub}")
+            return
         _emit_decode_struct(g, f.fields, version, flexible, sub, indent)
         g.emit(indent, f"{dest} = {sub}")
         return
@@ -363,6 +373,14 @@ def _emit_encode_value(
         return
     if t == "struct":
         sub = g.var("sv")
+        if version in f.nullable:
+            g.emit(indent, f"if {val} is None:")
+            g.emit(indent + 1, "b += b'\\xff'")
+            g.emit(indent, "else:")
+            g.emit(indent + 1, "b += b'\\x01'")
+            g.emit(indent + 1, f"{sub} = {val}")
+            _emit_encode_struct(g, f.fields, version, flexible, sub, indent + 1)
+            return
         g.emit(indent, f"{sub} = {val} if {val} is not None else {{}}")
         _emit_encode_struct(g, f.fields, version, flexible, sub, indent)
         return

@@ -137,6 +137,7 @@ async def start_group_coordinator(broker: BrokerApi) -> None:
     """Create ``__consumer_offsets`` if needed, then build the coordinator and load
     the partitions this broker leads (the others are coordinated elsewhere)."""
     from samsa.coordinator import GroupCoordinator
+    from samsa.coordinator.consumer import ConsumerGroupConfig
 
     config = broker.config
     partitions = int(config["offsets.topic.num.partitions"])
@@ -159,8 +160,17 @@ async def start_group_coordinator(broker: BrokerApi) -> None:
         image_topic = broker.image.topics.get(topic)
         return image_topic is not None and index in image_topic.partitions
 
+    def topics() -> dict[str, tuple[bytes, int]]:
+        return {name: (t.topic_id, len(t.partitions)) for name, t in broker.image.topics.items()}
+
     store = LogOffsetsStore(broker)
-    coordinator = GroupCoordinator(store, group_config, partition_exists=partition_exists)
+    coordinator = GroupCoordinator(
+        store,
+        group_config,
+        partition_exists=partition_exists,
+        consumer_config=ConsumerGroupConfig.from_properties(dict(config.items())),
+        topics=topics,
+    )
     started = time.monotonic()
     led = [index for index in range(partitions) if broker.leads(OFFSETS_TOPIC, index)]
     for index in led:

@@ -17,6 +17,7 @@ import logging
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from samsa.client.admin.consumer_groups import ConsumerGroupDescription, describe_consumer_groups
 from samsa.client.admin.elections import ElectionType, elect_leaders
 from samsa.client.admin.group_offsets import alter_group_offsets, delete_group_offsets
 from samsa.client.admin.log_dirs import describe_log_dirs
@@ -300,7 +301,12 @@ class Admin:
             )
             _check(resp["error_code"], None, "list groups")
             out += [
-                GroupListing(g["group_id"], g["protocol_type"], g.get("group_state"))
+                GroupListing(
+                    g["group_id"],
+                    g["protocol_type"],
+                    g.get("group_state"),
+                    g.get("group_type") or "",
+                )
                 for g in resp["groups"]
             ]
         return out
@@ -337,6 +343,13 @@ class Admin:
                     tuple(members),
                 )  # fmt: skip
         return out
+
+    @retry_coordinator_errors
+    def describe_consumer_groups(
+        self, group_ids: Iterable[str], timeout: float | None = None
+    ) -> dict[str, ConsumerGroupDescription | None]:
+        """KIP-848 groups with epochs and target assignments (None: not such a group)."""
+        return describe_consumer_groups(self, group_ids, self._ms(timeout))
 
     @retry_coordinator_errors
     def delete_groups(self, group_ids: Iterable[str], timeout: float | None = None) -> None:

@@ -71,6 +71,8 @@ class GroupListing:
     group_id: str
     protocol_type: str
     state: str | None
+    group_type: str = ""
+    """``classic`` or ``consumer`` (KIP-848); empty from brokers before ListGroups v5."""
 
 
 @dataclass(frozen=True, slots=True)

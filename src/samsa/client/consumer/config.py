@@ -71,6 +71,15 @@ CONSUMER_DEFS: tuple[ConfigDef, ...] = (
     *COMMON_DEFS,
     ConfigDef("group.id", _optional_str, None, doc="None: no group (assign() only)"),
     ConfigDef("group.instance.id", _optional_str, None, doc="static membership (KIP-345)"),
+    ConfigDef(
+        "group.protocol",
+        _choice("classic", "consumer"),
+        "classic",
+        doc="consumer: KIP-848 heartbeats, the broker assigns",
+    ),
+    ConfigDef(
+        "group.remote.assignor", _optional_str, None, doc="server assignor (consumer protocol)"
+    ),
     ConfigDef("enable.auto.commit", parse_bool, True),
     ConfigDef("auto.commit.interval.ms", parse_int, 5000, at_least(0)),
     ConfigDef("auto.offset.reset", _choice("latest", "earliest", "none"), "latest"),

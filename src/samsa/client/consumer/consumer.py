@@ -22,6 +22,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any, TypeVar
 
 from samsa.client.consumer.config import parse_consumer_config
+from samsa.client.consumer.consumer_protocol import ConsumerProtocolCoordinator
 from samsa.client.consumer.coordinator import (
     CommitCallback,
     ConsumerCoordinator,
@@ -99,7 +100,12 @@ class Consumer:
             # JoinGroup may be parked for the whole rebalance timeout, so the
             # group connection's request timeout must outlast it.
             group_timeout = max(cfg["request.timeout.ms"], cfg["max.poll.interval.ms"] + 5000)
-            self._coordinator = ConsumerCoordinator(
+            coordinator_class = (
+                ConsumerProtocolCoordinator
+                if cfg["group.protocol"] == "consumer"
+                else ConsumerCoordinator
+            )
+            self._coordinator = coordinator_class(
                 build_network_client(cfg, group_timeout), self._subs, cfg, self
             )
         self._closed = False

@@ -151,13 +151,7 @@ class ConsumerCoordinator(GroupMembership):
                 self.commit_sync(self.subscriptions.all_consumed(), self.request_timeout_ms)
             except (KafkaError, KafkaTimeoutError) as exc:
                 log.warning("[%s] commit before rebalance failed: %s", self.group_id, exc)
-        if self._lost:
-            self._lost = False
-            lost = list(self.subscriptions.assignment)
-            if lost:
-                self._invoke(self.on_lost or self.on_revoke, lost)
-                self.subscriptions.assign_from_subscribed([])
-        elif not self.cooperative:
+        if not self.give_up_lost_partitions() and not self.cooperative:
             revoked = list(self.subscriptions.assignment)
             if revoked:
                 self._invoke(self.on_revoke, revoked)
@@ -184,6 +178,17 @@ class ConsumerCoordinator(GroupMembership):
 
     def on_partitions_lost(self) -> None:
         self._lost = True
+
+    def give_up_lost_partitions(self) -> bool:
+        """After a fencing: drop every partition (on_lost, else on_revoke); True if fenced."""
+        if not self._lost:
+            return False
+        self._lost = False
+        lost = list(self.subscriptions.assignment)
+        if lost:
+            self._invoke(self.on_lost or self.on_revoke, lost)
+            self.subscriptions.assign_from_subscribed([])
+        return True
 
     def _invoke(self, callback: RebalanceCallback | None, partitions: list[TopicPartition]) -> None:
         if callback is None:

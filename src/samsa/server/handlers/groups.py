@@ -1,4 +1,4 @@
-"""Group APIs (8, 9, 11-16, 42, 47): thin adapters onto the group coordinator.
+"""Group APIs (8, 9, 11-16, 42, 47, 68, 69): thin adapters onto the group coordinator.
 
 The coordinator answers each request with the response body for that version;
 while ``__consumer_offsets`` is still being created or loaded every call is
@@ -28,16 +28,23 @@ APIS = {
     16: "list_groups",
     42: "delete_groups",
     47: "offset_delete",
+    68: "consumer_group_heartbeat",
+    69: "consumer_group_describe",
 }
 
 
 JOIN_GROUP = 11
 DESCRIBE_GROUPS = 15
+CONSUMER_GROUP_HEARTBEAT = 68
+WITH_CLIENT = frozenset({JOIN_GROUP, CONSUMER_GROUP_HEARTBEAT})
+GROUP_VERSION = 1
+"""The ``group.version`` feature level: 1 is the KIP-848 consumer protocol."""
 
 
 def register(router: Router, broker: BrokerApi) -> None:
     for key, method in APIS.items():
         router.register(key, _adapter(broker, key, method))
+    router.add_feature("group.version", 0, GROUP_VERSION, finalized=GROUP_VERSION)
 
 
 def _adapter(broker: BrokerApi, key: int, method: str) -> Any:
@@ -45,12 +52,13 @@ def _adapter(broker: BrokerApi, key: int, method: str) -> Any:
         error = broker.ensure_group_coordinator()
         if error is not None:
             return loading_response(key, ctx.version, req, error)
-        if key == JOIN_GROUP:
+        if key in WITH_CLIENT:
             conn = ctx.connection
             host = conn.peer.rsplit(":", 1)[0] if conn is not None else ""
-            return broker.groups.join_group(
+            joining: Awaitable[Body] = getattr(broker.groups, method)(
                 req, ctx.version, client_id=ctx.header.client_id or "", client_host=f"/{host}"
             )
+            return joining
         result: Awaitable[Body] = getattr(broker.groups, method)(req, ctx.version)
         if key == DESCRIBE_GROUPS:
             return _with_authorized_operations(
@@ -127,6 +135,29 @@ def loading_response(key: int, version: int, req: Body, error: ErrorCode) -> Bod
             "skip_assignment": False,
             "member_id": req.get("member_id", ""),
             "members": [],
+        }
+    if key == CONSUMER_GROUP_HEARTBEAT:
+        return {
+            "throttle_time_ms": 0,
+            "error_code": error,
+            "member_epoch": -1,
+            "heartbeat_interval_ms": 0,
+        }
+    if key == 69:  # ConsumerGroupDescribe
+        return {
+            "throttle_time_ms": 0,
+            "groups": [
+                {
+                    "error_code": error,
+                    "group_id": g,
+                    "group_state": "",
+                    "group_epoch": -1,
+                    "assignment_epoch": -1,
+                    "assignor_name": "",
+                    "members": [],
+                }
+                for g in req["group_ids"]
+            ],
         }
     if key == 13:  # LeaveGroup
         return {"throttle_time_ms": 0, "error_code": error, "members": []}
