@@ -71,15 +71,26 @@ class ConsumerProtocolCoordinator(ConsumerCoordinator):
         self._pending_assignment = None
 
     def _join_and_sync(self, deadline_ms: int) -> bool:
-        """One heartbeat round on the application thread; True once nothing is left to apply."""
-        if self._pending_assignment is not None and not self._apply_assignment(deadline_ms):
-            return False
-        assert self.coordinator_id is not None
-        epoch = max(self.generation_id, 0)
-        body = self._heartbeat_body(epoch, full=epoch == 0)
-        future = self.client.send(self.coordinator_id, CONSUMER_GROUP_HEARTBEAT, body)
+        """One heartbeat round on the application thread; True once nothing is left to apply.
+
+        A heartbeat still unanswered when ``poll``'s timeout ends is kept and
+        waited for by the next ``poll``, as the classic JoinGroup is, so its
+        answer (a new epoch, an assignment) is never dropped.
+        """
+        if self._pending is None:
+            if self._pending_assignment is not None and not self._apply_assignment(deadline_ms):
+                return False
+            assert self.coordinator_id is not None
+            epoch = max(self.generation_id, 0)
+            body = self._heartbeat_body(epoch, full=epoch == 0)
+            self._pending = (
+                CONSUMER_GROUP_HEARTBEAT,
+                self.client.send(self.coordinator_id, CONSUMER_GROUP_HEARTBEAT, body),
+            )
+        _kind, future = self._pending
         if not self._wait(future, deadline_ms):
             return False
+        self._pending = None
         if future.failed:
             self.mark_coordinator_unknown(str(future.exception))
             return False
