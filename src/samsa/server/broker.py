@@ -222,15 +222,23 @@ class Broker:
             return
         from samsa.config import parse_host_port
         from samsa.server.broker_view import BrokerView
-        from samsa.server.observability import console_endpoint, metrics_endpoint
+        from samsa.server.console import console_endpoint
+        from samsa.server.observability import metrics_endpoint
 
         metrics_at, console_at = self.config["metrics.listen"], self.config["console.listen"]
         view = BrokerView(self)
-        for address, build in ((metrics_at, metrics_endpoint), (console_at, console_endpoint)):
-            if address:
-                endpoint = build(view, self.metrics)
-                await endpoint.start(*parse_host_port(address))
-                self._http_endpoints.append(endpoint)
+        endpoints = []
+        if metrics_at:
+            endpoints.append((metrics_at, metrics_endpoint(view, self.metrics)))
+        if console_at:
+            # The console's own router: the handlers of a client listener, without
+            # the request metrics (the console is not a client to count).
+            router = Router()
+            register_all(router, self, self.node.client_listeners()[0].name)
+            endpoints.append((console_at, console_endpoint(self, view, self.metrics, router)))
+        for address, endpoint in endpoints:
+            await endpoint.start(*parse_host_port(address))
+            self._http_endpoints.append(endpoint)
 
     async def controlled_shutdown(self) -> None:
         """Ask the controller to move this broker's leaderships away, and wait."""

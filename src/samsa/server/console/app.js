@@ -1,10 +1,15 @@
-// Samsa console: polls the broker's read-only JSON API once a second and
-// redraws. Plain DOM and canvas, no libraries, nothing loaded from elsewhere.
+// Samsa console: one page per hash route (#/, #/cluster, #/topics/NAME,
+// #/topics/NAME/messages?..., #/groups/ID) over the broker's JSON API.
+// Plain DOM and canvas, no libraries, nothing loaded from elsewhere.
 "use strict";
 
-const HISTORY = 60; // seconds of rates on the chart
-const state = { topic: null, group: null, last: null, points: [] };
-window.samsaChart = state; // tests read the points the chart drew
+const HISTORY = 60; // points on a chart, one per second
+const PAGE = 100; // rows of a paginated table
+const state = { route: null, last: null, points: [], lag: {}, totals: null, topicsAt: 0,
+  partitionsAt: 0, topicFilter: "", actions: false };
+window.samsaChart = state; // tests read the points the charts drew
+
+const $ = (selector) => document.querySelector(selector);
 
 function el(tag, text, cls) {
   const node = document.createElement(tag);
@@ -13,20 +18,27 @@ function el(tag, text, cls) {
   return node;
 }
 
+function link(text, href) {
+  const a = el("a", text);
+  a.href = href;
+  return a;
+}
+
 function row(cells, numeric) {
   const tr = el("tr");
   cells.forEach((cell, i) => {
-    const td = cell instanceof Node ? (() => { const t = el("td"); t.append(cell); return t; })()
-      : el("td", cell === null || cell === undefined ? "-" : cell);
+    const td = el("td");
+    if (cell instanceof Node) td.append(cell);
+    else td.textContent = cell === null || cell === undefined ? "-" : String(cell);
     if (numeric && numeric.includes(i)) td.classList.add("num");
     tr.append(td);
   });
   return tr;
 }
 
-function fill(tableId, rows) {
-  const body = document.querySelector(`#${tableId} tbody`);
-  body.replaceChildren(...rows);
+function fill(selector, rows) {
+  const body = $(`${selector} tbody`);
+  if (body) body.replaceChildren(...rows);
 }
 
 function bytes(n) {
@@ -37,95 +49,133 @@ function bytes(n) {
   return `${n.toFixed(i ? 1 : 0)} ${units[i]}`;
 }
 
-function shown(preview) {
-  if (preview === null) return el("span", "null", "binary");
-  const span = el("span", preview.text, preview.binary ? "binary" : "");
-  span.title = `${preview.size} bytes${preview.binary ? ", not UTF-8 (hex)" : ""}`;
-  return span;
+const count = (n) => (n === null || n === undefined ? "-" : Number(n).toLocaleString("en-US"));
+
+class ApiError extends Error {
+  constructor(status, message) { super(message); this.status = status; }
+}
+
+async function answer(response, path) {
+  let body = null;
+  try { body = await response.json(); } catch (_) { /* not JSON */ }
+  if (!response.ok) {
+    throw new ApiError(response.status, (body && body.error) || `${path}: HTTP ${response.status}`);
+  }
+  return body;
 }
 
 async function get(path) {
-  const response = await fetch(path, { cache: "no-store" });
-  if (!response.ok) throw new Error(`${path}: ${response.status}`);
-  return response.json();
+  return answer(await fetch(path, { cache: "no-store" }), path);
 }
 
-async function refreshCluster() {
+async function post(action, payload) {
+  const path = `/api/actions/${action}`;
+  const response = await fetch(path, {
+    method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(payload),
+  });
+  return answer(response, path);
+}
+
+function showError(err) {
+  const box = $("#error");
+  box.hidden = !err;
+  box.textContent = err ? err.message : "";
+  box.dataset.status = err && err.status ? err.status : "";
+}
+
+// ---------------------------------------------------------------- routing
+
+function parseRoute() {
+  const [path, query] = location.hash.replace(/^#\/?/, "").split("?");
+  const params = new URLSearchParams(query || "");
+  const parts = path.split("/").map(decodeURIComponent);
+  if (parts[0] === "cluster") return { page: "cluster" };
+  if (parts[0] === "topics" && parts[1]) {
+    return { page: parts[2] === "messages" ? "messages" : "topic", topic: parts[1], params };
+  }
+  if (parts[0] === "groups" && parts.length > 1) {
+    return { page: "group", group: parts.slice(1).join("/") };
+  }
+  return { page: "overview" };
+}
+
+const topicHref = (name) => `#/topics/${encodeURIComponent(name)}`;
+const groupHref = (id) => `#/groups/${encodeURIComponent(id)}`;
+
+function show() {
+  const route = parseRoute();
+  state.route = route;
+  document.body.dataset.loaded = "false";
+  document.body.dataset.page = route.page;
+  showError(null);
+  $("#view").replaceChildren($(`#page-${route.page}`).content.cloneNode(true));
+  document.querySelectorAll("nav a").forEach((a) =>
+    a.classList.toggle("current", a.dataset.nav === route.page));
+  state.totals = null;
+  state.partitionsAt = 0;
+  const page = PAGES[route.page];
+  if (page.setup) page.setup(route);
+  wireActions(route);
+  refresh();
+}
+
+// ---------------------------------------------------------------- header
+
+async function refreshHeader() {
   const c = await get("/api/cluster");
-  document.getElementById("cluster-id").textContent = c.cluster_id;
-  document.getElementById("version").textContent = `samsa ${c.version}`;
-  document.getElementById("uptime").textContent = `${c.uptime_s}s`;
-  document.getElementById("brokers").textContent =
-    "brokers: " + c.brokers.map((b) => `${b.node_id} (${b.host}:${b.port})`).join(", ") +
-    ` · controller ${c.controller_id}`;
+  $("#cluster-id").textContent = c.cluster_id;
+  $("#version").textContent = `samsa ${c.version}`;
+  $("#uptime").textContent = `${c.uptime_s}s`;
+  state.actions = c.actions_enabled;
+  $("#mode").textContent = c.actions_enabled ? "actions enabled" : "read-only";
+  $("#brokers").textContent = `brokers: ${c.brokers.map((b) => `${b.node_id} (${b.state})`).join(", ")}`
+    + ` · controller ${c.controller_id} · this is node ${c.node_id}`;
+  return c;
 }
 
-async function refreshTopics() {
-  const topics = await get("/api/topics");
-  fill("topics", topics.map((t) => {
-    const tr = row([t.name, t.partitions, t.records, bytes(t.size_bytes)], [1, 2, 3]);
-    tr.classList.add("link");
-    tr.dataset.topic = t.name;
-    if (t.name === state.topic) tr.classList.add("selected");
-    tr.onclick = () => { state.topic = t.name; refreshTopic(); };
-    return tr;
-  }));
+// ---------------------------------------------------------------- overview
+
+function pager(selector, at, total, onMove) {
+  const box = $(selector);
+  if (!box) return;
+  const end = Math.min(at + PAGE, total);
+  const prev = el("button", "‹ previous");
+  const next = el("button", "next ›");
+  prev.type = next.type = "button";
+  prev.disabled = at === 0;
+  next.disabled = end >= total;
+  prev.onclick = () => onMove(Math.max(0, at - PAGE));
+  next.onclick = () => onMove(at + PAGE);
+  box.replaceChildren(prev, el("span", total ? `${count(at + 1)}–${count(end)} of ${count(total)}` : "none"), next);
 }
 
-async function refreshTopic() {
-  if (!state.topic) return;
-  const name = encodeURIComponent(state.topic);
-  const [topic, records] = await Promise.all([
-    get(`/api/topics/${name}`), get(`/api/topics/${name}/records?limit=20`),
+async function refreshOverview() {
+  const filter = encodeURIComponent(state.topicFilter);
+  const [topics, groups, rates] = await Promise.all([
+    get(`/api/topics?offset=${state.topicsAt}&limit=${PAGE}&q=${filter}`),
+    get("/api/groups"), get("/api/rates"),
   ]);
-  document.getElementById("topic-detail").hidden = false;
-  document.getElementById("topic-name").textContent = topic.name;
-  fill("partitions", topic.partitions.map((p) => {
-    const tr = row([p.partition, p.leader, p.replicas.join(","), p.isr.join(","),
-      p.log_start_offset, p.log_end_offset, bytes(p.size_bytes), p.segments], [0, 4, 5, 6, 7]);
-    tr.dataset.partition = p.partition;
+  $("#topic-count").textContent = `(${count(topics.total)})`;
+  fill("#topics", topics.topics.map((t) => {
+    const health = t.offline ? `${t.offline} offline` : t.under_replicated
+      ? `${t.under_replicated} under-replicated` : "ok";
+    const tr = row([link(t.name, topicHref(t.name)), count(t.partitions), count(t.records),
+      bytes(t.size_bytes), health], [1, 2, 3]);
+    tr.dataset.topic = t.name;
+    if (t.offline || t.under_replicated) tr.cells[4].classList.add("bad");
     return tr;
   }));
-  fill("records", records.map((r) => {
-    const headers = r.headers.map((h) => `${h.key}=${h.value ? h.value.text : "null"}`).join(", ");
-    const tr = row([r.partition, r.offset, new Date(r.timestamp).toISOString(),
-      shown(r.key), shown(r.value), headers], [0, 1]);
-    tr.cells[3].classList.add("value");
-    tr.cells[4].classList.add("value");
-    return tr;
-  }));
-  fill("configs", topic.configs.map((c) => row([c.name, c.value, c.default ? "default" : "set"])));
-}
-
-async function refreshGroups() {
-  const groups = await get("/api/groups");
-  fill("groups", groups.map((g) => {
-    const tr = row([g.group, g.state, g.members.length, g.lag], [2, 3]);
-    tr.classList.add("link");
+  pager("#topic-pager", state.topicsAt, topics.total, (at) => { state.topicsAt = at; refresh(); });
+  $("#group-count").textContent = `(${count(groups.total)})`;
+  fill("#groups", groups.groups.map((g) => {
+    const tr = row([link(g.group, groupHref(g.group)), g.state, g.members, count(g.lag)], [2, 3]);
     tr.dataset.group = g.group;
-    if (g.group === state.group) tr.classList.add("selected");
-    tr.onclick = () => { state.group = g.group; showGroup(g); };
     return tr;
   }));
-  const selected = groups.find((g) => g.group === state.group);
-  if (selected) showGroup(selected);
+  addRatePoint(rates);
 }
 
-function showGroup(g) {
-  document.getElementById("group-detail").hidden = false;
-  document.getElementById("group-name").textContent = `${g.group} (${g.state})`;
-  fill("group-members", g.members.map((m) => row([m.member_id, m.client_id, m.host,
-    Object.entries(m.assignment).map(([t, ps]) => `${t}:${ps.join(",")}`).join(" ")])));
-  fill("group-partitions", g.partitions.map((p) => {
-    const tr = row([p.topic, p.partition, p.committed_offset, p.log_end_offset, p.lag, p.member_id],
-      [1, 2, 3, 4]);
-    if (p.lag > 0) tr.cells[4].classList.add("lag-high");
-    return tr;
-  }));
-}
-
-async function refreshRates() {
-  const now = await get("/api/rates");
+function addRatePoint(now) {
   if (state.last) {
     const dt = Math.max(now.time - state.last.time, 0.001);
     const point = {
@@ -134,34 +184,34 @@ async function refreshRates() {
     };
     state.points.push(point);
     if (state.points.length > HISTORY) state.points.shift();
-    document.getElementById("rate-in").textContent = Math.round(point.in).toLocaleString();
-    document.getElementById("rate-out").textContent = Math.round(point.out).toLocaleString();
+    $("#rate-in").textContent = Math.round(point.in).toLocaleString("en-US");
+    $("#rate-out").textContent = Math.round(point.out).toLocaleString("en-US");
   }
   state.last = now;
-  draw();
+  draw($("#chart"), state.points, [["in", "#2563eb"], ["out", "#16a34a"]]);
 }
 
-function draw() {
-  const canvas = document.getElementById("chart");
+function draw(canvas, points, series) {
+  if (!canvas) return;
   const ctx = canvas.getContext("2d");
-  const w = canvas.width, h = canvas.height, pad = 28;
+  const w = canvas.width, h = canvas.height, pad = 28, left = pad + 28;
   ctx.clearRect(0, 0, w, h);
-  const max = Math.max(1, ...state.points.map((p) => Math.max(p.in, p.out)));
+  const max = Math.max(1, ...points.map((p) => Math.max(...series.map(([key]) => p[key]))));
   ctx.strokeStyle = "#e4e7ec";
   ctx.fillStyle = "#667085";
   ctx.font = "11px system-ui";
   for (let i = 0; i <= 4; i++) {
     const y = pad / 2 + ((h - pad) * i) / 4;
-    ctx.beginPath(); ctx.moveTo(pad + 20, y); ctx.lineTo(w, y); ctx.stroke();
+    ctx.beginPath(); ctx.moveTo(left, y); ctx.lineTo(w, y); ctx.stroke();
     const tick = max * (1 - i / 4);
-    ctx.fillText(max < 10 ? tick.toFixed(1) : Math.round(tick).toLocaleString(), 0, y + 4);
+    ctx.fillText(max < 10 ? tick.toFixed(1) : Math.round(tick).toLocaleString("en-US"), 0, y + 4);
   }
-  for (const [key, colour] of [["in", "#2563eb"], ["out", "#16a34a"]]) {
+  for (const [key, colour] of series) {
     ctx.strokeStyle = colour;
     ctx.lineWidth = 2;
     ctx.beginPath();
-    state.points.forEach((p, i) => {
-      const x = pad + 20 + ((w - pad - 20) * i) / (HISTORY - 1);
+    points.forEach((p, i) => {
+      const x = left + ((w - left) * i) / (HISTORY - 1);
       const y = pad / 2 + (h - pad) * (1 - p[key] / max);
       if (i === 0) ctx.moveTo(x, y); else ctx.lineTo(x, y);
     });
@@ -169,15 +219,252 @@ function draw() {
   }
 }
 
-async function tick() {
-  try {
-    await Promise.all([refreshCluster(), refreshTopics(), refreshGroups(), refreshRates(),
-      refreshTopic()]);
-    document.body.dataset.loaded = "true";
-  } catch (err) {
-    console.error(err);
+// ---------------------------------------------------------------- topic
+
+async function refreshTopic(route) {
+  const name = encodeURIComponent(route.topic);
+  const t = await get(`/api/topics/${name}?offset=${state.partitionsAt}&limit=${PAGE}`);
+  $("#topic-name").textContent = t.name;
+  $("#browse-link").href = `${topicHref(t.name)}/messages`;
+  $("#topic-stats").replaceChildren(
+    el("span", `${count(t.partition_count)} partitions`),
+    el("span", `replication factor ${t.replication_factor}`),
+    el("span", `${count(t.counts.under_replicated)} under-replicated`,
+      t.counts.under_replicated ? "bad" : ""),
+    el("span", `${count(t.counts.under_min_isr)} under min ISR`, t.counts.under_min_isr ? "bad" : ""),
+    el("span", `${count(t.counts.offline)} offline`, t.counts.offline ? "bad" : ""),
+    el("span", `id ${t.topic_id}`, "muted"));
+  fill("#partitions", t.partitions.map((p) => {
+    const flags = [p.offline && "offline", p.under_replicated && "under-replicated",
+      p.under_min_isr && "under-min-ISR"].filter(Boolean).join(", ");
+    const tr = row([p.partition, p.leader < 0 ? "none" : p.leader, p.replicas.join(","),
+      p.isr.join(","), p.log_start_offset, p.log_end_offset, bytes(p.size_bytes), flags || "ok"],
+    [0, 4, 5, 6]);
+    tr.dataset.partition = p.partition;
+    if (flags) tr.cells[7].classList.add("bad");
+    return tr;
+  }));
+  pager("#partition-pager", state.partitionsAt, t.partition_count, (at) => {
+    state.partitionsAt = at; refresh();
+  });
+  fill("#configs", t.configs.map((c) => {
+    const tr = row([c.name, c.value, c.source]);
+    tr.dataset.config = c.name;
+    if (c.source !== "DEFAULT_CONFIG") tr.classList.add("override");
+    return tr;
+  }));
+  if (state.totals) {
+    const dt = Math.max(t.totals.time - state.totals.time, 0.001);
+    const rate = (key) => Math.round((t.totals[key] - state.totals[key]) / dt);
+    $("#topic-rates").replaceChildren(
+      el("span", `produce ${count(rate("records_in"))} records/s (${bytes(rate("bytes_in"))}/s)`),
+      el("span", `consume ${count(rate("records_out"))} records/s (${bytes(rate("bytes_out"))}/s)`));
   }
-  setTimeout(tick, 1000);
+  state.totals = t.totals;
 }
 
-tick();
+// ---------------------------------------------------------------- messages
+
+function setupMessages(route) {
+  const p = route.params;
+  const form = $("#browse");
+  for (const name of ["partition", "from", "offset", "limit", "q"]) {
+    if (p.has(name)) form.elements[name].value = p.get(name);
+  }
+  if (p.has("timestamp")) {
+    const d = new Date(Number(p.get("timestamp")));
+    form.elements.timestamp.value = new Date(d - d.getTimezoneOffset() * 60000)
+      .toISOString().slice(0, 19);
+  }
+  const toggle = () => { form.dataset.from = form.elements.from.value; };
+  form.elements.from.onchange = toggle;
+  toggle();
+  form.onsubmit = (event) => {
+    event.preventDefault();
+    const query = new URLSearchParams();
+    for (const name of ["partition", "from", "offset", "limit", "q"]) {
+      const value = form.elements[name].value.trim();
+      if (value !== "" && (name !== "offset" || form.elements.from.value === "offset")) {
+        query.set(name, value);
+      }
+    }
+    if (form.elements.from.value === "timestamp" && form.elements.timestamp.value) {
+      query.set("timestamp", String(new Date(form.elements.timestamp.value).getTime()));
+    }
+    location.hash = `${topicHref(route.topic)}/messages?${query}`;
+  };
+  $("#messages-topic").textContent = route.topic;
+  $("#messages-topic").href = topicHref(route.topic);
+}
+
+function shownValue(v) {
+  if (v === null) return el("span", "null", "null");
+  const box = el("div", null, "value-box");
+  box.append(el("pre", v.text, `value ${v.encoding}`));
+  const note = v.encoding === "hex" ? "binary, shown as hex" : v.encoding;
+  box.append(el("span", `${count(v.size)} bytes · ${note}${v.truncated ? " · truncated" : ""}`,
+    v.truncated ? "size truncated" : "size"));
+  return box;
+}
+
+async function refreshMessages(route) {
+  const query = new URLSearchParams(route.params);
+  const m = await get(`/api/topics/${encodeURIComponent(route.topic)}/messages?${query}`);
+  const problems = m.partitions.filter((p) => p.error).map((p) => `partition ${p.partition}: ${p.error}`);
+  $("#browse-status").replaceChildren(
+    el("span", m.q ? `${m.matched} of ${m.scanned} records match “${m.q}”`
+      : `${m.records.length} records`),
+    el("span", `from ${m.from}`),
+    el("span", `${bytes(m.bytes_read)} read (at most ${bytes(m.max_bytes)})`, "muted"),
+    ...problems.map((text) => el("span", text, "bad")));
+  fill("#messages", m.records.map((r) => {
+    const headers = el("div");
+    r.headers.forEach((h) => headers.append(el("div", `${h.key}=${h.value ? h.value.text : "null"}`)));
+    const tr = row([r.partition, r.offset, new Date(r.timestamp).toISOString(),
+      shownValue(r.key), shownValue(r.value), headers], [0, 1]);
+    tr.dataset.offset = r.offset;
+    tr.dataset.partition = r.partition;
+    return tr;
+  }));
+}
+
+// ---------------------------------------------------------------- group
+
+async function refreshGroup(route) {
+  const g = await get(`/api/groups/${encodeURIComponent(route.group)}`);
+  $("#group-name").textContent = g.group;
+  $("#group-state").replaceChildren(el("span", `state ${g.state}`, "state"),
+    el("span", `protocol ${g.protocol_type || "-"} / ${g.protocol || "-"}`),
+    el("span", `${g.members.length} members`), el("span", `total lag ${count(g.lag)}`, "lag"));
+  fill("#group-members", g.members.map((m) => row([m.member_id, m.client_id, m.host,
+    Object.entries(m.assignment).map(([t, ps]) => `${t}: ${ps.join(",")}`).join("; ") || "-"])));
+  fill("#group-partitions", g.partitions.map((p) => {
+    const tr = row([link(p.topic, topicHref(p.topic)), p.partition, p.committed_offset,
+      p.log_end_offset, p.lag, p.member_id], [1, 2, 3, 4]);
+    tr.dataset.partition = `${p.topic}-${p.partition}`;
+    if (p.lag > 0) tr.cells[4].classList.add("lag-high");
+    return tr;
+  }));
+  const history = (state.lag[g.group] ||= []);
+  history.push({ lag: g.lag });
+  if (history.length > HISTORY) history.shift();
+  draw($("#lag-chart"), history, [["lag", "#b91c1c"]]);
+}
+
+// ---------------------------------------------------------------- cluster
+
+function refreshCluster(c) {
+  fill("#cluster-brokers", c.brokers.map((b) => {
+    const tr = row([b.node_id, `${b.host}:${b.port}`, b.rack, b.state, count(b.partitions_led)],
+      [4]);
+    tr.dataset.broker = b.node_id;
+    tr.cells[3].classList.add(b.state === "active" ? "good" : "bad");
+    return tr;
+  }));
+  const counts = c.partitions;
+  fill("#partition-health", [["partitions", counts.partitions], ["under-replicated",
+    counts.under_replicated], ["under min ISR", counts.under_min_isr], ["offline", counts.offline],
+  ["ISR shrinks / expands (this broker)", `${c.isr.shrinks} / ${c.isr.expands}`]]
+    .map(([label, value]) => {
+      const tr = row([label, value], [1]);
+      tr.dataset.count = label;
+      if (label !== "partitions" && typeof value === "number" && value > 0) {
+        tr.cells[1].classList.add("bad");
+      }
+      return tr;
+    }));
+  const q = c.quorum;
+  if (q.available) {
+    $("#quorum-summary").replaceChildren(el("span", `leader ${q.leader}`),
+      el("span", `epoch ${q.leader_epoch}`), el("span", `high watermark ${count(q.high_watermark)}`));
+    fill("#quorum", [...q.voters.map((v) => ["voter", v]), ...q.observers.map((v) => ["observer", v])]
+      .map(([role, v]) => row([v.node_id, v.node_id === q.leader ? `${role} (leader)` : role,
+        count(v.log_end_offset), count(v.lag)], [2, 3])));
+  } else {
+    $("#quorum-summary").replaceChildren(el("span", `unavailable: ${q.error}`, "bad"));
+    fill("#quorum", []);
+  }
+  const cl = c.cleaner;
+  fill("#cleaner", cl ? [row(["passes", count(cl.passes)], [1]),
+    row(["logs cleaned", count(cl.logs_cleaned)], [1]),
+    row(["bytes reclaimed", bytes(cl.bytes_reclaimed)], [1]),
+    row(["uncleanable", Object.keys(cl.uncleanable).join(", ") || "none"])]
+    : [row(["cleaner", "disabled"])]);
+  fill("#requests", c.requests.map((r) => row([r.api, r.version, count(r.count), count(r.errors),
+    r.mean_ms.toFixed(2)], [1, 2, 3, 4])));
+}
+
+// ---------------------------------------------------------------- actions
+
+function wireActions(route) {
+  document.querySelectorAll("form[data-action]").forEach((form) => {
+    form.onsubmit = async (event) => {
+      event.preventDefault();
+      const payload = {};
+      for (const input of form.elements) {
+        if (!input.name || input.value === "") continue;
+        payload[input.name] = input.type === "number" ? Number(input.value) : input.value;
+      }
+      if (route.topic) payload.topic = route.topic;
+      if (route.group) payload.group = route.group;
+      const out = $("#action-result") || $("#error");
+      try {
+        const result = await post(form.dataset.action, payload);
+        out.className = "result ok";
+        out.textContent = `done: ${JSON.stringify(result)}`;
+        if (form.dataset.action === "create-topic") location.hash = topicHref(payload.name);
+        refresh();
+      } catch (err) {
+        out.className = "result error";
+        out.textContent = err.message;
+      }
+      out.hidden = false;
+    };
+  });
+}
+
+// ---------------------------------------------------------------- loop
+
+const PAGES = {
+  overview: {
+    setup() {
+      const filter = $("#topic-filter");
+      filter.value = state.topicFilter;
+      filter.oninput = () => { state.topicFilter = filter.value; state.topicsAt = 0; refresh(); };
+    },
+    refresh: refreshOverview,
+  },
+  topic: { refresh: refreshTopic },
+  messages: { setup: setupMessages, refresh: refreshMessages, once: true },
+  group: { refresh: refreshGroup },
+  cluster: { refresh: null },
+};
+
+let timer = null;
+
+async function refresh(fromTimer) {
+  clearTimeout(timer);
+  const route = state.route;
+  const page = PAGES[route.page];
+  try {
+    const cluster = await refreshHeader();
+    let ran = true;
+    if (route.page === "cluster") refreshCluster(cluster);
+    else if (page.refresh && !(fromTimer && page.once)) await page.refresh(route);
+    else ran = false; // a page read once (the message browser) keeps what it showed
+    if (state.route === route && ran) {
+      showError(null);
+      document.body.dataset.loaded = "true";
+    }
+  } catch (err) {
+    if (state.route === route) {
+      showError(err);
+      document.body.dataset.loaded = "error";
+    }
+  }
+  clearTimeout(timer);
+  timer = setTimeout(() => refresh(true), 1000);
+}
+
+window.addEventListener("hashchange", show);
+show();

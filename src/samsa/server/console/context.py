@@ -1,0 +1,56 @@
+"""What the console's API handlers share: the broker, its view and its Kafka API.
+
+Reads of broker state go through ``BrokerView`` and the metadata image; reads
+of records and everything that changes state go through ``kafka``, a router
+with the broker's own request handlers, so the console is one more client of
+the code paths every Kafka client uses (and of the same validation and
+errors), not a second implementation of them.
+"""
+
+from __future__ import annotations
+
+import inspect
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from samsa.server.http_endpoint import HttpError
+
+if TYPE_CHECKING:
+    from samsa.server.broker_api import BrokerApi
+    from samsa.server.broker_view import BrokerView
+    from samsa.server.metrics import BrokerMetrics
+    from samsa.server.router import Router
+
+CLIENT_ID = "samsa-console"
+
+
+@dataclass(frozen=True, slots=True)
+class ConsoleContext:
+    broker: BrokerApi
+    view: BrokerView
+    metrics: BrokerMetrics
+    router: Router
+    allow_actions: bool
+
+    async def kafka(self, api_key: int, version: int, body: dict[str, Any]) -> dict[str, Any]:
+        """One request through the broker's handler for ``api_key``."""
+        result = self.router.call(api_key, version, body, CLIENT_ID)
+        if inspect.isawaitable(result):
+            result = await result
+        if result is None:
+            raise HttpError(500, f"api key {api_key} gave no answer")
+        return result
+
+    def kafka_now(self, api_key: int, version: int, body: dict[str, Any]) -> dict[str, Any]:
+        """A request whose handler answers at once (DescribeConfigs, ListOffsets)."""
+        result = self.router.call(api_key, version, body, CLIENT_ID)
+        if not isinstance(result, dict):
+            raise TypeError(f"api key {api_key} did not answer at once")
+        return result
+
+    def known_topic(self, name: str) -> Any:
+        """The topic's image, or 404."""
+        topic = self.broker.image.topics.get(name)
+        if topic is None:
+            raise HttpError(404, f"topic {name!r} does not exist")
+        return topic
