@@ -118,7 +118,7 @@ async def produce(ctx: ConsoleContext, body: dict[str, Any]) -> dict[str, Any]:
         "topic_data": [
             {
                 "name": topic,
-                "partition_data": [{"index": partition, "records": bytes(batch.build())}],
+                "partition_data": [{"index": partition, "records": memoryview(batch.build())}],
             }
         ],
     }

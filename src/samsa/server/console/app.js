@@ -336,8 +336,9 @@ async function refreshGroup(route) {
   $("#group-state").replaceChildren(el("span", `state ${g.state}`, "state"),
     el("span", `protocol ${g.protocol_type || "-"} / ${g.protocol || "-"}`),
     el("span", `${g.members.length} members`), el("span", `total lag ${count(g.lag)}`, "lag"));
-  fill("#group-members", g.members.map((m) => row([m.member_id, m.client_id, m.host,
-    Object.entries(m.assignment).map(([t, ps]) => `${t}: ${ps.join(",")}`).join("; ") || "-"])));
+  fill("#group-members", g.members.length ? g.members.map((m) => row([m.member_id, m.client_id,
+    m.host, Object.entries(m.assignment).map(([t, ps]) => `${t}: ${ps.join(",")}`).join("; ") || "-"]))
+    : [row(["no members (the group is empty)"])]);
   fill("#group-partitions", g.partitions.map((p) => {
     const tr = row([link(p.topic, topicHref(p.topic)), p.partition, p.committed_offset,
       p.log_end_offset, p.lag, p.member_id], [1, 2, 3, 4]);
@@ -411,7 +412,8 @@ function wireActions(route) {
       try {
         const result = await post(form.dataset.action, payload);
         out.className = "result ok";
-        out.textContent = `done: ${JSON.stringify(result)}`;
+        out.textContent = "done: " + Object.entries(result).filter(([k]) => k !== "ok")
+          .map(([k, v]) => `${k}=${typeof v === "object" ? JSON.stringify(v) : v}`).join(" ");
         if (form.dataset.action === "create-topic") location.hash = topicHref(payload.name);
         refresh();
       } catch (err) {
