@@ -127,6 +127,7 @@ async function refreshHeader() {
   $("#version").textContent = `samsa ${c.version}`;
   $("#uptime").textContent = `${c.uptime_s}s`;
   state.actions = c.actions_enabled;
+  document.body.dataset.actions = c.actions_enabled;
   $("#mode").textContent = c.actions_enabled ? "actions enabled" : "read-only";
   $("#brokers").textContent = `brokers: ${c.brokers.map((b) => `${b.node_id} (${b.state})`).join(", ")}`
     + ` · controller ${c.controller_id} · this is node ${c.node_id}`;
