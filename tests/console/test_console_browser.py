@@ -138,6 +138,11 @@ def test_message_browser_reads_from_an_offset_or_a_time_in_one_partition(
     expect(rows).to_have_count(3)
     expect(rows.nth(0)).to_contain_text("early-7")
     expect(rows.nth(2)).to_contain_text("early-9")
+    page.locator("#messages-pager a", has_text="newer").click()
+    expect(rows.nth(0)).to_contain_text("late-0")
+    expect(rows.nth(2)).to_contain_text("late-2")
+    page.locator("#messages-pager a", has_text="older").click()
+    expect(rows.nth(0)).to_contain_text("early-7")
 
     page.goto(
         f"{console_url}#/topics/console-history/messages?partition=0&from=timestamp&timestamp={boundary}"

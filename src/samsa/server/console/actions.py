@@ -23,9 +23,7 @@ from samsa.server.console.context import ConsoleContext
 from samsa.server.console.groups import find_group
 from samsa.server.http_endpoint import HttpError, Request, Response, json_response
 
-PRODUCE, LIST_OFFSETS, OFFSET_COMMIT, CREATE_TOPICS, DELETE_RECORDS, CREATE_PARTITIONS = (
-    0, 2, 8, 19, 21, 37,
-)  # fmt: skip
+PRODUCE, OFFSET_COMMIT, CREATE_TOPICS, DELETE_RECORDS, CREATE_PARTITIONS = 0, 8, 19, 21, 37
 TIMEOUT_MS = 30_000
 STATUS_OF = {
     ErrorCode.UNKNOWN_TOPIC_OR_PARTITION: 404,
@@ -180,21 +178,8 @@ async def reset_offsets(ctx: ConsoleContext, body: dict[str, Any]) -> dict[str, 
 def _list_offsets(
     ctx: ConsoleContext, topic: str, partitions: list[int], spec: int
 ) -> dict[int, int]:
-    request = {
-        "replica_id": -1,
-        "isolation_level": 0,
-        "topics": [
-            {
-                "name": topic,
-                "partitions": [
-                    {"partition_index": p, "current_leader_epoch": -1, "timestamp": spec}
-                    for p in partitions
-                ],
-            }
-        ],
-    }
     out = {}
-    for part in ctx.kafka_now(LIST_OFFSETS, 7, request)["topics"][0]["partitions"]:
+    for part in ctx.list_offsets(topic, partitions, spec):
         _check(part["error_code"], None, f"offsets of {topic}-{part['partition_index']}")
         out[part["partition_index"]] = part["offset"]
     return out

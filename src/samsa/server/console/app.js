@@ -327,6 +327,29 @@ async function refreshMessages(route) {
     tr.dataset.partition = r.partition;
     return tr;
   }));
+  messagePager(route, m);
+}
+
+function messagePager(route, m) {
+  // One partition: older and newer pages by offset.
+  const box = $("#messages-pager");
+  box.replaceChildren();
+  if (m.partition === null || !m.records.length) return;
+  const offsets = m.records.map((r) => r.offset);
+  const low = Math.min(...offsets), high = Math.max(...offsets);
+  const page = (offset) => {
+    const query = new URLSearchParams(route.params);
+    query.set("from", "offset");
+    query.set("offset", String(offset));
+    return `${topicHref(route.topic)}/messages?${query}`;
+  };
+  const status = m.partitions.find((p) => p.partition === m.partition) || {};
+  if (low > (status.log_start_offset || 0)) {
+    box.append(link("‹ older", page(Math.max(status.log_start_offset || 0, low - m.limit))));
+  }
+  if (status.high_watermark !== undefined && high + 1 < status.high_watermark) {
+    box.append(link("newer ›", page(high + 1)));
+  }
 }
 
 // ---------------------------------------------------------------- group

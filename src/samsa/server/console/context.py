@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from samsa.server.router import Router
 
 CLIENT_ID = "samsa-console"
+LIST_OFFSETS = 2
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,6 +48,29 @@ class ConsoleContext:
         if not isinstance(result, dict):
             raise TypeError(f"api key {api_key} did not answer at once")
         return result
+
+    def list_offsets(
+        self, topic: str, partitions: list[int], timestamp: int
+    ) -> list[dict[str, Any]]:
+        """ListOffsets' answer per partition (``timestamp``: -2 earliest, -1 latest,
+        else the first record at or after it)."""
+        body = {
+            "replica_id": -1,
+            "isolation_level": 0,
+            "topics": [
+                {
+                    "name": topic,
+                    "partitions": [
+                        {"partition_index": p, "current_leader_epoch": -1, "timestamp": timestamp}
+                        for p in partitions
+                    ],
+                }
+            ],
+        }
+        answer: list[dict[str, Any]] = self.kafka_now(LIST_OFFSETS, 7, body)["topics"][0][
+            "partitions"
+        ]
+        return answer
 
     def known_topic(self, name: str) -> Any:
         """The topic's image, or 404."""

@@ -7,8 +7,11 @@ page decodes them.  Every request reads at most ``max_bytes`` (1 MiB by
 default, 8 MiB at most) in total, however many partitions and however large
 their records.  Where to start: ``newest`` (the last ``limit`` records),
 ``oldest``, an ``offset`` or a ``timestamp`` (the ListOffsets handler finds the
-first offset at or after it).  ``q`` keeps the records of the page whose key,
-value or a header contains it.
+first offset at or after it).  Over more partitions than records wanted, only
+the partitions that can hold the newest records are read (newest), or the
+partitions in order until the page is full (the other modes), so a page of a
+10,000-partition topic costs about ``limit`` reads.  ``q`` keeps the records of
+the page whose key, value or a header contains it.
 """
 
 from __future__ import annotations
@@ -24,7 +27,6 @@ from samsa.server.console.values import matches, render
 from samsa.server.handlers.fetch import read_partitions
 from samsa.server.http_endpoint import HttpError, Request, Response, json_response
 
-LIST_OFFSETS = 2
 MODES = ("newest", "oldest", "offset", "timestamp")
 DEFAULT_LIMIT, MAX_LIMIT = 50, 500
 DEFAULT_BYTES, MAX_BYTES = 1 << 20, 8 << 20
@@ -68,9 +70,13 @@ def browse(ctx: ConsoleContext, name: str, request: Request) -> Response:
     limit = int_param(request, "limit", DEFAULT_LIMIT, low=1, high=MAX_LIMIT)
     budget = Budget(int_param(request, "max_bytes", DEFAULT_BYTES, low=1024, high=MAX_BYTES))
     chosen = _partitions(request, name, sorted(topic.partitions))
+    many = len(chosen) > limit
+    if mode == "newest" and many:
+        chosen = _newest_partitions(ctx, name, chosen, limit)
     starts = _starts(ctx, name, chosen, mode, request)
     per_partition = max(budget.left // max(len(starts), 1), MIN_PARTITION_BYTES)
     reads = []
+    found = 0
     for index in chosen:
         read = PartitionRead(index)
         _bounds(ctx, name, read)
@@ -81,6 +87,9 @@ def browse(ctx: ConsoleContext, name: str, request: Request) -> Response:
             else:
                 _read_from(ctx, name, read, start, limit, budget, per_partition)
         reads.append(read)
+        found += len(read.records)
+        if many and found >= limit:
+            break  # more partitions than records wanted: the first that fill the page
     records = [r for read in reads for r in read.records]
     if mode == "newest":
         records.sort(key=lambda r: (r["timestamp"], r["offset"]), reverse=True)
@@ -118,6 +127,22 @@ def _partitions(request: Request, name: str, indexes: list[int]) -> list[int]:
     return [chosen]
 
 
+def _newest_partitions(ctx: ConsoleContext, name: str, chosen: list[int], limit: int) -> list[int]:
+    """The partitions that can hold the newest ``limit`` records: those with the
+    ``limit`` newest largest timestamps (each segment keeps its largest in
+    memory).  A partition holding one of those records has a largest timestamp
+    at least as new as all of them, and at most ``limit`` partitions can."""
+    newest: list[tuple[int, int]] = []
+    for index in chosen:
+        local = ctx.broker.replicas.get(name, index)
+        if local is None or local.high_watermark <= local.log_start_offset:
+            continue
+        stamp = max((segment.max_timestamp for segment in local.log.segments), default=-1)
+        newest.append((stamp, index))
+    newest.sort(reverse=True)
+    return sorted(index for _, index in newest[:limit])
+
+
 def _starts(
     ctx: ConsoleContext, name: str, chosen: list[int], mode: str, request: Request
 ) -> dict[int, int]:
@@ -140,20 +165,7 @@ def _starts(
     if "timestamp" not in request.query:
         raise HttpError(400, "from=timestamp needs a timestamp (milliseconds since the epoch)")
     timestamp = int_param(request, "timestamp", 0, low=0)
-    body = {
-        "replica_id": -1,
-        "isolation_level": 0,
-        "topics": [
-            {
-                "name": name,
-                "partitions": [
-                    {"partition_index": i, "current_leader_epoch": -1, "timestamp": timestamp}
-                    for i in chosen
-                ],
-            }
-        ],
-    }
-    found = ctx.kafka_now(LIST_OFFSETS, 7, body)["topics"][0]["partitions"]
+    found = ctx.list_offsets(name, chosen, timestamp)
     return {p["partition_index"]: p["offset"] for p in found if p["offset"] >= 0}
 
 

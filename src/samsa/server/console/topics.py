@@ -14,6 +14,7 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING, Any
 
+from samsa.protocol.config_sources import config_source_name
 from samsa.server.broker_view import masked
 from samsa.server.console.context import ConsoleContext
 from samsa.server.console.params import page_window
@@ -24,16 +25,6 @@ if TYPE_CHECKING:
 
 DESCRIBE_CONFIGS = 32
 RESOURCE_TOPIC = 2
-# Kafka's ConfigSource enum, as DescribeConfigs answers it.
-CONFIG_SOURCES = {
-    0: "UNKNOWN",
-    1: "DYNAMIC_TOPIC_CONFIG",
-    2: "DYNAMIC_BROKER_CONFIG",
-    3: "DYNAMIC_DEFAULT_BROKER_CONFIG",
-    4: "STATIC_BROKER_CONFIG",
-    5: "DEFAULT_CONFIG",
-    6: "DYNAMIC_BROKER_LOGGER_CONFIG",
-}
 MAX_PAGE = 1000
 
 
@@ -169,7 +160,7 @@ def topic_configs(ctx: ConsoleContext, name: str) -> list[dict[str, Any]]:
         {
             "name": c["name"],
             "value": "******" if c["is_sensitive"] else masked(c["name"], c["value"]),
-            "source": CONFIG_SOURCES.get(c["config_source"], str(c["config_source"])),
+            "source": config_source_name(c["config_source"]),
             "read_only": c["read_only"],
         }
         for c in sorted(resource["configs"], key=lambda c: c["name"])

@@ -1,0 +1,180 @@
+"""The web console on a broker with a 10,000-partition topic: does every page load in
+under a second?
+
+Not a test (creating 10,000 partitions takes the broker minutes on a shared
+machine).  One broker with the console on; a topic of ``--partitions``
+partitions (default 10,000) holding ``--records`` records spread over all of
+them; a consumer group that committed half of them on every partition.  Then:
+
+1. each JSON endpoint a page calls, timed from this process (best and median
+   of ``--repeat`` calls, milliseconds), and its size;
+2. each page opened in headless Chromium (Debian's), timed from navigation to
+   the page marking itself loaded (``body[data-loaded=true]``: its data fetched
+   and drawn).
+
+Target: every page under 1 s.
+
+    .venv/bin/python bench/console_scale.py [--partitions 10000] [--records 20000] [--repeat 5]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import shutil
+import statistics
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+from confluent_kafka import Consumer, Producer, TopicPartition
+from confluent_kafka.admin import AdminClient, NewTopic
+
+from samsa.testing import BrokerProcess
+
+TOPIC, GROUP = "wide", "wide-readers"
+CREATE_TIMEOUT_S = 1800.0
+
+
+def get(url: str) -> tuple[float, int, Any]:
+    started = time.perf_counter()
+    with urllib.request.urlopen(url, timeout=60) as response:
+        body = response.read()
+    return time.perf_counter() - started, len(body), json.loads(body)
+
+
+def wait_for_partitions(console: str, partitions: int) -> float:
+    """Seconds until the broker hosts (and the console shows) the last partition."""
+    started = time.monotonic()
+    last = f"{console}api/topics/{TOPIC}?offset={partitions - 1}&limit=1"
+    while time.monotonic() - started < CREATE_TIMEOUT_S:
+        try:
+            _, _, topic = get(last)
+            if topic["partitions"] and topic["partitions"][0]["log_end_offset"] is not None:
+                return time.monotonic() - started
+        except OSError:
+            pass  # the broker is busy making 10,000 leaders; the console answers after
+        time.sleep(1.0)
+    raise TimeoutError(f"{partitions} partitions not hosted after {CREATE_TIMEOUT_S} s")
+
+
+def fill(bootstrap: str, partitions: int, records: int) -> None:
+    producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 20})
+    for i in range(records):
+        value = json.dumps({"id": i, "note": "x" * 40}).encode()
+        producer.produce(TOPIC, key=b"key-%d" % i, value=value, partition=i % partitions)
+        if i % 1000 == 0:
+            producer.poll(0)
+    assert producer.flush(120) == 0
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": GROUP})
+    per_partition = records // partitions
+    offsets = [TopicPartition(TOPIC, p, per_partition // 2) for p in range(partitions)]
+    consumer.commit(offsets=offsets, asynchronous=False)
+    consumer.close()
+
+
+def time_pages(console: str, repeat: int) -> list[tuple[str, float, float, int]]:
+    paths = [
+        "api/cluster",
+        "api/topics",
+        "api/groups",
+        "api/rates",
+        f"api/topics/{TOPIC}",
+        f"api/topics/{TOPIC}?offset=9900",
+        f"api/topics/{TOPIC}/messages",
+        f"api/topics/{TOPIC}/messages?from=oldest",
+        f"api/topics/{TOPIC}/messages?from=timestamp&timestamp=0",
+        f"api/topics/{TOPIC}/messages?partition=7&from=offset&offset=0",
+        f"api/topics/{TOPIC}/messages?q=key-1234",
+        f"api/groups/{GROUP}",
+    ]
+    rows = []
+    for path in paths:
+        times, size = [], 0
+        for _ in range(repeat):
+            seconds, size, _ = get(console + path)
+            times.append(seconds)
+        rows.append((path, min(times), statistics.median(times), size))
+    return rows
+
+
+def time_browser(console: str, repeat: int) -> list[tuple[str, float, float]]:
+    import playwright.sync_api as playwright_api
+
+    routes = [
+        "#/",
+        "#/cluster",
+        f"#/topics/{TOPIC}",
+        f"#/topics/{TOPIC}/messages",
+        f"#/topics/{TOPIC}/messages?from=timestamp&timestamp=0",
+        f"#/groups/{GROUP}",
+    ]
+    rows = []
+    with playwright_api.sync_playwright() as p, tempfile.TemporaryDirectory() as profile:
+        context = p.chromium.launch_persistent_context(
+            profile,
+            executable_path=shutil.which("chromium") or "/usr/bin/chromium",
+            args=["--headless", "--no-sandbox", "--disable-gpu"],
+            headless=True,
+        )
+        page = context.new_page()
+        for route in routes:
+            times = []
+            for _ in range(repeat):
+                page.goto("about:blank")
+                started = time.perf_counter()
+                page.goto(console + route)
+                page.wait_for_selector("body[data-loaded=true]", timeout=60_000)
+                times.append(time.perf_counter() - started)
+            rows.append((route, min(times), statistics.median(times)))
+        context.close()
+    return rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--partitions", type=int, default=10_000)
+    parser.add_argument("--records", type=int, default=20_000)
+    parser.add_argument("--repeat", type=int, default=5)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="samsa-console-scale-") as tmp:
+        broker = BrokerProcess(Path(tmp) / "data", args=["--console-listen", "127.0.0.1:0"])
+        bootstrap = broker.start()
+        try:
+            found = re.search(r"console listening on (http://\S+/)", broker.log_text())
+            assert found is not None
+            console = found.group(1)
+            admin = AdminClient({"bootstrap.servers": bootstrap})
+            started = time.monotonic()
+            # The client gives up on CreateTopics after a minute; the broker goes on
+            # making its leaders, and the console shows when the last one is hosted.
+            admin.create_topics([NewTopic(TOPIC, args.partitions, 1)])
+            hosted = wait_for_partitions(console, args.partitions)
+            print(f"{args.partitions:,} partitions created and hosted in {hosted:.0f} s")
+            fill(bootstrap, args.partitions, args.records)
+            print(
+                f"{args.records:,} records produced, group {GROUP} committed; "
+                f"setup took {time.monotonic() - started:.0f} s\n"
+            )
+            print("| API call | best ms | median ms | bytes |")
+            print("| --- | ---: | ---: | ---: |")
+            for path, best, median, size in time_pages(console, args.repeat):
+                print(f"| `/{path}` | {best * 1000:.1f} | {median * 1000:.1f} | {size:,} |")
+            print("\n| page (Chromium, until loaded) | best ms | median ms |")
+            print("| --- | ---: | ---: |")
+            slowest = 0.0
+            for route, best, median in time_browser(console, args.repeat):
+                slowest = max(slowest, median)
+                print(f"| `{route}` | {best * 1000:.0f} | {median * 1000:.0f} |")
+            verdict = "PASS" if slowest < 1.0 else "FAIL"
+            print(f"\nslowest page median {slowest * 1000:.0f} ms: {verdict} (target < 1000 ms)")
+        finally:
+            broker.stop(timeout=300)
+            broker.kill()
+
+
+if __name__ == "__main__":
+    main()
