@@ -65,3 +65,14 @@ def test_a_killed_broker_shows_as_fenced_and_its_partitions_under_replicated(
     _, topic = api(urls[watcher], "/api/topics/console-replicated")
     assert topic["counts"]["under_replicated"] == 6
     assert all(victim not in p["isr"] for p in topic["partitions"])
+
+    # Records are served by leaders: the watcher's browser reads its own and says
+    # where the others are.
+    _, browsed = api(urls[watcher], "/api/topics/console-replicated/messages")
+    led_here = sum(1 for p in topic["partitions"] if p["leader"] == watcher)
+    elsewhere = {e["leader"]: e["partitions"] for e in browsed["elsewhere"]}
+    assert watcher not in elsewhere and victim not in elsewhere
+    assert led_here + sum(elsewhere.values()) == 6
+    if elsewhere:
+        page.goto(f"{urls[watcher]}#/topics/console-replicated/messages")
+        expect(page.locator("#browse-status")).to_contain_text("browse them on its console")

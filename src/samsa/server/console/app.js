@@ -312,6 +312,8 @@ async function refreshMessages(route) {
   const query = new URLSearchParams(route.params);
   const m = await get(`/api/topics/${encodeURIComponent(route.topic)}/messages?${query}`);
   const problems = m.partitions.filter((p) => p.error).map((p) => `partition ${p.partition}: ${p.error}`);
+  m.elsewhere.forEach((e) => problems.push(e.leader < 0 ? `${count(e.partitions)} partitions offline`
+    : `${count(e.partitions)} partitions led by broker ${e.leader}: browse them on its console`));
   $("#browse-status").replaceChildren(
     el("span", m.q ? `${m.matched} of ${m.scanned} records match “${m.q}”`
       : `${m.records.length} records`),

@@ -11,11 +11,15 @@ first offset at or after it).  Over more partitions than records wanted, only
 the partitions that can hold the newest records are read (newest), or the
 partitions in order until the page is full (the other modes), so a page of a
 10,000-partition topic costs about ``limit`` reads.  ``q`` keeps the records of
-the page whose key, value or a header contains it.
+the page whose key, value or a header contains it.  Over all partitions only
+those this broker leads are read (records are served by leaders); the others
+are counted by leader in ``elsewhere``, so the page can say where they are.
 """
 
 from __future__ import annotations
 
+from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -69,7 +73,14 @@ def browse(ctx: ConsoleContext, name: str, request: Request) -> Response:
     mode = choice_param(request, "from", MODES)
     limit = int_param(request, "limit", DEFAULT_LIMIT, low=1, high=MAX_LIMIT)
     budget = Budget(int_param(request, "max_bytes", DEFAULT_BYTES, low=1024, high=MAX_BYTES))
-    chosen = _partitions(request, name, sorted(topic.partitions))
+    single = _partition(request, name, topic.partitions)
+    if single is None:
+        # Every partition this broker leads; the others are counted by leader.
+        node = ctx.broker.node_id
+        chosen = sorted(i for i, r in topic.partitions.items() if r.leader == node)
+        elsewhere = Counter(r.leader for r in topic.partitions.values() if r.leader != node)
+    else:
+        chosen, elsewhere = [single], Counter()
     many = len(chosen) > limit
     if mode == "newest" and many:
         chosen = _newest_partitions(ctx, name, chosen, limit)
@@ -102,7 +113,7 @@ def browse(ctx: ConsoleContext, name: str, request: Request) -> Response:
         {
             "topic": name,
             "from": mode,
-            "partition": chosen[0] if len(chosen) == 1 and "partition" in request.query else None,
+            "partition": single,
             "limit": limit,
             "max_bytes": budget.left + budget.used,
             "bytes_read": budget.used,
@@ -111,20 +122,24 @@ def browse(ctx: ConsoleContext, name: str, request: Request) -> Response:
             "scanned": len(records),
             "records": shown,
             "partitions": [read.status() for read in reads if read.records or read.error],
+            "elsewhere": [
+                {"leader": leader, "partitions": count}
+                for leader, count in sorted(elsewhere.items())
+            ],
         }
     )
 
 
-def _partitions(request: Request, name: str, indexes: list[int]) -> list[int]:
-    raw = request.query.get("partition", "")
-    if raw in ("", "all"):
-        return indexes
+def _partition(request: Request, name: str, partitions: Mapping[int, Any]) -> int | None:
+    """The one partition asked for, or None for all."""
+    if request.query.get("partition", "") in ("", "all"):
+        return None
     chosen = int_param(request, "partition", 0, low=0)
-    if chosen not in indexes:
+    if chosen not in partitions:
         raise HttpError(
-            404, f"topic {name!r} has no partition {chosen} (it has {len(indexes)} partitions)"
+            404, f"topic {name!r} has no partition {chosen} (it has {len(partitions)} partitions)"
         )
-    return [chosen]
+    return chosen
 
 
 def _newest_partitions(ctx: ConsoleContext, name: str, chosen: list[int], limit: int) -> list[int]:
