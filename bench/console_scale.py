@@ -58,6 +58,15 @@ def fill(bootstrap: str, partitions: int, records: int) -> None:
     producer = Producer(
         {"bootstrap.servers": bootstrap, "linger.ms": 20, "message.timeout.ms": 1_800_000}
     )
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    deadline = time.monotonic() + CREATE_TIMEOUT_S
+    while True:  # listing all topics never creates one
+        topic = admin.list_topics(timeout=60).topics.get(TOPIC)
+        if topic is not None and len(topic.partitions) == partitions:
+            break
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"{TOPIC} has not got {partitions} partitions")
+        time.sleep(1.0)
     for i in range(records):
         value = json.dumps({"id": i, "note": "x" * 40}).encode()
         producer.produce(TOPIC, key=b"key-%d" % i, value=value, partition=i % partitions)
@@ -149,6 +158,7 @@ def main() -> None:
         # Making thousands of leaders keeps a broker's loop busy for minutes while
         # the topic is created; that must not fence it (this measures the console).
         "broker.session.timeout.ms": "1800000",
+        "auto.create.topics.enable": "false",
     }
     with (
         tempfile.TemporaryDirectory(prefix="samsa-console-scale-") as tmp,
