@@ -224,6 +224,9 @@ def test_group_page_lag_matches_samsa_groups_describe(
         expect(page.locator("#group-state")).to_contain_text(f"total lag {total}")
         page.wait_for_function("window.samsaChart.lag['console-group'].length >= 2")
         snap(page, "group-page")
+        _, one = api(console_url, "/api/groups/console-group?limit=1&offset=1")
+        assert (one["partition_count"], len(one["partitions"]), one["lag"]) == (2, 1, total)
+        assert one["partitions"][0]["partition"] == 1
         page.goto(console_url)
         group_row = page.locator('#groups tr[data-group="console-group"] td')
         expect(group_row.nth(3)).to_have_text(str(total))

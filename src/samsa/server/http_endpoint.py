@@ -8,7 +8,8 @@ Kafka API call, so running them on the event loop keeps the broker's requests
 flowing; each HTTP connection serves one request and closes, and a slow or
 silent client is cut off after ``READ_TIMEOUT`` seconds.  A handler refuses
 bad input by raising ``HttpError`` (status and one-line message); anything
-else it raises is logged and answered 500 without a trace.  No framework: the
+else it raises is logged and answered 500 without a trace.  ``Server-Timing``
+says how long the answer took inside the broker.  No framework: the
 broker must not grow a web stack for a few pages.
 """
 
@@ -19,6 +20,7 @@ import contextlib
 import inspect
 import json
 import logging
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from urllib.parse import parse_qs, unquote, urlsplit
@@ -136,7 +138,9 @@ class HttpEndpoint:
         except (asyncio.IncompleteReadError, asyncio.LimitOverrunError, TimeoutError, OSError):
             writer.close()
             return
+        started = time.perf_counter()
         response, method = await self._answer(head, reader)
+        took_ms = (time.perf_counter() - started) * 1000
         body = b"" if method == "HEAD" else response.body
         lines = [
             f"HTTP/1.1 {response.status} {REASONS.get(response.status, '')}",
@@ -145,6 +149,7 @@ class HttpEndpoint:
             "Cache-Control: no-store",
             "X-Content-Type-Options: nosniff",
             "Connection: close",
+            f"Server-Timing: handler;dur={took_ms:.1f}",
             *(f"{k}: {v}" for k, v in response.headers.items()),
         ]
         with contextlib.suppress(OSError):

@@ -81,11 +81,12 @@ def console_endpoint(
             "/": static,
             "/static/*": static,
             "/api/cluster": cluster_page,
+            "/api/brokers": lambda r: cluster.brokers(ctx, r),
             "/api/topics": lambda r: topics.list_topics(ctx, r),
             "/api/topics/*": topic,
             "/api/groups": lambda r: groups.list_groups(ctx, r),
             "/api/groups/*": lambda r: groups.describe_group(
-                ctx, r.path.removeprefix("/api/groups/")
+                ctx, r.path.removeprefix("/api/groups/"), r
             ),
             "/api/rates": rates,
             "/api/*": lambda r: _no_api(r.path),

@@ -37,8 +37,7 @@ function show() {
 
 // ---------------------------------------------------------------- header
 
-async function refreshHeader() {
-  const c = await get("/api/cluster");
+function showHeader(c) {
   $("#cluster-id").textContent = c.cluster_id;
   $("#version").textContent = `samsa ${c.version}`;
   $("#uptime").textContent = `${c.uptime_s}s`;
@@ -47,8 +46,8 @@ async function refreshHeader() {
   $("#mode").textContent = c.actions_enabled ? "actions enabled" : "read-only";
   $("#brokers").textContent = `brokers: ${c.brokers.map((b) => `${b.node_id} (${b.state})`).join(", ")}`
     + ` · controller ${c.controller_id} · this is node ${c.node_id}`;
-  return c;
 }
+
 // ---------------------------------------------------------------- loop
 
 const PAGES = {
@@ -73,11 +72,21 @@ async function refresh(fromTimer) {
   const route = state.route;
   const page = PAGES[route.page];
   try {
-    const cluster = await refreshHeader();
+    // The header (/api/brokers) and the page's own data are fetched together; the
+    // cluster page's answer holds both.
     let ran = true;
-    if (route.page === "cluster") refreshCluster(cluster);
-    else if (page.refresh && !(fromTimer && page.once)) await page.refresh(route);
-    else ran = false; // a page read once (the message browser) keeps what it showed
+    if (route.page === "cluster") {
+      const cluster = await get("/api/cluster");
+      showHeader(cluster);
+      refreshCluster(cluster);
+    } else {
+      const header = get("/api/brokers").then(showHeader);
+      if (page.refresh && !(fromTimer && page.once)) await Promise.all([header, page.refresh(route)]);
+      else {
+        await header;
+        ran = false; // a page read once (the message browser) keeps what it showed
+      }
+    }
     if (state.route === route && ran) {
       showError(null);
       document.body.dataset.loaded = "true";

@@ -20,7 +20,7 @@ from typing import Any
 from samsa.errors import KafkaError
 from samsa.protocol.messages import APIS
 from samsa.server.console.context import ConsoleContext
-from samsa.server.console.topics import health, min_isr
+from samsa.server.console.topics import count_health, min_isr
 from samsa.server.http_endpoint import Request, Response, json_response
 
 DESCRIBE_QUORUM = 55
@@ -33,18 +33,11 @@ def broker_state(fenced: bool, shutting_down: bool) -> str:
     return "fenced" if fenced else "active"
 
 
-async def cluster(ctx: ConsoleContext, _: Request) -> Response:
+def summary(ctx: ConsoleContext) -> dict[str, Any]:
+    """What every page's header shows: the cluster, this node, the brokers."""
     b = ctx.broker
     image = b.image
-    led: Counter[int] = Counter()
-    counts = {"partitions": 0, "under_replicated": 0, "under_min_isr": 0, "offline": 0}
-    for name, topic in image.topics.items():
-        min_insync = min_isr(ctx, name)
-        for registration in topic.partitions.values():
-            led[registration.leader] += 1
-            counts["partitions"] += 1
-            for flag, on in health(registration, min_insync).items():
-                counts[flag] += on
+    led = Counter(r.leader for topic in image.topics.values() for r in topic.partitions.values())
     brokers = []
     for node in sorted(image.brokers.values(), key=lambda r: r.id):
         endpoint = node.listeners[0] if node.listeners else None
@@ -64,15 +57,29 @@ async def cluster(ctx: ConsoleContext, _: Request) -> Response:
     except importlib.metadata.PackageNotFoundError:
         version = "unknown"
     leader = b.quorum_leader()
+    return {
+        "cluster_id": b.cluster_id,
+        "node_id": b.node_id,
+        "controller_id": -1 if leader is None else leader,
+        "version": version,
+        "uptime_s": round(time.time() - ctx.metrics.started),
+        "actions_enabled": ctx.allow_actions,
+        "brokers": brokers,
+    }
+
+
+def brokers(ctx: ConsoleContext, _: Request) -> Response:
+    return json_response(summary(ctx))
+
+
+async def cluster(ctx: ConsoleContext, _: Request) -> Response:
+    counts = {"partitions": 0, "under_replicated": 0, "under_min_isr": 0, "offline": 0}
+    for name, topic in ctx.broker.image.topics.items():
+        counts["partitions"] += len(topic.partitions)
+        count_health(counts, topic.partitions.values(), min_isr(ctx, name))
     return json_response(
         {
-            "cluster_id": b.cluster_id,
-            "node_id": b.node_id,
-            "controller_id": -1 if leader is None else leader,
-            "version": version,
-            "uptime_s": round(time.time() - ctx.metrics.started),
-            "actions_enabled": ctx.allow_actions,
-            "brokers": brokers,
+            **summary(ctx),
             "partitions": counts,
             "quorum": await quorum(ctx),
             "cleaner": cleaner(ctx),

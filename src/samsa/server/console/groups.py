@@ -42,7 +42,11 @@ def group_partitions(ctx: ConsoleContext, group: GroupState) -> list[dict[str, A
     return rows
 
 
-def group_json(ctx: ConsoleContext, group: GroupState, detail: bool) -> dict[str, Any]:
+def group_json(
+    ctx: ConsoleContext, group: GroupState, window: tuple[int, int] | None = None
+) -> dict[str, Any]:
+    """The group's summary; with ``window`` (offset, limit) also its members and
+    that page of its partitions (the lag total is over all of them)."""
     partitions = group_partitions(ctx, group)
     out: dict[str, Any] = {
         "group": group.group_id,
@@ -52,7 +56,8 @@ def group_json(ctx: ConsoleContext, group: GroupState, detail: bool) -> dict[str
         "members": len(group.members),
         "lag": sum(p["lag"] or 0 for p in partitions),
     }
-    if detail:
+    if window is not None:
+        offset, limit = window
         out["members"] = [
             {
                 "member_id": m.member_id,
@@ -62,19 +67,22 @@ def group_json(ctx: ConsoleContext, group: GroupState, detail: bool) -> dict[str
             }
             for m in group.members
         ]
-        out["partitions"] = partitions
+        out["partition_count"] = len(partitions)
+        out["offset"], out["limit"] = offset, limit
+        out["partitions"] = partitions[offset : offset + limit]
     return out
 
 
 def list_groups(ctx: ConsoleContext, request: Request) -> Response:
     offset, limit = page_window(request, 100, 1000)
     groups = ctx.view.groups()
-    page = [group_json(ctx, g, False) for g in groups[offset : offset + limit]]
+    page = [group_json(ctx, g) for g in groups[offset : offset + limit]]
     return json_response({"total": len(groups), "offset": offset, "limit": limit, "groups": page})
 
 
-def describe_group(ctx: ConsoleContext, group_id: str) -> Response:
-    return json_response(group_json(ctx, find_group(ctx, group_id), True))
+def describe_group(ctx: ConsoleContext, group_id: str, request: Request) -> Response:
+    window = page_window(request, 100, 1000)
+    return json_response(group_json(ctx, find_group(ctx, group_id), window))
 
 
 def find_group(ctx: ConsoleContext, group_id: str) -> GroupState:

@@ -84,21 +84,26 @@ def browse(ctx: ConsoleContext, name: str, request: Request) -> Response:
     many = len(chosen) > limit
     if mode == "newest" and many:
         chosen = _newest_partitions(ctx, name, chosen, limit)
-    starts = _starts(ctx, name, chosen, mode, request)
-    per_partition = max(budget.left // max(len(starts), 1), MIN_PARTITION_BYTES)
-    reads = []
+    per_partition = max(budget.left // max(len(chosen), 1), MIN_PARTITION_BYTES)
+    reads: list[PartitionRead] = []
     found = 0
-    for index in chosen:
-        read = PartitionRead(index)
-        _bounds(ctx, name, read)
-        start = starts.get(index)
-        if read.error is None and start is not None:
-            if mode == "newest":
-                _read_newest(ctx, name, read, limit, budget, per_partition)
-            else:
-                _read_from(ctx, name, read, start, limit, budget, per_partition)
-        reads.append(read)
-        found += len(read.records)
+    # Over many partitions, where to start is looked up a page's worth at a time:
+    # the page is usually full long before the last partition.
+    step = limit if many else max(len(chosen), 1)
+    for at in range(0, len(chosen), step):
+        chunk = chosen[at : at + step]
+        starts = _starts(ctx, name, chunk, mode, request)
+        for index in chunk:
+            read = PartitionRead(index)
+            _bounds(ctx, name, read)
+            start = starts.get(index)
+            if read.error is None and start is not None:
+                if mode == "newest":
+                    _read_newest(ctx, name, read, limit, budget, per_partition)
+                else:
+                    _read_from(ctx, name, read, start, limit, budget, per_partition)
+            reads.append(read)
+            found += len(read.records)
         if many and found >= limit:
             break  # more partitions than records wanted: the first that fill the page
     records = [r for read in reads for r in read.records]
@@ -171,10 +176,12 @@ def _starts(
         if len(chosen) == 1:
             local = ctx.broker.replicas.get(name, chosen[0])
             if local is not None and not local.log_start_offset <= offset <= local.high_watermark:
+                low, high = local.log_start_offset, local.high_watermark
+                held = (
+                    f"records are at offsets {low} to {high - 1}" if high > low else "it is empty"
+                )
                 raise HttpError(
-                    400,
-                    f"offset {offset} is out of range for {name}-{chosen[0]}: records are at "
-                    f"offsets {local.log_start_offset} to {local.high_watermark - 1}",
+                    400, f"offset {offset} is out of range for {name}-{chosen[0]}: {held}"
                 )
         return dict.fromkeys(chosen, offset)
     if "timestamp" not in request.query:

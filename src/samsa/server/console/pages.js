@@ -181,7 +181,8 @@ function messagePager(route, m) {
 // ---------------------------------------------------------------- group
 
 async function refreshGroup(route) {
-  const g = await get(`/api/groups/${encodeURIComponent(route.group)}`);
+  const g = await get(
+    `/api/groups/${encodeURIComponent(route.group)}?offset=${state.partitionsAt}&limit=${PAGE}`);
   $("#group-name").textContent = g.group;
   $("#group-state").replaceChildren(el("span", `state ${g.state}`, "state"),
     el("span", `protocol ${g.protocol_type || "-"} / ${g.protocol || "-"}`),
@@ -196,6 +197,9 @@ async function refreshGroup(route) {
     if (p.lag > 0) tr.cells[4].classList.add("lag-high");
     return tr;
   }));
+  pager("#group-pager", state.partitionsAt, g.partition_count, (at) => {
+    state.partitionsAt = at; refresh();
+  });
   const history = (state.lag[g.group] ||= []);
   history.push({ lag: g.lag });
   if (history.length > HISTORY) history.shift();

@@ -12,6 +12,7 @@ Kafka client is told.
 from __future__ import annotations
 
 import time
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from samsa.protocol.config_sources import config_source_name
@@ -29,9 +30,12 @@ MAX_PAGE = 1000
 
 
 def min_isr(ctx: ConsoleContext, topic: str) -> int:
+    """The topic's min.insync.replicas: its override, else the broker's default
+    (read without merging every default, since the cluster page asks per topic)."""
+    value = ctx.broker.image.topic_configs(topic).get("min.insync.replicas")
     try:
-        return int(ctx.broker.topic_config(topic).get("min.insync.replicas", "1"))
-    except ValueError:
+        return int(value if value is not None else ctx.broker.config["min.insync.replicas"])
+    except (KeyError, ValueError):
         return 1
 
 
@@ -42,6 +46,21 @@ def health(registration: PartitionRegistration, min_insync: int) -> dict[str, bo
         "under_replicated": len(registration.isr) < len(registration.replicas),
         "under_min_isr": not offline and len(registration.isr) < min_insync,
     }
+
+
+def count_health(
+    counts: dict[str, int], registrations: Iterable[PartitionRegistration], min_insync: int
+) -> None:
+    """Add the partitions' flags to ``counts`` (the same rules as ``health``, without
+    a dict per partition: the cluster page counts every partition each second)."""
+    for registration in registrations:
+        isr = len(registration.isr)
+        if registration.leader < 0:
+            counts["offline"] += 1
+        elif isr < min_insync:
+            counts["under_min_isr"] += 1
+        if isr < len(registration.replicas):
+            counts["under_replicated"] += 1
 
 
 def partition_row(
@@ -66,29 +85,28 @@ def partition_row(
     if local is not None:
         row["log_start_offset"] = local.log_start_offset
         row["log_end_offset"] = local.high_watermark
-        row["size_bytes"] = sum(segment.size for segment in local.log.segments)
+        row["size_bytes"] = local.log.size_bytes
     return row
 
 
 def topic_summary(ctx: ConsoleContext, name: str) -> dict[str, Any]:
     topic = ctx.broker.image.topics[name]
-    min_insync = min_isr(ctx, name)
-    records = size = under = offline = 0
-    for index, registration in topic.partitions.items():
-        flags = health(registration, min_insync)
-        under += flags["under_replicated"]
-        offline += flags["offline"]
-        local = ctx.broker.replicas.get(name, index)
+    counts = {"under_replicated": 0, "under_min_isr": 0, "offline": 0}
+    count_health(counts, topic.partitions.values(), min_isr(ctx, name))
+    records = size = 0
+    replicas = ctx.broker.replicas
+    for index in topic.partitions:
+        local = replicas.get(name, index)
         if local is not None:
             records += local.high_watermark - local.log_start_offset
-            size += sum(segment.size for segment in local.log.segments)
+            size += local.log.size_bytes
     return {
         "name": name,
         "partitions": len(topic.partitions),
         "records": records,
         "size_bytes": size,
-        "under_replicated": under,
-        "offline": offline,
+        "under_replicated": counts["under_replicated"],
+        "offline": counts["offline"],
     }
 
 
@@ -111,9 +129,7 @@ def describe_topic(ctx: ConsoleContext, name: str, request: Request) -> Response
     min_insync = min_isr(ctx, name)
     indexes = sorted(topic.partitions)
     counts = {"under_replicated": 0, "under_min_isr": 0, "offline": 0}
-    for registration in topic.partitions.values():
-        for flag, on in health(registration, min_insync).items():
-            counts[flag] += on
+    count_health(counts, topic.partitions.values(), min_insync)
     rows = [
         partition_row(ctx, name, index, topic.partitions[index], min_insync)
         for index in indexes[offset : offset + limit]
