@@ -18,6 +18,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from samsa.errors import ErrorCode
+from samsa.protocol.group_requests import outside_commit_request
 from samsa.protocol.record_builder import RecordBatchBuilder
 from samsa.server.console.context import ConsoleContext
 from samsa.server.console.groups import find_group
@@ -147,28 +148,7 @@ async def reset_offsets(ctx: ConsoleContext, body: dict[str, Any]) -> dict[str, 
         offsets = _list_offsets(ctx, topic, partitions, -2 if to == "earliest" else -1)
     else:
         raise HttpError(400, f"to must be earliest, latest or offset, not {to!r}")
-    request = {
-        "group_id": group_id,
-        "generation_id_or_member_epoch": -1,
-        "member_id": "",
-        "group_instance_id": None,
-        "retention_time_ms": -1,
-        "topics": [
-            {
-                "name": topic,
-                "partitions": [
-                    {
-                        "partition_index": p,
-                        "committed_offset": o,
-                        "committed_leader_epoch": -1,
-                        "commit_timestamp": -1,
-                        "committed_metadata": "",
-                    }
-                    for p, o in sorted(offsets.items())
-                ],
-            }
-        ],
-    }
+    request = outside_commit_request(group_id, (((topic, p), o) for p, o in offsets.items()))
     answer = await ctx.kafka(OFFSET_COMMIT, 8, request)
     for part in answer["topics"][0]["partitions"]:
         _check(part["error_code"], None, f"commit {topic}-{part['partition_index']}")
