@@ -39,7 +39,7 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
-from confluent_kafka import Consumer, Producer, TopicPartition
+from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from samsa.testing_cluster import LocalCluster
@@ -73,7 +73,10 @@ def fill(bootstrap: str, partitions: int, records: int) -> None:
     admin = AdminClient({"bootstrap.servers": bootstrap})
     deadline = time.monotonic() + CREATE_TIMEOUT_S
     while True:  # listing all topics never creates one
-        topic = admin.list_topics(timeout=60).topics.get(TOPIC)
+        try:
+            topic = admin.list_topics(timeout=60).topics.get(TOPIC)
+        except KafkaException:
+            topic = None  # the brokers are busy making leaders: ask again
         if topic is not None and len(topic.partitions) == partitions:
             break
         if time.monotonic() > deadline:
