@@ -33,6 +33,7 @@ import os
 import re
 import shutil
 import statistics
+import sys
 import tempfile
 import time
 import urllib.request
@@ -62,6 +63,30 @@ def timed_get(url: str) -> tuple[float, float, int, Any]:
     wall = time.perf_counter() - started
     inside = float(timing.split("dur=")[1]) / 1000 if "dur=" in timing else float("nan")
     return wall, inside, len(body), json.loads(body)
+
+
+def create(admin: AdminClient, partitions: int) -> None:
+    """Create the topic, asking again if an answer is lost on a loaded machine.
+
+    The client gives up on CreateTopics after a minute while the controller may
+    still commit it; whatever the answer, the topic is looked for before asking
+    again (``fill`` then waits for every partition's leader)."""
+    for _ in range(5):
+        future = admin.create_topics([NewTopic(TOPIC, partitions, 1)])[TOPIC]
+        try:
+            future.result(120)
+            return
+        except KafkaException as exc:
+            print(f"CreateTopics: {exc}", file=sys.stderr)
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            try:
+                if TOPIC in admin.list_topics(timeout=30).topics:
+                    return
+            except KafkaException:
+                pass
+            time.sleep(2.0)
+    raise RuntimeError(f"could not create {TOPIC}")
 
 
 def fill(bootstrap: str, partitions: int, records: int) -> None:
@@ -194,9 +219,7 @@ def main() -> None:
             consoles.append(found.group(1))
         admin = AdminClient({"bootstrap.servers": cluster.bootstrap})
         started = time.monotonic()
-        # The client gives up on CreateTopics after a minute; the brokers go on
-        # making their leaders, and producing to every partition waits for them.
-        admin.create_topics([NewTopic(TOPIC, args.partitions, 1)])
+        create(admin, args.partitions)
         fill(cluster.bootstrap, args.partitions, args.records)
         print(
             f"{args.partitions:,} partitions on {args.nodes} nodes, {args.records:,} records, "

@@ -10,6 +10,7 @@ README ("Web console") and kept stable for scripts.  Bad input is an
 
 from __future__ import annotations
 
+import functools
 import time
 from importlib import resources
 from typing import TYPE_CHECKING
@@ -38,14 +39,22 @@ STATIC_TYPES = {
 }
 
 
+@functools.cache
+def _static_file(name: str) -> bytes | None:
+    """A page file of the package, read once (they never change while running)."""
+    try:
+        return resources.files(__name__).joinpath(name).read_bytes()
+    except (FileNotFoundError, IsADirectoryError):
+        return None
+
+
 def static(request: Request) -> Response:
     name = "index.html" if request.path == "/" else request.path.removeprefix("/static/")
     suffix = name[name.rfind(".") :] if "." in name else ""
     if "/" in name or suffix not in STATIC_TYPES:
         return not_found(request.path)
-    try:
-        body = resources.files(__name__).joinpath(name).read_bytes()
-    except (FileNotFoundError, IsADirectoryError):
+    body = _static_file(name)
+    if body is None:
         return not_found(request.path)
     return Response(200, body, STATIC_TYPES[suffix])
 

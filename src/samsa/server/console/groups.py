@@ -16,30 +16,45 @@ from samsa.server.console.params import page_window
 from samsa.server.http_endpoint import HttpError, Request, Response, json_response
 
 
-def group_partitions(ctx: ConsoleContext, group: GroupState) -> list[dict[str, Any]]:
-    owners = {
+def _owners(group: GroupState) -> dict[tuple[str, int], str]:
+    return {
         (topic, partition): m.member_id
         for m in group.members
         for topic, partitions in m.assignment.items()
         for partition in partitions
     }
+
+
+def _lag(ctx: ConsoleContext, key: tuple[str, int], committed: int | None) -> int | None:
+    end = ctx.view.high_watermark(*key)
+    return None if end is None or committed is None else max(end - committed, 0)
+
+
+def total_lag(ctx: ConsoleContext, group: GroupState) -> int:
+    return sum(_lag(ctx, key, offset) or 0 for key, offset in group.committed.items())
+
+
+def group_partitions(
+    ctx: ConsoleContext, group: GroupState, offset: int, limit: int
+) -> tuple[int, list[dict[str, Any]]]:
+    """How many partitions the group owns or committed, and one page of them
+    (rows are built for that page only: a group may span 10,000 partitions)."""
+    owners = _owners(group)
     keys = sorted(set(group.committed) | set(owners))
     rows = []
-    for topic, partition in keys:
-        committed = group.committed.get((topic, partition))
-        end = ctx.view.high_watermark(topic, partition)
-        lag = None if end is None or committed is None else max(end - committed, 0)
+    for key in keys[offset : offset + limit]:
+        committed = group.committed.get(key)
         rows.append(
             {
-                "topic": topic,
-                "partition": partition,
+                "topic": key[0],
+                "partition": key[1],
                 "committed_offset": committed,
-                "log_end_offset": end,
-                "lag": lag,
-                "member_id": owners.get((topic, partition)),
+                "log_end_offset": ctx.view.high_watermark(*key),
+                "lag": _lag(ctx, key, committed),
+                "member_id": owners.get(key),
             }
         )
-    return rows
+    return len(keys), rows
 
 
 def group_json(
@@ -47,14 +62,13 @@ def group_json(
 ) -> dict[str, Any]:
     """The group's summary; with ``window`` (offset, limit) also its members and
     that page of its partitions (the lag total is over all of them)."""
-    partitions = group_partitions(ctx, group)
     out: dict[str, Any] = {
         "group": group.group_id,
         "state": group.state,
         "protocol_type": group.protocol_type,
         "protocol": group.protocol,
         "members": len(group.members),
-        "lag": sum(p["lag"] or 0 for p in partitions),
+        "lag": total_lag(ctx, group),
     }
     if window is not None:
         offset, limit = window
@@ -67,9 +81,8 @@ def group_json(
             }
             for m in group.members
         ]
-        out["partition_count"] = len(partitions)
+        out["partition_count"], out["partitions"] = group_partitions(ctx, group, offset, limit)
         out["offset"], out["limit"] = offset, limit
-        out["partitions"] = partitions[offset : offset + limit]
     return out
 
 
