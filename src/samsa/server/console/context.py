@@ -10,7 +10,9 @@ errors), not a second implementation of them.
 from __future__ import annotations
 
 import inspect
-from dataclasses import dataclass
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from samsa.server.http_endpoint import HttpError
@@ -32,6 +34,20 @@ class ConsoleContext:
     metrics: BrokerMetrics
     router: Router
     allow_actions: bool
+    _cached: dict[Any, tuple[float, Any]] = field(default_factory=dict)
+
+    def cached(self, key: Any, max_age_s: float, compute: Callable[[], Any]) -> Any:
+        """``compute()``, or its answer of less than ``max_age_s`` ago: for sums
+        over every partition that open pages poll each second."""
+        now = time.monotonic()
+        hit = self._cached.get(key)
+        if hit is not None and now - hit[0] < max_age_s:
+            return hit[1]
+        if len(self._cached) > 10_000:
+            self._cached.clear()
+        value = compute()
+        self._cached[key] = (now, value)
+        return value
 
     async def kafka(self, api_key: int, version: int, body: dict[str, Any]) -> dict[str, Any]:
         """One request through the broker's handler for ``api_key``."""
