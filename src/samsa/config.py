@@ -325,7 +325,13 @@ _KEYS: list[ConfigKey] = [
     ConfigKey("controlled.shutdown.enable", _bool, True, "Move leaderships away before exiting."),
     ConfigKey("log4j.level", str, "INFO", "Log level of the broker's logger."),
     ConfigKey("metrics.listen", str, "", "HOST:PORT of the Prometheus endpoint (empty: off)."),
-    ConfigKey("console.listen", str, "", "HOST:PORT of the read-only web console (empty: off)."),
+    ConfigKey("console.listen", str, "", "HOST:PORT of the web console (empty: off)."),
+    ConfigKey(
+        "console.allow.actions",
+        _bool,
+        False,
+        "Let the web console create topics, add partitions, produce, reset offsets, delete records.",
+    ),
 ]
 
 KEYS: dict[str, ConfigKey] = {k.name: k for k in _KEYS}

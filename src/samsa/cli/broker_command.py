@@ -44,7 +44,8 @@ def add_parser(sub: Any) -> None:
     p.add_argument(
         "--console-listen",
         metavar="HOST:PORT",
-        help="serve the read-only web console at http://HOST:PORT/ (setting console.listen)",
+        help="serve the web console at http://HOST:PORT/ (setting console.listen; read-only "
+        "unless console.allow.actions=true)",
     )
     p.add_argument(
         "--log-level",

@@ -26,19 +26,10 @@ from rich.table import Table
 from samsa.client.admin import Admin
 from samsa.client.errors import KafkaTimeoutError
 from samsa.errors import ErrorCode, KafkaError, SamsaError
+from samsa.protocol.config_sources import CONFIG_SOURCES as CONFIG_SOURCES
 
 DEFAULT_BOOTSTRAP = "127.0.0.1:9092"
 BOOTSTRAP_ENV = "SAMSA_BOOTSTRAP"
-
-CONFIG_SOURCES = {
-    0: "UNKNOWN",
-    1: "DYNAMIC_TOPIC_CONFIG",
-    2: "DYNAMIC_BROKER_CONFIG",
-    3: "DYNAMIC_DEFAULT_BROKER_CONFIG",
-    4: "STATIC_BROKER_CONFIG",
-    5: "DEFAULT_CONFIG",
-    6: "DYNAMIC_BROKER_LOGGER_CONFIG",
-}
 
 
 UNREACHABLE = (ErrorCode.REQUEST_TIMED_OUT, ErrorCode.NETWORK_EXCEPTION)

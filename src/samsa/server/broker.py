@@ -23,7 +23,7 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
@@ -260,13 +260,23 @@ class Broker:
             return
         from samsa.config import parse_host_port
         from samsa.server.broker_view import BrokerView
-        from samsa.server.observability import console_endpoint, metrics_endpoint
+        from samsa.server.console import console_endpoint
+        from samsa.server.observability import metrics_endpoint
 
         view = BrokerView(self)
-        for key, build in (
+
+        def console(view: BrokerView, metrics: BrokerMetrics) -> HttpEndpoint:
+            # The console's own router: the handlers of a client listener, without
+            # the request metrics (the console is not a client to count).
+            router = Router()
+            register_all(router, self, self.node.client_listeners()[0].name)
+            return console_endpoint(self, view, metrics, router)
+
+        builders: tuple[tuple[str, Callable[[BrokerView, BrokerMetrics], HttpEndpoint]], ...] = (
             ("metrics.listen", metrics_endpoint),
-            ("console.listen", console_endpoint),
-        ):
+            ("console.listen", console),
+        )
+        for key, build in builders:
             address = self.config[key]
             if address:
                 endpoint = build(view, self.metrics)

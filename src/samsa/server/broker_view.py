@@ -9,13 +9,11 @@ it returns is a plain value copied at the moment of the call.
 
 from __future__ import annotations
 
-import importlib.metadata
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from samsa.protocol.consumer_protocol import decode_assignment
-from samsa.protocol.record_reader import decode_records
 from samsa.storage.cleaner_manager import CleanerStats
 
 if TYPE_CHECKING:
@@ -71,32 +69,6 @@ class BrokerView:
     def metrics(self) -> BrokerMetrics | None:
         return self._broker.metrics
 
-    def cluster(self) -> dict[str, Any]:
-        b = self._broker
-        try:
-            version = importlib.metadata.version("samsa")
-        except importlib.metadata.PackageNotFoundError:
-            version = "unknown"
-        leader = b.quorum_leader()
-        brokers = []
-        for registration in sorted(b.image.brokers.values(), key=lambda r: r.id):
-            endpoint = registration.listeners[0] if registration.listeners else None
-            brokers.append(
-                {
-                    "node_id": registration.id,
-                    "host": endpoint.host if endpoint else "",
-                    "port": endpoint.port if endpoint else -1,
-                    "rack": registration.rack,
-                    "fenced": registration.fenced,
-                }
-            )
-        return {
-            "cluster_id": b.cluster_id,
-            "controller_id": -1 if leader is None else leader,
-            "version": version,
-            "brokers": brokers,
-        }
-
     def partitions(self) -> Iterator[PartitionState]:
         node = self._broker.node_id
         image = self._broker.image
@@ -117,50 +89,6 @@ class BrokerView:
                 sum(s.size for s in segments),
                 len(segments),
             )
-
-    def topic_configs(self, topic: str) -> list[dict[str, Any]]:
-        partition = self._broker.replicas.get(topic, 0)
-        if partition is None:
-            return []
-        return [
-            {"name": e.name, "value": masked(e.name, e.value), "default": e.is_default}
-            for e in partition.config.describe()
-        ]
-
-    def latest_records(self, topic: str, limit: int) -> list[dict[str, Any]]:
-        """The last ``limit`` records of each partition, newest first across partitions."""
-        out: list[dict[str, Any]] = []
-        for p in self._broker.replicas.partitions():
-            if p.topic != topic:
-                continue
-            log = p.log
-            end = p.high_watermark
-            start = max(log.log_start_offset, end - limit)
-            if start >= end:
-                continue
-            data = log.read(start, 1 << 20, max_offset=end)
-            raw = data.records
-            chunk = raw if isinstance(raw, (bytes, bytearray)) else raw.read_bytes()
-            rows = []
-            for header, records in decode_records(chunk):
-                for r in records:
-                    if start <= r.offset < end:
-                        rows.append(
-                            {
-                                "partition": p.index,
-                                "offset": r.offset,
-                                "timestamp": r.timestamp,
-                                "timestamp_type": "LogAppendTime"
-                                if header.attributes & 0x08
-                                else "CreateTime",
-                                "key": r.key,
-                                "value": r.value,
-                                "headers": list(r.headers),
-                            }
-                        )
-            out += rows[-limit:]
-        out.sort(key=lambda row: (row["timestamp"], row["offset"]), reverse=True)
-        return out[:limit]
 
     def groups(self) -> list[GroupState]:
         coordinator = self._broker.groups

@@ -1,20 +1,27 @@
-"""A tiny read-only HTTP server on the broker's event loop (metrics, console).
+"""A tiny HTTP server on the broker's event loop (metrics, console).
 
-Both endpoints only ever answer GET (and HEAD): anything else is 405, an
-unknown path 404, so neither can be used to change the broker.  Handlers are
-plain functions that build their answer from in-memory state in well under a
-millisecond, so running them on the event loop keeps the broker's requests
+Routes answer GET (and HEAD); only routes registered as ``post_routes`` (the
+console's actions, which check their own permission) take POST with a small
+JSON body, anything else is 405 and an unknown path 404.  Handlers build their
+answer from in-memory state in about a millisecond, or await one in-process
+Kafka API call, so running them on the event loop keeps the broker's requests
 flowing; each HTTP connection serves one request and closes, and a slow or
-silent client is cut off after ``READ_TIMEOUT`` seconds.  No framework: the
-broker must not grow a web stack for two pages.
+silent client is cut off after ``READ_TIMEOUT`` seconds.  A handler refuses
+bad input by raising ``HttpError`` (status and one-line message); anything
+else it raises is logged and answered 500 without a trace.  ``Server-Timing``
+says how long the answer took inside the broker.  No framework: the
+broker must not grow a web stack for a few pages.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import inspect
+import json
 import logging
-from collections.abc import Callable
+import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from urllib.parse import parse_qs, unquote, urlsplit
 
@@ -22,7 +29,12 @@ log = logging.getLogger("samsa.server")
 
 READ_TIMEOUT = 10.0
 MAX_HEAD = 16 * 1024
-REASONS = {200: "OK", 400: "Bad Request", 404: "Not Found", 405: "Method Not Allowed", 500: "Internal Server Error"}  # fmt: skip
+MAX_BODY = 64 * 1024
+REASONS = {
+    200: "OK", 400: "Bad Request", 403: "Forbidden", 404: "Not Found", 405: "Method Not Allowed",
+    409: "Conflict", 413: "Content Too Large", 415: "Unsupported Media Type",
+    500: "Internal Server Error", 502: "Bad Gateway", 503: "Service Unavailable",
+}  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,6 +42,8 @@ class Request:
     method: str
     path: str
     query: dict[str, str]
+    body: bytes = b""
+    content_type: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,23 +54,42 @@ class Response:
     headers: dict[str, str] = field(default_factory=dict)
 
 
-Handler = Callable[[Request], Response]
+Handler = Callable[[Request], Response | Awaitable[Response]]
+
+
+class HttpError(Exception):
+    """Bad input or a refused request: answered with ``status`` and the message."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
 
 
 def not_found(path: str) -> Response:
     return Response(404, f"no such page: {path}\n".encode())
 
 
+def json_response(value: object, status: int = 200) -> Response:
+    return Response(status, json.dumps(value).encode(), "application/json")
+
+
 class HttpEndpoint:
     """Routes exact paths, then path prefixes (longest first), to handlers."""
 
-    def __init__(self, name: str, routes: dict[str, Handler]) -> None:
+    def __init__(
+        self,
+        name: str,
+        routes: dict[str, Handler],
+        post_routes: dict[str, Handler] | None = None,
+        *,
+        json_errors: bool = False,
+    ) -> None:
+        """``json_errors``: an HttpError is answered ``{"error": message}`` (the
+        console's API), else as plain text."""
         self.name = name
-        self._exact = {p: h for p, h in routes.items() if not p.endswith("/*")}
-        self._prefixes = sorted(
-            ((p[:-1], h) for p, h in routes.items() if p.endswith("/*")),
-            key=lambda item: -len(item[0]),
-        )
+        self.json_errors = json_errors
+        self._routes = {"GET": _table(routes), "POST": _table(post_routes or {})}
         self._server: asyncio.Server | None = None
 
     async def bind(self, host: str, port: int) -> tuple[str, int]:
@@ -78,19 +111,32 @@ class HttpEndpoint:
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(self._server.wait_closed(), 2)
 
-    def route(self, request: Request) -> Response:
-        handler = self._exact.get(request.path)
+    def find(self, method: str, path: str) -> Handler | None:
+        exact, prefixes = self._routes["POST" if method == "POST" else "GET"]
+        handler = exact.get(path)
         if handler is None:
-            for prefix, candidate in self._prefixes:
-                if request.path.startswith(prefix):
-                    handler = candidate
-                    break
+            for prefix, candidate in prefixes:
+                if path.startswith(prefix):
+                    return candidate
+        return handler
+
+    async def route(self, request: Request) -> Response:
+        handler = self.find(request.method, request.path)
         if handler is None:
+            if request.method == "POST" and self.find("GET", request.path) is not None:
+                return _not_allowed("GET, HEAD")
             return not_found(request.path)
         try:
-            return handler(request)
+            result = handler(request)
+            return await result if inspect.isawaitable(result) else result
+        except HttpError as exc:
+            if self.json_errors:
+                return json_response({"error": exc.message, "status": exc.status}, exc.status)
+            return Response(exc.status, f"{exc.message}\n".encode())
         except Exception:
             log.exception("%s: %s failed", self.name, request.path)
+            if self.json_errors:
+                return json_response({"error": "internal error (see the broker log)"}, 500)
             return Response(500, b"internal error\n")
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
@@ -99,7 +145,9 @@ class HttpEndpoint:
         except (asyncio.IncompleteReadError, asyncio.LimitOverrunError, TimeoutError, OSError):
             writer.close()
             return
-        response, method = self._answer(head)
+        started = time.perf_counter()
+        response, method = await self._answer(head, reader)
+        took_ms = (time.perf_counter() - started) * 1000
         body = b"" if method == "HEAD" else response.body
         lines = [
             f"HTTP/1.1 {response.status} {REASONS.get(response.status, '')}",
@@ -108,6 +156,7 @@ class HttpEndpoint:
             "Cache-Control: no-store",
             "X-Content-Type-Options: nosniff",
             "Connection: close",
+            f"Server-Timing: handler;dur={took_ms:.1f}",
             *(f"{k}: {v}" for k, v in response.headers.items()),
         ]
         with contextlib.suppress(OSError):
@@ -115,16 +164,51 @@ class HttpEndpoint:
             await writer.drain()
         writer.close()
 
-    def _answer(self, head: bytes) -> tuple[Response, str]:
+    async def _answer(self, head: bytes, reader: asyncio.StreamReader) -> tuple[Response, str]:
         if len(head) > MAX_HEAD:
             return Response(400, b"request head too large\n"), "GET"
+        lines = head.decode("latin-1").split("\r\n")
         try:
-            method, target, _version = head.split(b"\r\n", 1)[0].decode("latin-1").split(" ")
+            method, target, _version = lines[0].split(" ")
         except ValueError:
             return Response(400, b"malformed request line\n"), "GET"
-        if method not in ("GET", "HEAD"):
-            allow = {"Allow": "GET, HEAD"}
-            return Response(405, b"read-only: only GET and HEAD\n", headers=allow), method
+        if method not in ("GET", "HEAD", "POST"):
+            return _not_allowed("GET, HEAD, POST"), method
         parts = urlsplit(target)
-        query = {k: v[-1] for k, v in parse_qs(parts.query).items()}
-        return self.route(Request(method, unquote(parts.path), query)), method
+        path = unquote(parts.path)
+        if method == "POST" and self.find("POST", path) is None:
+            if self.find("GET", path) is None:
+                return not_found(path), method
+            return _not_allowed("GET, HEAD"), method
+        headers = {
+            name.strip().lower(): value.strip()
+            for name, _, value in (line.partition(":") for line in lines[1:] if line)
+        }
+        body = b""
+        if method == "POST":
+            try:
+                length = int(headers.get("content-length", "0"))
+            except ValueError:
+                return Response(400, b"malformed Content-Length\n"), method
+            if not 0 <= length <= MAX_BODY:
+                return Response(413, f"body over {MAX_BODY} bytes\n".encode()), method
+            try:
+                body = await asyncio.wait_for(reader.readexactly(length), READ_TIMEOUT)
+            except (asyncio.IncompleteReadError, TimeoutError, OSError):
+                return Response(400, b"incomplete request body\n"), method
+        query = {k: v[-1] for k, v in parse_qs(parts.query, keep_blank_values=True).items()}
+        content_type = headers.get("content-type", "").split(";")[0].strip().lower()
+        return await self.route(Request(method, path, query, body, content_type)), method
+
+
+def _table(routes: dict[str, Handler]) -> tuple[dict[str, Handler], list[tuple[str, Handler]]]:
+    """Exact paths, and path prefixes (``/x/*``) longest first."""
+    exact = {p: h for p, h in routes.items() if not p.endswith("/*")}
+    prefixes = sorted(
+        ((p[:-1], h) for p, h in routes.items() if p.endswith("/*")), key=lambda item: -len(item[0])
+    )
+    return exact, prefixes
+
+
+def _not_allowed(allow: str) -> Response:
+    return Response(405, f"only {allow} here\n".encode(), headers={"Allow": allow})

@@ -90,6 +90,16 @@ class Router:
     def handler(self, api_key: int) -> Handler | None:
         return self._handlers.get(api_key)
 
+    def call(self, api_key: int, version: int, body: Body, client_id: str) -> HandlerResult:
+        """Run the handler of a request built in this process, as if it came off
+        the wire without its bytes (the web console's reads and actions): the
+        same code path as a client's request, minus the codec and the observer."""
+        handler = self._handlers.get(api_key)
+        if handler is None:
+            raise ValueError(f"no handler for api key {api_key}")
+        header = RequestHeader(api_key, version, 0, client_id)
+        return handler(RequestContext(header, None), body)
+
     def advertised(self) -> list[Body]:
         return [
             {

@@ -16,6 +16,7 @@ from typing import Any
 from samsa.client.admin.plumbing import AdminPlumbing
 from samsa.client.consumer.errors import kafka_error
 from samsa.client.metadata import TopicPartition
+from samsa.protocol.group_requests import outside_commit_request
 
 OFFSET_COMMIT, OFFSET_DELETE = 8, 47
 
@@ -39,29 +40,7 @@ def alter_group_offsets(
 ) -> None:
     """Commit ``offsets`` (the next record to read) for an Empty group."""
     node = admin._coordinator(group_id, timeout_ms)
-    body = {
-        "group_id": group_id,
-        "generation_id_or_member_epoch": -1,
-        "member_id": "",
-        "group_instance_id": None,
-        "retention_time_ms": -1,
-        "topics": [
-            {
-                "name": topic,
-                "partitions": [
-                    {
-                        "partition_index": p,
-                        "committed_offset": offset,
-                        "committed_leader_epoch": -1,
-                        "commit_timestamp": -1,
-                        "committed_metadata": "",
-                    }
-                    for p, offset in sorted(parts.items())
-                ],
-            }
-            for topic, parts in sorted(_by_topic(offsets).items())
-        ],
-    }
+    body = outside_commit_request(group_id, offsets.items())
     resp = admin._call(node, OFFSET_COMMIT, body, timeout_ms)
     _raise_first(resp["topics"], f"commit offset of group {group_id!r} for")
 

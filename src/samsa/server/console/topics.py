@@ -1,0 +1,193 @@
+"""The topic list and the topic page: partitions, configs with their source, rates.
+
+Partitions come from the metadata image (leader, replicas, ISR: the cluster's
+view, so a fenced broker's partitions show as under-replicated on every
+console) with the offsets and size of this broker's replica when it hosts
+one.  Lists are paginated and counted here, so a topic of 10,000 partitions
+sends one page of rows, never all of them.  Configs come from the
+DescribeConfigs handler itself, so their values and sources are what every
+Kafka client is told.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
+
+from samsa.protocol.config_sources import config_source_name
+from samsa.server.broker_view import masked
+from samsa.server.console.context import ConsoleContext
+from samsa.server.console.params import page_window
+from samsa.server.http_endpoint import HttpError, Request, Response, json_response
+
+if TYPE_CHECKING:
+    from samsa.controller.registrations import PartitionRegistration
+
+DESCRIBE_CONFIGS = 32
+RESOURCE_TOPIC = 2
+MAX_PAGE = 1000
+# The topic list's records and sizes sum every partition: an open overview page
+# asks each second, so the sums are reused for this long (a 10,000-partition
+# topic takes tens of milliseconds to add up).
+STORED_MAX_AGE_S = 5.0
+
+
+def min_isr(ctx: ConsoleContext, topic: str) -> int:
+    """The topic's min.insync.replicas: its override, else the broker's default
+    (read without merging every default, since the cluster page asks per topic)."""
+    value = ctx.broker.image.topic_configs(topic).get("min.insync.replicas")
+    try:
+        return int(value if value is not None else ctx.broker.config["min.insync.replicas"])
+    except (KeyError, ValueError):
+        return 1
+
+
+def health(registration: PartitionRegistration, min_insync: int) -> dict[str, bool]:
+    offline = registration.leader < 0
+    return {
+        "offline": offline,
+        "under_replicated": len(registration.isr) < len(registration.replicas),
+        "under_min_isr": not offline and len(registration.isr) < min_insync,
+    }
+
+
+def count_health(
+    counts: dict[str, int], registrations: Iterable[PartitionRegistration], min_insync: int
+) -> None:
+    """Add the partitions' flags to ``counts`` (the same rules as ``health``, without
+    a dict per partition: the cluster page counts every partition each second)."""
+    for registration in registrations:
+        isr = len(registration.isr)
+        if registration.leader < 0:
+            counts["offline"] += 1
+        elif isr < min_insync:
+            counts["under_min_isr"] += 1
+        if isr < len(registration.replicas):
+            counts["under_replicated"] += 1
+
+
+def partition_row(
+    ctx: ConsoleContext,
+    topic: str,
+    index: int,
+    registration: PartitionRegistration,
+    min_insync: int,
+) -> dict[str, Any]:
+    local = ctx.broker.replicas.get(topic, index)
+    row: dict[str, Any] = {
+        "partition": index,
+        "leader": registration.leader,
+        "leader_epoch": registration.leader_epoch,
+        "replicas": list(registration.replicas),
+        "isr": list(registration.isr),
+        **health(registration, min_insync),
+        "log_start_offset": None,
+        "log_end_offset": None,
+        "size_bytes": None,
+    }
+    if local is not None:
+        row["log_start_offset"] = local.log_start_offset
+        row["log_end_offset"] = local.high_watermark
+        row["size_bytes"] = local.log.size_bytes
+    return row
+
+
+def topic_summary(ctx: ConsoleContext, name: str) -> dict[str, Any]:
+    topic = ctx.broker.image.topics[name]
+    counts = {"under_replicated": 0, "under_min_isr": 0, "offline": 0}
+    count_health(counts, topic.partitions.values(), min_isr(ctx, name))
+    records, size = ctx.cached(("stored", name), STORED_MAX_AGE_S, lambda: _stored(ctx, name))
+    return {
+        "name": name,
+        "partitions": len(topic.partitions),
+        "records": records,
+        "size_bytes": size,
+        "under_replicated": counts["under_replicated"],
+        "offline": counts["offline"],
+    }
+
+
+def _stored(ctx: ConsoleContext, name: str) -> tuple[int, int]:
+    """Records and bytes in this broker's replicas of the topic."""
+    records = size = 0
+    replicas = ctx.broker.replicas
+    for index in ctx.broker.image.topics[name].partitions:
+        local = replicas.get(name, index)
+        if local is not None:
+            records += local.high_watermark - local.log_start_offset
+            size += local.log.size_bytes
+    return records, size
+
+
+def list_topics(ctx: ConsoleContext, request: Request) -> Response:
+    offset, limit = page_window(request, 100, MAX_PAGE)
+    needle = request.query.get("q", "").lower()
+    internal = request.query.get("internal", "") in ("1", "true")
+    names = sorted(
+        name
+        for name in ctx.broker.image.topics
+        if (internal or not name.startswith("__")) and needle in name.lower()
+    )
+    page = [topic_summary(ctx, name) for name in names[offset : offset + limit]]
+    return json_response({"total": len(names), "offset": offset, "limit": limit, "topics": page})
+
+
+def describe_topic(ctx: ConsoleContext, name: str, request: Request) -> Response:
+    topic = ctx.known_topic(name)
+    offset, limit = page_window(request, 100, MAX_PAGE)
+    min_insync = min_isr(ctx, name)
+    indexes = sorted(topic.partitions)
+    counts = {"under_replicated": 0, "under_min_isr": 0, "offline": 0}
+    count_health(counts, topic.partitions.values(), min_insync)
+    rows = [
+        partition_row(ctx, name, index, topic.partitions[index], min_insync)
+        for index in indexes[offset : offset + limit]
+    ]
+    metrics = ctx.metrics
+    return json_response(
+        {
+            "name": name,
+            "topic_id": topic.topic_id.hex(),
+            "internal": name.startswith("__"),
+            "replication_factor": max(
+                (len(r.replicas) for r in topic.partitions.values()), default=0
+            ),
+            "partition_count": len(indexes),
+            "counts": counts,
+            "offset": offset,
+            "limit": limit,
+            "partitions": rows,
+            "configs": topic_configs(ctx, name),
+            "totals": {
+                "time": time.time(),
+                "bytes_in": metrics.bytes_in.get(name, 0),
+                "records_in": metrics.records_in.get(name, 0),
+                "bytes_out": metrics.bytes_out.get(name, 0),
+                "records_out": metrics.records_out.get(name, 0),
+            },
+        }
+    )
+
+
+def topic_configs(ctx: ConsoleContext, name: str) -> list[dict[str, Any]]:
+    """Every config of the topic as the DescribeConfigs handler answers it."""
+    request = {
+        "resources": [
+            {"resource_type": RESOURCE_TOPIC, "resource_name": name, "configuration_keys": None}
+        ],
+        "include_synonyms": False,
+        "include_documentation": False,
+    }
+    resource = ctx.kafka_now(DESCRIBE_CONFIGS, 4, request)["results"][0]
+    if resource["error_code"]:
+        raise HttpError(404, resource["error_message"] or f"topic {name!r} does not exist")
+    return [
+        {
+            "name": c["name"],
+            "value": "******" if c["is_sensitive"] else masked(c["name"], c["value"]),
+            "source": config_source_name(c["config_source"]),
+            "read_only": c["read_only"],
+        }
+        for c in sorted(resource["configs"], key=lambda c: c["name"])
+    ]
