@@ -51,7 +51,8 @@ def run(
             {"/post": echo},
             json_errors=json_errors,
         )
-        _, port = await endpoint.start("127.0.0.1", 0)
+        _, port = await endpoint.bind("127.0.0.1", 0)
+        await endpoint.serve()
         try:
             return [await exchange(port, raw) for raw in raw_requests]
         finally:
