@@ -73,17 +73,27 @@ class ConfigControl:
     def __init__(self, image: MetadataImage, config: ControllerConfig) -> None:
         self.image = image
         self.config = config
+        # topic_defaults() (and their LogConfig) by the cluster-wide configs they came from.
+        self._defaults_cache: (
+            tuple[frozenset[tuple[str, str]], dict[str, tuple[str, int]], LogConfig | None] | None
+        ) = None
 
     # ------------------------------------------------------------------ lookups
     def topic_defaults(self) -> dict[str, tuple[str, int]]:
         """Each topic config's default now, with its DescribeConfigs source: the
         cluster-wide dynamic default (from the image), else this controller's
         static settings, else Kafka's default (Kafka's resolveEffectiveTopicConfigs)."""
-        dynamic = {
-            name: value
-            for name, value in self.image.configs.get((RESOURCE_BROKER, ""), {}).items()
-            if name in DYNAMIC_BROKER_CONFIGS
-        }
+        return dict(self._resolved_defaults()[0])
+
+    def _resolved_defaults(self) -> tuple[dict[str, tuple[str, int]], LogConfig | None]:
+        """The defaults and (once asked for) their parsed LogConfig, rebuilt only
+        when the cluster-wide dynamic configs changed."""
+        cluster = self.image.configs.get((RESOURCE_BROKER, ""), {})
+        cache_key = frozenset(cluster.items())
+        cached = self._defaults_cache
+        if cached is not None and cached[0] == cache_key:
+            return cached[1], cached[2]
+        dynamic = {k: v for k, v in cluster.items() if k in DYNAMIC_BROKER_CONFIGS}
         static = self.config.static_broker_props
         defaults = {}
         for key in LOG_CONFIG_KEYS:
@@ -98,7 +108,8 @@ class ConfigControl:
             else:
                 given = any(synonym.name in static for synonym in chain)
                 defaults[key.name] = (value, SOURCE_STATIC_BROKER if given else SOURCE_DEFAULT)
-        return defaults
+        self._defaults_cache = (cache_key, defaults, None)
+        return defaults, None
 
     def effective_topic_config(self, overrides: Mapping[str, str]) -> dict[str, str]:
         """Topic defaults with a topic's overrides on top (what a topic runs with)."""
@@ -146,9 +157,22 @@ class ConfigControl:
     def validate_topic_configs(self, overrides: Mapping[str, str]) -> None:
         """Raise KafkaError(INVALID_CONFIG) unless the overrides make a valid LogConfig."""
         try:
-            LogConfig.from_dict(self.effective_topic_config(overrides))
+            LogConfig.from_dict(overrides, base=self._default_log_config())
         except ConfigError as exc:
             raise KafkaError(ErrorCode.INVALID_CONFIG, str(exc)) from None
+
+    def _default_log_config(self) -> LogConfig:
+        """The topic defaults parsed once per change of them (only a request's
+        overrides are parsed each time)."""
+        defaults, parsed = self._resolved_defaults()
+        if parsed is None:
+            try:
+                parsed = LogConfig.from_dict({name: v for name, (v, _) in defaults.items()})
+            except ConfigError as exc:
+                raise KafkaError(ErrorCode.INVALID_CONFIG, f"topic defaults: {exc}") from None
+            assert self._defaults_cache is not None
+            self._defaults_cache = (self._defaults_cache[0], defaults, parsed)
+        return parsed
 
     @staticmethod
     def validate_broker_configs(configs: Mapping[str, str]) -> None:
