@@ -1,0 +1,29 @@
+"""What every server-side SASL mechanism is: tokens in, tokens out, then a name."""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+
+class AuthenticationFailed(Exception):
+    """The client's credentials are wrong or its token is malformed.
+
+    The message is what the client is told (Kafka's wording), so it never
+    says which of user name and password was wrong.
+    """
+
+
+class SaslServer(Protocol):
+    mechanism: str
+
+    @property
+    def complete(self) -> bool: ...
+
+    @property
+    def authorization_id(self) -> str:
+        """The authenticated user name (valid once complete)."""
+        ...
+
+    def evaluate(self, token: bytes) -> bytes:
+        """The challenge to send back; raises AuthenticationFailed."""
+        ...
