@@ -179,7 +179,11 @@ class Broker:
             broker_id=self.node_id,
             cluster_id=self.cluster_id,
             listeners=[
-                (listener.name, *self.node.advertised(listener))
+                (
+                    listener.name,
+                    *self.node.advertised(listener),
+                    int(node_settings.protocol_of(listener.name)),
+                )
                 for listener in self.node.client_listeners()
             ],
             rack=config["broker.rack"] or None,

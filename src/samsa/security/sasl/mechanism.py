@@ -9,8 +9,13 @@ class AuthenticationFailed(Exception):
     """The client's credentials are wrong or its token is malformed.
 
     The message is what the client is told (Kafka's wording), so it never
-    says which of user name and password was wrong.
+    says which of user name and password was wrong; ``detail`` is for the
+    broker's own log.
     """
+
+    def __init__(self, message: str, detail: str = "") -> None:
+        super().__init__(message)
+        self.detail = detail
 
 
 class SaslServer(Protocol):
@@ -22,6 +27,11 @@ class SaslServer(Protocol):
     @property
     def authorization_id(self) -> str:
         """The authenticated user name (valid once complete)."""
+        ...
+
+    @property
+    def attempted_user(self) -> str:
+        """The user name the client gave, for the log (even when refused)."""
         ...
 
     def evaluate(self, token: bytes) -> bytes:

@@ -17,6 +17,7 @@ class PlainServer:
     def __init__(self, users: dict[str, str]) -> None:
         self._users = users
         self._user = ""
+        self.attempted_user = ""
         self._complete = False
 
     @property
@@ -34,6 +35,7 @@ class PlainServer:
             authzid, username, password = parse_plain_token(token)
         except DecodeError as exc:
             raise AuthenticationFailed(f"Authentication failed: {exc}") from None
+        self.attempted_user = username
         if not username:
             raise AuthenticationFailed("Authentication failed: username not specified")
         if not password:

@@ -37,6 +37,7 @@ class ScramServer:
         self._lookup = lookup
         self._step = 0
         self._user = ""
+        self.attempted_user = ""
         self._credential: ScramCredential | None = None
         self._nonce = ""
         self._client_first_bare = ""
@@ -50,11 +51,12 @@ class ScramServer:
     def authorization_id(self) -> str:
         return self._user
 
-    def _failed(self) -> AuthenticationFailed:
+    def _failed(self, detail: str = "") -> AuthenticationFailed:
         self._step = -1
         return AuthenticationFailed(
             "Authentication failed during authentication due to invalid credentials "
-            f"with SASL mechanism {self.mechanism}"
+            f"with SASL mechanism {self.mechanism}",
+            detail,
         )
 
     def evaluate(self, token: bytes) -> bytes:
@@ -64,9 +66,9 @@ class ScramServer:
                 return self._client_first(text)
             if self._step == 1:
                 return self._client_final(text)
-        except (DecodeError, UnicodeDecodeError):
-            raise self._failed() from None
-        raise self._failed()
+        except (DecodeError, UnicodeDecodeError) as exc:
+            raise self._failed(str(exc)) from None
+        raise self._failed("message after the exchange ended")
 
     def _client_first(self, text: str) -> bytes:
         if not text.startswith(("n,", "y,")):
@@ -77,13 +79,14 @@ class ScramServer:
         client_nonce = attrs.get("r", "")
         if not user or not client_nonce:
             raise DecodeError("client-first-message needs n= and r=")
+        self.attempted_user = user
         if authzid and authzid != f"a={user}":
             raise DecodeError("authorization id differs from the user name")
         credential = self._lookup(user, self.mechanism)
         if credential is None:
             raise DecodeError("unknown user")
         self._user, self._credential = user, credential
-        self._nonce = client_nonce + secrets.token_urlsafe(24)
+        self._nonce = client_nonce + secrets.token_hex(16)  # alphanumeric, as Kafka's
         self._client_first_bare = bare
         self._server_first = f"r={self._nonce},s={b64(credential.salt)},i={credential.iterations}"
         self._step = 1
@@ -97,7 +100,9 @@ class ScramServer:
         attrs = parse_attributes(without_proof)
         if attrs.get("c") != b64(GS2_HEADER.encode()) and attrs.get("c") != b64(b"y,,"):
             raise DecodeError("bad channel binding")
-        if attrs.get("r") != self._nonce:
+        # Kafka checks that the nonce ends with the server's (not equality):
+        # older librdkafka releases send the client nonce twice.
+        if not attrs.get("r", "").endswith(self._nonce):
             raise DecodeError("nonce mismatch")
         auth_message = f"{self._client_first_bare},{self._server_first},{without_proof}".encode()
         signature = hmac_digest(self.mechanism, self._credential.stored_key, auth_message)

@@ -38,6 +38,10 @@ class SaslServerSession:
         return list(self._mechanisms)
 
     @property
+    def attempted_user(self) -> str:
+        return self._server.attempted_user if self._server is not None else ""
+
+    @property
     def mechanism(self) -> str:
         return self._server.mechanism if self._server is not None else ""
 

@@ -1,0 +1,63 @@
+"""Turn a listener's security protocol and settings into its socket server.
+
+PLAINTEXT: plain connections, zero-copy fetches.  SSL: TLS connections
+(``tls_connection``).  SASL_*: the ``SaslGate`` in front of the listener's
+dispatch, with the mechanisms and users its settings give.  Settings are
+looked up per listener first (``listener.name.<listener>.<key>``), as Kafka
+does, and every mistake stops the node at start-up naming the key.
+"""
+
+from __future__ import annotations
+
+from samsa.config import BrokerConfig
+from samsa.errors import ConfigError
+from samsa.listeners import Listener
+from samsa.security.protocols import SecurityProtocol
+from samsa.security.sasl.credentials import server_mechanisms
+from samsa.security.tls import server_context
+from samsa.server.network import Connection, Dispatch, SocketServer
+from samsa.server.router import Router
+from samsa.server.sasl_gate import SaslGate, register_after_login
+from samsa.server.tls_connection import tls_connections
+
+
+def socket_server(
+    config: BrokerConfig, listener: Listener, protocol: SecurityProtocol, dispatch: Dispatch
+) -> SocketServer:
+    def lookup(key: str) -> str:
+        return config.for_listener(listener.name, key)
+
+    factory = Connection
+    if protocol.uses_tls:
+        if lookup("ssl.principal.mapping.rules").strip() not in ("", "DEFAULT"):
+            raise ConfigError(
+                "ssl.principal.mapping.rules: only DEFAULT (the certificate's subject) is supported"
+            )
+        factory = tls_connections(server_context(lookup))
+    if protocol.uses_sasl:
+        enabled = [
+            m.strip().upper() for m in lookup("sasl.enabled.mechanisms").split(",") if m.strip()
+        ]
+        if not enabled:
+            raise ConfigError(
+                f"sasl.enabled.mechanisms: listener {listener.name} needs at least one"
+            )
+        mechanisms = server_mechanisms(enabled, lambda m: config.jaas_for(listener.name, m))
+        delay_ms = int(lookup("connection.failed.authentication.delay.ms"))
+        dispatch = SaslGate(dispatch, mechanisms, failed_delay_ms=delay_ms).dispatch
+    return SocketServer(
+        dispatch,
+        max_request_size=config["socket.request.max.bytes"],
+        idle_timeout_ms=config["connections.max.idle.ms"],
+        use_sendfile=not protocol.uses_tls,
+        connection_factory=factory,
+        requires_authentication=protocol.uses_sasl,
+        unauthenticated_request_size=int(lookup("sasl.server.max.receive.size")),
+    )
+
+
+def secure_router(router: Router, protocol: SecurityProtocol) -> Router:
+    """Add what a listener of ``protocol`` answers besides its APIs (SASL's)."""
+    if protocol.uses_sasl:
+        register_after_login(router)
+    return router
