@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from samsa.errors import ConfigError
+from samsa.jaas import parse_jaas
 from samsa.security.protocols import SecurityProtocol, listener_protocol, parse_protocol_map
-from samsa.security.sasl.jaas import parse_jaas
 
 
 def test_jaas_options_users_and_escapes() -> None:

@@ -11,8 +11,8 @@ from tests.security.certs import CertificateAuthority
 
 from samsa.errors import ConfigError
 from samsa.security.principal import ANONYMOUS
-from samsa.security.tls import client_context, server_context
 from samsa.security.tls_session import TlsClosed, TlsSession
+from samsa.ssl_settings import client_context, server_context
 
 
 def _settings(**values: str):

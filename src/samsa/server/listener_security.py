@@ -14,11 +14,11 @@ from samsa.errors import ConfigError
 from samsa.listeners import Listener
 from samsa.security.protocols import SecurityProtocol
 from samsa.security.sasl.credentials import server_mechanisms
-from samsa.security.tls import server_context
 from samsa.server.network import Connection, Dispatch, SocketServer
 from samsa.server.router import Router
 from samsa.server.sasl_gate import SaslGate, register_after_login
 from samsa.server.tls_connection import tls_connections
+from samsa.ssl_settings import server_context
 
 
 def socket_server(

@@ -12,9 +12,9 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 
 from samsa.errors import ConfigError
+from samsa.jaas import JaasConfig, parse_jaas
 from samsa.protocol.sasl.scram import MECHANISMS as SCRAM_MECHANISMS
 from samsa.protocol.sasl.scram import ScramCredential, make_credential
-from samsa.security.sasl.jaas import JaasConfig, parse_jaas
 from samsa.security.sasl.plain_server import PlainServer
 from samsa.security.sasl.scram_server import ScramServer
 from samsa.security.sasl.session import MechanismFactory

@@ -1,5 +1,9 @@
 """SSL contexts from Kafka's ``ssl.*`` settings (PEM keystores and truststores).
 
+Shared by the broker's TLS listeners, its own connections to other nodes and
+the client, so it sits beside ``config.py`` (the client may not import
+``samsa.security``).
+
 A keystore is either inline PEM (``ssl.keystore.certificate.chain`` plus
 ``ssl.keystore.key``) or a PEM file holding both (``ssl.keystore.location``);
 a truststore is inline (``ssl.truststore.certificates``) or a file
