@@ -39,9 +39,13 @@ class NodeSettings:
     bootstrap_servers: tuple[tuple[str, int], ...]
     protocols: dict[str, SecurityProtocol] = field(default_factory=dict)
     """Each listener's security protocol (``listener.security.protocol.map``)."""
+    protocol_map: dict[str, SecurityProtocol] = field(default_factory=dict)
 
     def protocol_of(self, listener_name: str) -> SecurityProtocol:
-        return self.protocols.get(listener_name, SecurityProtocol.PLAINTEXT)
+        """Also for listeners of other nodes (a broker-only node's controller listener)."""
+        if listener_name in self.protocols:
+            return self.protocols[listener_name]
+        return listener_protocol(listener_name, self.protocol_map)
 
     @property
     def is_broker(self) -> bool:
@@ -130,4 +134,5 @@ class NodeSettings:
             static_voters=tuple(voters),
             bootstrap_servers=tuple(bootstrap),
             protocols=protocols,
+            protocol_map=protocol_map,
         )

@@ -41,6 +41,7 @@ from samsa.server.broker_lifecycle import BrokerLifecycle, Registration
 from samsa.server.cleaner_task import CleanerTask
 from samsa.server.handlers import register_all
 from samsa.server.http_endpoint import HttpEndpoint
+from samsa.server.listener_security import channel_security
 from samsa.server.meta_properties import MetaProperties
 from samsa.server.metrics import BrokerMetrics
 from samsa.server.producer_id_blocks import ProducerIdBlocks
@@ -169,7 +170,15 @@ class Broker:
             wall_ms,
             node_id=self.node_id,
             config=ReplicationConfig.from_lookup(config.__getitem__),
-            channels=ChannelPool(client_id=f"samsa-replica-fetcher-{self.node_id}"),
+            channels=ChannelPool(
+                client_id=f"samsa-replica-fetcher-{self.node_id}",
+                security=channel_security(
+                    config,
+                    node_settings.inter_broker_listener_name,
+                    node_settings.protocol_of(node_settings.inter_broker_listener_name),
+                    "sasl.mechanism.inter.broker.protocol",
+                ),
+            ),
             alter_partition=self._alter_partition,
             inter_broker_listener=node_settings.inter_broker_listener_name,
         )

@@ -11,14 +11,16 @@ from __future__ import annotations
 
 from samsa.config import BrokerConfig
 from samsa.errors import ConfigError
+from samsa.jaas import parse_jaas
 from samsa.listeners import Listener
+from samsa.net.channel import ChannelSecurity
 from samsa.security.protocols import SecurityProtocol
 from samsa.security.sasl.credentials import server_mechanisms
 from samsa.server.network import Connection, Dispatch, SocketServer
 from samsa.server.router import Router
 from samsa.server.sasl_gate import SaslGate, register_after_login
 from samsa.server.tls_connection import tls_connections
-from samsa.ssl_settings import server_context
+from samsa.ssl_settings import client_context, server_context
 
 
 def socket_server(
@@ -61,3 +63,29 @@ def secure_router(router: Router, protocol: SecurityProtocol) -> Router:
     if protocol.uses_sasl:
         register_after_login(router)
     return router
+
+
+def channel_security(
+    config: BrokerConfig, listener_name: str, protocol: SecurityProtocol, mechanism_key: str
+) -> ChannelSecurity | None:
+    """How this node connects to ``listener_name`` on other nodes (Kafka's
+    inter-broker and controller clients): that listener's ``ssl.*`` settings,
+    and the ``username``/``password`` of its JAAS line for ``mechanism_key``."""
+    if protocol is SecurityProtocol.PLAINTEXT:
+        return None
+
+    def lookup(key: str) -> str:
+        return config.for_listener(listener_name, key)
+
+    context = client_context(lookup) if protocol.uses_tls else None
+    if not protocol.uses_sasl:
+        return ChannelSecurity(context)
+    mechanism = str(config[mechanism_key]).strip().upper()
+    text, key = config.jaas_for(listener_name, mechanism)
+    jaas = parse_jaas(text, key) if text else None
+    if jaas is None or not jaas.username:
+        raise ConfigError(
+            f"{key}: this node logs in to {listener_name} with {mechanism} "
+            '({mechanism_key}) and needs username="..." password="..." there'
+        )
+    return ChannelSecurity(context, mechanism, jaas.username, jaas.password)

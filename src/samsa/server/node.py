@@ -61,7 +61,7 @@ from samsa.server.controller_link import ControllerLink
 from samsa.server.controller_server import CONTROLLER_APIS, ControllerServer
 from samsa.server.handlers import quorum as quorum_handlers
 from samsa.server.listener_routing import ListenerRouting
-from samsa.server.listener_security import secure_router, socket_server
+from samsa.server.listener_security import channel_security, secure_router, socket_server
 from samsa.server.metadata_loader import MetadataLoader
 from samsa.server.network import SocketServer
 from samsa.server.router import Router
@@ -100,8 +100,19 @@ class Node:
         self.controller: ControllerServer | None = None
         self.broker: Any = None
         self.link: ControllerLink | None = None
-        self._controller_channels = ChannelPool(client_id=f"samsa-node-{self.node_id}")
-        self._raft_channels = ChannelPool(client_id=f"samsa-raft-{self.node_id}")
+        controller_listener = self.controller_listener_name
+        to_controllers = channel_security(
+            config,
+            controller_listener,
+            self.settings.protocol_of(controller_listener),
+            "sasl.mechanism.controller.protocol",
+        )
+        self._controller_channels = ChannelPool(
+            client_id=f"samsa-node-{self.node_id}", security=to_controllers
+        )
+        self._raft_channels = ChannelPool(
+            client_id=f"samsa-raft-{self.node_id}", security=to_controllers
+        )
         self._migrated_from: Path | None = None
         self._migration: asyncio.Task[None] | None = None
 
