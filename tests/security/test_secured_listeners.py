@@ -11,6 +11,7 @@ keeps going with nothing lost.
 
 from __future__ import annotations
 
+import random
 import shutil
 import socket
 import subprocess
@@ -180,6 +181,32 @@ def _bad_inputs(secured: SecuredBroker) -> None:
     raw_exchange(secured.address("SASL_SSL"), [b"\x16\x03\x01\x00\x05hello"])
     with socket.create_connection(("127.0.0.1", secured.ports["SSL"])) as sock:
         sock.sendall(b"\x16\x03")
+    _fuzz(secured, random.Random(22))
+
+
+def _fuzz(secured: SecuredBroker, rng: random.Random) -> None:
+    """Random bytes and random SASL exchanges; each connection half-closes after
+    writing, so the broker sees the end whatever state the bytes left it in."""
+    mechanisms = ["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512", "GSSAPI", "", "X" * 300]
+    for _ in range(40):
+        listener = rng.choice(["SSL", "SASL_SSL", "SASL_PLAINTEXT"])
+        kind = rng.random()
+        if kind < 0.4:
+            data = rng.randbytes(rng.randrange(1, 4000))
+        elif kind < 0.7:
+            body = rng.randbytes(rng.randrange(0, 600))
+            data = len(body).to_bytes(4, "big") + body
+        else:
+            version = rng.choice([0, 1])
+            data = request(17, version, {"mechanism": rng.choice(mechanisms)})
+            for i in range(rng.randrange(1, 4)):
+                token = rng.randbytes(rng.randrange(0, 200))
+                data += request(36, rng.choice([0, 1, 2]), {"auth_bytes": token}, 2 + i)
+        with socket.create_connection(("127.0.0.1", secured.ports[listener]), timeout=10) as sock:
+            sock.sendall(data)
+            sock.shutdown(socket.SHUT_WR)
+            while sock.recv(65536):
+                pass
 
 
 def test_bad_input_closes_only_its_own_connection(secured: SecuredBroker) -> None:
@@ -211,6 +238,8 @@ def test_bad_input_closes_only_its_own_connection(secured: SecuredBroker) -> Non
     assert failures == []
     assert delivered == [str(i).encode() for i in range(len(delivered))]
     assert _consume(conf, "beside-bad-input", len(delivered)) == delivered
+    logged = secured.broker.log_text()
+    assert "unexpected error" not in logged and "Traceback" not in logged
 
 
 def test_handshake_v0_clients_send_raw_tokens(secured: SecuredBroker) -> None:
