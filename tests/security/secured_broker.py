@@ -21,6 +21,14 @@ from samsa.testing import BrokerProcess
 
 USERS = {"admin": "admin-secret", "alice": "alice-secret"}
 LISTENERS = ("PLAINTEXT", "SSL", "SASL_SSL", "SASL_PLAINTEXT")
+# (security.protocol, sasl.mechanism) pairs every client is tested with.
+CLIENT_CASES = [
+    ("SSL", ""),
+    ("SASL_SSL", "SCRAM-SHA-512"),
+    ("SASL_SSL", "PLAIN"),
+    ("SASL_PLAINTEXT", "SCRAM-SHA-256"),
+    ("SASL_PLAINTEXT", "PLAIN"),
+]
 _BOUND = re.compile(r"listener (\w+) \((\w+)\) bound to ([\d.]+):(\d+)")
 
 

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from tests.security.secured_broker import SecuredBroker, start_secured_broker
+from tests.security.secured_broker import CLIENT_CASES, SecuredBroker, start_secured_broker
 
 from samsa.client import Consumer, Producer
 from samsa.errors import ConfigError, ErrorCode, KafkaError
@@ -64,15 +64,7 @@ def _round_trip(conf: dict[str, Any], topic: str, values: list[bytes]) -> list[b
     return got
 
 
-@pytest.mark.parametrize(
-    ("protocol", "mechanism"),
-    [
-        ("SSL", ""),
-        ("SASL_SSL", "SCRAM-SHA-512"),
-        ("SASL_SSL", "PLAIN"),
-        ("SASL_PLAINTEXT", "SCRAM-SHA-256"),
-    ],
-)
+@pytest.mark.parametrize(("protocol", "mechanism"), CLIENT_CASES)
 def test_samsa_client_produces_and_consumes(
     secured: SecuredBroker, protocol: str, mechanism: str
 ) -> None:

@@ -24,6 +24,7 @@ import pytest
 from confluent_kafka import Consumer, KafkaException, Producer
 from confluent_kafka.admin import AdminClient
 from tests.security.secured_broker import (
+    CLIENT_CASES,
     SecuredBroker,
     raw_exchange,
     request,
@@ -78,16 +79,7 @@ def _consume(conf: dict, topic: str, count: int) -> list[bytes]:
     return got
 
 
-@pytest.mark.parametrize(
-    ("protocol", "mechanism"),
-    [
-        ("SSL", ""),
-        ("SASL_SSL", "SCRAM-SHA-512"),
-        ("SASL_SSL", "PLAIN"),
-        ("SASL_PLAINTEXT", "SCRAM-SHA-256"),
-        ("SASL_PLAINTEXT", "PLAIN"),
-    ],
-)
+@pytest.mark.parametrize(("protocol", "mechanism"), CLIENT_CASES)
 def test_confluent_kafka_produces_and_consumes(
     secured: SecuredBroker, protocol: str, mechanism: str
 ) -> None:

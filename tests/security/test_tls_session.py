@@ -19,6 +19,17 @@ def _settings(**values: str):
     return lambda key: values.get(key, "")
 
 
+def _client(trusted_ca: str) -> TlsSession:
+    """A client session that trusts ``trusted_ca``, its ClientHello queued."""
+    client = TlsSession(
+        client_context(_settings(**{"ssl.truststore.certificates": trusted_ca})),
+        server_side=False,
+        hostname="localhost",
+    )
+    client.advance()
+    return client
+
+
 def _pump(client: TlsSession, server: TlsSession) -> None:
     for _ in range(10):
         moved = False
@@ -77,12 +88,7 @@ def test_no_client_certificate_is_anonymous_and_plaintext_is_refused(tmp_path: P
     _, _, both = ca.issue("broker").write(tmp_path, "broker")
     ctx = server_context(_settings(**{"ssl.keystore.location": str(both)}))
     server = TlsSession(ctx, server_side=True)
-    client = TlsSession(
-        client_context(_settings(**{"ssl.truststore.certificates": ca.pem.cert})),
-        server_side=False,
-        hostname="localhost",
-    )
-    client.advance()
+    client = _client(ca.pem.cert)
     _pump(client, server)
     assert server.principal == ANONYMOUS
     client.encrypt(b"bye")
@@ -106,12 +112,7 @@ def test_untrusted_or_expired_server_certificate_fails_the_client_handshake() ->
             ),
             server_side=True,
         )
-        client = TlsSession(
-            client_context(_settings(**{"ssl.truststore.certificates": trusted.pem.cert})),
-            server_side=False,
-            hostname="localhost",
-        )
-        client.advance()
+        client = _client(trusted.pem.cert)
         with pytest.raises(ssl.SSLCertVerificationError):
             _pump(client, server)
 
@@ -121,12 +122,7 @@ def test_close_notify_ends_the_stream() -> None:
     pem = ca.issue("broker")
     settings = {"ssl.keystore.certificate.chain": pem.cert, "ssl.keystore.key": pem.key}
     server = TlsSession(server_context(_settings(**settings)), server_side=True)
-    client = TlsSession(
-        client_context(_settings(**{"ssl.truststore.certificates": ca.pem.cert})),
-        server_side=False,
-        hostname="localhost",
-    )
-    client.advance()
+    client = _client(ca.pem.cert)
     _pump(client, server)
     with contextlib.suppress(ssl.SSLWantReadError):
         client._obj.unwrap()  # sends close_notify (and may wait for the server's)
