@@ -80,7 +80,7 @@ def start_secured_broker(tmp_path: Path, extra: dict[str, str] | None = None) ->
         "sasl.jaas.config": users_jaas("ScramLoginModule"),
         "listener.name.sasl_ssl.plain.sasl.jaas.config": users_jaas(),
         "listener.name.sasl_plaintext.plain.sasl.jaas.config": users_jaas(),
-        "connection.failed.authentication.delay.ms": "50",
+        "connection.failed.authentication.delay.ms": "300",
     }
     settings.update(extra or {})
     broker = BrokerProcess(tmp_path / "data", settings, port=None)

@@ -141,10 +141,11 @@ def _client_errors(conf: dict) -> list[str]:
 
 def _bad_inputs(secured: SecuredBroker) -> None:
     sasl = secured.address("SASL_PLAINTEXT")
-    # A plaintext Kafka client on the TLS port: no answer, connection closed.
-    assert (
-        raw_exchange(secured.address("SSL"), [request(18, 3, {"client_software_name": "x"})]) == []
-    )
+    # A plaintext Kafka client on the TLS port: no answer, closed after the delay.
+    started = time.monotonic()
+    api_versions = request(18, 3, {"client_software_name": "x"})
+    assert raw_exchange(secured.address("SSL"), [api_versions]) == []
+    assert time.monotonic() - started >= 0.25  # connection.failed.authentication.delay.ms
     assert secured.broker.wait_for_log("TLS handshake failed")
     # A request before login.
     assert raw_exchange(sasl, [request(3, 12, {"topics": None})]) == []

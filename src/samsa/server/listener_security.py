@@ -30,6 +30,7 @@ def socket_server(
         return config.for_listener(listener.name, key)
 
     factory = Connection
+    delay_ms = int(lookup("connection.failed.authentication.delay.ms"))
     if protocol.uses_tls:
         if lookup("ssl.principal.mapping.rules").strip() not in ("", "DEFAULT"):
             raise ConfigError(
@@ -45,7 +46,6 @@ def socket_server(
                 f"sasl.enabled.mechanisms: listener {listener.name} needs at least one"
             )
         mechanisms = server_mechanisms(enabled, lambda m: config.jaas_for(listener.name, m))
-        delay_ms = int(lookup("connection.failed.authentication.delay.ms"))
         dispatch = SaslGate(dispatch, mechanisms, failed_delay_ms=delay_ms).dispatch
     return SocketServer(
         dispatch,
@@ -55,6 +55,7 @@ def socket_server(
         connection_factory=factory,
         requires_authentication=protocol.uses_sasl,
         unauthenticated_request_size=int(lookup("sasl.server.max.receive.size")),
+        failed_authentication_delay_ms=delay_ms,
     )
 
 

@@ -214,6 +214,20 @@ class Connection(asyncio.BufferedProtocol):
         if pending and not self._closed and self.transport is not None:
             self.transport.writelines(pending)
 
+    def close_after_failed_authentication(self, reason: str) -> None:
+        """Kafka's delayed close: log now, hang up after
+        ``connection.failed.authentication.delay.ms`` (an attacker pays for
+        each try; nothing more is read from the connection meanwhile)."""
+        delay = self.server.failed_authentication_delay_ms
+        if self._closed or self.transport is None or delay <= 0:
+            self.close(reason)
+            return
+        log.warning("closing connection from %s: %s", self.peer, reason)
+        self._closed = True
+        self._queue.clear()
+        self.transport.pause_reading()
+        asyncio.get_running_loop().call_later(delay / 1000, self.transport.close)
+
     def close(self, reason: str) -> None:
         if not self._closed:
             log.warning("closing connection from %s: %s", self.peer, reason)
@@ -265,7 +279,9 @@ class SocketServer:
         connection_factory: Callable[[SocketServer], Connection] = Connection,
         requires_authentication: bool = False,
         unauthenticated_request_size: int = 0,
+        failed_authentication_delay_ms: int = 0,
     ) -> None:
+        self.failed_authentication_delay_ms = failed_authentication_delay_ms
         self.dispatch = dispatch
         self.max_request_size = max_request_size
         self.requires_authentication = requires_authentication

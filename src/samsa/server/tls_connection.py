@@ -53,8 +53,10 @@ class TlsConnection(Connection):
                 frames.extend(self._frames.received(got))
         except ssl.SSLError as exc:
             self._flush()
-            stage = "request" if tls.handshake_done else "TLS handshake"
-            self.close(f"{stage} failed: {exc.reason or exc}")
+            if tls.handshake_done:
+                self.close(f"TLS failed: {exc.reason or exc}")
+            else:
+                self.close_after_failed_authentication(f"TLS handshake failed: {exc.reason or exc}")
             return
         except TlsClosed:
             self._flush()
