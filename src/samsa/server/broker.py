@@ -177,6 +177,7 @@ class Broker:
                     node_settings.inter_broker_listener_name,
                     node_settings.protocol_of(node_settings.inter_broker_listener_name),
                     "sasl.mechanism.inter.broker.protocol",
+                    standalone=node_settings.standalone,
                 ),
             ),
             alter_partition=self._alter_partition,

@@ -67,11 +67,18 @@ def secure_router(router: Router, protocol: SecurityProtocol) -> Router:
 
 
 def channel_security(
-    config: BrokerConfig, listener_name: str, protocol: SecurityProtocol, mechanism_key: str
+    config: BrokerConfig,
+    listener_name: str,
+    protocol: SecurityProtocol,
+    mechanism_key: str,
+    *,
+    standalone: bool = False,
 ) -> ChannelSecurity | None:
     """How this node connects to ``listener_name`` on other nodes (Kafka's
     inter-broker and controller clients): that listener's ``ssl.*`` settings,
-    and the ``username``/``password`` of its JAAS line for ``mechanism_key``."""
+    and the ``username``/``password`` of its JAAS line for ``mechanism_key``.
+    A standalone node has no peers to log in to, so it needs no credentials
+    of its own (a node that later joins it must be given them)."""
     if protocol is SecurityProtocol.PLAINTEXT:
         return None
 
@@ -85,8 +92,10 @@ def channel_security(
     text, key = config.jaas_for(listener_name, mechanism)
     jaas = parse_jaas(text, key) if text else None
     if jaas is None or not jaas.username:
+        if standalone:
+            return ChannelSecurity(context)
         raise ConfigError(
             f"{key}: this node logs in to {listener_name} with {mechanism} "
-            '({mechanism_key}) and needs username="..." password="..." there'
+            f'({mechanism_key}) and needs username="..." password="..." there'
         )
     return ChannelSecurity(context, mechanism, jaas.username, jaas.password)

@@ -106,6 +106,7 @@ class Node:
             controller_listener,
             self.settings.protocol_of(controller_listener),
             "sasl.mechanism.controller.protocol",
+            standalone=self.settings.standalone,
         )
         self._controller_channels = ChannelPool(
             client_id=f"samsa-node-{self.node_id}", security=to_controllers
