@@ -3,26 +3,15 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from tests.security.secured_broker import CLIENT_CASES, SecuredBroker, start_secured_broker
+from tests.security.secured_broker import CLIENT_CASES, SecuredBroker
 
 from samsa.client import Consumer, Producer
 from samsa.errors import ConfigError, ErrorCode, KafkaError
 
 pytestmark = pytest.mark.timeout(120)
-
-
-@pytest.fixture(scope="module")
-def secured(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SecuredBroker]:
-    broker = start_secured_broker(tmp_path_factory.mktemp("samsa-client"))
-    try:
-        yield broker
-    finally:
-        broker.broker.stop()
-        broker.broker.kill()
 
 
 def _conf(

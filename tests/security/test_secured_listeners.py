@@ -17,7 +17,6 @@ import socket
 import subprocess
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -36,16 +35,6 @@ from samsa.errors import ErrorCode
 from samsa.protocol.sasl.plain import plain_token
 
 pytestmark = pytest.mark.timeout(120)
-
-
-@pytest.fixture(scope="module")
-def secured(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SecuredBroker]:
-    broker = start_secured_broker(tmp_path_factory.mktemp("secured"))
-    try:
-        yield broker
-    finally:
-        broker.broker.stop()
-        broker.broker.kill()
 
 
 def _produce(conf: dict, topic: str, values: list[bytes]) -> None:
