@@ -50,7 +50,14 @@ def test_kafka_style_combined_node() -> None:
         ({"controller.listener.names": "CONTROLLER"}, "CONTROLLER not in listeners"),
         ({"listeners": "PLAINTEXT://h:99999"}, "expected HOST:PORT"),
         ({"advertised.listeners": "EXTERNAL://h:1"}, "EXTERNAL is not one of listeners"),
-        ({"listener.security.protocol.map": "PLAINTEXT:SSL"}, "PLAINTEXT only"),
+        ({"listener.security.protocol.map": "PLAINTEXT:TLS"}, "unknown security protocol 'TLS'"),
+        (
+            {
+                "listeners": "PLAINTEXT://h:1,EXTERNAL://h:2",
+                "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT",
+            },
+            "no entry for listener EXTERNAL",
+        ),
         (
             {"process.roles": "broker", "controller.quorum.voters": "1@h:1"},
             "has no controller",
@@ -69,3 +76,44 @@ def test_inconsistent_settings_are_refused_naming_the_key(
 ) -> None:
     with pytest.raises(ConfigError, match=message):
         NodeSettings.from_config(BrokerConfig(values))
+
+
+def test_each_listener_gets_its_security_protocol() -> None:
+    settings = NodeSettings.from_config(
+        BrokerConfig(
+            {
+                "listeners": "INTERNAL://h:1,EXTERNAL://h:2,SASL_SSL://h:3",
+                "listener.security.protocol.map": "INTERNAL:SASL_PLAINTEXT,EXTERNAL:SSL",
+                "inter.broker.listener.name": "INTERNAL",
+            }
+        )
+    )
+    assert {name: p.name for name, p in settings.protocols.items()} == {
+        "INTERNAL": "SASL_PLAINTEXT",
+        "EXTERNAL": "SSL",
+        "SASL_SSL": "SASL_SSL",
+    }
+    assert settings.inter_broker_listener_name == "INTERNAL"
+    default = NodeSettings.from_config(BrokerConfig({}))
+    assert default.protocol_of("PLAINTEXT").name == "PLAINTEXT"
+
+
+def test_listener_prefixed_security_settings_override_the_node_wide_ones() -> None:
+    config = BrokerConfig(
+        {
+            "ssl.client.auth": "requested",
+            "listener.name.external.ssl.client.auth": "required",
+            "listener.name.external.scram-sha-512.sasl.jaas.config": 'M required user_a="1";',
+            "sasl.jaas.config": "M required;",
+        }
+    )
+    assert config.for_listener("EXTERNAL", "ssl.client.auth") == "required"
+    assert config.for_listener("INTERNAL", "ssl.client.auth") == "requested"
+    assert config.jaas_for("EXTERNAL", "SCRAM-SHA-512") == (
+        'M required user_a="1";',
+        "listener.name.external.scram-sha-512.sasl.jaas.config",
+    )
+    assert config.jaas_for("EXTERNAL", "PLAIN") == ("M required;", "sasl.jaas.config")
+    assert config.value_of("listener.name.external.ssl.client.auth") == "required"
+    with pytest.raises(ConfigError, match="unknown broker config key"):
+        BrokerConfig({"listener.name.external.log.dirs": "/x"})

@@ -276,7 +276,57 @@ _KEYS: list[ConfigKey] = [
         "listener.security.protocol.map",
         str,
         "",
-        "NAME:PROTOCOL pairs; Samsa speaks PLAINTEXT only.",
+        "NAME:PROTOCOL pairs (PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL); a listener named "
+        "after a protocol needs no entry.",
+    ),
+    ConfigKey("ssl.keystore.type", str, "PEM", "Keystore format; Samsa reads PEM only."),
+    ConfigKey("ssl.keystore.location", str, "", "PEM file with the private key and its chain."),
+    ConfigKey("ssl.keystore.password", str, "", "Unused for PEM keystores (Kafka's key)."),
+    ConfigKey("ssl.keystore.certificate.chain", str, "", "Inline PEM certificate chain."),
+    ConfigKey("ssl.keystore.key", str, "", "Inline PEM private key."),
+    ConfigKey("ssl.key.password", str, "", "Password of an encrypted PEM private key."),
+    ConfigKey("ssl.truststore.type", str, "PEM", "Truststore format; Samsa reads PEM only."),
+    ConfigKey("ssl.truststore.location", str, "", "PEM file of trusted CA certificates."),
+    ConfigKey("ssl.truststore.password", str, "", "Unused for PEM truststores (Kafka's key)."),
+    ConfigKey("ssl.truststore.certificates", str, "", "Inline PEM trusted CA certificates."),
+    ConfigKey("ssl.client.auth", str, "none", "Client certificates: none, requested, required."),
+    ConfigKey("ssl.enabled.protocols", str, "TLSv1.2,TLSv1.3", "TLS versions accepted."),
+    ConfigKey(
+        "ssl.endpoint.identification.algorithm",
+        str,
+        "https",
+        "https: this node checks peer host names against their certificates; empty: it does not.",
+    ),
+    ConfigKey(
+        "ssl.principal.mapping.rules",
+        str,
+        "DEFAULT",
+        "How a client certificate becomes a principal (DEFAULT: the subject's full name).",
+    ),
+    ConfigKey(
+        "sasl.enabled.mechanisms",
+        str,
+        "PLAIN,SCRAM-SHA-256,SCRAM-SHA-512",
+        "SASL mechanisms offered (Kafka's default GSSAPI is not offered).",
+    ),
+    ConfigKey(
+        "sasl.mechanism.inter.broker.protocol", str, "PLAIN", "Mechanism nodes use between them."
+    ),
+    ConfigKey(
+        "sasl.mechanism.controller.protocol", str, "PLAIN", "Mechanism used to reach controllers."
+    ),
+    ConfigKey(
+        "sasl.jaas.config",
+        str,
+        "",
+        'JAAS line: username/password this node logs in with, user_NAME="PASSWORD" users it accepts.',
+    ),
+    ConfigKey("sasl.server.max.receive.size", int, 524288, "Largest frame before authentication."),
+    ConfigKey(
+        "connection.failed.authentication.delay.ms",
+        int,
+        100,
+        "Wait before answering (and closing) a failed authentication.",
     ),
     ConfigKey("controller.quorum.election.timeout.ms", int, 1000, "Raft election timeout."),
     ConfigKey("controller.quorum.fetch.timeout.ms", int, 2000, "Raft follower's leader timeout."),
@@ -336,6 +386,23 @@ _KEYS: list[ConfigKey] = [
 
 KEYS: dict[str, ConfigKey] = {k.name: k for k in _KEYS}
 
+LISTENER_PREFIX = "listener.name."
+
+
+def _listener_key(name: str) -> tuple[str, str] | None:
+    """``listener.name.<listener>.<key>`` -> (LISTENER, key), for ssl/sasl keys."""
+    if not name.startswith(LISTENER_PREFIX):
+        return None
+    listener, sep, key = name[len(LISTENER_PREFIX) :].partition(".")
+    if not sep or not listener:
+        return None
+    if key.startswith(("ssl.", "sasl.", "connection.failed.")) and key in KEYS:
+        return listener.upper(), key
+    mechanism, sep, rest = key.partition(".")
+    if sep and rest == "sasl.jaas.config":
+        return listener.upper(), f"{mechanism.upper()}.sasl.jaas.config"
+    return None
+
 
 class BrokerConfig:
     """Resolved broker configuration; read values with ``config["log.dirs"]``."""
@@ -344,6 +411,7 @@ class BrokerConfig:
         self._values: dict[str, Any] = {k.name: k.default for k in _KEYS}
         self._explicit: set[str] = set()
         self._raw: dict[str, str] = {}
+        self._per_listener: dict[tuple[str, str], str] = {}
         if values:
             self.update(values)
 
@@ -352,6 +420,11 @@ class BrokerConfig:
             self.set(name, raw)
 
     def set(self, name: str, raw: str) -> None:
+        per_listener = _listener_key(name)
+        if per_listener is not None:
+            self._per_listener[per_listener] = str(raw)
+            self._explicit.add(name)
+            return
         key = KEYS.get(name)
         if key is None:
             raise ConfigError(f"unknown broker config key {name!r}")
@@ -364,6 +437,30 @@ class BrokerConfig:
         self._raw[name] = str(raw).strip()
 
     def __getitem__(self, name: str) -> Any:
+        return self._values[name]
+
+    def for_listener(self, listener: str, name: str) -> str:
+        """A security setting of ``listener``: ``listener.name.<listener>.<name>``
+        when given, else the node-wide ``name`` (Kafka's lookup order)."""
+        value = self._per_listener.get((listener.upper(), name))
+        if value is not None:
+            return value
+        return str(self._values[name]) if name in self._values else ""
+
+    def jaas_for(self, listener: str, mechanism: str) -> tuple[str, str]:
+        """(JAAS line, the key it came from) for ``mechanism`` on ``listener``."""
+        prefix = f"{LISTENER_PREFIX}{listener.lower()}."
+        for key in (f"{mechanism.upper()}.sasl.jaas.config", "sasl.jaas.config"):
+            value = self._per_listener.get((listener.upper(), key))
+            if value:
+                return value, prefix + key.lower()
+        return str(self._values["sasl.jaas.config"]), "sasl.jaas.config"
+
+    def value_of(self, name: str) -> Any:
+        """The value of any key ``explicit_keys`` lists (listener-prefixed ones too)."""
+        per_listener = _listener_key(name)
+        if per_listener is not None:
+            return self._per_listener[per_listener]
         return self._values[name]
 
     def is_explicit(self, name: str) -> bool:

@@ -9,7 +9,7 @@ leaving it waiting for a quorum it can never reach.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from samsa.config import BrokerConfig
 from samsa.errors import ConfigError
@@ -22,6 +22,7 @@ from samsa.listeners import (
     parse_roles,
     parse_voters,
 )
+from samsa.security.protocols import SecurityProtocol, listener_protocol, parse_protocol_map
 
 
 @dataclass(frozen=True)
@@ -36,6 +37,15 @@ class NodeSettings:
     inter_broker_listener_name: str
     static_voters: tuple[QuorumVoter, ...]
     bootstrap_servers: tuple[tuple[str, int], ...]
+    protocols: dict[str, SecurityProtocol] = field(default_factory=dict)
+    """Each listener's security protocol (``listener.security.protocol.map``)."""
+    protocol_map: dict[str, SecurityProtocol] = field(default_factory=dict)
+
+    def protocol_of(self, listener_name: str) -> SecurityProtocol:
+        """Also for listeners of other nodes (a broker-only node's controller listener)."""
+        if listener_name in self.protocols:
+            return self.protocols[listener_name]
+        return listener_protocol(listener_name, self.protocol_map)
 
     @property
     def is_broker(self) -> bool:
@@ -73,7 +83,8 @@ class NodeSettings:
         voters = parse_voters(str(config["controller.quorum.voters"]))
         bootstrap = parse_bootstrap_servers(str(config["controller.quorum.bootstrap.servers"]))
         names = {listener.name for listener in listeners}
-        _check_protocols(str(config["listener.security.protocol.map"]))
+        protocol_map = parse_protocol_map(str(config["listener.security.protocol.map"]))
+        protocols = {x.name: listener_protocol(x.name, protocol_map) for x in listeners}
         for adv in advertised:
             if adv.name not in names:
                 raise ConfigError(
@@ -122,18 +133,6 @@ class NodeSettings:
             inter_broker_listener_name=inter_broker,
             static_voters=tuple(voters),
             bootstrap_servers=tuple(bootstrap),
+            protocols=protocols,
+            protocol_map=protocol_map,
         )
-
-
-def _check_protocols(value: str) -> None:
-    for entry in (part.strip() for part in value.split(",") if part.strip()):
-        name, sep, protocol = entry.partition(":")
-        if not sep:
-            raise ConfigError(
-                f"listener.security.protocol.map: expected NAME:PROTOCOL, got {entry!r}"
-            )
-        if protocol.strip().upper() != "PLAINTEXT":
-            raise ConfigError(
-                f"listener.security.protocol.map: {name.strip()} uses {protocol.strip()}; "
-                "Samsa speaks PLAINTEXT only"
-            )

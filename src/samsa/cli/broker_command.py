@@ -101,14 +101,14 @@ def run(args: argparse.Namespace) -> int:
     return asyncio.run(_serve(config))
 
 
-SECRET_MARKERS = ("password", "secret", "jaas", "credential", "key.pem", "token")
+SECRET_MARKERS = ("password", "secret", "jaas", "credential", "key.pem", "token", "keystore.key")
 
 
 def log_startup(config: BrokerConfig) -> None:
     """One line an operator can check a start against: version, listeners, data
     dir and every setting that is not Kafka's default (secrets masked)."""
     overrides = ", ".join(
-        f"{name}={'******' if any(m in name for m in SECRET_MARKERS) else config[name]}"
+        f"{name}={'******' if any(m in name for m in SECRET_MARKERS) else config.value_of(name)}"
         for name in sorted(config.explicit_keys())
     )
     logging.getLogger("samsa.server").info(

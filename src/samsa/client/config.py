@@ -149,6 +149,21 @@ COMMON_DEFS: tuple[ConfigDef, ...] = (
     ConfigDef("receive.buffer.bytes", parse_int, 65536, at_least(-1), "-1: OS default"),
     ConfigDef("socket.keepalive.enable", parse_bool, True),
     ConfigDef("socket.nagle.disable", parse_bool, True, doc="TCP_NODELAY"),
+    ConfigDef(
+        "security.protocol", _str, "PLAINTEXT", doc="PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL"
+    ),
+    ConfigDef("ssl.truststore.type", _str, "PEM", doc="PEM only"),
+    ConfigDef("ssl.truststore.location", _str, "", doc="PEM file of trusted CAs"),
+    ConfigDef("ssl.truststore.certificates", _str, "", doc="inline PEM of trusted CAs"),
+    ConfigDef("ssl.keystore.type", _str, "PEM", doc="PEM only"),
+    ConfigDef("ssl.keystore.location", _str, "", doc="PEM file: client key and certificate"),
+    ConfigDef("ssl.keystore.certificate.chain", _str, "", doc="inline PEM certificate chain"),
+    ConfigDef("ssl.keystore.key", _str, "", doc="inline PEM private key"),
+    ConfigDef("ssl.key.password", _str, "", doc="password of an encrypted PEM key"),
+    ConfigDef("ssl.enabled.protocols", _str, "TLSv1.2,TLSv1.3"),
+    ConfigDef("ssl.endpoint.identification.algorithm", _str, "https", doc="empty: no host check"),
+    ConfigDef("sasl.mechanism", _str, "GSSAPI", doc="PLAIN, SCRAM-SHA-256, SCRAM-SHA-512"),
+    ConfigDef("sasl.jaas.config", _str, "", doc='... required username="..." password="...";'),
 )
 
 PRODUCER_DEFS: tuple[ConfigDef, ...] = (

@@ -161,6 +161,7 @@ class Metadata:
         self._last_success_ms = 0
         self.version = 0
         self.fatal: KafkaError | None = None
+        """An error no retry will fix (a refused SASL login); waits raise it."""
         self._closed = False
 
     # -- what to fetch ------------------------------------------------------
@@ -265,6 +266,8 @@ class Metadata:
                     raise KafkaError(code, f"topic {topic!r}")
                 if self._closed:
                     raise KafkaError(ErrorCode.NETWORK_EXCEPTION, "client closed")
+                if self.fatal is not None:
+                    raise self.fatal
                 left = deadline - time.monotonic()
                 if left <= 0:
                     raise KafkaTimeoutError(

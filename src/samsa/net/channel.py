@@ -16,11 +16,14 @@ import asyncio
 import contextlib
 import itertools
 import logging
+import ssl
 import struct
+from dataclasses import dataclass
 from typing import Any
 
 from samsa.errors import DecodeError
-from samsa.protocol.api import decode_response, encode_request_parts
+from samsa.protocol.api import decode_response, encode_request, encode_request_parts
+from samsa.protocol.sasl.exchange import SaslClientExchange
 
 log = logging.getLogger("samsa.net")
 
@@ -30,6 +33,19 @@ MAX_RESPONSE_BYTES = 256 * 1024 * 1024
 
 class ChannelError(Exception):
     """The peer could not be reached, hung up, timed out or answered garbage."""
+
+
+@dataclass(frozen=True)
+class ChannelSecurity:
+    """How a node reaches a secured listener of another: TLS and/or a SASL login."""
+
+    ssl_context: ssl.SSLContext | None = None
+    sasl_mechanism: str = ""
+    username: str = ""
+    password: str = ""
+
+
+_SASL_HANDSHAKE, _SASL_AUTHENTICATE = 17, 36
 
 
 class NodeChannel:
@@ -43,7 +59,9 @@ class NodeChannel:
         client_id: str = "samsa-node",
         connect_timeout_ms: int = 2000,
         request_timeout_ms: int = 30000,
+        security: ChannelSecurity | None = None,
     ) -> None:
+        self.security = security or ChannelSecurity()
         self.host = host
         self.port = port
         self.client_id = client_id
@@ -118,13 +136,47 @@ class NodeChannel:
 
     async def _connect(self) -> None:
         try:
-            reader, writer = await asyncio.wait_for(
-                asyncio.open_connection(self.host, self.port), self.connect_timeout_ms / 1000
-            )
-        except (TimeoutError, OSError) as exc:
+            reader, writer = await asyncio.wait_for(self._open(), self.connect_timeout_ms / 1000)
+        except (TimeoutError, OSError, DecodeError, asyncio.IncompleteReadError) as exc:
             raise ChannelError(f"cannot connect to {self.address}: {exc or 'timed out'}") from None
         self._reader, self._writer = reader, writer
         self._read_task = asyncio.ensure_future(self._read_loop(reader, writer))
+
+    async def _open(self) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+        security = self.security
+        reader, writer = await asyncio.open_connection(
+            self.host, self.port, ssl=security.ssl_context
+        )
+        if security.sasl_mechanism:
+            try:
+                await self._login(reader, writer)
+            except BaseException:
+                writer.close()
+                raise
+        return reader, writer
+
+    async def _login(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        """SaslHandshake v1, then SaslAuthenticate until the mechanism is done."""
+        security = self.security
+
+        async def call(api_key: int, body: dict[str, Any]) -> dict[str, Any]:
+            writer.write(encode_request(api_key, 1, 0, self.client_id, body))
+            (size,) = _SIZE.unpack(await reader.readexactly(4))
+            if not 4 <= size <= 1024 * 1024:
+                raise DecodeError(f"bad SASL response size {size}")
+            return decode_response(api_key, 1, memoryview(await reader.readexactly(size)))[1]
+
+        answer = await call(_SASL_HANDSHAKE, {"mechanism": security.sasl_mechanism})
+        if answer["error_code"]:
+            offered = ", ".join(answer["mechanisms"])
+            raise DecodeError(f"{security.sasl_mechanism} not offered (offered: {offered})")
+        exchange = SaslClientExchange(security.sasl_mechanism, security.username, security.password)
+        token: bytes | None = exchange.first()
+        while token is not None:
+            answer = await call(_SASL_AUTHENTICATE, {"auth_bytes": token})
+            if answer["error_code"]:
+                raise DecodeError(f"SASL login refused: {answer['error_message']}")
+            token = exchange.next(bytes(answer["auth_bytes"]))
 
     async def _read_loop(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         reason = "connection closed by peer"

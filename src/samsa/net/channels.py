@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 
-from samsa.net.channel import NodeChannel
+from samsa.net.channel import ChannelSecurity, NodeChannel
 
 
 class ChannelPool:
@@ -20,7 +20,9 @@ class ChannelPool:
         client_id: str = "samsa-node",
         connect_timeout_ms: int = 2000,
         request_timeout_ms: int = 30000,
+        security: ChannelSecurity | None = None,
     ) -> None:
+        self.security = security
         self.client_id = client_id
         self.connect_timeout_ms = connect_timeout_ms
         self.request_timeout_ms = request_timeout_ms
@@ -55,6 +57,7 @@ class ChannelPool:
             client_id=self.client_id,
             connect_timeout_ms=self.connect_timeout_ms,
             request_timeout_ms=self.request_timeout_ms,
+            security=self.security,
         )
         self._channels[node_id] = channel
         return channel
@@ -70,6 +73,7 @@ class ChannelPool:
                 client_id=self.client_id,
                 connect_timeout_ms=self.connect_timeout_ms,
                 request_timeout_ms=self.request_timeout_ms,
+                security=self.security,
             )
             self._by_address[(host, port)] = channel
         return channel

@@ -43,6 +43,7 @@ from samsa.server.coordinator_start import CoordinatorStarter
 from samsa.server.dynamic_broker_config import DynamicBrokerConfig
 from samsa.server.handlers import register_all
 from samsa.server.http_endpoint import HttpEndpoint
+from samsa.server.listener_security import channel_security
 from samsa.server.meta_properties import MetaProperties
 from samsa.server.metrics import BrokerMetrics
 from samsa.server.producer_id_blocks import ProducerIdBlocks
@@ -198,7 +199,16 @@ class Broker:
             wall_ms,
             node_id=self.node_id,
             config=ReplicationConfig.from_lookup(config.__getitem__),
-            channels=ChannelPool(client_id=f"samsa-replica-fetcher-{self.node_id}"),
+            channels=ChannelPool(
+                client_id=f"samsa-replica-fetcher-{self.node_id}",
+                security=channel_security(
+                    config,
+                    node_settings.inter_broker_listener_name,
+                    node_settings.protocol_of(node_settings.inter_broker_listener_name),
+                    "sasl.mechanism.inter.broker.protocol",
+                    standalone=node_settings.standalone,
+                ),
+            ),
             alter_partition=self._alter_partition,
             inter_broker_listener=node_settings.inter_broker_listener_name,
         )
@@ -208,7 +218,11 @@ class Broker:
             broker_id=self.node_id,
             cluster_id=self.cluster_id,
             listeners=[
-                (listener.name, *self.node.advertised(listener))
+                (
+                    listener.name,
+                    *self.node.advertised(listener),
+                    int(node_settings.protocol_of(listener.name)),
+                )
                 for listener in self.node.client_listeners()
             ],
             rack=config["broker.rack"] or None,

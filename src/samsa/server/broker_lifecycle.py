@@ -32,7 +32,6 @@ log = logging.getLogger("samsa.server")
 
 BROKER_REGISTRATION = 62
 BROKER_HEARTBEAT = 63
-SECURITY_PROTOCOL_PLAINTEXT = 0
 
 
 class BrokerState(enum.Enum):
@@ -47,7 +46,8 @@ class BrokerState(enum.Enum):
 class Registration:
     broker_id: int
     cluster_id: str
-    listeners: list[tuple[str, str, int]]
+    listeners: list[tuple[str, str, int, int]]
+    """(name, advertised host, advertised port, security protocol id)."""
     rack: str | None
     directory_id: bytes
 
@@ -127,9 +127,9 @@ class BrokerLifecycle:
                     "name": name,
                     "host": host,
                     "port": port,
-                    "security_protocol": SECURITY_PROTOCOL_PLAINTEXT,
+                    "security_protocol": protocol,
                 }
-                for name, host, port in reg.listeners
+                for name, host, port, protocol in reg.listeners
             ],
             "features": [
                 {

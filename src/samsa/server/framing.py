@@ -43,6 +43,10 @@ class FrameReader:
         self._body_view = memoryview(b"")
         self._got = 0
 
+    def set_limit(self, max_frame_bytes: int) -> None:
+        """Change the largest frame accepted (a SASL listener raises it after login)."""
+        self._max = max_frame_bytes
+
     def buffer(self) -> memoryview:
         """Where the next received bytes go."""
         if self._body is not None:

@@ -23,6 +23,7 @@ from collections.abc import Awaitable, Callable
 from types import CoroutineType
 from typing import IO, Any, cast
 
+from samsa.security.principal import ANONYMOUS, KafkaPrincipal
 from samsa.server import eager
 from samsa.server.connection_quotas import ConnectionQuotas
 from samsa.server.framing import FrameReader, FrameTooLarge
@@ -50,7 +51,12 @@ class Connection(asyncio.BufferedProtocol):
         self.server = server
         self.transport: asyncio.Transport | None = None
         self.peer = "?"
-        self._frames = FrameReader(server.max_request_size)
+        self._frames = FrameReader(server.unauthenticated_request_size)
+        self.principal: KafkaPrincipal = ANONYMOUS
+        """Who is on the other end (a TLS client certificate, a SASL login)."""
+        self.authenticated = not server.requires_authentication
+        self.sasl: Any = None
+        """The SASL exchange in progress on a SASL listener (see ``sasl_gate``)."""
         self._queue: deque[bytes | bytearray] = deque()
         self._busy = False
         self._pending_task: asyncio.Future[None] | None = None
@@ -109,6 +115,16 @@ class Connection(asyncio.BufferedProtocol):
         except FrameTooLarge as exc:
             self.close(str(exc))
             return
+        self.accept(frames)
+
+    def authenticated_as(self, principal: KafkaPrincipal) -> None:
+        """SASL succeeded: requests of any size and any API from now on."""
+        self.principal = principal
+        self.authenticated = True
+        self._frames.set_limit(self.server.max_request_size)
+
+    def accept(self, frames: list[bytes | bytearray]) -> None:
+        """Queue whole request frames and answer what can be answered now."""
         self._queue.extend(frames)
         self._process()
         # Backpressure: stop reading while many requests wait behind a slow one.
@@ -210,6 +226,20 @@ class Connection(asyncio.BufferedProtocol):
         if pending and not self._closed and self.transport is not None:
             self.transport.writelines(pending)
 
+    def close_after_failed_authentication(self, reason: str) -> None:
+        """Kafka's delayed close: log now, hang up after
+        ``connection.failed.authentication.delay.ms`` (an attacker pays for
+        each try; nothing more is read from the connection meanwhile)."""
+        delay = self.server.failed_authentication_delay_ms
+        if self._closed or self.transport is None or delay <= 0:
+            self.close(reason)
+            return
+        log.warning("closing connection from %s: %s", self.peer, reason)
+        self._closed = True
+        self._queue.clear()
+        self.transport.pause_reading()
+        asyncio.get_running_loop().call_later(delay / 1000, self.transport.close)
+
     def close(self, reason: str) -> None:
         if not self._closed:
             log.warning("closing connection from %s: %s", self.peer, reason)
@@ -259,10 +289,22 @@ class SocketServer:
         idle_timeout_ms: int,
         use_sendfile: bool = True,
         quotas: ConnectionQuotas | None = None,
+        connection_factory: Callable[[SocketServer], Connection] = Connection,
+        requires_authentication: bool = False,
+        unauthenticated_request_size: int = 0,
+        failed_authentication_delay_ms: int = 0,
     ) -> None:
+        self.failed_authentication_delay_ms = failed_authentication_delay_ms
         self.dispatch = dispatch
         self.quotas = quotas
         self.max_request_size = max_request_size
+        self.requires_authentication = requires_authentication
+        # Kafka's sasl.server.max.receive.size: an unauthenticated peer cannot
+        # make the broker allocate a request-sized buffer.
+        self.unauthenticated_request_size = max_request_size
+        if requires_authentication and unauthenticated_request_size:
+            self.unauthenticated_request_size = min(unauthenticated_request_size, max_request_size)
+        self._connection_factory = connection_factory
         self.idle_timeout_s = idle_timeout_ms / 1000
         self.connections: set[Connection] = set()
         self.use_sendfile = use_sendfile
@@ -272,7 +314,7 @@ class SocketServer:
     async def start(self, host: str, port: int) -> tuple[str, int]:
         loop = asyncio.get_running_loop()
         self._server = await loop.create_server(
-            lambda: Connection(self), host, port, reuse_address=True, backlog=512
+            lambda: self._connection_factory(self), host, port, reuse_address=True, backlog=512
         )
         sock = self._server.sockets[0]
         bound_host, bound_port = sock.getsockname()[:2]

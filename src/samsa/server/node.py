@@ -62,6 +62,7 @@ from samsa.server.controller_link import ControllerLink
 from samsa.server.controller_server import CONTROLLER_APIS, ControllerServer
 from samsa.server.handlers import quorum as quorum_handlers
 from samsa.server.listener_routing import ListenerRouting
+from samsa.server.listener_security import channel_security, secure_router, socket_server
 from samsa.server.metadata_loader import MetadataLoader
 from samsa.server.network import SocketServer
 from samsa.server.router import Router
@@ -100,8 +101,20 @@ class Node:
         self.controller: ControllerServer | None = None
         self.broker: Any = None
         self.link: ControllerLink | None = None
-        self._controller_channels = ChannelPool(client_id=f"samsa-node-{self.node_id}")
-        self._raft_channels = ChannelPool(client_id=f"samsa-raft-{self.node_id}")
+        controller_listener = self.controller_listener_name
+        to_controllers = channel_security(
+            config,
+            controller_listener,
+            self.settings.protocol_of(controller_listener),
+            "sasl.mechanism.controller.protocol",
+            standalone=self.settings.standalone,
+        )
+        self._controller_channels = ChannelPool(
+            client_id=f"samsa-node-{self.node_id}", security=to_controllers
+        )
+        self._raft_channels = ChannelPool(
+            client_id=f"samsa-raft-{self.node_id}", security=to_controllers
+        )
         self._migrated_from: Path | None = None
         self._migration: asyncio.Task[None] | None = None
 
@@ -191,16 +204,27 @@ class Node:
         self.directory_id = directory_uuid(meta.directory_id)
 
         quotas = ConnectionQuotas(lambda: int(self._current_setting("max.connections.per.ip")))
-        for listener in self.settings.listeners:
-            server = SocketServer(
+        servers = {
+            listener.name: socket_server(
+                config,
+                listener,
+                self.settings.protocol_of(listener.name),
                 self.routing.dispatcher(listener.name),
-                max_request_size=config["socket.request.max.bytes"],
-                idle_timeout_ms=config["connections.max.idle.ms"],
                 quotas=quotas,
             )
+            for listener in self.settings.listeners
+        }
+        for listener in self.settings.listeners:
+            server = servers[listener.name]
             where = (listener.host, listener.port)
             with explain_bind_failure(f"listener {listener.name}", *where):
                 self.bound[listener.name] = await server.start(*where)
+            log.info(
+                "listener %s (%s) bound to %s:%d",
+                listener.name,
+                self.settings.protocol_of(listener.name).name,
+                *self.bound[listener.name],
+            )
             self._servers[listener.name] = server
 
         self._start_quorum(data_dir)
@@ -360,8 +384,8 @@ class Node:
 
     # ------------------------------------------------------------------ requests
     def _build_router(self, listener: Listener, *, with_clients: bool) -> Router:
-        router = Router()
         settings = self.settings
+        router = secure_router(Router(), settings.protocol_of(listener.name))
         raft = self.raft
         assert raft is not None
         serves_clients = settings.serves_clients(listener)

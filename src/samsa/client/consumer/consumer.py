@@ -42,6 +42,7 @@ from samsa.client.consumer.subscription import SubscriptionState
 from samsa.client.errors import KafkaTimeoutError
 from samsa.client.metadata import Metadata, TopicPartition
 from samsa.client.network.network_client import NetworkClient
+from samsa.client.network.security import ClientSecurity
 from samsa.errors import ErrorCode, KafkaError, SamsaError
 
 __all__ = ["Consumer"]
@@ -69,6 +70,7 @@ def build_network_client(cfg: dict[str, Any], request_timeout_ms: int) -> Consum
         receive_buffer_bytes=cfg["receive.buffer.bytes"],
         keepalive=cfg["socket.keepalive.enable"],
         nodelay=cfg["socket.nagle.disable"],
+        security=ClientSecurity.from_config(cfg),
     )
     return ConsumerNetworkClient(net, request_timeout_ms)
 

@@ -73,7 +73,8 @@ class BrokerConnection:
 
     @property
     def has_pending_writes(self) -> bool:
-        return self._out_bytes > 0
+        # A TLS socket may hold ciphertext (or an unfinished handshake) of its own.
+        return self._out_bytes > 0 or getattr(self.sock, "has_backlog", False)
 
     def enqueue(self, frame: Any) -> None:
         """Queue one already size-prefixed frame for writing."""
@@ -116,7 +117,8 @@ class BrokerConnection:
                 else:
                     out[0] = head[sent:]
                     sent = 0
-        return True
+        flush = getattr(sock, "flush", None)  # a TLS socket's held ciphertext
+        return bool(flush()) if flush is not None else True
 
     def read(self) -> list[bytes | bytearray] | None:
         """Read what the socket has; returns the whole frames (without size prefix).

@@ -27,8 +27,11 @@ from samsa.client.metadata import Metadata
 from samsa.client.network.connection import BrokerConnection, FramingError, SocketLike, open_socket
 from samsa.client.network.connection_states import ClusterConnectionStates, ConnectionState
 from samsa.client.network.in_flight import ClientRequest, ClientResponse, InFlightRequests
+from samsa.client.network.sasl_client import SaslClientExchange
+from samsa.client.network.security import ClientSecurity
 from samsa.client.network.selector import Selector, SelectorLike
-from samsa.errors import DecodeError, ErrorCode
+from samsa.client.network.tls_socket import TlsSocket
+from samsa.errors import DecodeError, ErrorCode, KafkaError
 from samsa.protocol.api import decode_response, encode_request_parts
 from samsa.protocol.messages import APIS
 
@@ -38,6 +41,8 @@ log = logging.getLogger(__name__)
 
 API_VERSIONS = 18
 METADATA = 3
+SASL_HANDSHAKE = 17
+SASL_AUTHENTICATE = 36
 # Lowest version the client is willing to speak per API (max = what the codec
 # knows).  Produce v3 is the first with v2 record batches.
 CLIENT_MIN_VERSIONS: dict[int, int] = {0: 3, 1: 4, 2: 1, 3: 1}
@@ -72,6 +77,7 @@ class NetworkClient:
         selector: SelectorLike | None = None,
         connector: Connector | None = None,
         clock_ms: Callable[[], int] = _default_clock,
+        security: ClientSecurity | None = None,
     ) -> None:
         self.metadata = metadata
         self.client_id = client_id
@@ -86,6 +92,13 @@ class NetworkClient:
                 h, p, send_buffer_bytes, receive_buffer_bytes, keepalive, nodelay
             )
         )
+        self.security = security or ClientSecurity()
+        ssl_context = self.security.ssl_context
+        if ssl_context is not None:
+            plain = self._connector
+            self._connector = lambda h, p: TlsSocket(plain(h, p), ssl_context, h)  # type: ignore[arg-type]
+        self.authentication_failure: str | None = None
+        """Why the last SASL login failed (the broker's message), if it did."""
         self._clock = clock_ms
         self._conns: dict[int, BrokerConnection] = {}
         self._last_active: dict[int, int] = {}
@@ -191,7 +204,73 @@ class NetworkClient:
             )
             if low <= high:
                 versions[api.key] = high
-        self.states.ready(node_id, versions)
+        if self.security.sasl is None:
+            self.states.ready(node_id, versions)
+            return
+        self._sasl_handshake(node_id, versions, now_ms)
+
+    # -- SASL (after ApiVersions, before the connection is ready) ----------------
+    def _sasl_handshake(self, node_id: int, versions: dict[int, int], now_ms: int) -> None:
+        sasl = self.security.sasl
+        assert sasl is not None
+        if SASL_HANDSHAKE not in versions or SASL_AUTHENTICATE not in versions:
+            self._sasl_failed(node_id, now_ms, "the broker does not offer SASL on this listener")
+            return
+
+        def on_handshake(resp: ClientResponse) -> None:
+            if resp.body is None:
+                return
+            if resp.body["error_code"] != 0:
+                offered = ", ".join(resp.body.get("mechanisms") or [])
+                self._sasl_failed(
+                    node_id, resp.received_ms, f"{sasl.mechanism} refused (offered: {offered})"
+                )
+                return
+            exchange = sasl.exchange()
+            self._sasl_token(node_id, versions, exchange, exchange.first(), resp.received_ms)
+
+        req = ClientRequest(
+            node_id, SASL_HANDSHAKE, {"mechanism": sasl.mechanism}, on_handshake, created_ms=now_ms
+        )
+        self._do_send(req, 1, now_ms)
+
+    def _sasl_token(
+        self,
+        node_id: int,
+        versions: dict[int, int],
+        exchange: SaslClientExchange,
+        token: bytes,
+        now_ms: int,
+    ) -> None:
+        def on_answer(resp: ClientResponse) -> None:
+            if resp.body is None:
+                return
+            body = resp.body
+            if body["error_code"] != 0:
+                self._sasl_failed(node_id, resp.received_ms, body.get("error_message") or "")
+                return
+            try:
+                following = exchange.next(bytes(body["auth_bytes"]))
+            except DecodeError as exc:
+                self._sasl_failed(node_id, resp.received_ms, str(exc))
+                return
+            if following is None:
+                self.authentication_failure = self.metadata.fatal = None
+                self.states.ready(node_id, versions)
+            else:
+                self._sasl_token(node_id, versions, exchange, following, resp.received_ms)
+
+        req = ClientRequest(
+            node_id, SASL_AUTHENTICATE, {"auth_bytes": token}, on_answer, created_ms=now_ms
+        )
+        self._do_send(req, versions[SASL_AUTHENTICATE], now_ms)
+
+    def _sasl_failed(self, node_id: int, now_ms: int, why: str) -> None:
+        """As Kafka's client: a refused login fails waits at once, not at a timeout."""
+        self.authentication_failure = why
+        self.metadata.fatal = KafkaError(ErrorCode.SASL_AUTHENTICATION_FAILED, why)
+        log.error("SASL authentication with node %d failed: %s", node_id, why)
+        self._disconnect(node_id, now_ms)
 
     def _disconnect(
         self, node_id: int, now_ms: int, timed_out: bool = False, failed: bool = True

@@ -23,6 +23,7 @@ from samsa.client.config import COMMON_DEFS, PRODUCER_DEFS, parse_config, valida
 from samsa.client.errors import KafkaTimeoutError, ProducerClosedError, RecordTooLargeError
 from samsa.client.metadata import Metadata, PartitionInfo
 from samsa.client.network.network_client import NetworkClient
+from samsa.client.network.security import ClientSecurity
 from samsa.client.producer.accumulator import PartitionQueue, RecordAccumulator
 from samsa.client.producer.batch import (
     BATCH_OVERHEAD,
@@ -110,6 +111,7 @@ class Producer:
             receive_buffer_bytes=cfg["receive.buffer.bytes"],
             keepalive=cfg["socket.keepalive.enable"],
             nodelay=cfg["socket.nagle.disable"],
+            security=ClientSecurity.from_config(cfg),
         )
         self._accumulator = RecordAccumulator(
             batch_size=cfg["batch.size"],

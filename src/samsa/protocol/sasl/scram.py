@@ -1,0 +1,136 @@
+"""RFC 5802 / RFC 7677 SCRAM: key derivation, message attributes, the client's steps.
+
+The server's side (looking up credentials, checking the proof) is in
+``samsa.security.sasl.scram_server``; both use the formulas here, so the bytes
+each end computes are computed once.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import secrets
+from dataclasses import dataclass
+
+from samsa.errors import DecodeError
+
+# Kafka's ScramMechanism: name -> (hash name, minimum iterations).
+MECHANISMS = {"SCRAM-SHA-256": ("sha256", 4096), "SCRAM-SHA-512": ("sha512", 4096)}
+GS2_HEADER = "n,,"
+
+
+@dataclass(frozen=True, slots=True)
+class ScramCredential:
+    """What a server stores per user and mechanism (Kafka's UserScramCredentialRecord)."""
+
+    salt: bytes
+    stored_key: bytes
+    server_key: bytes
+    iterations: int
+
+
+def hash_name(mechanism: str) -> str:
+    try:
+        return MECHANISMS[mechanism][0]
+    except KeyError:
+        raise ValueError(f"unknown SCRAM mechanism {mechanism!r}") from None
+
+
+def hmac_digest(mechanism: str, key: bytes, message: bytes) -> bytes:
+    return hmac.new(key, message, hash_name(mechanism)).digest()
+
+
+def salted_password(mechanism: str, password: str, salt: bytes, iterations: int) -> bytes:
+    return hashlib.pbkdf2_hmac(hash_name(mechanism), password.encode(), salt, iterations)
+
+
+def client_key(mechanism: str, salted: bytes) -> bytes:
+    return hmac_digest(mechanism, salted, b"Client Key")
+
+
+def make_credential(
+    mechanism: str, password: str, *, salt: bytes | None = None, iterations: int = 4096
+) -> ScramCredential:
+    salt = salt if salt is not None else secrets.token_bytes(32)
+    salted = salted_password(mechanism, password, salt, iterations)
+    stored = hashlib.new(hash_name(mechanism), client_key(mechanism, salted)).digest()
+    server = hmac_digest(mechanism, salted, b"Server Key")
+    return ScramCredential(salt, stored, server, iterations)
+
+
+def xor(a: bytes, b: bytes) -> bytes:
+    return bytes(x ^ y for x, y in zip(a, b, strict=True))
+
+
+def parse_attributes(message: str) -> dict[str, str]:
+    """``a=1,b=2`` -> {"a": "1", "b": "2"}; DecodeError on anything else."""
+    out: dict[str, str] = {}
+    for part in message.split(","):
+        key, sep, value = part.partition("=")
+        if not sep or len(key) != 1:
+            raise DecodeError(f"bad SCRAM attribute {part!r}")
+        out[key] = value
+    return out
+
+
+def escape_name(name: str) -> str:
+    return name.replace("=", "=3D").replace(",", "=2C")
+
+
+def unescape_name(name: str) -> str:
+    if "=" in name.replace("=3D", "").replace("=2C", ""):
+        raise DecodeError("bad escape in SCRAM username")
+    return name.replace("=2C", ",").replace("=3D", "=")
+
+
+def b64(data: bytes) -> str:
+    return base64.b64encode(data).decode()
+
+
+def unb64(text: str) -> bytes:
+    try:
+        return base64.b64decode(text, validate=True)
+    except ValueError:
+        raise DecodeError("bad base64 in SCRAM message") from None
+
+
+class ScramClient:
+    """The client's three steps: first message, final message, server check."""
+
+    def __init__(self, mechanism: str, username: str, password: str, nonce: str = "") -> None:
+        hash_name(mechanism)
+        self.mechanism = mechanism
+        self.password = password
+        self.nonce = nonce or secrets.token_urlsafe(24)
+        self._first_bare = f"n={escape_name(username)},r={self.nonce}"
+        self._server_signature = b""
+
+    def first_message(self) -> bytes:
+        return (GS2_HEADER + self._first_bare).encode()
+
+    def final_message(self, server_first: bytes) -> bytes:
+        text = server_first.decode()
+        attrs = parse_attributes(text)
+        if "e" in attrs:
+            raise DecodeError(f"SCRAM server error: {attrs['e']}")
+        nonce, salt, iterations = attrs.get("r", ""), attrs.get("s", ""), attrs.get("i", "")
+        if not nonce.startswith(self.nonce) or not iterations.isdigit():
+            raise DecodeError("SCRAM server-first-message has a bad nonce or iteration count")
+        salted = salted_password(self.mechanism, self.password, unb64(salt), int(iterations))
+        without_proof = f"c={b64(GS2_HEADER.encode())},r={nonce}"
+        auth_message = f"{self._first_bare},{text},{without_proof}".encode()
+        key = client_key(self.mechanism, salted)
+        stored = hashlib.new(hash_name(self.mechanism), key).digest()
+        proof = xor(key, hmac_digest(self.mechanism, stored, auth_message))
+        server_key = hmac_digest(self.mechanism, salted, b"Server Key")
+        self._server_signature = hmac_digest(self.mechanism, server_key, auth_message)
+        return f"{without_proof},p={b64(proof)}".encode()
+
+    def check_server_final(self, server_final: bytes) -> None:
+        """Raises DecodeError unless the server proved it knows the credential."""
+        attrs = parse_attributes(server_final.decode())
+        if "e" in attrs:
+            raise DecodeError(f"SCRAM server error: {attrs['e']}")
+        if not hmac.compare_digest(unb64(attrs.get("v", "")), self._server_signature):
+            raise DecodeError("SCRAM server signature does not match")

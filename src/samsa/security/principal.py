@@ -1,0 +1,66 @@
+"""The authenticated identity of a connection, as Kafka names it (``User:alice``)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True, slots=True)
+class KafkaPrincipal:
+    type: str
+    name: str
+
+    def __str__(self) -> str:
+        return f"{self.type}:{self.name}"
+
+
+ANONYMOUS = KafkaPrincipal("User", "ANONYMOUS")
+
+
+def user(name: str) -> KafkaPrincipal:
+    return KafkaPrincipal("User", name)
+
+
+# Kafka's X500Principal.getName() (RFC 2253) keywords for the OIDs Python names.
+_RFC2253_KEYS = {
+    "commonName": "CN",
+    "organizationalUnitName": "OU",
+    "organizationName": "O",
+    "localityName": "L",
+    "stateOrProvinceName": "ST",
+    "countryName": "C",
+    "streetAddress": "STREET",
+    "domainComponent": "DC",
+    "userId": "UID",
+}
+
+
+def _escape(value: str) -> str:
+    out = "".join("\\" + ch if ch in ',+"\\<>;=' else ch for ch in value)
+    if out.startswith(("#", " ")):
+        out = "\\" + out
+    if out.endswith(" "):
+        out = out[:-1] + "\\ "
+    return out
+
+
+def distinguished_name(peercert: dict[str, Any]) -> str:
+    """A certificate subject (``ssl.getpeercert()``) as Kafka prints it.
+
+    RFC 2253 lists the most specific name first, the reverse of the order in
+    the certificate, so ``/C=NO/O=Samsa/CN=alice`` becomes ``CN=alice,O=Samsa,C=NO``.
+    """
+    parts = []
+    for rdn in reversed(peercert.get("subject", ())):
+        parts.append(
+            "+".join(f"{_RFC2253_KEYS.get(key, key)}={_escape(value)}" for key, value in rdn)
+        )
+    return ",".join(parts)
+
+
+def ssl_principal(peercert: dict[str, Any] | None) -> KafkaPrincipal:
+    """Kafka's default ``ssl.principal.mapping.rules``: the whole subject DN."""
+    if not peercert:
+        return ANONYMOUS
+    return user(distinguished_name(peercert))

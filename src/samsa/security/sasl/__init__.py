@@ -1,0 +1,1 @@
+"""SASL on the server: mechanisms as token-in/token-out state machines."""

@@ -1,0 +1,118 @@
+"""SCRAM-SHA-256/512 on the server (RFC 5802; Kafka's ScramSaslServer).
+
+Two round trips: client-first -> server-first (nonce, salt, iterations),
+client-final (proof) -> server-final (the server's signature).  A failure
+anywhere raises AuthenticationFailed with Kafka's wording, which does not
+reveal whether the user exists.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import secrets
+from collections.abc import Callable
+
+from samsa.errors import DecodeError
+from samsa.protocol.sasl.scram import (
+    GS2_HEADER,
+    ScramCredential,
+    b64,
+    hash_name,
+    hmac_digest,
+    parse_attributes,
+    unb64,
+    unescape_name,
+    xor,
+)
+from samsa.security.sasl.mechanism import AuthenticationFailed
+
+CredentialLookup = Callable[[str, str], ScramCredential | None]
+
+
+class ScramServer:
+    def __init__(self, mechanism: str, lookup: CredentialLookup) -> None:
+        hash_name(mechanism)
+        self.mechanism = mechanism
+        self._lookup = lookup
+        self._step = 0
+        self._user = ""
+        self.attempted_user = ""
+        self._credential: ScramCredential | None = None
+        self._nonce = ""
+        self._client_first_bare = ""
+        self._server_first = ""
+
+    @property
+    def complete(self) -> bool:
+        return self._step == 2
+
+    @property
+    def authorization_id(self) -> str:
+        return self._user
+
+    def _failed(self, detail: str = "") -> AuthenticationFailed:
+        self._step = -1
+        return AuthenticationFailed(
+            "Authentication failed during authentication due to invalid credentials "
+            f"with SASL mechanism {self.mechanism}",
+            detail,
+        )
+
+    def evaluate(self, token: bytes) -> bytes:
+        try:
+            text = token.decode()
+            if self._step == 0:
+                return self._client_first(text)
+            if self._step == 1:
+                return self._client_final(text)
+        except (DecodeError, UnicodeDecodeError) as exc:
+            raise self._failed(str(exc)) from None
+        raise self._failed("message after the exchange ended")
+
+    def _client_first(self, text: str) -> bytes:
+        if not text.startswith(("n,", "y,")):
+            raise DecodeError("channel binding is not supported")
+        _, authzid, bare = text.split(",", 2) if text.count(",") >= 2 else ("", "", "")
+        attrs = parse_attributes(bare)
+        user = unescape_name(attrs.get("n", ""))
+        client_nonce = attrs.get("r", "")
+        if not user or not client_nonce:
+            raise DecodeError("client-first-message needs n= and r=")
+        self.attempted_user = user
+        if authzid and authzid != f"a={user}":
+            raise DecodeError("authorization id differs from the user name")
+        credential = self._lookup(user, self.mechanism)
+        if credential is None:
+            raise DecodeError("unknown user")
+        self._user, self._credential = user, credential
+        self._nonce = client_nonce + secrets.token_hex(16)  # alphanumeric, as Kafka's
+        self._client_first_bare = bare
+        self._server_first = f"r={self._nonce},s={b64(credential.salt)},i={credential.iterations}"
+        self._step = 1
+        return self._server_first.encode()
+
+    def _client_final(self, text: str) -> bytes:
+        assert self._credential is not None
+        without_proof, sep, proof_part = text.rpartition(",p=")
+        if not sep:
+            raise DecodeError("client-final-message has no proof")
+        attrs = parse_attributes(without_proof)
+        if attrs.get("c") != b64(GS2_HEADER.encode()) and attrs.get("c") != b64(b"y,,"):
+            raise DecodeError("bad channel binding")
+        # Kafka checks that the nonce ends with the server's (not equality):
+        # older librdkafka releases send the client nonce twice.
+        if not attrs.get("r", "").endswith(self._nonce):
+            raise DecodeError("nonce mismatch")
+        auth_message = f"{self._client_first_bare},{self._server_first},{without_proof}".encode()
+        signature = hmac_digest(self.mechanism, self._credential.stored_key, auth_message)
+        proof = unb64(proof_part)
+        if len(proof) != len(signature):
+            raise DecodeError("bad proof length")
+        client_key = xor(proof, signature)
+        stored = hashlib.new(hash_name(self.mechanism), client_key).digest()
+        if not hmac.compare_digest(stored, self._credential.stored_key):
+            raise DecodeError("bad proof")
+        server_signature = hmac_digest(self.mechanism, self._credential.server_key, auth_message)
+        self._step = 2
+        return f"v={b64(server_signature)}".encode()

@@ -1,0 +1,107 @@
+"""Turn a listener's security protocol and settings into its socket server.
+
+PLAINTEXT: plain connections, zero-copy fetches.  SSL: TLS connections
+(``tls_connection``).  SASL_*: the ``SaslGate`` in front of the listener's
+dispatch, with the mechanisms and users its settings give.  Settings are
+looked up per listener first (``listener.name.<listener>.<key>``), as Kafka
+does, and every mistake stops the node at start-up naming the key.
+"""
+
+from __future__ import annotations
+
+from samsa.config import BrokerConfig
+from samsa.errors import ConfigError
+from samsa.jaas import parse_jaas
+from samsa.listeners import Listener
+from samsa.net.channel import ChannelSecurity
+from samsa.security.protocols import SecurityProtocol
+from samsa.security.sasl.credentials import server_mechanisms
+from samsa.server.connection_quotas import ConnectionQuotas
+from samsa.server.network import Connection, Dispatch, SocketServer
+from samsa.server.router import Router
+from samsa.server.sasl_gate import SaslGate, register_after_login
+from samsa.server.tls_connection import tls_connections
+from samsa.ssl_settings import client_context, server_context
+
+
+def socket_server(
+    config: BrokerConfig,
+    listener: Listener,
+    protocol: SecurityProtocol,
+    dispatch: Dispatch,
+    quotas: ConnectionQuotas | None = None,
+) -> SocketServer:
+    def lookup(key: str) -> str:
+        return config.for_listener(listener.name, key)
+
+    factory = Connection
+    delay_ms = int(lookup("connection.failed.authentication.delay.ms"))
+    if protocol.uses_tls:
+        if lookup("ssl.principal.mapping.rules").strip() not in ("", "DEFAULT"):
+            raise ConfigError(
+                "ssl.principal.mapping.rules: only DEFAULT (the certificate's subject) is supported"
+            )
+        factory = tls_connections(server_context(lookup))
+    if protocol.uses_sasl:
+        enabled = [
+            m.strip().upper() for m in lookup("sasl.enabled.mechanisms").split(",") if m.strip()
+        ]
+        if not enabled:
+            raise ConfigError(
+                f"sasl.enabled.mechanisms: listener {listener.name} needs at least one"
+            )
+        mechanisms = server_mechanisms(enabled, lambda m: config.jaas_for(listener.name, m))
+        dispatch = SaslGate(dispatch, mechanisms, failed_delay_ms=delay_ms).dispatch
+    return SocketServer(
+        dispatch,
+        max_request_size=config["socket.request.max.bytes"],
+        idle_timeout_ms=config["connections.max.idle.ms"],
+        quotas=quotas,
+        use_sendfile=not protocol.uses_tls,
+        connection_factory=factory,
+        requires_authentication=protocol.uses_sasl,
+        unauthenticated_request_size=int(lookup("sasl.server.max.receive.size")),
+        failed_authentication_delay_ms=delay_ms,
+    )
+
+
+def secure_router(router: Router, protocol: SecurityProtocol) -> Router:
+    """Add what a listener of ``protocol`` answers besides its APIs (SASL's)."""
+    if protocol.uses_sasl:
+        register_after_login(router)
+    return router
+
+
+def channel_security(
+    config: BrokerConfig,
+    listener_name: str,
+    protocol: SecurityProtocol,
+    mechanism_key: str,
+    *,
+    standalone: bool = False,
+) -> ChannelSecurity | None:
+    """How this node connects to ``listener_name`` on other nodes (Kafka's
+    inter-broker and controller clients): that listener's ``ssl.*`` settings,
+    and the ``username``/``password`` of its JAAS line for ``mechanism_key``.
+    A standalone node has no peers to log in to, so it needs no credentials
+    of its own (a node that later joins it must be given them)."""
+    if protocol is SecurityProtocol.PLAINTEXT:
+        return None
+
+    def lookup(key: str) -> str:
+        return config.for_listener(listener_name, key)
+
+    context = client_context(lookup) if protocol.uses_tls else None
+    if not protocol.uses_sasl:
+        return ChannelSecurity(context)
+    mechanism = str(config[mechanism_key]).strip().upper()
+    text, key = config.jaas_for(listener_name, mechanism)
+    jaas = parse_jaas(text, key) if text else None
+    if jaas is None or not jaas.username:
+        if standalone:
+            return ChannelSecurity(context)
+        raise ConfigError(
+            f"{key}: this node logs in to {listener_name} with {mechanism} "
+            f'({mechanism_key}) and needs username="..." password="..." there'
+        )
+    return ChannelSecurity(context, mechanism, jaas.username, jaas.password)
