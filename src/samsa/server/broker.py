@@ -38,6 +38,7 @@ from samsa.replication.config import ReplicationConfig
 from samsa.replication.replica_manager import ReplicaManager
 from samsa.server.broker_lifecycle import BrokerLifecycle, Registration
 from samsa.server.cleaner_task import CleanerTask
+from samsa.server.features import api_versions_features
 from samsa.server.handlers import register_all
 from samsa.server.http_endpoint import HttpEndpoint
 from samsa.server.meta_properties import MetaProperties
@@ -213,6 +214,9 @@ class Broker:
 
     def register_handlers(self, router: Router, listener: Listener) -> None:
         register_all(router, self, listener.name)
+        router.features = lambda: api_versions_features(
+            self.image.features, self.loader.applied_offset - 1
+        )
         if self.metrics is not None:
             router.observer = self.metrics
 

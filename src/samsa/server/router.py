@@ -66,6 +66,9 @@ class Router:
     def __init__(self) -> None:
         self._handlers: dict[int, Handler] = {}
         self.observer: RequestObserver | None = None
+        self.features: Callable[[], Body] | None = None
+        """ApiVersions v3+ feature fields (supported and finalized levels), when a
+        broker serves this router; a controller-only listener reports none."""
         self.register(API_VERSIONS_KEY, self._api_versions)
 
     def register(self, api_key: int, handler: Handler) -> None:
@@ -93,7 +96,10 @@ class Router:
                 body.get("client_software_name") or "",
                 body.get("client_software_version") or "",
             )
-        return {"error_code": 0, "api_keys": self.advertised(), "throttle_time_ms": 0}
+        answer: Body = {"error_code": 0, "api_keys": self.advertised(), "throttle_time_ms": 0}
+        if self.features is not None and ctx.version >= 3:
+            answer.update(self.features())
+        return answer
 
     def dispatch(
         self, frame: bytes | bytearray, conn: Connection | None
