@@ -19,6 +19,8 @@ from samsa.testing_kafka_reference import KafkaReference
 from samsa.testing_kafka_reference import kafka_reference as kafka_reference
 
 TOOL_TIMEOUT_S = 180.0
+STARTUP_TIMEOUT_S = 120.0
+"""Samsa starts in about a second; JVMs beside it on a loaded machine slow it down."""
 TEST_TIMEOUT_S = 900
 """A test runs several JVMs; on a loaded machine each takes 10 s or more to start."""
 
@@ -52,7 +54,7 @@ class KafkaTools:
 def samsa_node(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BrokerProcess]:
     """One single-node Samsa shared by a module (each test uses its own topics)."""
     proc = BrokerProcess(tmp_path_factory.mktemp("samsa") / "data")
-    proc.start()
+    proc.start(timeout=STARTUP_TIMEOUT_S)
     try:
         yield proc
     finally:
@@ -64,7 +66,7 @@ def samsa_node(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BrokerProce
 def samsa_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalCluster]:
     """Three combined broker+controller nodes shared by a module."""
     with LocalCluster(tmp_path_factory.mktemp("cluster")) as cluster:
-        cluster.start()
+        cluster.start(timeout=STARTUP_TIMEOUT_S)
         yield cluster
 
 

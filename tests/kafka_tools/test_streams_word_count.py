@@ -51,10 +51,10 @@ def expected_counts() -> Counter[str]:
 
 
 def test_word_count_at_least_once(
-    kafka_reference: KafkaReference, samsa_broker: BrokerProcess, tmp_path: Path
+    kafka_reference: KafkaReference, samsa_node: BrokerProcess, tmp_path: Path
 ) -> None:
     classes = compile_word_count(kafka_reference, tmp_path / "classes")
-    bootstrap = samsa_broker.bootstrap
+    bootstrap = samsa_node.bootstrap
     admin = AdminClient({"bootstrap.servers": bootstrap})
     for future in admin.create_topics(
         [NewTopic("lines", 2, 1), NewTopic("counts", 1, 1)], operation_timeout=30

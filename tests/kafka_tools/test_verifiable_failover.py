@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 from confluent_kafka.admin import AdminClient, NewTopic
-from tests.kafka_tools.conftest import TEST_TIMEOUT_S
+from tests.kafka_tools.conftest import STARTUP_TIMEOUT_S, TEST_TIMEOUT_S
 from tests.kafka_tools.json_events import Event, JsonEventTool
 from tests.kafka_tools.tool_classes import VERIFIABLE_CONSUMER, VERIFIABLE_PRODUCER
 
@@ -28,7 +28,7 @@ ACKED_AFTER_KILL = 300
 @pytest.fixture
 def cluster(tmp_path: Path) -> Iterator[LocalCluster]:
     with LocalCluster(tmp_path / "cluster") as running:
-        running.start()
+        running.start(timeout=STARTUP_TIMEOUT_S)
         yield running
 
 
