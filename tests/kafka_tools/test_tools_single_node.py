@@ -59,13 +59,16 @@ def test_configs_alter_describe_delete_topic_config(node_tools: KafkaTools) -> N
     node_tools.admin(TOPICS, "--create", "--topic", "cfg", "--partitions", "1")
     entity = ["--entity-type", "topics", "--entity-name", "cfg"]
     altered = node_tools.admin(
-        CONFIGS, *entity, "--alter", "--add-config", "retention.ms=12345,cleanup.policy=compact"
-    )
+        CONFIGS, *entity, "--alter", "--add-config",
+        "retention.ms=12345,cleanup.policy=compact,leader.replication.throttled.replicas=[0:1,0:2]",
+    )  # fmt: skip
     assert "Completed updating config for topic cfg." in altered
     described = node_tools.admin(CONFIGS, *entity, "--describe")
     assert "Dynamic configs for topic cfg are:" in described
     assert "retention.ms=12345 sensitive=false" in described
     assert "cleanup.policy=compact sensitive=false" in described
+    # kafka-reassign-partitions --throttle sets this on every topic it moves.
+    assert "leader.replication.throttled.replicas=0:1,0:2 sensitive=false" in described
 
     node_tools.admin(CONFIGS, *entity, "--alter", "--delete-config", "retention.ms")
     described = node_tools.admin(CONFIGS, *entity, "--describe")

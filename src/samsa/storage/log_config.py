@@ -61,6 +61,13 @@ def _each_of(*choices: str) -> Validator:
     return check
 
 
+def _throttled_replicas(v: tuple[str, ...]) -> str | None:
+    """Kafka's ThrottledReplicaListValidator: ``*`` or ``partition:broker`` pairs."""
+    if v == ("*",) or all(re.fullmatch(r"\d+:\d+", x) for x in v):
+        return None
+    return "must be * or a list of partition:broker pairs"
+
+
 @dataclass(frozen=True, slots=True)
 class ConfigKey:
     name: str
@@ -134,6 +141,15 @@ LOG_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         _at_least(0),
         "log.flush.interval.ms",
     ),
+    # Set and cleared by kafka-reassign-partitions --throttle around every move;
+    # kept and described, but Samsa does not throttle replication.
+    _key(
+        "follower.replication.throttled.replicas",
+        _T.LIST,
+        (),
+        "replicas throttled on the follower side (accepted, not enforced)",
+        _throttled_replicas,
+    ),
     _key(
         "index.interval.bytes",
         _T.INT,
@@ -141,6 +157,13 @@ LOG_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         "bytes of log between offset index entries",
         _at_least(0),
         "log.index.interval.bytes",
+    ),
+    _key(
+        "leader.replication.throttled.replicas",
+        _T.LIST,
+        (),
+        "replicas throttled on the leader side (accepted, not enforced)",
+        _throttled_replicas,
     ),
     _key(
         "max.compaction.lag.ms",
@@ -369,7 +392,9 @@ class LogConfig:
     file_delete_delay_ms: int = 60000
     flush_messages: int = LONG_MAX
     flush_ms: int = LONG_MAX
+    follower_replication_throttled_replicas: tuple[str, ...] = ()
     index_interval_bytes: int = 4096
+    leader_replication_throttled_replicas: tuple[str, ...] = ()
     max_compaction_lag_ms: int = LONG_MAX
     max_message_bytes: int = 1048588
     message_timestamp_after_max_ms: int = LONG_MAX
