@@ -141,3 +141,19 @@ def test_quorum_log_dirs_and_api_versions_of_every_node(
         int(port) for port in re.findall(r"^127\.0\.0\.1:(\d+) \(id:", versions, re.M)
     )
     assert answered == ports
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="issue 26: dynamic broker configs (leader.replication.throttled.rate) are refused",
+)
+def test_reassign_with_throttle(cluster_tools: KafkaTools, tmp_path: Path) -> None:
+    cluster_tools.admin(TOPICS, "--create", "--topic", "throttled", "--replica-assignment", "1:2")
+    plan = write_json(
+        tmp_path / "plan.json",
+        '{"version":1,"partitions":[{"topic":"throttled","partition":0,"replicas":[3,1]}]}',
+    )
+    started = cluster_tools.admin(
+        REASSIGN_PARTITIONS, "--reassignment-json-file", plan, "--execute", "--throttle", "100000"
+    )
+    assert "Successfully started partition reassignment for throttled-0" in started
