@@ -82,8 +82,38 @@ NEGATIVE_MEANS_UNSET = frozenset({"log.flush.interval.ms"})
 # From LogCleaner.RECONFIGURABLE_CONFIGS, SocketServer's connection limits and
 # the producer-state settings, the ones Samsa has (no thread pools to resize yet).
 _OTHER_DYNAMIC = frozenset(
-    {"log.cleaner.backoff.ms", "max.connections.per.ip", "producer.id.expiration.ms"}
+    {
+        "log.cleaner.backoff.ms",
+        "max.connections.per.ip",
+        "producer.id.expiration.ms",
+        # Set and cleared by kafka-reassign-partitions --throttle around a move;
+        # kept and described, but Samsa does not throttle replication.
+        "leader.replication.throttled.rate",
+        "follower.replication.throttled.rate",
+        "replica.alter.log.dirs.io.max.bytes.per.second",
+    }
 )
+
+# Kafka's PASSWORD-typed settings: DescribeConfigs answers them with a null
+# value and is_sensitive, here and in every synonym, so a secret set in
+# server.properties never leaves the broker.
+_SENSITIVE = (
+    "sasl.jaas.config",
+    "ssl.keystore.password",
+    "ssl.keystore.key",
+    "ssl.keystore.certificate.chain",
+    "ssl.key.password",
+    "ssl.truststore.password",
+    "ssl.truststore.certificates",
+)
+
+
+def is_sensitive(name: str) -> bool:
+    """Also per listener (``listener.name.l.ssl.key.password``) and per mechanism
+    (``listener.name.l.scram-sha-512.sasl.jaas.config``)."""
+    return any(name == key or name.endswith("." + key) for key in _SENSITIVE)
+
+
 DYNAMIC_BROKER_CONFIGS = (
     frozenset(chain[0].name for chain in TOPIC_CONFIG_SYNONYMS.values()) | _OTHER_DYNAMIC
 )

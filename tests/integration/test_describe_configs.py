@@ -155,3 +155,27 @@ def test_configs_for_features_samsa_lacks_are_listed_and_checked(
     assert entries["leader.replication.throttled.replicas"].value == "0:1"
     assert entries["remote.storage.enable"].value == "false"
     assert entries["compression.zstd.level"].value == "3"
+
+
+def test_secrets_are_described_as_sensitive_without_their_values(tmp_path: Path) -> None:
+    """Kafka's PASSWORD settings come back null and sensitive: a JAAS line or a
+    key password set in server.properties never leaves the broker."""
+    secrets = {
+        "sasl.jaas.config": (
+            'org.apache.kafka.common.security.plain.PlainLoginModule required user_a="s3cret";'
+        ),
+        "ssl.key.password": "s3cret",
+    }
+    proc = BrokerProcess(tmp_path / "data", secrets)
+    proc.start()
+    try:
+        admin = AdminClient({"bootstrap.servers": proc.bootstrap})
+        entries = describe(admin, ConfigResource.Type.BROKER, "1")
+    finally:
+        proc.stop()
+    for name in secrets:
+        entry = entries[name]
+        assert entry.is_sensitive, name
+        assert entry.value is None, name
+        assert all(s.value is None for s in entry.synonyms.values()), name
+    assert not entries["message.max.bytes"].is_sensitive

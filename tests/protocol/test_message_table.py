@@ -19,7 +19,7 @@ from samsa.protocol.schema import Field
 TABLE = {
     0: ("Produce", (0, 9), (0, 9), 9),
     1: ("Fetch", (4, 18), (4, 12), 12),
-    2: ("ListOffsets", (1, 7), (1, 7), 6),
+    2: ("ListOffsets", (1, 10), (1, 10), 6),
     3: ("Metadata", (0, 12), (0, 12), 9),
     17: ("SaslHandshake", (0, 1), (0, 1), None),
     19: ("CreateTopics", (2, 7), (2, 7), 5),

@@ -41,6 +41,7 @@ from samsa.server.broker_lifecycle import BrokerLifecycle, Registration
 from samsa.server.cleaner_task import CleanerTask
 from samsa.server.coordinator_start import CoordinatorStarter
 from samsa.server.dynamic_broker_config import DynamicBrokerConfig
+from samsa.server.features import api_versions_features
 from samsa.server.handlers import register_all
 from samsa.server.http_endpoint import HttpEndpoint
 from samsa.server.listener_security import channel_security
@@ -265,6 +266,9 @@ class Broker:
 
     def register_handlers(self, router: Router, listener: Listener) -> None:
         register_all(router, self, listener.name)
+        router.features = lambda: api_versions_features(
+            self.image.features, self.loader.applied_offset - 1
+        )
         if self.metrics is not None:
             router.observer = self.metrics
 

@@ -24,6 +24,7 @@ from samsa.config_synonyms import (
     DYNAMIC_BROKER_CONFIGS,
     TOPIC_CONFIG_SYNONYMS,
     broker_config_synonyms,
+    is_sensitive,
 )
 from samsa.errors import ConfigError
 from samsa.server.dynamic_broker_config import (
@@ -73,12 +74,16 @@ def _row(
     doc: str | None,
     include_synonyms: bool,
 ) -> dict[str, Any]:
+    sensitive = is_sensitive(name)
+    if sensitive:
+        value = None
+        synonyms = [{**synonym, "value": None} for synonym in synonyms]
     return {
         "name": name,
         "value": value,
         "read_only": read_only,
         "config_source": synonyms[0]["source"] if synonyms else SOURCE_DEFAULT,
-        "is_sensitive": False,
+        "is_sensitive": sensitive,
         "synonyms": synonyms if include_synonyms else [],
         "config_type": config_type,
         "documentation": doc,

@@ -66,23 +66,15 @@ class Router:
     def __init__(self) -> None:
         self._handlers: dict[int, Handler] = {}
         self.observer: RequestObserver | None = None
-        self._supported_features: list[Body] = []
-        self._finalized_features: list[Body] = []
+        self.features: Callable[[], Body] | None = None
+        """ApiVersions v3+ feature fields (supported and finalized levels), when a
+        broker serves this router; a controller-only listener reports none."""
         self.register(API_VERSIONS_KEY, self._api_versions)
 
     def register(self, api_key: int, handler: Handler) -> None:
         if api_key not in APIS:
             raise ValueError(f"no schema for api key {api_key}")
         self._handlers[api_key] = handler
-
-    def add_feature(self, name: str, min_version: int, max_version: int, *, finalized: int) -> None:
-        """Advertise a feature (e.g. ``group.version``) in ApiVersions v3+, with the level in use."""
-        self._supported_features.append(
-            {"name": name, "min_version": min_version, "max_version": max_version}
-        )
-        self._finalized_features.append(
-            {"name": name, "max_version_level": finalized, "min_version_level": finalized}
-        )
 
     def handles(self, api_key: int) -> bool:
         return api_key in self._handlers
@@ -118,10 +110,8 @@ class Router:
                 body.get("client_software_version") or "",
             )
         answer: Body = {"error_code": 0, "api_keys": self.advertised(), "throttle_time_ms": 0}
-        if self._supported_features:
-            answer["supported_features"] = self._supported_features
-            answer["finalized_features"] = self._finalized_features
-            answer["finalized_features_epoch"] = 0
+        if self.features is not None and ctx.version >= 3:
+            answer.update(self.features())
         return answer
 
     def dispatch(

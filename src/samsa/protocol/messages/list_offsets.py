@@ -1,7 +1,11 @@
 """ListOffsets (key 2): find the offset for a timestamp (-1 latest, -2 earliest).
 
-Transcribed from Kafka's ListOffsetsRequest/ListOffsetsResponse.json, versions 1-7
-(v0's multi-offset form was removed in Kafka 4.0).
+Transcribed from Kafka's ListOffsetsRequest/ListOffsetsResponse.json, versions 1-10
+(v0's multi-offset form was removed in Kafka 4.0).  v8 allows timestamp -4 (the
+earliest offset on local disk, KIP-405), v9 -5 (the last offset moved to tiered
+storage, KIP-1005), v10 adds the time a broker may spend on a remote lookup
+(KIP-1075); the bodies of v7-v10 otherwise agree.  Kafka 4.1's tools and Admin
+client send v8+ for those timestamps and fail against a broker stopping at v7.
 """
 
 from samsa.protocol.schema import F, api
@@ -9,7 +13,7 @@ from samsa.protocol.schema import F, api
 API = api(
     2,
     "ListOffsets",
-    valid="1-7",
+    valid="1-10",
     flexible="6+",
     request=[
         F("replica_id", "int32"),
@@ -30,6 +34,7 @@ API = api(
                 ),
             ],
         ),
+        F("timeout_ms", "int32", "10+"),
     ],
     response=[
         F("throttle_time_ms", "int32", "2+"),

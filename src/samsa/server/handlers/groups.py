@@ -37,14 +37,11 @@ JOIN_GROUP = 11
 DESCRIBE_GROUPS = 15
 CONSUMER_GROUP_HEARTBEAT = 68
 WITH_CLIENT = frozenset({JOIN_GROUP, CONSUMER_GROUP_HEARTBEAT})
-GROUP_VERSION = 1
-"""The ``group.version`` feature level: 1 is the KIP-848 consumer protocol."""
 
 
 def register(router: Router, broker: BrokerApi) -> None:
     for key, method in APIS.items():
         router.register(key, _adapter(broker, key, method))
-    router.add_feature("group.version", 0, GROUP_VERSION, finalized=GROUP_VERSION)
 
 
 def _adapter(broker: BrokerApi, key: int, method: str) -> Any:

@@ -1,7 +1,9 @@
 """ListOffsets (key 2) and OffsetForLeaderEpoch (key 23): where offsets are.
 
 ListOffsets: earliest, latest, max-timestamp and by-timestamp lookups on the
-partition's leader.  Latest is the high watermark: the offset after the last
+partition's leader.  Samsa keeps every segment on local disk, so the earliest
+local offset (-4) is the log start offset and no offset is tiered (-5 answers
+offset -1, as Kafka does for a topic without remote storage).  Latest is the high watermark: the offset after the last
 committed record (not after the last batch's base offset), so lag computed
 from it is right for multi-record batches.  OffsetForLeaderEpoch answers from
 the leader epoch cache: clients call it after a leader change to check that
@@ -24,6 +26,8 @@ LATEST = -1
 EARLIEST = -2
 MAX_TIMESTAMP = -3
 READ_COMMITTED = 1
+EARLIEST_LOCAL = -4
+LATEST_TIERED = -5
 
 
 def register(router: Router, broker: BrokerApi) -> None:
@@ -79,8 +83,10 @@ def _lookup(
         result["offset"] = (
             partition.last_stable_offset if read_committed else partition.high_watermark
         )
-    elif timestamp == EARLIEST:
+    elif timestamp in (EARLIEST, EARLIEST_LOCAL):
         result["offset"] = partition.log_start_offset
+    elif timestamp == LATEST_TIERED:
+        result["leader_epoch"] = -1
     elif timestamp == MAX_TIMESTAMP:
         found = partition.log.max_timestamp_and_offset()
         if found is not None:

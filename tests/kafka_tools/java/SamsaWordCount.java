@@ -1,0 +1,60 @@
+import java.time.Duration;
+import java.util.Arrays;
+import java.util.Locale;
+import java.util.Properties;
+import java.util.concurrent.CountDownLatch;
+
+import org.apache.kafka.common.serialization.Serdes;
+import org.apache.kafka.streams.KafkaStreams;
+import org.apache.kafka.streams.StreamsBuilder;
+import org.apache.kafka.streams.StreamsConfig;
+import org.apache.kafka.streams.kstream.Produced;
+
+/**
+ * Word count over Samsa topics: lines from args[2] are split into lower-case
+ * words, counted in a state store backed by a changelog topic, and every new
+ * count is written to args[3] (key = word, value = count as a long). Runs until
+ * SIGTERM; prints "RUNNING" once the application reaches the RUNNING state so
+ * the test knows when to start producing.
+ *
+ * Usage: SamsaWordCount BOOTSTRAP APPLICATION_ID INPUT_TOPIC OUTPUT_TOPIC STATE_DIR
+ */
+public final class SamsaWordCount {
+    public static void main(String[] args) throws InterruptedException {
+        Properties props = new Properties();
+        props.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, args[0]);
+        props.put(StreamsConfig.APPLICATION_ID_CONFIG, args[1]);
+        props.put(StreamsConfig.STATE_DIR_CONFIG, args[4]);
+        props.put(StreamsConfig.PROCESSING_GUARANTEE_CONFIG, StreamsConfig.AT_LEAST_ONCE);
+        props.put(StreamsConfig.DEFAULT_KEY_SERDE_CLASS_CONFIG, Serdes.StringSerde.class);
+        props.put(StreamsConfig.DEFAULT_VALUE_SERDE_CLASS_CONFIG, Serdes.StringSerde.class);
+        props.put(StreamsConfig.COMMIT_INTERVAL_MS_CONFIG, 100);
+        props.put(StreamsConfig.STATESTORE_CACHE_MAX_BYTES_CONFIG, 0);
+        props.put(StreamsConfig.consumerPrefix("auto.offset.reset"), "earliest");
+
+        StreamsBuilder builder = new StreamsBuilder();
+        builder.<String, String>stream(args[2])
+            .flatMapValues(line -> Arrays.asList(line.toLowerCase(Locale.ROOT).split("\\W+")))
+            .filter((key, word) -> !word.isEmpty())
+            .groupBy((key, word) -> word)
+            .count()
+            .toStream()
+            .to(args[3], Produced.with(Serdes.String(), Serdes.Long()));
+
+        KafkaStreams streams = new KafkaStreams(builder.build(), props);
+        CountDownLatch stopped = new CountDownLatch(1);
+        streams.setStateListener((now, before) -> {
+            System.out.println(now);
+            System.out.flush();
+            if (now == KafkaStreams.State.ERROR || now == KafkaStreams.State.NOT_RUNNING) {
+                stopped.countDown();
+            }
+        });
+        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+            streams.close(Duration.ofSeconds(20));
+            stopped.countDown();
+        }));
+        streams.start();
+        stopped.await();
+    }
+}
