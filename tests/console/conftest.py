@@ -8,6 +8,7 @@ expectations), never sleeps.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import shutil
@@ -46,15 +47,22 @@ def console_address(proc: BrokerProcess) -> str:
     return found.group(1)
 
 
-@pytest.fixture(scope="module")
-def broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BrokerProcess]:
-    proc = BrokerProcess(tmp_path_factory.mktemp("console") / "data", args=CONSOLE_ARGS)
+@contextlib.contextmanager
+def console_broker(data: Path, settings: dict[str, str] | None = None) -> Iterator[BrokerProcess]:
+    """A running broker with its console on, stopped (and killed) afterwards."""
+    proc = BrokerProcess(data, settings=settings, args=CONSOLE_ARGS)
     proc.start()
     try:
         yield proc
     finally:
         proc.stop()
         proc.kill()
+
+
+@pytest.fixture(scope="module")
+def broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BrokerProcess]:
+    with console_broker(tmp_path_factory.mktemp("console") / "data") as proc:
+        yield proc
 
 
 @pytest.fixture(scope="module")

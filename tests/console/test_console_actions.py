@@ -12,7 +12,7 @@ from typing import Any
 import playwright.sync_api as playwright_api
 import pytest
 from confluent_kafka import Consumer, TopicPartition
-from tests.console.conftest import CONSOLE_ARGS, api, cli_json, console_address
+from tests.console.conftest import api, cli_json, console_address, console_broker
 
 from samsa.testing import BrokerProcess
 
@@ -21,17 +21,9 @@ expect = playwright_api.expect
 
 @pytest.fixture(scope="module")
 def broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BrokerProcess]:
-    proc = BrokerProcess(
-        tmp_path_factory.mktemp("console-actions") / "data",
-        settings={"console.allow.actions": "true"},
-        args=CONSOLE_ARGS,
-    )
-    proc.start()
-    try:
+    data = tmp_path_factory.mktemp("console-actions") / "data"
+    with console_broker(data, {"console.allow.actions": "true"}) as proc:
         yield proc
-    finally:
-        proc.stop()
-        proc.kill()
 
 
 @pytest.fixture(scope="module")
