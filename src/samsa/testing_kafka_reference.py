@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import shutil
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -39,9 +40,16 @@ class KafkaReference:
         """The connector's jars, for ``spark.jars`` (a comma-separated list of paths)."""
         return sorted(self.spark_kafka_jars.glob("*.jar"))
 
-    def java_command(self, main_class: str, *args: str, heap: str = "256m") -> list[str]:
+    def java_command(
+        self,
+        main_class: str,
+        *args: str,
+        heap: str = "256m",
+        jvm_options: Sequence[str] = (),
+    ) -> list[str]:
         """argv that runs one of Kafka's main classes (a tool, the broker) as its
-        ``bin/*.sh`` script would, logging at WARN to stderr."""
+        ``bin/*.sh`` script would, logging at WARN to stderr. ``jvm_options`` come
+        last before the class, so a ``-D`` there overrides the defaults."""
         java = shutil.which("java") or "java"
         return [
             java,
@@ -49,6 +57,7 @@ class KafkaReference:
             "-cp",
             self.kafka_classpath,
             f"-Dlog4j2.configurationFile={self.kafka_log4j}",
+            *jvm_options,
             main_class,
             *args,
         ]
