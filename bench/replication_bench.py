@@ -34,9 +34,11 @@ prints a markdown table with the settings it ran with.
     .venv/bin/python bench/replication_bench.py --cases shutdown --runs 3 --partitions 1000
     .venv/bin/python bench/replication_bench.py --cases throughput --peer kafka
 
-``--peer kafka`` runs the throughput case as three Samsa nodes against three
-Apache Kafka nodes, RF 3 acks=all, side by side (``_replication_kafka_peer``);
-failover and shutdown against Kafka are not built yet and say so.
+``--peer kafka`` runs the cases as three Samsa nodes against three Apache Kafka
+nodes side by side: throughput RF 3 acks=all (``_replication_kafka_peer``), and
+failover, which also times the controlled shutdown of a node leading
+``--shutdown-partitions`` partitions (``_failover_kafka_peer``), ``--kills``
+runs, at Kafka's default timeouts on both sides.
 """
 
 from __future__ import annotations
@@ -46,6 +48,7 @@ import logging
 import sys
 
 from _cluster import machine_line
+from _failover_kafka_peer import failover_vs_kafka
 from _replication_failover import failover
 from _replication_kafka_peer import throughput_vs_kafka
 from _replication_shutdown import controlled_shutdown
@@ -74,13 +77,14 @@ def main() -> int:
     ap.add_argument("--chunk", type=int, default=100, help="partitions per topic (shutdown)")
     ap.add_argument("--peer", choices=("none", "kafka"), default="none")
     ap.add_argument("--warmup-records", type=int, default=100_000, help="--peer kafka only")
+    ap.add_argument("--shutdown-partitions", type=int, default=100, help="--peer kafka only")
     args = ap.parse_args()
     # The clients' connection warnings during a kill are expected; the tables say what happened.
     logging.getLogger("samsa.client").setLevel(logging.ERROR)
     print(machine_line())
     cases = {"throughput": throughput, "failover": failover, "shutdown": controlled_shutdown}
     if args.peer == "kafka":
-        cases = {"throughput": throughput_vs_kafka}
+        cases = {"throughput": throughput_vs_kafka, "failover": failover_vs_kafka}
     for case in (c.strip() for c in args.cases.split(",") if c.strip()):
         if case not in cases:
             print(f"[{case}] not built for --peer {args.peer} yet: skipped")
