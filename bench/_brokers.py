@@ -25,7 +25,7 @@ def broker(name: str) -> Iterator[str]:
         with tempfile.TemporaryDirectory(prefix="samsa-bench-") as tmp:
             proc = BrokerProcess(Path(tmp) / "data")
             try:
-                yield proc.start()
+                yield proc.start(timeout=120)
             finally:
                 proc.stop()
     else:

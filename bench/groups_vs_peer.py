@@ -56,7 +56,7 @@ CLIENT = {"session.timeout.ms": 6000, "heartbeat.interval.ms": 200, "enable.auto
 def samsa_broker() -> Iterator[str]:
     with tempfile.TemporaryDirectory(prefix="samsa-groups-bench-") as tmp:
         proc = BrokerProcess(Path(tmp) / "data", {"group.initial.rebalance.delay.ms": "0"})
-        bootstrap = proc.start()
+        bootstrap = proc.start(timeout=120)  # a loaded shared host starts slowly
         try:
             yield bootstrap
         finally:

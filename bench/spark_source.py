@@ -142,7 +142,7 @@ def main() -> None:
 
     work = Path(tempfile.mkdtemp(prefix="samsa-spark-bench-"))
     broker = BrokerProcess(work / "data")
-    bootstrap = broker.start()
+    bootstrap = broker.start(timeout=120)  # a loaded shared host starts slowly
     spark = build_session(app="samsa-spark-bench")
     spark.sparkContext.setLogLevel("ERROR")
     samsa.spark.register(spark)
