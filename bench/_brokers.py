@@ -1,36 +1,31 @@
-"""Start a fresh broker by name for the client benchmarks: the peer (tansu) or Samsa's own."""
+"""Start a fresh broker by name for the client benchmarks: a peer (tansu, Apache
+Kafka) or Samsa's own."""
 
 from __future__ import annotations
 
-import sys
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "client"))
+from _peers import PEERS, peer_broker
 
-BROKERS = ("tansu", "samsa")
+BROKERS = (*PEERS, "samsa")
 
 
 @contextmanager
 def broker(name: str) -> Iterator[str]:
     """Yield the bootstrap address of a new broker, stopped (and its data removed) after."""
-    if name == "tansu":
-        from _tansu import Tansu
-
-        peer = Tansu()
-        try:
+    if name in PEERS:
+        with peer_broker(name) as peer:
             yield peer.bootstrap
-        finally:
-            peer.stop()
     elif name == "samsa":
         from samsa.testing import BrokerProcess
 
         with tempfile.TemporaryDirectory(prefix="samsa-bench-") as tmp:
             proc = BrokerProcess(Path(tmp) / "data")
             try:
-                yield proc.start()
+                yield proc.start(timeout=120)
             finally:
                 proc.stop()
     else:

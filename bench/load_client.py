@@ -15,7 +15,7 @@ import threading
 import time
 import uuid
 
-from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
+from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
 
@@ -114,6 +114,7 @@ def e2e(args: argparse.Namespace) -> dict[str, float]:
             "enable.auto.commit": False,
             "fetch.wait.max.ms": args.fetch_wait_ms,
             "fetch.min.bytes": 1,
+            "enable.partition.eof": True,
         }
     )
     consumer.assign([TopicPartition(args.topic, 0, 0)])
@@ -134,8 +135,14 @@ def e2e(args: argparse.Namespace) -> dict[str, float]:
             producer.poll(0)
         producer.flush(30)
 
-    # Warm up: the consumer must be fetching before the paced records start.
-    consumer.poll(1.0)
+    # Warm up: the consumer must be fetching before the paced records start, which
+    # its first end-of-partition event shows (a fixed wait was too short for a
+    # broker whose new topic takes seconds to reach the consumer's metadata).
+    fetching_by = time.monotonic() + 60
+    while time.monotonic() < fetching_by:
+        msg = consumer.poll(0.1)
+        if msg is not None and msg.error() and msg.error().code() == KafkaError._PARTITION_EOF:
+            break
     sender = threading.Thread(target=send)
     sender.start()
     deadline = time.monotonic() + args.seconds + 30

@@ -32,6 +32,13 @@ prints a markdown table with the settings it ran with.
     .venv/bin/python bench/replication_bench.py --cases throughput --records 1000000 --runs 3
     .venv/bin/python bench/replication_bench.py --cases failover --kills 10
     .venv/bin/python bench/replication_bench.py --cases shutdown --runs 3 --partitions 1000
+    .venv/bin/python bench/replication_bench.py --cases throughput --peer kafka
+
+``--peer kafka`` runs the cases as three Samsa nodes against three Apache Kafka
+nodes side by side: throughput RF 3 acks=all (``_replication_kafka_peer``), and
+failover, which also times the controlled shutdown of a node leading
+``--shutdown-partitions`` partitions (``_failover_kafka_peer``), ``--kills``
+runs, at Kafka's default timeouts on both sides.
 """
 
 from __future__ import annotations
@@ -41,7 +48,9 @@ import logging
 import sys
 
 from _cluster import machine_line
+from _failover_kafka_peer import failover_vs_kafka
 from _replication_failover import failover
+from _replication_kafka_peer import throughput_vs_kafka
 from _replication_shutdown import controlled_shutdown
 from _replication_throughput import throughput
 
@@ -66,12 +75,20 @@ def main() -> int:
     ap.add_argument("--rate-confluent", type=float, default=15, help="records/s (shutdown)")
     ap.add_argument("--rate-samsa", type=float, default=300, help="records/s (shutdown)")
     ap.add_argument("--chunk", type=int, default=100, help="partitions per topic (shutdown)")
+    ap.add_argument("--peer", choices=("none", "kafka"), default="none")
+    ap.add_argument("--warmup-records", type=int, default=100_000, help="--peer kafka only")
+    ap.add_argument("--shutdown-partitions", type=int, default=100, help="--peer kafka only")
     args = ap.parse_args()
     # The clients' connection warnings during a kill are expected; the tables say what happened.
     logging.getLogger("samsa.client").setLevel(logging.ERROR)
     print(machine_line())
     cases = {"throughput": throughput, "failover": failover, "shutdown": controlled_shutdown}
+    if args.peer == "kafka":
+        cases = {"throughput": throughput_vs_kafka, "failover": failover_vs_kafka}
     for case in (c.strip() for c in args.cases.split(",") if c.strip()):
+        if case not in cases:
+            print(f"[{case}] not built for --peer {args.peer} yet: skipped")
+            continue
         cases[case](args)
         print()
     return 0

@@ -1,1 +1,1 @@
-pytest_plugins = ["samsa.testing"]
+pytest_plugins = ["samsa.testing", "samsa.testing_kafka_reference", "samsa.testing_kafka"]

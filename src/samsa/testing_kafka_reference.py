@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import shutil
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -46,13 +47,15 @@ class KafkaReference:
         heap: str = "256m",
         quick_start: bool = False,
         classpath: str | None = None,
+        jvm_options: Sequence[str] = (),
     ) -> list[str]:
         """argv that runs one of Kafka's main classes (a tool, the broker) as its
         ``bin/*.sh`` script would, logging at WARN to stderr.  ``quick_start``
         (for short-lived tools in tests, never for benchmarks) compiles with C1
         only and collects with the serial GC: a third less CPU to start a JVM
         that lives a few seconds.  ``classpath`` replaces Kafka's jars (a test's
-        own classes prepended to them)."""
+        own classes prepended to them).  ``jvm_options`` come last before the
+        class, so a ``-D`` there overrides the defaults."""
         java = shutil.which("java") or "java"
         quick = ["-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC"] if quick_start else []
         return [
@@ -62,6 +65,7 @@ class KafkaReference:
             "-cp",
             classpath or self.kafka_classpath,
             f"-Dlog4j2.configurationFile={self.kafka_log4j}",
+            *jvm_options,
             main_class,
             *args,
         ]

@@ -15,10 +15,20 @@ from typing import Any
 import pytest
 
 from samsa.testing import BrokerProcess
+from samsa.testing_kafka_reference import KafkaReferenceMissing, load_reference
 
 os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
 os.environ["PYSPARK_PYTHON"] = sys.executable
 os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
+
+
+def connector_jars() -> str:
+    """Spark's JVM Kafka connector (``format("kafka")``) for ``spark.jars``, when
+    ``scripts/kafka-reference.sh`` fetched it; "" otherwise (its tests skip)."""
+    try:
+        return ",".join(str(jar) for jar in load_reference().spark_jars())
+    except KafkaReferenceMissing:
+        return ""
 
 
 def build_session(master: str = "local[2]", app: str = "samsa-tests") -> Any:
@@ -26,6 +36,7 @@ def build_session(master: str = "local[2]", app: str = "samsa-tests") -> Any:
 
     return (
         SparkSession.builder.master(master)
+        .config("spark.jars", connector_jars())
         .appName(app)
         .config("spark.ui.enabled", "false")
         .config("spark.ui.showConsoleProgress", "false")

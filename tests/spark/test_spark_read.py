@@ -91,10 +91,13 @@ def source(request: pytest.FixtureRequest, broker: BrokerProcess) -> Iterator[tu
         peer.stop()
 
 
-def stream_to_parquet(spark: Any, out: Path, checkpoint: Path, **options: str) -> Any:
-    """Run one availableNow streaming read of the ``samsa`` source into Parquet;
-    returns the query's failure (None when it finished cleanly)."""
-    reader = spark.readStream.format("samsa").option("startingOffsets", "earliest")
+def stream_to_parquet(
+    spark: Any, out: Path, checkpoint: Path, source: str = "samsa", **options: str
+) -> Any:
+    """Run one availableNow streaming read of the ``samsa`` source (or Spark's
+    ``kafka`` connector) into Parquet; returns the query's failure (None when it
+    finished cleanly)."""
+    reader = spark.readStream.format(source).option("startingOffsets", "earliest")
     for key, value in options.items():
         reader = reader.option(key, value)
     query = (
