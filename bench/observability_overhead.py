@@ -4,8 +4,8 @@ Each run starts a fresh Samsa broker (metrics + console on, or both off), and
 the confluent-kafka load client of ``broker_vs_peer.py`` produces the same
 records to it in its own process; the variants alternate so both see the same
 machine.  While metrics are on, a scraper reads ``/metrics`` and what the
-console's overview page fetches (cluster with the quorum, topics, groups,
-rates) once a second, as Prometheus and an open console page would.
+console's overview page fetches (header, topics, groups, rates) once a second,
+as Prometheus and an open console page would.
 Reported: medians of records/s and of broker CPU seconds per GB, and the
 on/off ratios (target: at most 3% slower).
 
@@ -30,7 +30,7 @@ from samsa.testing import BrokerProcess
 HERE = Path(__file__).resolve().parent
 ON_ARGS = ["--metrics-listen", "127.0.0.1:0", "--console-listen", "127.0.0.1:0"]
 # What an open console overview page fetches every second.
-CONSOLE_OVERVIEW = ("api/cluster", "api/topics?offset=0&limit=100&q=", "api/groups", "api/rates")
+CONSOLE_OVERVIEW = ("api/brokers", "api/topics?offset=0&limit=100&q=", "api/groups", "api/rates")
 
 
 def cpu_seconds(pid: int) -> float:
