@@ -41,6 +41,7 @@ from samsa.protocol.record_batch import (
 from samsa.storage.leader_epoch_cache import EpochEndOffset, LeaderEpochFileCache
 from samsa.storage.log_config import LogConfig
 from samsa.storage.log_info import AppendInfo, FetchDataInfo
+from samsa.storage.transaction_index import AbortedTxn, TransactionIndex
 
 __all__ = ["MemoryLog", "StoredBatch"]
 
@@ -69,6 +70,7 @@ class MemoryLog:
         self._log_start_offset = 0
         self._next_offset = 0
         self._leader_epochs = LeaderEpochFileCache(None, self.name)
+        self._aborted = TransactionIndex(None)
 
     # -- offsets -------------------------------------------------------------
 
@@ -206,6 +208,7 @@ class MemoryLog:
         self._next_offset = self.batches[-1].next_offset if self.batches else self._log_start_offset
         self._log_start_offset = min(self._log_start_offset, self._next_offset)
         self._leader_epochs.truncate_from_end(self._next_offset)
+        self._aborted.truncate_to(self._next_offset)
         return True
 
     def truncate_fully_and_start_at(self, offset: int) -> None:
@@ -213,6 +216,26 @@ class MemoryLog:
         self._bases.clear()
         self._next_offset = self._log_start_offset = offset
         self._leader_epochs.clear()
+        self._aborted.truncate_to(0)
+
+    # -- aborted transactions (one in-memory index: no segments here) ----------
+
+    def control_batch_bytes(self, header: BatchHeader) -> bytes:
+        batch = self.batch_at(header.base_offset)
+        if batch is None:
+            raise KafkaError(
+                ErrorCode.CORRUPT_MESSAGE, f"[{self.name}] no batch at {header.base_offset}"
+            )
+        return batch.data
+
+    def append_aborted_txn(self, txn: AbortedTxn) -> None:
+        self._aborted.append(txn)
+
+    def collect_aborted_txns(self, fetch_offset: int, upper_bound: int) -> list[AbortedTxn]:
+        return self._aborted.collect(fetch_offset, upper_bound)
+
+    def truncate_aborted_txns_from(self, offset: int) -> None:
+        self._aborted.truncate_to(offset)
 
     def delete_records(self, offset: int) -> int:
         if offset > self._next_offset or offset < 0:

@@ -177,7 +177,8 @@ def test_advertised_versions_for_librdkafka_probes(broker: BrokerProcess) -> Non
     assert versions[1][0] <= 4 <= versions[1][1] and versions[1][1] >= 10
     assert versions[10][0] == 0, "FindCoordinator v0 gates lz4 in librdkafka"
     assert versions[22][0] == 0 and versions[22][1] >= 4
-    assert 68 not in versions, "KIP-848 must not be advertised until implemented"
+    # KIP-848 is implemented: librdkafka only picks it with group.protocol=consumer.
+    assert versions[68] == (0, 1) and versions[69][0] == 0
     client.close()
 
 
