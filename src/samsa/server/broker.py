@@ -41,6 +41,7 @@ from samsa.server.broker_lifecycle import BrokerLifecycle, Registration
 from samsa.server.cleaner_task import CleanerTask
 from samsa.server.coordinator_start import CoordinatorStarter
 from samsa.server.dynamic_broker_config import DynamicBrokerConfig
+from samsa.server.fetch_sessions import FetchSessionCache
 from samsa.server.handlers import register_all
 from samsa.server.http_endpoint import HttpEndpoint
 from samsa.server.meta_properties import MetaProperties
@@ -96,6 +97,9 @@ class Broker:
             "transaction coordinator", self._start_transactions
         )
         self.cleaner_task: CleanerTask | None = None
+        self.fetch_sessions = FetchSessionCache(
+            self.config["max.incremental.fetch.session.cache.slots"]
+        )
         self.metrics: BrokerMetrics | None = None
         self._http_endpoints: list[HttpEndpoint] = []
         self._reconciled = False
