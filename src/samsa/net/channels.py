@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 
-from samsa.net.channel import NodeChannel
+from samsa.net.channel import NodeChannel, Traffic
 
 
 class ChannelPool:
@@ -28,6 +28,8 @@ class ChannelPool:
         self._channels: dict[int, NodeChannel] = {}
         self._by_address: dict[tuple[str, int], NodeChannel] = {}
         self._closing: set[asyncio.Task[None]] = set()
+        self.traffic = Traffic()
+        """What every channel of the pool sent and received, together."""
 
     def set_address(self, node_id: int, host: str, port: int) -> None:
         if self._addresses.get(node_id) == (host, port):
@@ -55,6 +57,7 @@ class ChannelPool:
             client_id=self.client_id,
             connect_timeout_ms=self.connect_timeout_ms,
             request_timeout_ms=self.request_timeout_ms,
+            traffic=self.traffic,
         )
         self._channels[node_id] = channel
         return channel
@@ -70,6 +73,7 @@ class ChannelPool:
                 client_id=self.client_id,
                 connect_timeout_ms=self.connect_timeout_ms,
                 request_timeout_ms=self.request_timeout_ms,
+                traffic=self.traffic,
             )
             self._by_address[(host, port)] = channel
         return channel
