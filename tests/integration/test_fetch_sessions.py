@@ -72,17 +72,19 @@ def test_incremental_fetches_name_and_answer_only_what_changed(
     assert _produce(client, topic_name, [b"a", b"b"], partition=1)["error_code"] == 0
     news = answered(fetch(client, session_id, 2, topic_name, {}))
     assert set(news) == {1} and news[1]["high_watermark"] == 2 and news[1]["records"]
-    # The client moves partition 1's offset on: only that partition is named.
-    moved = fetch(client, session_id, 3, topic_name, {1: 2})
-    assert answered(moved) == {}
+    # The client moves partition 1's offset on and names only that partition:
+    # a named partition is always answered, the others only with news.
+    moved = answered(fetch(client, session_id, 3, topic_name, {1: 2}))
+    assert set(moved) == {1} and not moved[1]["records"] and moved[1]["high_watermark"] == 2
+    assert answered(fetch(client, session_id, 4, topic_name, {})) == {}
 
-    stale = fetch(client, session_id, 3, topic_name, {})
+    stale = fetch(client, session_id, 4, topic_name, {})
     assert stale["error_code"] == ErrorCode.INVALID_FETCH_SESSION_EPOCH
     unknown = fetch(client, session_id + 1, 1, topic_name, {})
     assert unknown["error_code"] == ErrorCode.FETCH_SESSION_ID_NOT_FOUND
     sessionless = fetch(client, session_id, -1, topic_name, {0: 0})
     assert sessionless["session_id"] == 0 and set(answered(sessionless)) == {0}
-    closed = fetch(client, session_id, 4, topic_name, {})
+    closed = fetch(client, session_id, 6, topic_name, {})
     assert closed["error_code"] == ErrorCode.FETCH_SESSION_ID_NOT_FOUND
     client.close()
 

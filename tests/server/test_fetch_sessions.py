@@ -147,3 +147,13 @@ def test_a_full_cache_evicts_stale_then_less_valuable_sessions_only() -> None:
 
 def test_epochs_wrap_to_one_never_zero() -> None:
     assert next_epoch(1) == 2 and next_epoch(0x7FFFFFFF) == 1
+
+
+def test_a_partition_named_again_is_answered_even_without_news() -> None:
+    """A follower whose partition changed while a fetch was out dropped that
+    answer; naming the partition again gets it the high watermark again."""
+    cache = FetchSessionCache(10)
+    session_id = open_session(cache, n=2)
+    ctx = cache.new_context(request(session_id, 1, {"t": [preq(1)]}), 1, privileged=True)
+    assert isinstance(ctx, FetchContext)
+    assert names(ctx.finish(answer(ctx), 1)[1]) == {("t", 1)}

@@ -222,12 +222,11 @@ class FetchSessionCache:
         for topic in topics:
             name = topic["topic"]
             for preq in topic["partitions"]:
-                key = (name, preq["partition"])
-                cached = partitions.get(key)
-                if cached is None:
-                    partitions[key] = CachedPartition(preq)
-                else:
-                    cached.request = preq
+                # Named again: answered in any case (a fresh entry knows no high
+                # watermark), so a client whose last answer for it was dropped --
+                # a follower whose partition changed while the fetch was out --
+                # hears the high watermark again.
+                partitions[(name, preq["partition"])] = CachedPartition(preq)
         for forgotten in req.get("forgotten_topics_data") or ():
             name = forgotten["topic"]
             for index in forgotten["partitions"]:
