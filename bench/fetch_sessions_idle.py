@@ -26,6 +26,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from _cluster import local_cluster, machine_line, node_metadata, table, wait_until
 from samsa.client import Admin
 from samsa.client.admin.results import NewTopic
+from samsa.errors import ErrorCode, KafkaError
 from samsa.testing_cluster import LocalCluster
 
 TOPIC = "idle"
@@ -65,8 +66,13 @@ def all_in_sync(cluster: LocalCluster, partitions: int) -> bool:
 
 def create(cluster: LocalCluster, partitions: int) -> None:
     def attempt() -> bool:
-        with Admin({"bootstrap.servers": cluster.bootstrap, "request.timeout.ms": 60000}) as a:
-            a.create_topics([NewTopic(TOPIC, partitions, 3, {})], timeout=120)
+        """An earlier attempt that timed out on the client may have created it."""
+        try:
+            with Admin({"bootstrap.servers": cluster.bootstrap, "request.timeout.ms": 60000}) as a:
+                a.create_topics([NewTopic(TOPIC, partitions, 3, {})], timeout=120)
+        except KafkaError as exc:
+            if exc.code != ErrorCode.TOPIC_ALREADY_EXISTS:
+                raise
         return True
 
     wait_until(attempt, 180, "creating the topic")
@@ -111,7 +117,10 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=10.0)
     args = parser.parse_args()
     print(machine_line())
-    print(f"{args.partitions} idle partitions, RF 3, 3 brokers, {args.seconds:.0f} s window")
+    print(
+        f"{args.partitions} idle partitions, RF 3, 3 brokers, {args.seconds:.0f} s window",
+        flush=True,
+    )
     results = {
         "sessions": measure(args.partitions, args.seconds, "1000"),
         "no sessions": measure(args.partitions, args.seconds, "0"),
