@@ -378,6 +378,12 @@ _KEYS: list[ConfigKey] = [
     ConfigKey("replica.fetch.backoff.ms", int, 1000, "Wait after a failed replica fetch."),
     ConfigKey("num.replica.fetchers", int, 1, "Fetcher tasks per source broker."),
     ConfigKey(
+        "max.incremental.fetch.session.cache.slots",
+        int,
+        1000,
+        "Fetch sessions (KIP-227) a broker keeps; 0 turns them off.",
+    ),
+    ConfigKey(
         "unclean.leader.election.enable",
         _bool,
         False,

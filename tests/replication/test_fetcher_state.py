@@ -85,7 +85,7 @@ def test_fetch_request_names_every_ready_partition_from_its_log_end() -> None:
     plan = state.build_fetch(0, logs)
     assert plan is not None
     body = plan.body
-    assert body["replica_id"] == 2 and body["session_epoch"] == -1
+    assert body["replica_id"] == 2 and body["session_epoch"] == 0  # opens a session
     parts = {t["topic"]: t["partitions"][0] for t in body["topics"]}
     assert parts["a"]["fetch_offset"] == 7
     assert parts["a"]["last_fetched_epoch"] == 3

@@ -8,7 +8,7 @@ pipelined connection per peer, requests matched to responses by correlation
 id.  It depends only on ``samsa.protocol``.
 """
 
-from samsa.net.channel import ChannelError, NodeChannel
+from samsa.net.channel import ChannelError, NodeChannel, Traffic
 from samsa.net.channels import ChannelPool
 
-__all__ = ["ChannelError", "ChannelPool", "NodeChannel"]
+__all__ = ["ChannelError", "ChannelPool", "NodeChannel", "Traffic"]

@@ -31,6 +31,17 @@ _SIZE = struct.Struct(">i")
 MAX_RESPONSE_BYTES = 256 * 1024 * 1024
 
 
+class Traffic:
+    """Bytes a set of channels sent and received (frames with their size
+    prefix): what replica fetching costs the network, for /metrics and benches."""
+
+    __slots__ = ("bytes_received", "bytes_sent")
+
+    def __init__(self) -> None:
+        self.bytes_sent = 0
+        self.bytes_received = 0
+
+
 class ChannelError(Exception):
     """The peer could not be reached, hung up, timed out or answered garbage."""
 
@@ -60,9 +71,11 @@ class NodeChannel:
         connect_timeout_ms: int = 2000,
         request_timeout_ms: int = 30000,
         security: ChannelSecurity | None = None,
+        traffic: Traffic | None = None,
     ) -> None:
         self.security = security or ChannelSecurity()
         self.host = host
+        self.traffic = traffic or Traffic()
         self.port = port
         self.client_id = client_id
         self.connect_timeout_ms = connect_timeout_ms
@@ -100,9 +113,9 @@ class NodeChannel:
         future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
         self._pending[correlation_id] = (api_key, version, future)
         try:
-            writer.writelines(
-                encode_request_parts(api_key, version, correlation_id, self.client_id, body)
-            )
+            parts = encode_request_parts(api_key, version, correlation_id, self.client_id, body)
+            writer.writelines(parts)
+            self.traffic.bytes_sent += sum(len(part) for part in parts)
         except Exception as exc:
             self._pending.pop(correlation_id, None)
             self._drop_connection(f"write failed: {exc}")
@@ -188,6 +201,7 @@ class NodeChannel:
                     reason = f"bad response size {size}"
                     break
                 frame = await reader.readexactly(size)
+                self.traffic.bytes_received += 4 + size
                 (correlation_id,) = _SIZE.unpack_from(frame, 0)
                 entry = self._pending.pop(correlation_id, None)
                 if entry is None:

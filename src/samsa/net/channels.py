@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 
-from samsa.net.channel import ChannelSecurity, NodeChannel
+from samsa.net.channel import ChannelSecurity, NodeChannel, Traffic
 
 
 class ChannelPool:
@@ -30,6 +30,8 @@ class ChannelPool:
         self._channels: dict[int, NodeChannel] = {}
         self._by_address: dict[tuple[str, int], NodeChannel] = {}
         self._closing: set[asyncio.Task[None]] = set()
+        self.traffic = Traffic()
+        """What every channel of the pool sent and received, together."""
 
     def set_address(self, node_id: int, host: str, port: int) -> None:
         if self._addresses.get(node_id) == (host, port):
@@ -58,6 +60,7 @@ class ChannelPool:
             connect_timeout_ms=self.connect_timeout_ms,
             request_timeout_ms=self.request_timeout_ms,
             security=self.security,
+            traffic=self.traffic,
         )
         self._channels[node_id] = channel
         return channel
@@ -74,6 +77,7 @@ class ChannelPool:
                 connect_timeout_ms=self.connect_timeout_ms,
                 request_timeout_ms=self.request_timeout_ms,
                 security=self.security,
+                traffic=self.traffic,
             )
             self._by_address[(host, port)] = channel
         return channel

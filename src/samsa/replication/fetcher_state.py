@@ -46,6 +46,7 @@ from typing import Any
 from samsa.errors import ErrorCode
 from samsa.replication.config import ReplicationConfig
 from samsa.replication.epochs import NO_EPOCH, offset_truncation
+from samsa.replication.fetch_session_handler import SESSION_ERRORS, FetchSessionHandler
 from samsa.replication.fetcher_types import (
     AppendRecords,
     EpochPlan,
@@ -86,6 +87,7 @@ class FetcherState:
         # Insertion order is fetch order: partitions that got data move to the
         # end, so a size-limited response cannot starve the ones behind them.
         self._states: dict[TopicPartition, PartitionFetchState] = {}
+        self.session = FetchSessionHandler()
 
     # ------------------------------------------------------------------ membership
     def add_partitions(
@@ -232,28 +234,31 @@ class FetcherState:
 
     # ------------------------------------------------------------------ fetching
     def build_fetch(self, now_ms: int, logs: FollowerLogs) -> FetchPlan | None:
-        """The next Fetch v12 request, or None when no partition may fetch now."""
+        """The next Fetch v12 request, or None when no partition may fetch now.
+
+        In an incremental session the request names only the partitions whose
+        fetch parameters changed; ``sent`` still holds every partition the
+        leader reads for it."""
         config = self.config
         sent: dict[TopicPartition, tuple[int, int]] = {}
-        topics: dict[str, list[dict[str, Any]]] = {}
+        wanted: dict[TopicPartition, dict[str, Any]] = {}
         for tp, state in self._states.items():
             if state.status is not FetchStatus.FETCHING or not state.ready(now_ms):
                 continue
             fetch_offset = logs.log_end_offset(tp)
             sent[tp] = (fetch_offset, state.current_leader_epoch)
             last_epoch = logs.last_fetched_epoch(tp) if config.truncate_on_fetch else NO_EPOCH
-            topics.setdefault(tp[0], []).append(
-                {
-                    "partition": tp[1],
-                    "current_leader_epoch": state.current_leader_epoch,
-                    "fetch_offset": fetch_offset,
-                    "last_fetched_epoch": last_epoch,
-                    "log_start_offset": logs.log_start_offset(tp),
-                    "partition_max_bytes": config.replica_fetch_max_bytes,
-                }
-            )
+            wanted[tp] = {
+                "partition": tp[1],
+                "current_leader_epoch": state.current_leader_epoch,
+                "fetch_offset": fetch_offset,
+                "last_fetched_epoch": last_epoch,
+                "log_start_offset": logs.log_start_offset(tp),
+                "partition_max_bytes": config.replica_fetch_max_bytes,
+            }
         if not sent:
             return None
+        session_id, epoch, changed, forgotten = self.session.build(wanted)
         body = {
             "cluster_id": None,
             "replica_id": self.replica_id,
@@ -261,16 +266,17 @@ class FetcherState:
             "min_bytes": config.replica_fetch_min_bytes,
             "max_bytes": config.replica_fetch_response_max_bytes,
             "isolation_level": 0,
-            "session_id": 0,
-            "session_epoch": -1,
-            "topics": [{"topic": t, "partitions": p} for t, p in topics.items()],
-            "forgotten_topics_data": [],
+            "session_id": session_id,
+            "session_epoch": epoch,
+            "topics": _by_topic(changed.items()),
+            "forgotten_topics_data": _by_topic((tp, tp[1]) for tp in forgotten),
             "rack_id": "",
         }
         return FetchPlan(body, sent)
 
     def handle_request_failure(self, tps: Iterable[TopicPartition], now_ms: int) -> None:
         """The request failed as a whole (connection, timeout): back off its partitions."""
+        self.session.handle_error()
         for tp in tps:
             self._delay(tp, now_ms)
 
@@ -278,6 +284,9 @@ class FetcherState:
         self, plan: FetchPlan, body: Mapping[str, Any], now_ms: int, logs: FollowerLogs
     ) -> list[FetcherAction]:
         top = _code(body.get("error_code", 0))
+        if not self.session.handle_response(body) and top in SESSION_ERRORS:
+            log.info("fetch session with broker %d lost: %s", self.leader_id, top.name)
+            return []  # the next request, a full one, goes out at once
         if top is not ErrorCode.NONE:
             log.info("fetch from broker %d failed: %s", self.leader_id, top.name)
             self.handle_request_failure(plan.sent, now_ms)
@@ -385,6 +394,14 @@ class FetcherState:
             self._fail(action.tp, error)
         else:
             self._delay(action.tp, now_ms)
+
+
+def _by_topic(items: Iterable[tuple[TopicPartition, Any]]) -> list[dict[str, Any]]:
+    """Per-partition entries grouped under their topic, as Fetch lists them."""
+    topics: dict[str, list[Any]] = {}
+    for tp, entry in items:
+        topics.setdefault(tp[0], []).append(entry)
+    return [{"topic": t, "partitions": p} for t, p in topics.items()]
 
 
 def _code(value: int) -> ErrorCode:

@@ -87,6 +87,7 @@ class ReplicaManager:
         self.config = config or ReplicationConfig()
         self.inter_broker_listener = inter_broker_listener
         self._time_ms = time_ms
+        self.fetcher_traffic = None if channels is None else channels.traffic
         self._partitions: dict[TopicPartition, Partition] = {}
         self._purgatory = FetchPurgatory()
         self._fresh = FreshLeaderships()

@@ -42,6 +42,7 @@ from samsa.server.cleaner_task import CleanerTask
 from samsa.server.coordinator_start import CoordinatorStarter
 from samsa.server.dynamic_broker_config import DynamicBrokerConfig
 from samsa.server.features import api_versions_features
+from samsa.server.fetch_sessions import FetchSessionCache
 from samsa.server.handlers import register_all
 from samsa.server.http_endpoint import HttpEndpoint
 from samsa.server.listener_security import channel_security
@@ -98,6 +99,9 @@ class Broker:
             "transaction coordinator", self._start_transactions
         )
         self.cleaner_task: CleanerTask | None = None
+        self.fetch_sessions = FetchSessionCache(
+            self.config["max.incremental.fetch.session.cache.slots"]
+        )
         self.metrics: BrokerMetrics | None = None
         self._http_endpoints: list[HttpEndpoint] = []
         self._reconciled = False

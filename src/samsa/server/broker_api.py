@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from samsa.server.cleaner_task import CleanerTask
     from samsa.server.controller_link import ControllerLink
     from samsa.server.dynamic_broker_config import DynamicBrokerConfig
+    from samsa.server.fetch_sessions import FetchSessionCache
     from samsa.server.metadata_loader import MetadataLoader
     from samsa.server.metrics import BrokerMetrics
     from samsa.server.producer_id_blocks import ProducerIdBlocks
@@ -46,6 +47,7 @@ class BrokerApi(Protocol):
     producer_ids: ProducerIdBlocks
     lifecycle: BrokerLifecycle | None
     cleaner_task: CleanerTask | None
+    fetch_sessions: FetchSessionCache
 
     @property
     def image(self) -> MetadataImage: ...

@@ -163,6 +163,14 @@ class BrokerView:
     def parked_fetches(self) -> int:
         return self._broker.replicas.parked_fetches()
 
+    def replica_fetch_bytes(self) -> tuple[int, int]:
+        """Bytes this broker's replica fetchers sent and received."""
+        traffic = self._broker.replicas.fetcher_traffic
+        return (0, 0) if traffic is None else (traffic.bytes_sent, traffic.bytes_received)
+
+    def fetch_sessions(self) -> int:
+        return len(self._broker.fetch_sessions)
+
     def cleaner_stats(self) -> CleanerStats | None:
         task = self._broker.cleaner_task
         return None if task is None else task.cleaner.stats

@@ -103,6 +103,20 @@ class BrokerCollector(Collector):
         purgatory.add_metric(["fetch"], self.view.parked_fetches())
         purgatory.add_metric(["produce"], 0)  # acks=all completes at once on one node
         yield purgatory
+        sent, received = self.view.replica_fetch_bytes()
+        fetched = CounterMetricFamily(
+            "samsa_replica_fetch_bytes",
+            "Bytes this broker's replica fetchers sent to and received from leaders.",
+            labels=["direction"],
+        )
+        fetched.add_metric(["sent"], sent)
+        fetched.add_metric(["received"], received)
+        yield fetched
+        yield GaugeMetricFamily(
+            "samsa_fetch_sessions",
+            "Incremental fetch sessions held.",
+            value=self.view.fetch_sessions(),
+        )
 
     def _partitions(self) -> Iterator[Metric]:
         labels = ["topic", "partition"]

@@ -3,8 +3,9 @@
 The first read happens at once; if fewer than ``min_bytes`` are available the
 request parks on its partitions and is answered the moment appends bring
 enough bytes, or when ``max_wait_ms`` runs out -- whichever comes first.
-Fetch sessions are not kept: every response has session id 0, which tells
-clients to keep sending full fetches (Kafka's sessionless mode).
+Fetch sessions (KIP-227, fetch_sessions.py): a request at session epoch 0
+opens one, later ones name only changed partitions and get answered only the
+partitions with news; a request at epoch -1 is sessionless (session id 0).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from samsa.errors import ErrorCode
 from samsa.raft import wire
 from samsa.replication.replica_manager import FetchWaiter
+from samsa.server.fetch_sessions import FINAL_EPOCH, FetchContext
 from samsa.server.handlers.quorum import handle_raft_request
 from samsa.server.router import Body, RequestContext, Router
 
@@ -46,24 +48,31 @@ def handle_fetch(broker: BrokerApi, raft: Any, ctx: RequestContext, req: Body) -
         return wire.error_response(
             API_KEY, version, ErrorCode.UNSUPPORTED_VERSION, f"Fetch v{version} is for the quorum"
         )
-    if version >= 7 and req.get("session_epoch", -1) > 0:
-        return {
-            "throttle_time_ms": 0,
-            "error_code": ErrorCode.FETCH_SESSION_ID_NOT_FOUND,
-            "session_id": 0,
-            "responses": [],
-        }
+    replica_id = _replica_id(req)
+    session = _session_context(broker, req, version, replica_id)
+    if isinstance(session, ErrorCode):
+        return {"throttle_time_ms": 0, "error_code": session, "session_id": 0, "responses": []}
+    if session.incremental:
+        req = {**req, "topics": session.topics}
     if broker.metrics is not None:
         _count_positions(broker.metrics, ctx, req)
     responses, total = read_partitions(broker, req)
     max_wait = req["max_wait_ms"]
     if total >= req["min_bytes"] or max_wait <= 0 or total < 0:
-        return _response(broker, responses)
-    replica_id = _replica_id(req)
+        return _response(broker, session, responses)
     keys = [(t["topic"], p["partition"]) for t in req["topics"] for p in t["partitions"]]
     if replica_id >= 0 and broker.replicas.follower_must_refetch(replica_id, keys, max_wait):
-        return _response(broker, responses)
-    return _wait_and_read(broker, req, keys, total, replica_id)
+        return _response(broker, session, responses)
+    return _wait_and_read(broker, session, req, keys, total, replica_id)
+
+
+def _session_context(
+    broker: BrokerApi, req: Body, version: int, replica_id: int
+) -> FetchContext | ErrorCode:
+    """The request's fetch session; before v7 there are none (sessionless)."""
+    if version < 7:
+        req = {**req, "session_id": 0, "session_epoch": FINAL_EPOCH}
+    return broker.fetch_sessions.new_context(req, wall_ms(), privileged=replica_id >= 0)
 
 
 def _count_positions(metrics: BrokerMetrics, ctx: RequestContext, req: Body) -> None:
@@ -75,7 +84,12 @@ def _count_positions(metrics: BrokerMetrics, ctx: RequestContext, req: Body) -> 
 
 
 async def _wait_and_read(
-    broker: BrokerApi, req: Body, keys: list[tuple[str, int]], available: int, replica_id: int
+    broker: BrokerApi,
+    session: FetchContext,
+    req: Body,
+    keys: list[tuple[str, int]],
+    available: int,
+    replica_id: int,
 ) -> Body:
     waiter = FetchWaiter(req["min_bytes"] - available, replica_id=replica_id)
     broker.replicas.park(keys, waiter)
@@ -85,17 +99,23 @@ async def _wait_and_read(
     finally:
         broker.replicas.unpark(keys, waiter)
     responses, _ = read_partitions(broker, req, update_fetch_state=False)
-    return _response(broker, responses)
+    return _response(broker, session, responses)
 
 
-def _response(broker: BrokerApi, responses: list[dict[str, Any]]) -> Body:
+def _response(broker: BrokerApi, session: FetchContext, responses: list[dict[str, Any]]) -> Body:
     metrics = broker.metrics
     if metrics is not None:
         for topic in responses:
             size = sum(len(p["records"]) for p in topic["partitions"] if p.get("records"))
             if size:
                 metrics.on_fetched(topic["topic"], size)
-    return {"throttle_time_ms": 0, "error_code": 0, "session_id": 0, "responses": responses}
+    session_id, responses = session.finish(responses, wall_ms())
+    return {
+        "throttle_time_ms": 0,
+        "error_code": 0,
+        "session_id": session_id,
+        "responses": responses,
+    }
 
 
 def _replica_id(req: Body) -> int:

@@ -1,0 +1,94 @@
+"""A follower's side of an incremental fetch session: what each request names, and recovery."""
+
+from __future__ import annotations
+
+from tests.replication.test_fetcher_state import A, B, FakeLog, FakeLogs, fetcher, response
+
+from samsa.errors import ErrorCode
+from samsa.replication.fetch_session_handler import FetchSessionHandler
+
+SESSION = 77
+
+
+def named(body: dict) -> set[tuple[str, int]]:
+    return {(t["topic"], p["partition"]) for t in body["topics"] for p in t["partitions"]}
+
+
+def forgotten(body: dict) -> set[tuple[str, int]]:
+    return {(t["topic"], p) for t in body["forgotten_topics_data"] for p in t["partitions"]}
+
+
+def established(logs: FakeLogs):
+    state = fetcher(logs)
+    plan = state.build_fetch(0, logs)
+    assert plan is not None
+    assert plan.body["session_id"] == 0 and plan.body["session_epoch"] == 0
+    assert named(plan.body) == {A, B}
+    state.handle_fetch_response(
+        plan, {**response((A, {}), (B, {})), "session_id": SESSION}, 0, logs
+    )
+    return state
+
+
+def test_after_a_full_fetch_only_changed_partitions_are_named() -> None:
+    logs = FakeLogs(a=FakeLog(end=7, epochs=[(3, 0)]), b=FakeLog(end=4, epochs=[(3, 0)]))
+    state = established(logs)
+    idle = state.build_fetch(1, logs)
+    assert idle is not None
+    assert (idle.body["session_id"], idle.body["session_epoch"]) == (SESSION, 1)
+    assert named(idle.body) == set() and forgotten(idle.body) == set()
+    assert set(idle.sent) == {A, B}  # the leader still reads both
+    # An incremental answer without B leaves B alone; A got records and moves on.
+    state.handle_fetch_response(
+        idle, {**response((A, {"records": b"x"})), "session_id": SESSION}, 1, logs
+    )
+    logs.logs[A].end = 9
+    moved = state.build_fetch(2, logs)
+    assert moved is not None
+    assert moved.body["session_epoch"] == 2 and named(moved.body) == {A}
+    assert moved.body["topics"][0]["partitions"][0]["fetch_offset"] == 9
+
+
+def test_partitions_that_stop_fetching_are_forgotten() -> None:
+    logs = FakeLogs(a=FakeLog(end=7, epochs=[(3, 0)]), b=FakeLog(end=4, epochs=[(3, 0)]))
+    state = established(logs)
+    state.remove_partitions([B])
+    plan = state.build_fetch(1, logs)
+    assert plan is not None and forgotten(plan.body) == {B} and named(plan.body) == set()
+
+
+def test_session_errors_send_everything_again_without_backing_off() -> None:
+    logs = FakeLogs(a=FakeLog(end=7, epochs=[(3, 0)]), b=FakeLog(end=4, epochs=[(3, 0)]))
+    state = established(logs)
+    plan = state.build_fetch(1, logs)
+    assert plan is not None
+    lost = {"error_code": ErrorCode.FETCH_SESSION_ID_NOT_FOUND, "session_id": 0, "responses": []}
+    assert state.handle_fetch_response(plan, lost, 1, logs) == []
+    again = state.build_fetch(1, logs)  # at once: no backoff
+    assert again is not None
+    assert (again.body["session_id"], again.body["session_epoch"]) == (0, 0)
+    assert named(again.body) == {A, B}
+
+
+def test_a_bad_epoch_or_a_failed_request_closes_the_session_with_a_full_request() -> None:
+    handler = FetchSessionHandler()
+    handler.build({A: {"fetch_offset": 1}})
+    assert handler.handle_response({"error_code": 0, "session_id": SESSION})
+    assert handler.build({A: {"fetch_offset": 1}})[:2] == (SESSION, 1)
+    assert not handler.handle_response(
+        {"error_code": ErrorCode.INVALID_FETCH_SESSION_EPOCH, "session_id": 0}
+    )
+    session_id, epoch, changed, _ = handler.build({A: {"fetch_offset": 1}})
+    assert (session_id, epoch, set(changed)) == (SESSION, 0, {A})  # closes SESSION, opens anew
+    assert handler.handle_response({"error_code": 0, "session_id": SESSION + 1})
+    handler.build({A: {"fetch_offset": 1}})
+    handler.handle_error()
+    assert handler.build({A: {"fetch_offset": 1}})[:2] == (SESSION + 1, 0)
+
+
+def test_a_sessionless_leader_gets_full_requests() -> None:
+    handler = FetchSessionHandler()
+    for _ in range(3):
+        session_id, epoch, changed, _ = handler.build({A: {"fetch_offset": 1}})
+        assert (session_id, epoch, set(changed)) == (0, 0, {A})
+        assert handler.handle_response({"error_code": 0, "session_id": 0})
