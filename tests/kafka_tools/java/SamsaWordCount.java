@@ -17,7 +17,11 @@ import org.apache.kafka.streams.kstream.Produced;
  * SIGTERM; prints "RUNNING" once the application reaches the RUNNING state so
  * the test knows when to start producing.
  *
- * Usage: SamsaWordCount BOOTSTRAP APPLICATION_ID INPUT_TOPIC OUTPUT_TOPIC STATE_DIR
+ * Usage: SamsaWordCount BOOTSTRAP APPLICATION_ID INPUT_TOPIC OUTPUT_TOPIC STATE_DIR [GUARANTEE]
+ *
+ * GUARANTEE is a processing.guarantee value (at_least_once by default,
+ * exactly_once_v2 for transactional produce with offsets sent to the
+ * transaction and read_committed consumers).
  */
 public final class SamsaWordCount {
     public static void main(String[] args) throws InterruptedException {
@@ -25,12 +29,15 @@ public final class SamsaWordCount {
         props.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, args[0]);
         props.put(StreamsConfig.APPLICATION_ID_CONFIG, args[1]);
         props.put(StreamsConfig.STATE_DIR_CONFIG, args[4]);
-        props.put(StreamsConfig.PROCESSING_GUARANTEE_CONFIG, StreamsConfig.AT_LEAST_ONCE);
+        props.put(StreamsConfig.PROCESSING_GUARANTEE_CONFIG,
+            args.length > 5 ? args[5] : StreamsConfig.AT_LEAST_ONCE);
         props.put(StreamsConfig.DEFAULT_KEY_SERDE_CLASS_CONFIG, Serdes.StringSerde.class);
         props.put(StreamsConfig.DEFAULT_VALUE_SERDE_CLASS_CONFIG, Serdes.StringSerde.class);
         props.put(StreamsConfig.COMMIT_INTERVAL_MS_CONFIG, 100);
         props.put(StreamsConfig.STATESTORE_CACHE_MAX_BYTES_CONFIG, 0);
         props.put(StreamsConfig.consumerPrefix("auto.offset.reset"), "earliest");
+        // A SIGKILLed instance's member leaves the group after this, not Streams' 45 s.
+        props.put(StreamsConfig.consumerPrefix("session.timeout.ms"), 6000);
 
         StreamsBuilder builder = new StreamsBuilder();
         builder.<String, String>stream(args[2])
