@@ -1,3 +1,8 @@
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.Paths;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.Locale;
@@ -22,6 +27,11 @@ import org.apache.kafka.streams.kstream.Produced;
  * GUARANTEE is a processing.guarantee value (at_least_once by default,
  * exactly_once_v2 for transactional produce with offsets sent to the
  * transaction and read_committed consumers).
+ *
+ * The input line "halt now" makes the JVM halt (as SIGKILL would: no commit, no
+ * abort, no LeaveGroup) in the middle of processing, so inside an open
+ * transaction; only the first time, remembered by a file in STATE_DIR, so the
+ * restarted instance reprocesses that line and counts it.
  */
 public final class SamsaWordCount {
     public static void main(String[] args) throws InterruptedException {
@@ -40,7 +50,9 @@ public final class SamsaWordCount {
         props.put(StreamsConfig.consumerPrefix("session.timeout.ms"), 6000);
 
         StreamsBuilder builder = new StreamsBuilder();
+        Path halted = Paths.get(args[4], "halted-once");
         builder.<String, String>stream(args[2])
+            .peek((key, line) -> haltOnceOn(line, halted))
             .flatMapValues(line -> Arrays.asList(line.toLowerCase(Locale.ROOT).split("\\W+")))
             .filter((key, word) -> !word.isEmpty())
             .groupBy((key, word) -> word)
@@ -63,5 +75,17 @@ public final class SamsaWordCount {
         }));
         streams.start();
         stopped.await();
+    }
+
+    private static void haltOnceOn(String line, Path marker) {
+        if (!line.equals("halt now") || Files.exists(marker)) {
+            return;
+        }
+        try {
+            Files.createFile(marker);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        Runtime.getRuntime().halt(137);
     }
 }
