@@ -101,7 +101,13 @@ class WordCountRun:
     """Topics, a compiled app and the argv that runs it for one guarantee."""
 
     def __init__(
-        self, reference: KafkaReference, bootstrap: str, tmp_path: Path, name: str, guarantee: str
+        self,
+        reference: KafkaReference,
+        bootstrap: str,
+        tmp_path: Path,
+        name: str,
+        guarantee: str,
+        threads: int = 1,
     ) -> None:
         self.bootstrap = bootstrap
         self.lines_topic, self.counts_topic = f"lines-{name}", f"counts-{name}"
@@ -113,7 +119,7 @@ class WordCountRun:
         classes = compile_word_count(reference, tmp_path / "classes")
         self.argv = reference.java_command(
             "SamsaWordCount", bootstrap, f"word-count-{name}", self.lines_topic,
-            self.counts_topic, str(tmp_path / "state"), guarantee,
+            self.counts_topic, str(tmp_path / "state"), guarantee, str(threads),
             heap="512m", quick_start=True,
             classpath=f"{classes}:{reference.kafka_classpath}",
         )  # fmt: skip
@@ -205,14 +211,15 @@ def test_word_count(
 def test_word_count_exactly_once_survives_a_kill_mid_transaction(
     kafka_reference: KafkaReference, samsa_node: BrokerProcess, tmp_path: Path
 ) -> None:
-    """The app halts (as on SIGKILL) while processing the line "halt now", so
-    with a transaction open; restarted on the same state directory (same process
+    """The app, with two stream threads (two transactional producers whose
+    transactions overlap on the output and offsets partitions), halts (as on
+    SIGKILL) while processing the line "halt now", so with a transaction open; restarted on the same state directory (same process
     id, so the same transactional.id, which fences the dead instance and aborts
     its transaction) the committed counts are still each update exactly once.
     (Under at_least_once the same run reprocesses the uncommitted lines and
     reads e.g. dog 18 instead of 15.)"""
     run = WordCountRun(
-        kafka_reference, samsa_node.bootstrap, tmp_path, "eos-halt", "exactly_once_v2"
+        kafka_reference, samsa_node.bootstrap, tmp_path, "eos-halt", "exactly_once_v2", threads=2
     )
     first = WordCountApp(run.argv)
     try:

@@ -22,11 +22,13 @@ import org.apache.kafka.streams.kstream.Produced;
  * SIGTERM; prints "RUNNING" once the application reaches the RUNNING state so
  * the test knows when to start producing.
  *
- * Usage: SamsaWordCount BOOTSTRAP APPLICATION_ID INPUT_TOPIC OUTPUT_TOPIC STATE_DIR [GUARANTEE]
+ * Usage: SamsaWordCount BOOTSTRAP APPLICATION_ID INPUT_TOPIC OUTPUT_TOPIC STATE_DIR [GUARANTEE [THREADS]]
  *
  * GUARANTEE is a processing.guarantee value (at_least_once by default,
  * exactly_once_v2 for transactional produce with offsets sent to the
- * transaction and read_committed consumers).
+ * transaction and read_committed consumers).  THREADS is num.stream.threads
+ * (1 by default); under exactly_once_v2 each thread has a transactional
+ * producer of its own.
  *
  * The input line "halt now" makes the JVM halt (as SIGKILL would: no commit, no
  * abort, no LeaveGroup) in the middle of processing, so inside an open
@@ -41,6 +43,8 @@ public final class SamsaWordCount {
         props.put(StreamsConfig.STATE_DIR_CONFIG, args[4]);
         props.put(StreamsConfig.PROCESSING_GUARANTEE_CONFIG,
             args.length > 5 ? args[5] : StreamsConfig.AT_LEAST_ONCE);
+        props.put(StreamsConfig.NUM_STREAM_THREADS_CONFIG,
+            args.length > 6 ? Integer.parseInt(args[6]) : 1);
         props.put(StreamsConfig.DEFAULT_KEY_SERDE_CLASS_CONFIG, Serdes.StringSerde.class);
         props.put(StreamsConfig.DEFAULT_VALUE_SERDE_CLASS_CONFIG, Serdes.StringSerde.class);
         props.put(StreamsConfig.COMMIT_INTERVAL_MS_CONFIG, 100);
