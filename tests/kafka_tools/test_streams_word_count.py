@@ -1,5 +1,5 @@
-"""A Kafka Streams application (word count, ``processing.guarantee=at_least_once``)
-against Samsa: the topology in java/SamsaWordCount.java is compiled against the
+"""A Kafka Streams application (word count, ``processing.guarantee`` at_least_once
+and exactly_once_v2) against Samsa: the topology in java/SamsaWordCount.java is compiled against the
 fetched Kafka Streams jars, reads lines from one Samsa topic, keeps counts in a
 state store with a changelog topic and a repartition topic that Streams creates
 itself, and writes every new count to an output topic."""
@@ -14,7 +14,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from confluent_kafka import Consumer, Producer
+from confluent_kafka import Consumer, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 from tests.kafka_tools.conftest import TEST_TIMEOUT_S
 
@@ -46,71 +46,197 @@ def compile_word_count(reference: KafkaReference, out_dir: Path) -> Path:
     return out_dir
 
 
-def expected_counts() -> Counter[str]:
-    return Counter(word for line in LINES for word in line.lower().split())
+def expected_counts(rounds: int = 1) -> Counter[str]:
+    return Counter(word for line in LINES * rounds for word in line.lower().split())
 
 
-def test_word_count_at_least_once(
+class WordCountApp:
+    """One SamsaWordCount JVM; ``running`` is set once Streams reports RUNNING
+    (or the JVM's stdout closes, so a failed start does not hang the test)."""
+
+    def __init__(self, argv: list[str]) -> None:
+        self.process = subprocess.Popen(
+            argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        )
+        self.running = threading.Event()
+        self.states: list[str] = []
+        threading.Thread(target=self._follow_states, daemon=True).start()
+
+    def _follow_states(self) -> None:
+        assert self.process.stdout is not None
+        for line in self.process.stdout:
+            self.states.append(line.strip())
+            if line.strip() == "RUNNING":
+                self.running.set()
+        self.running.set()
+
+    def wait_running(self) -> None:
+        assert self.running.wait(300) and "RUNNING" in self.states, (
+            self.states,
+            self.stderr_tail(),
+        )
+
+    def stderr_tail(self) -> str:
+        if self.process.poll() is None:
+            return "(still running)"
+        assert self.process.stderr is not None
+        return self.process.stderr.read()[-6000:]
+
+    def stop(self) -> None:
+        self.process.terminate()
+        try:
+            self.process.wait(60)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait(10)
+
+    def kill(self) -> None:
+        """SIGKILL: no commit, no abort, no LeaveGroup; whatever transaction is
+        open stays open on the broker until the next instance fences it."""
+        self.process.kill()
+        self.process.wait(30)
+
+
+class WordCountRun:
+    """Topics, a compiled app and the argv that runs it for one guarantee."""
+
+    def __init__(
+        self,
+        reference: KafkaReference,
+        bootstrap: str,
+        tmp_path: Path,
+        name: str,
+        guarantee: str,
+        threads: int = 1,
+    ) -> None:
+        self.bootstrap = bootstrap
+        self.lines_topic, self.counts_topic = f"lines-{name}", f"counts-{name}"
+        self.name = name
+        admin = AdminClient({"bootstrap.servers": bootstrap})
+        topics = [NewTopic(self.lines_topic, 2, 1), NewTopic(self.counts_topic, 1, 1)]
+        for future in admin.create_topics(topics, operation_timeout=30).values():
+            future.result(60)
+        classes = compile_word_count(reference, tmp_path / "classes")
+        self.argv = reference.java_command(
+            "SamsaWordCount", bootstrap, f"word-count-{name}", self.lines_topic,
+            self.counts_topic, str(tmp_path / "state"), guarantee, str(threads),
+            heap="512m", quick_start=True,
+            classpath=f"{classes}:{reference.kafka_classpath}",
+        )  # fmt: skip
+        self.producer = Producer({"bootstrap.servers": bootstrap, "acks": "all"})
+        self.readers = 0
+
+    def produce_lines(self, halt_after: int | None = None) -> None:
+        """LINES, with the app's "halt now" line after the first ``halt_after``."""
+        lines = list(LINES)
+        if halt_after is not None:
+            lines.insert(halt_after, "halt now")
+        for number, line in enumerate(lines):
+            self.producer.produce(self.lines_topic, key=str(number), value=line)
+        assert self.producer.flush(60) == 0
+
+    def log_end_offset(self) -> int:
+        consumer = Consumer({"bootstrap.servers": self.bootstrap, "group.id": "watermarks"})
+        try:
+            _, high = consumer.get_watermark_offsets(TopicPartition(self.counts_topic, 0), 30)
+        finally:
+            consumer.close()
+        return int(high)
+
+    def read_count_updates(self, want: Counter[str]) -> tuple[dict[str, list[int]], list[int]]:
+        """Every committed count per word in log order, and the offsets they
+        were read at, read with read_committed until each word's latest count is
+        ``want``'s (or 300 s of polls run out)."""
+        self.readers += 1
+        consumer = Consumer(
+            {
+                "bootstrap.servers": self.bootstrap,
+                "group.id": f"readers-{self.name}-{self.readers}",
+                "auto.offset.reset": "earliest",
+                "isolation.level": "read_committed",
+            }
+        )
+        updates: dict[str, list[int]] = {}
+        offsets: list[int] = []
+        try:
+            consumer.subscribe([self.counts_topic])
+            polls_left = 600
+            while latest_counts(updates) != dict(want) and polls_left:
+                polls_left -= 1
+                message = consumer.poll(0.5)
+                if message is None or message.error():
+                    continue
+                (count,) = struct.unpack(">q", message.value())
+                updates.setdefault(message.key().decode(), []).append(count)
+                offsets.append(message.offset())
+        finally:
+            consumer.close()
+        return updates, offsets
+
+
+def latest_counts(updates: dict[str, list[int]]) -> dict[str, int]:
+    return {word: seen[-1] for word, seen in updates.items()}
+
+
+def assert_each_update_once(updates: dict[str, list[int]], want: Counter[str]) -> None:
+    """With the cache off every input word yields one count update; exactly once
+    means each word's committed updates are 1, 2, ..., n with none repeated."""
+    assert latest_counts(updates) == dict(want)
+    for word, seen in updates.items():
+        assert seen == list(range(1, want[word] + 1)), (word, seen)
+
+
+@pytest.mark.parametrize("guarantee", ["at_least_once", "exactly_once_v2"])
+def test_word_count(
+    kafka_reference: KafkaReference, samsa_node: BrokerProcess, tmp_path: Path, guarantee: str
+) -> None:
+    run = WordCountRun(kafka_reference, samsa_node.bootstrap, tmp_path, guarantee, guarantee)
+    app = WordCountApp(run.argv)
+    try:
+        app.wait_running()
+        run.produce_lines()
+        updates, offsets = run.read_count_updates(expected_counts())
+        assert latest_counts(updates) == dict(expected_counts())
+        if guarantee == "exactly_once_v2":
+            assert_each_update_once(updates, expected_counts())
+            # Commit markers take offsets of their own (after a transaction's
+            # records): the log being longer than its records shows the counts
+            # really were written in transactions.
+            assert run.log_end_offset() > len(offsets), (run.log_end_offset(), offsets)
+    finally:
+        app.stop()
+    assert app.states[-1] == "NOT_RUNNING" and "ERROR" not in app.states, app.states
+
+
+def test_word_count_exactly_once_survives_a_kill_mid_transaction(
     kafka_reference: KafkaReference, samsa_node: BrokerProcess, tmp_path: Path
 ) -> None:
-    classes = compile_word_count(kafka_reference, tmp_path / "classes")
-    bootstrap = samsa_node.bootstrap
-    admin = AdminClient({"bootstrap.servers": bootstrap})
-    for future in admin.create_topics(
-        [NewTopic("lines", 2, 1), NewTopic("counts", 1, 1)], operation_timeout=30
-    ).values():
-        future.result(60)
-
-    argv = kafka_reference.java_command(
-        "SamsaWordCount", bootstrap, "word-count", "lines", "counts", str(tmp_path / "state"),
-        heap="512m", quick_start=True,
-        classpath=f"{classes}:{kafka_reference.kafka_classpath}",
-    )  # fmt: skip
-    app = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    running = threading.Event()
-    states: list[str] = []
-
-    def follow_states() -> None:
-        assert app.stdout is not None
-        for line in app.stdout:
-            states.append(line.strip())
-            if line.strip() == "RUNNING":
-                running.set()
-        running.set()
-
-    threading.Thread(target=follow_states, daemon=True).start()
-    consumer = Consumer(
-        {
-            "bootstrap.servers": bootstrap,
-            "group.id": "count-readers",
-            "auto.offset.reset": "earliest",
-        }
+    """The app, with two stream threads (two transactional producers whose
+    transactions overlap on the output and offsets partitions), halts (as on
+    SIGKILL) while processing the line "halt now", so with a transaction open; restarted on the same state directory (same process
+    id, so the same transactional.id, which fences the dead instance and aborts
+    its transaction) the committed counts are still each update exactly once.
+    (Under at_least_once the same run reprocesses the uncommitted lines and
+    reads e.g. dog 18 instead of 15.)"""
+    run = WordCountRun(
+        kafka_reference, samsa_node.bootstrap, tmp_path, "eos-halt", "exactly_once_v2", threads=2
     )
+    first = WordCountApp(run.argv)
     try:
-        assert running.wait(300) and "RUNNING" in states, (states, app.stderr)
-        producer = Producer({"bootstrap.servers": bootstrap, "acks": "all"})
-        for number, line in enumerate(LINES):
-            producer.produce("lines", key=str(number), value=line)
-        assert producer.flush(60) == 0
-
-        consumer.subscribe(["counts"])
-        latest: dict[str, int] = {}
-        want = dict(expected_counts())
-        deadline_polls = 600
-        while latest != want and deadline_polls:
-            deadline_polls -= 1
-            message = consumer.poll(0.5)
-            if message is None or message.error():
-                continue
-            (count,) = struct.unpack(">q", message.value())
-            latest[message.key().decode()] = count
-        assert latest == want
+        first.wait_running()
+        run.produce_lines()
+        run.read_count_updates(expected_counts(1))
+        run.produce_lines(halt_after=len(LINES) // 2)
+        assert first.process.wait(120) == 137, first.stderr_tail()
     finally:
-        consumer.close()
-        app.terminate()
-        try:
-            app.wait(60)
-        except subprocess.TimeoutExpired:
-            app.kill()
-            app.wait(10)
-    assert states[-1] == "NOT_RUNNING" and "ERROR" not in states, states
+        first.kill()
+    second = WordCountApp(run.argv)
+    want = expected_counts(3) + Counter({"halt": 1, "now": 1})
+    try:
+        second.wait_running()
+        run.produce_lines()
+        updates, _ = run.read_count_updates(want)
+        assert_each_update_once(updates, want)
+    finally:
+        second.stop()
+    assert second.states[-1] == "NOT_RUNNING" and "ERROR" not in second.states, second.states

@@ -1,3 +1,8 @@
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.Paths;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.Locale;
@@ -17,7 +22,18 @@ import org.apache.kafka.streams.kstream.Produced;
  * SIGTERM; prints "RUNNING" once the application reaches the RUNNING state so
  * the test knows when to start producing.
  *
- * Usage: SamsaWordCount BOOTSTRAP APPLICATION_ID INPUT_TOPIC OUTPUT_TOPIC STATE_DIR
+ * Usage: SamsaWordCount BOOTSTRAP APPLICATION_ID INPUT_TOPIC OUTPUT_TOPIC STATE_DIR [GUARANTEE [THREADS]]
+ *
+ * GUARANTEE is a processing.guarantee value (at_least_once by default,
+ * exactly_once_v2 for transactional produce with offsets sent to the
+ * transaction and read_committed consumers).  THREADS is num.stream.threads
+ * (1 by default); under exactly_once_v2 each thread has a transactional
+ * producer of its own.
+ *
+ * The input line "halt now" makes the JVM halt (as SIGKILL would: no commit, no
+ * abort, no LeaveGroup) in the middle of processing, so inside an open
+ * transaction; only the first time, remembered by a file in STATE_DIR, so the
+ * restarted instance reprocesses that line and counts it.
  */
 public final class SamsaWordCount {
     public static void main(String[] args) throws InterruptedException {
@@ -25,15 +41,22 @@ public final class SamsaWordCount {
         props.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, args[0]);
         props.put(StreamsConfig.APPLICATION_ID_CONFIG, args[1]);
         props.put(StreamsConfig.STATE_DIR_CONFIG, args[4]);
-        props.put(StreamsConfig.PROCESSING_GUARANTEE_CONFIG, StreamsConfig.AT_LEAST_ONCE);
+        props.put(StreamsConfig.PROCESSING_GUARANTEE_CONFIG,
+            args.length > 5 ? args[5] : StreamsConfig.AT_LEAST_ONCE);
+        props.put(StreamsConfig.NUM_STREAM_THREADS_CONFIG,
+            args.length > 6 ? Integer.parseInt(args[6]) : 1);
         props.put(StreamsConfig.DEFAULT_KEY_SERDE_CLASS_CONFIG, Serdes.StringSerde.class);
         props.put(StreamsConfig.DEFAULT_VALUE_SERDE_CLASS_CONFIG, Serdes.StringSerde.class);
         props.put(StreamsConfig.COMMIT_INTERVAL_MS_CONFIG, 100);
         props.put(StreamsConfig.STATESTORE_CACHE_MAX_BYTES_CONFIG, 0);
         props.put(StreamsConfig.consumerPrefix("auto.offset.reset"), "earliest");
+        // A SIGKILLed instance's member leaves the group after this, not Streams' 45 s.
+        props.put(StreamsConfig.consumerPrefix("session.timeout.ms"), 6000);
 
         StreamsBuilder builder = new StreamsBuilder();
+        Path halted = Paths.get(args[4], "halted-once");
         builder.<String, String>stream(args[2])
+            .peek((key, line) -> haltOnceOn(line, halted))
             .flatMapValues(line -> Arrays.asList(line.toLowerCase(Locale.ROOT).split("\\W+")))
             .filter((key, word) -> !word.isEmpty())
             .groupBy((key, word) -> word)
@@ -56,5 +79,17 @@ public final class SamsaWordCount {
         }));
         streams.start();
         stopped.await();
+    }
+
+    private static void haltOnceOn(String line, Path marker) {
+        if (!line.equals("halt now") || Files.exists(marker)) {
+            return;
+        }
+        try {
+            Files.createFile(marker);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        Runtime.getRuntime().halt(137);
     }
 }
