@@ -18,6 +18,8 @@ from pathlib import Path
 
 import pytest
 
+from samsa.testing_process import LoggedProcess
+
 READY_PREFIX = "samsa broker listening on "
 CONTROLLER_READY_PREFIX = "samsa controller listening on "
 TASK_DUMP_END = "SIGUSR1: end of the task dump"  # the broker's last line after SIGUSR1
@@ -36,7 +38,7 @@ class BrokerDidNotStop(AssertionError):
     """A SIGTERMed broker still ran after the wait: a shutdown that hangs is a bug."""
 
 
-class BrokerProcess:
+class BrokerProcess(LoggedProcess):
     def __init__(
         self,
         data_dir: Path,
@@ -46,6 +48,7 @@ class BrokerProcess:
         args: list[str] | None = None,
         command_prefix: list[str] | None = None,
     ) -> None:
+        super().__init__()
         self.data_dir = Path(data_dir)
         self.command_prefix = list(command_prefix or [])
         """Run the broker under this, e.g. ``["ip", "netns", "exec", "host1"]``
@@ -57,10 +60,7 @@ class BrokerProcess:
         self.port = port or 0
         self.listen = port is not None
         """False: the listeners come from ``settings`` (a cluster node)."""
-        self.proc: subprocess.Popen[str] | None = None
         self.bootstrap = ""
-        self.log_lines: list[str] = []
-        self._log_changed = threading.Condition()
 
     def launch(self) -> threading.Event:
         """Start the process without waiting; the event is set once it is ready
@@ -122,19 +122,6 @@ class BrokerProcess:
         for line in self.proc.stderr:
             self._add_log_line(line.rstrip("\n"))
 
-    def _add_log_line(self, line: str) -> None:
-        with self._log_changed:
-            self.log_lines.append(line)
-            self._log_changed.notify_all()
-
-    def wait_for_log(self, text: str, timeout: float = 10.0) -> bool:
-        """Wait until a log line contains ``text`` (the broker logs from its own
-        process, so a line can arrive a moment after what it reports)."""
-        with self._log_changed:
-            return self._log_changed.wait_for(
-                lambda: any(text in line for line in self.log_lines), timeout
-            )
-
     def stop(self, timeout: float = 20.0) -> int:
         """SIGTERM and wait: a clean shutdown that must exit 0."""
         if self.proc is None or self.proc.poll() is not None:
@@ -159,31 +146,9 @@ class BrokerProcess:
         tail = "\n".join(self.log_lines[-60:])
         return f"broker in {self.data_dir} did not exit within {timeout} s of SIGTERM:\n{tail}"
 
-    def pause(self) -> None:
-        """SIGSTOP: the process stops answering but keeps its sockets (a hung node)."""
-        assert self.proc is not None
-        self.proc.send_signal(signal.SIGSTOP)
-
-    def resume(self) -> None:
-        assert self.proc is not None
-        self.proc.send_signal(signal.SIGCONT)
-
-    @property
-    def running(self) -> bool:
-        return self.proc is not None and self.proc.poll() is None
-
-    def kill(self) -> None:
-        """SIGKILL: a crash, no flush, no clean shutdown."""
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.kill()
-            self.proc.wait(10)
-
     def restart(self) -> str:
         self.stop()
         return self.start()
-
-    def log_text(self) -> str:
-        return "\n".join(self.log_lines)
 
 
 @pytest.fixture

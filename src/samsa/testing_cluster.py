@@ -26,6 +26,7 @@ from typing import Any, TypeVar
 from samsa.protocol.api import decode_response, encode_request
 from samsa.server.meta_properties import random_cluster_id
 from samsa.testing import BrokerProcess
+from samsa.testing_process import NodeGroup
 
 T = TypeVar("T")
 POLL_S = 0.02
@@ -54,7 +55,7 @@ def free_ports(count: int) -> list[int]:
         return [sock.getsockname()[1] for sock in socks]
 
 
-class LocalCluster:
+class LocalCluster(NodeGroup[BrokerProcess]):
     def __init__(
         self,
         base_dir: Path,
@@ -131,34 +132,6 @@ class LocalCluster:
         events = {node_id: self.nodes[node_id].launch() for node_id in chosen}
         for node_id, ready in events.items():
             self.nodes[node_id].wait_ready(ready, timeout)
-
-    def kill(self, node_id: int) -> None:
-        self.nodes[node_id].kill()
-
-    def stop(self, node_id: int, timeout: float = 60.0) -> int:
-        return self.nodes[node_id].stop(timeout)
-
-    def pause(self, node_id: int) -> None:
-        self.nodes[node_id].pause()
-
-    def resume(self, node_id: int) -> None:
-        self.nodes[node_id].resume()
-
-    def running(self) -> list[int]:
-        return [node_id for node_id, node in sorted(self.nodes.items()) if node.running]
-
-    def close(self) -> None:
-        for node in self.nodes.values():
-            if node.running:
-                node.resume()
-        for node in self.nodes.values():
-            node.kill()
-
-    def __enter__(self) -> LocalCluster:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
 
 def wait_until(

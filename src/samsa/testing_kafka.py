@@ -26,6 +26,7 @@ import pytest
 
 from samsa.testing_cluster import free_ports
 from samsa.testing_kafka_reference import KafkaReference, load_reference
+from samsa.testing_process import LoggedProcess, NodeGroup
 
 READY_TEXT = "Kafka Server started"
 KAFKA_HEAP = "1g"
@@ -67,10 +68,12 @@ TEST_SETTINGS = {
 }
 
 
-class KafkaProcess:
+class KafkaProcess(LoggedProcess):
     """One combined broker+controller Kafka node. ``settings`` override the
     defaults; ``voters``/ports are given by ``KafkaCluster`` and chosen here
     for a lone node."""
+
+    kill_wait_s = 30.0  # a JVM with a 1 GB heap takes longer to reap
 
     def __init__(
         self,
@@ -84,6 +87,7 @@ class KafkaProcess:
         voters: str = "",
         heap: str = KAFKA_HEAP,
     ) -> None:
+        super().__init__()
         self.data_dir = Path(data_dir)
         self.reference = reference or load_reference()
         self.node_id = node_id
@@ -110,9 +114,6 @@ class KafkaProcess:
             "log.dirs": str(self.data_dir / "logs"),
             **(settings or {}),
         }
-        self.proc: subprocess.Popen[str] | None = None
-        self.log_lines: list[str] = []
-        self._log_changed = threading.Condition()
         self.log_path = self.data_dir.with_name(self.data_dir.name + ".log")
 
     @property
@@ -185,9 +186,7 @@ class KafkaProcess:
                 log_file.write(line)
                 log_file.flush()
                 line = line.rstrip("\n")
-                with self._log_changed:
-                    self.log_lines.append(line)
-                    self._log_changed.notify_all()
+                self._add_log_line(line)
                 if READY_TEXT in line:
                     self._ready_seen = True
                     ready.set()
@@ -195,12 +194,6 @@ class KafkaProcess:
 
     def _tail(self) -> str:
         return "\n".join(self.log_lines[-40:]) + f"\n(full log: {self.log_path})"
-
-    def wait_for_log(self, text: str, timeout: float = 10.0) -> bool:
-        with self._log_changed:
-            return self._log_changed.wait_for(
-                lambda: any(text in line for line in self.log_lines), timeout
-            )
 
     def stop(self, timeout: float = 60.0) -> int:
         """SIGTERM, Kafka's controlled shutdown, and wait for the exit."""
@@ -214,26 +207,6 @@ class KafkaProcess:
             raise RuntimeError(
                 f"Kafka did not exit within {timeout} s of SIGTERM:\n{self._tail()}"
             ) from None
-
-    def kill(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.kill()
-            self.proc.wait(30)
-
-    def pause(self) -> None:
-        assert self.proc is not None
-        self.proc.send_signal(signal.SIGSTOP)
-
-    def resume(self) -> None:
-        assert self.proc is not None
-        self.proc.send_signal(signal.SIGCONT)
-
-    @property
-    def running(self) -> bool:
-        return self.proc is not None and self.proc.poll() is None
-
-    def log_text(self) -> str:
-        return "\n".join(self.log_lines)
 
 
 def _single_node_settings() -> dict[str, str]:
@@ -259,7 +232,7 @@ def random_kafka_cluster_id(reference: KafkaReference) -> str:
     return done.stdout.strip().splitlines()[-1]
 
 
-class KafkaCluster:
+class KafkaCluster(NodeGroup[KafkaProcess]):
     """Three (``nodes``) combined-role Kafka nodes with a static voter set:
     ids 1..n, the same fault verbs as ``samsa.testing_cluster.LocalCluster``."""
 
@@ -334,34 +307,6 @@ class KafkaCluster:
         deadline = time.monotonic() + timeout
         for node_id, ready in events.items():
             self.nodes[node_id].wait_ready(ready, max(1.0, deadline - time.monotonic()))
-
-    def kill(self, node_id: int) -> None:
-        self.nodes[node_id].kill()
-
-    def stop(self, node_id: int, timeout: float = 60.0) -> int:
-        return self.nodes[node_id].stop(timeout)
-
-    def pause(self, node_id: int) -> None:
-        self.nodes[node_id].pause()
-
-    def resume(self, node_id: int) -> None:
-        self.nodes[node_id].resume()
-
-    def running(self) -> list[int]:
-        return [node_id for node_id, node in sorted(self.nodes.items()) if node.running]
-
-    def close(self) -> None:
-        for node in self.nodes.values():
-            if node.running:
-                node.resume()
-        for node in self.nodes.values():
-            node.kill()
-
-    def __enter__(self) -> KafkaCluster:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
 
 @pytest.fixture
