@@ -20,40 +20,21 @@ from __future__ import annotations
 import os
 import random
 import time
-from collections.abc import Callable, Iterator
-from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
 import pytest
-from tests.cluster.fault_run import TOPIC, Run, finish_and_check, open_run
+from tests.cluster.fault_run import TOPIC, Run, finish_and_check
 from tests.cluster.group_members import CommittedOffsets, Member
 from tests.cluster.helpers import active_controller, node_metadata, wait_until
-from tests.netfaults.network import HostNetwork, host_network
-
-from samsa.testing_cluster import LocalCluster
-
-__all__ = ["host_network"]  # the fixture, used by name below
+from tests.netfaults.conftest import NODES
+from tests.netfaults.network import HostNetwork
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
-NODES = [1, 2, 3]
 GROUP = "nemesis-group"
 SEED = int(os.environ.get("SAMSA_NEMESIS_SEED", random.randrange(1 << 32)))
 FAULTS = int(os.environ.get("SAMSA_NEMESIS_FAULTS", "6"))
-
-
-@pytest.fixture
-def run(tmp_path: Path, host_network: HostNetwork) -> Iterator[Run]:
-    with (
-        LocalCluster(
-            tmp_path,
-            controllers=3,
-            hosts={n: host_network.address(n) for n in NODES},
-            command_prefix=host_network.command_prefix,
-        ) as cluster,
-        open_run(cluster, tmp_path, NODES) as state,
-    ):
-        yield state
 
 
 class Nemesis:

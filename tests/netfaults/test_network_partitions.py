@@ -23,35 +23,15 @@ equals its leader batch for batch.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
 import pytest
-from tests.cluster.fault_run import Run, finish_and_check, open_run
-from tests.netfaults.network import HostNetwork, host_network
-
-from samsa.testing_cluster import LocalCluster
-
-__all__ = ["host_network"]  # the fixture, used by name below
+from tests.cluster.fault_run import Run, finish_and_check
+from tests.netfaults.conftest import NODES
+from tests.netfaults.network import HostNetwork
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
-
-NODES = [1, 2, 3]
-
-
-@pytest.fixture
-def run(tmp_path: Path, host_network: HostNetwork) -> Iterator[Run]:
-    with (
-        LocalCluster(
-            tmp_path,
-            controllers=3,
-            hosts={n: host_network.address(n) for n in NODES},
-            command_prefix=host_network.command_prefix,
-        ) as cluster,
-        open_run(cluster, tmp_path, NODES) as state,
-    ):
-        yield state
 
 
 def _cut_off(run: Run, net: HostNetwork, victim: int, inject: Callable[[], None], how: str) -> None:
