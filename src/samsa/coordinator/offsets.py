@@ -68,16 +68,17 @@ class OffsetManager:
 
     # ------------------------------------------------------------ commit
 
-    async def commit(
+    def admit(
         self,
         group_id: str,
         generation_id: int,
         member_id: str,
         group_instance_id: str | None,
-        retention_time_ms: int,
         offsets: list[OffsetToCommit],
-    ) -> dict[TopicPartition, ErrorCode]:
-        """Commit offsets; returns the error of every requested partition."""
+    ) -> tuple[dict[TopicPartition, ErrorCode], list[OffsetToCommit] | None]:
+        """What a commit (plain or transactional) may write: the offsets of known
+        partitions, and the error of every other one; None instead of the offsets
+        when the member may not commit at all."""
         results: dict[TopicPartition, ErrorCode] = {}
         valid: list[OffsetToCommit] = []
         for o in offsets:
@@ -88,6 +89,21 @@ class OffsetManager:
         err = self._validate_commit(group_id, generation_id, member_id, group_instance_id)
         if err is not None:
             results.update({(o.topic, o.partition): err for o in valid})
+            return results, None
+        return results, valid
+
+    async def commit(
+        self,
+        group_id: str,
+        generation_id: int,
+        member_id: str,
+        group_instance_id: str | None,
+        retention_time_ms: int,
+        offsets: list[OffsetToCommit],
+    ) -> dict[TopicPartition, ErrorCode]:
+        """Commit offsets; returns the error of every requested partition."""
+        results, valid = self.admit(group_id, generation_id, member_id, group_instance_id, offsets)
+        if valid is None:
             return results
         group = self.registry.get_or_create(group_id)
         member = group.members.get(member_id)

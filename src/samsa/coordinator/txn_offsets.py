@@ -49,16 +49,10 @@ class TxnOffsets:
         group_instance_id: str | None,
         offsets: list[OffsetToCommit],
     ) -> dict[TopicPartition, ErrorCode]:
-        results: dict[TopicPartition, ErrorCode] = {}
-        valid = []
-        for o in offsets:
-            if self.offsets.partition_exists(o.topic, o.partition):
-                valid.append(o)
-            else:
-                results[(o.topic, o.partition)] = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
-        error = self.offsets._validate_commit(group_id, generation_id, member_id, group_instance_id)
-        if error is not None:
-            results.update({(o.topic, o.partition): error for o in valid})
+        results, valid = self.offsets.admit(
+            group_id, generation_id, member_id, group_instance_id, offsets
+        )
+        if valid is None:
             return results
         group = self.registry.get_or_create(group_id)
         now = self.registry.time_ms()
