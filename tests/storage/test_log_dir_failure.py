@@ -6,14 +6,12 @@ write errors, which the kernel gives only through device-mapper, come from
 
 from __future__ import annotations
 
-import contextlib
 import errno
 import os
-import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from tests.diskfaults.disk import fill, small_tmpfs
 
 from samsa.errors import ErrorCode, KafkaError
 from samsa.storage import io_faults
@@ -30,36 +28,6 @@ def fault_rules(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     rules = tmp_path / "io-faults"
     monkeypatch.setattr(io_faults, "_rules_file", str(rules))
     return rules
-
-
-@contextlib.contextmanager
-def small_tmpfs(directory: Path, size: str) -> Iterator[Path]:
-    directory.mkdir()
-    try:
-        subprocess.run(
-            ["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(directory)],
-            check=True,
-            capture_output=True,
-        )
-    except (OSError, subprocess.CalledProcessError) as e:
-        pytest.skip(f"cannot mount a tmpfs (needs root): {e}")
-    try:
-        yield directory
-    finally:
-        subprocess.run(["umount", "-l", str(directory)], check=False)
-
-
-def fill(directory: Path) -> Path:
-    """Write until the file system is full; the filler file is returned."""
-    filler = directory / "filler"
-    fd = os.open(filler, os.O_WRONLY | os.O_CREAT, 0o644)
-    try:
-        with contextlib.suppress(OSError):
-            while os.write(fd, b"\0" * 4096):
-                pass
-    finally:
-        os.close(fd)
-    return filler
 
 
 def test_full_disk_refuses_the_append_and_takes_the_dir_offline(tmp_path: Path) -> None:

@@ -139,7 +139,7 @@ class LogManager:
                 had_clean_shutdown=clean,
                 clock=self._clock,
             )
-            self._logs[key].io_error_report = self._report_io_error
+            self._logs[key].io_error_report = self.report_io_error
         # From here on a crash must lead to recovery.
         marker.unlink(missing_ok=True)
         fsync_dir(self.data_dir)
@@ -187,9 +187,9 @@ class LogManager:
                 return existing
             if config is not None:
                 self._topic_configs[topic] = config
-            with io_errors_fail_dir(self._report_io_error, f"creating {topic}-{partition}"):
+            with io_errors_fail_dir(self.report_io_error, f"creating {topic}-{partition}"):
                 log = self._open_new_log(topic, partition)
-            log.io_error_report = self._report_io_error
+            log.io_error_report = self.report_io_error
             self._logs[(topic, partition)] = log
             return log
 
@@ -246,7 +246,7 @@ class LogManager:
 
     def _write_checkpoint(self, file_name: str, offsets: dict[TopicPartitionKey, int]) -> None:
         self._check_open()
-        with io_errors_fail_dir(self._report_io_error, f"writing {file_name}"):
+        with io_errors_fail_dir(self.report_io_error, f"writing {file_name}"):
             write_checkpoint(self.data_dir / file_name, offsets)
 
     def run_retention(self, now_ms: int) -> int:
@@ -306,7 +306,9 @@ class LogManager:
         """The data dir failed an I/O operation (see module doc)."""
         return self.failure_channel.is_offline(str(self.data_dir))
 
-    def _report_io_error(self, error: BaseException) -> None:
+    def report_io_error(self, error: BaseException) -> None:
+        """Take the data dir offline after ``error`` (also for files of this dir
+        that other layers write, such as the high-watermark checkpoint)."""
         self.failure_channel.maybe_add_offline(str(self.data_dir), error)
 
     def _on_dir_offline(self, log_dir: str, reason: str) -> None:
