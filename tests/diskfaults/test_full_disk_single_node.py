@@ -13,10 +13,11 @@ in order, and takes new writes.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from confluent_kafka import Consumer, KafkaError, Producer
+from confluent_kafka import Consumer, KafkaError, Message, Producer
 from tests.cluster.helpers import create_topic
 from tests.diskfaults.disk import fill, small_tmpfs
 
@@ -33,8 +34,8 @@ def _produce(bootstrap: str, values: list[bytes], **settings: object) -> list[ob
     results: list[object] = [...] * len(values)
     producer = Producer({"bootstrap.servers": bootstrap, "acks": "all", **settings})
 
-    def report(index: int) -> object:
-        def on_delivery(err: object, _msg: object) -> None:
+    def report(index: int) -> Callable[[KafkaError | None, Message], None]:
+        def on_delivery(err: KafkaError | None, _msg: Message) -> None:
             results[index] = err
 
         return on_delivery
@@ -61,7 +62,7 @@ def _consume_all(bootstrap: str, expected: int) -> list[bytes]:
         while len(values) < expected and time.monotonic() < deadline:
             message = consumer.poll(0.5)
             if message is not None and message.error() is None:
-                values.append(message.value())
+                values.append(message.value() or b"")
     finally:
         consumer.close()
     return values

@@ -255,6 +255,8 @@ class LogManager:
         Each log on its own: one log's failure is logged and retried next
         pass, and retention goes on for the others (see failure_log)."""
         deleted = 0
+        if self.offline:
+            return deleted  # nothing more is written to a failed dir
         for log in self.all_logs().values():
             deleted += (
                 self._retention_failures.run(log.name, partial(log.run_retention, now_ms)) or 0
@@ -270,6 +272,8 @@ class LogManager:
 
         A log whose flush fails keeps its old recovery point, so the
         checkpoint written after it is still true for every log."""
+        if self.offline:
+            return  # nothing more is written to a failed dir
         for log in self.all_logs().values():
             self._flush_failures.run(log.name, partial(log.flush_if_due, now_ms))
         self._checkpoint_failures.run(RECOVERY_POINT_CHECKPOINT, self.checkpoint_recovery_points)
