@@ -17,7 +17,14 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from confluent_kafka import Consumer, KafkaError, Message, Producer
+from confluent_kafka import (
+    OFFSET_BEGINNING,
+    Consumer,
+    KafkaError,
+    Message,
+    Producer,
+    TopicPartition,
+)
 from tests.cluster.helpers import create_topic
 from tests.diskfaults.disk import fill, small_tmpfs
 
@@ -48,14 +55,9 @@ def _produce(bootstrap: str, values: list[bytes], **settings: object) -> list[ob
 
 def _consume_all(bootstrap: str, expected: int) -> list[bytes]:
     consumer = Consumer(
-        {
-            "bootstrap.servers": bootstrap,
-            "group.id": "disk-check",
-            "auto.offset.reset": "earliest",
-            "enable.auto.commit": False,
-        }
+        {"bootstrap.servers": bootstrap, "group.id": "disk-check", "enable.auto.commit": False}
     )
-    consumer.subscribe([TOPIC])
+    consumer.assign([TopicPartition(TOPIC, 0, OFFSET_BEGINNING)])
     values: list[bytes] = []
     deadline = time.monotonic() + 30
     try:

@@ -110,3 +110,26 @@ def test_a_closed_log_is_no_dir_failure(tmp_path: Path) -> None:
         log.flush()
     assert not manager.offline
     manager.close()
+
+
+def test_an_index_write_error_refuses_the_append_and_recovery_rebuilds_the_index(
+    tmp_path: Path, fault_rules: Path
+) -> None:
+    every_batch_indexed = LogConfig.from_dict({"index.interval.bytes": "1"})
+    manager = LogManager(tmp_path / "data", every_batch_indexed, clock=ManualClock())
+    log = manager.create_log("orders", 0)
+    log.append(make_batch(5))
+    fault_rules.write_text(f"write {log.directory}/00000000000000000000.index\n")
+    with pytest.raises(KafkaError) as refused:
+        log.append(make_batch(5))
+    assert refused.value.code == ErrorCode.KAFKA_STORAGE_ERROR
+    assert manager.offline
+    manager.close()
+    fault_rules.unlink()
+    reopened = LogManager(tmp_path / "data", every_batch_indexed, clock=ManualClock())
+    recovered = reopened.get_log("orders", 0)
+    # The refused batch reached the .log before its index entry failed: recovery
+    # keeps it (it was never acknowledged, and an idempotent retry is a duplicate).
+    assert recovered is not None and recovered.log_end_offset in (5, 10)
+    assert len(recovered.read(recovered.log_end_offset - 1, 100_000).records) > 0
+    reopened.close()
