@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from tests.diskfaults.disk import fill, small_tmpfs
 
+from samsa.config import BrokerConfig
 from samsa.errors import ErrorCode, KafkaError
 from samsa.storage import io_faults
 from samsa.storage.log_config import LogConfig
@@ -133,3 +134,9 @@ def test_an_index_write_error_refuses_the_append_and_recovery_rebuilds_the_index
     assert recovered is not None and recovered.log_end_offset in (5, 10)
     assert len(recovered.read(recovered.log_end_offset - 1, 100_000).records) > 0
     reopened.close()
+
+
+def test_log_dirs_lists_every_dir_and_the_data_dir_is_the_first() -> None:
+    config = BrokerConfig({"log.dirs": "/disks/a,/disks/b"})
+    assert config.log_dirs == [Path("/disks/a"), Path("/disks/b")]
+    assert config.data_dir == Path("/disks/a")

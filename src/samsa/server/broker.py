@@ -198,6 +198,13 @@ class Broker:
         await self._bind_http_endpoints()
         config = self.config
         defaults = LogConfig.from_dict(self.dynamic_config.topic_defaults())
+        if len(config.log_dirs) > 1:
+            log.warning(
+                "log.dirs names %d dirs; every log is kept in the first (%s) and the others "
+                "are not used: Samsa does not spread partitions over several dirs (JBOD)",
+                len(config.log_dirs),
+                config.data_dir,
+            )
         failures = self.node.log_dir_failures
         self.log_manager = LogManager(
             config.data_dir, defaults, clock=wall_ms, failure_channel=failures
