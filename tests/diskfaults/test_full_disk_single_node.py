@@ -12,20 +12,13 @@ in order, and takes new writes.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from confluent_kafka import (
-    OFFSET_BEGINNING,
-    Consumer,
-    KafkaError,
-    Message,
-    Producer,
-    TopicPartition,
-)
+from confluent_kafka import KafkaError, Message, Producer
 from tests.cluster.helpers import create_topic
+from tests.cluster.workload import read_final_log
 from tests.diskfaults.disk import fill, small_tmpfs
 
 from samsa.testing import BrokerProcess
@@ -53,23 +46,6 @@ def _produce(bootstrap: str, values: list[bytes], **settings: object) -> list[ob
     return results
 
 
-def _consume_all(bootstrap: str, expected: int) -> list[bytes]:
-    consumer = Consumer(
-        {"bootstrap.servers": bootstrap, "group.id": "disk-check", "enable.auto.commit": False}
-    )
-    consumer.assign([TopicPartition(TOPIC, 0, OFFSET_BEGINNING)])
-    values: list[bytes] = []
-    deadline = time.monotonic() + 30
-    try:
-        while len(values) < expected and time.monotonic() < deadline:
-            message = consumer.poll(0.5)
-            if message is not None and message.error() is None:
-                values.append(message.value() or b"")
-    finally:
-        consumer.close()
-    return values
-
-
 def test_full_disk_answers_storage_error_and_a_restart_recovers(
     tmp_path: Path, record_property: object
 ) -> None:
@@ -95,7 +71,7 @@ def test_full_disk_answers_storage_error_and_a_restart_recovers(
             broker.start()
             after = [b"after-%d" % i for i in range(10)]
             assert all(err is None for err in _produce(broker.bootstrap, after))
-            values = _consume_all(broker.bootstrap, RECORDS + len(after))
+            values = [value for _, value in read_final_log(broker.bootstrap, TOPIC, 1)[0]]
             stored = [v for v in values if not v.startswith(b"x")]
             assert stored == before + after
             lines = [
