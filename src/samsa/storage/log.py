@@ -652,6 +652,11 @@ class Log:
     def offline(self) -> bool:
         return self._offline is not None
 
+    def require_online(self) -> None:
+        """Raise KAFKA_STORAGE_ERROR if the log's dir failed (or it is closed): a
+        writer hears of the failed disk before any check of what it sent, as in Kafka."""
+        self._check_open()
+
     def rename_dir(self, directory: Path) -> None:
         """Move the partition directory (used to mark it for deletion)."""
         with self._lock:

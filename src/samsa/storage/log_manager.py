@@ -276,6 +276,8 @@ class LogManager:
             return  # nothing more is written to a failed dir
         for log in self.all_logs().values():
             self._flush_failures.run(log.name, partial(log.flush_if_due, now_ms))
+        if self.offline:
+            return  # a flush just failed the dir: no checkpoint written there
         self._checkpoint_failures.run(RECOVERY_POINT_CHECKPOINT, self.checkpoint_recovery_points)
 
     def flush_all(self) -> None:
