@@ -373,7 +373,8 @@ class Broker:
         await self.replicas.stop()
         self.replicas.snapshot_producer_state()
         self.log_manager.close()
-        log.info("broker %d stopped cleanly", self.node_id)
+        if not self.log_manager.offline:
+            log.info("broker %d stopped cleanly", self.node_id)
 
     # ------------------------------------------------------------------ metadata publisher
     def on_delta(self, delta: MetadataDelta) -> None:
