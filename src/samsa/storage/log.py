@@ -55,7 +55,12 @@ from samsa.storage.leader_epoch_cache import (
     load_leader_epoch_cache,
 )
 from samsa.storage.log_config import LogConfig
-from samsa.storage.log_dir_failure import IoErrorReport, io_errors_fail_dir
+from samsa.storage.log_dir_failure import (
+    IoErrorReport,
+    io_errors_fail_dir,
+    report_if_io_error,
+    storage_error,
+)
 from samsa.storage.log_info import AppendInfo, FetchDataInfo
 from samsa.storage.log_loader import load_log, open_segment
 from samsa.storage.log_policy import (
@@ -247,7 +252,8 @@ class Log:
             if not headers:
                 return AppendInfo(self._next_offset, self._next_offset - 1, -1, -1, -1, 0, 0)
             max_batch = headers[0] if len(headers) == 1 else max(headers, key=_max_timestamp)
-            with io_errors_fail_dir(self.io_error_report, f"[{self.name}] append"):
+            # Inline, not io_errors_fail_dir: this is the hot path (see there).
+            try:
                 segment = self._maybe_roll(len(records), headers, max_batch.max_timestamp, now)
                 if headers[-1].partition_leader_epoch > self._leader_epochs.latest_epoch:
                     self._leader_epochs.assign_newer(headers)
@@ -260,6 +266,11 @@ class Log:
                 self._next_offset = next_offset
                 if self.unflushed_messages >= self.config.flush_messages:
                     self._flush(self._next_offset, now)
+            except OSError as e:
+                raise storage_error(self.io_error_report, f"[{self.name}] append", e) from e
+            except KafkaError as e:
+                report_if_io_error(self.io_error_report, e)
+                raise
             return AppendInfo(
                 first_offset=headers[0].base_offset,
                 last_offset=headers[-1].last_offset,
