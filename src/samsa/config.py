@@ -499,12 +499,17 @@ class BrokerConfig:
 
     @property
     def data_dir(self) -> Path:
+        return self.log_dirs[0]
+
+    @property
+    def log_dirs(self) -> list[Path]:
+        """Every dir ``log.dirs`` (or ``log.dir``) names; Samsa uses the first."""
         dirs = (
             _list(self["log.dirs"]) if self.is_explicit("log.dirs") or not self["log.dir"] else []
         )
         if not dirs:
             dirs = _list(self["log.dir"]) or ["./samsa-data"]
-        return Path(dirs[0])
+        return [Path(d) for d in dirs]
 
     def explicit_values(self) -> dict[str, str]:
         """The settings given (file, ``--set``, flags) as the strings given:

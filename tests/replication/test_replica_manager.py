@@ -8,16 +8,18 @@ from collections.abc import Awaitable
 from pathlib import Path
 from typing import Any, TypeVar
 
+import pytest
 from tests.replication.helpers import ManualClock, make_batch
 
 from samsa.controller.metadata_delta import MetadataDelta
 from samsa.controller.metadata_image import MetadataImage
-from samsa.errors import ErrorCode
+from samsa.errors import ErrorCode, KafkaError
 from samsa.net import ChannelPool
 from samsa.protocol.metadata_records import MetadataRecord, make_record
 from samsa.replication import FetchWaiter, ReplicaManager, ReplicationConfig
 from samsa.replication.hw_checkpoint import REPLICATION_OFFSET_CHECKPOINT
 from samsa.replication.partition import PartitionRole
+from samsa.storage import io_faults
 from samsa.storage.log_config import LogConfig
 from samsa.storage.log_manager import LogManager
 
@@ -459,3 +461,34 @@ def test_config_reads_kafkas_keys_and_keeps_defaults_for_the_rest() -> None:
     assert config.replica_lag_time_max_ms == 1234
     assert config.num_replica_fetchers == 3
     assert config.replica_fetch_wait_max_ms == ReplicationConfig().replica_fetch_wait_max_ms
+
+
+def test_a_failed_log_dir_answers_storage_error_before_any_sequence_check(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Kafka checks the dir first: an idempotent producer whose batch met the failure
+    must hear KAFKA_STORAGE_ERROR for the next one too, not OUT_OF_ORDER_SEQUENCE_NUMBER
+    (its sequence did not advance), which would make it bump its epoch or fail."""
+    rules = tmp_path / "io-faults"
+    monkeypatch.setattr(io_faults, "_rules_file", str(rules))
+
+    async def scenario() -> None:
+        h = Harness(tmp_path / "data", channels=False)
+        try:
+            partition = h.manager.create(TOPIC, 0, {})
+            pid = {"producer_id": 7, "producer_epoch": 0}
+            partition.append_from_client(memoryview(make_batch(2, base_sequence=0, **pid)))
+            rules.write_text(f"write {tmp_path / 'data'}/\n")
+            for sequence in (2, 3):
+                batch = make_batch(1, base_sequence=sequence, **pid)
+                with pytest.raises(KafkaError) as refused:
+                    partition.append_from_client(memoryview(batch))
+                assert refused.value.code == ErrorCode.KAFKA_STORAGE_ERROR
+            with pytest.raises(KafkaError) as unread:
+                partition.read_for_consumer(0, 1000, current_leader_epoch=0)
+            assert unread.value.code == ErrorCode.KAFKA_STORAGE_ERROR
+        finally:
+            rules.unlink()
+            await h.close()
+
+    run(scenario())

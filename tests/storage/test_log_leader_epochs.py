@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from samsa.errors import KafkaError
 from samsa.protocol.record_batch import NO_PARTITION_LEADER_EPOCH, stamp_batch
 from samsa.storage.leader_epoch_cache import UNDEFINED_EPOCH, EpochEntry
 from samsa.storage.leader_epoch_checkpoint import (
@@ -224,8 +225,10 @@ def test_a_failed_data_write_takes_back_the_epoch_it_assigned(
         raise OSError(28, "No space left on device")
 
     monkeypatch.setattr(LogSegment, "append", disk_full)
-    with pytest.raises(OSError):
+    # Raised as KAFKA_STORAGE_ERROR, the code a producer or fetcher gets (log_dir_failure).
+    with pytest.raises(KafkaError) as failed:
         log.append(follower_batch(20, 7), assign_offsets=False)
+    assert isinstance(failed.value.__cause__, OSError)
     assert log.leader_epoch_cache.entries() == [(1, 0), (2, 3), (4, 9)]
     assert checkpoint_of(log) == [(1, 0), (2, 3), (4, 9)]
 

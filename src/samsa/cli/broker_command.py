@@ -176,6 +176,10 @@ async def _serve(config: BrokerConfig) -> int:
         config.data_dir,
         ",".join(sorted(node.settings.roles)),
     )
-    await stop.wait()
+    # SIGTERM, or the node itself (every log dir failed: exit status 1).
+    waits = {asyncio.ensure_future(stop.wait()), asyncio.ensure_future(node.stop_requested.wait())}
+    _, pending = await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+    for wait in pending:
+        wait.cancel()
     await node.stop()
-    return 0
+    return node.exit_code

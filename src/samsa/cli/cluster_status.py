@@ -14,7 +14,9 @@ client calls so it works against Kafka too:
   missing from that list is shown as fenced;
 * partition health (Metadata, plus ``min.insync.replicas`` of every topic
   through DescribeConfigs): under-replicated (ISR smaller than the replicas),
-  under min ISR (acks=all writes are refused) and offline (no leader).
+  under min ISR (acks=all writes are refused) and offline (no leader);
+* failed log dirs (DescribeLogDirs of every broker that answers): a dir an
+  I/O error took offline, with its error (KAFKA_STORAGE_ERROR).
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ from rich.console import Console
 from samsa.cli.common import console, open_admin, print_json, print_table
 from samsa.client.admin import Admin, QuorumInfo, ReplicaInfo
 from samsa.client.errors import KafkaTimeoutError
-from samsa.errors import KafkaError
+from samsa.errors import ErrorCode, KafkaError
 
 MIN_ISR = "min.insync.replicas"
 
@@ -64,6 +66,10 @@ def gather(admin: Admin, timeout: float) -> dict[str, Any]:
     voters = {v.replica_id for v in quorum.voters} if quorum else set()
     observers = {o.replica_id for o in quorum.observers} if quorum else set()
     live = {b.node_id: b for b in cluster.brokers}
+    try:
+        failed_dirs = admin.failed_log_dirs(timeout=timeout)
+    except (KafkaError, KafkaTimeoutError):
+        failed_dirs = {}
     brokers = []
     for node_id in sorted(set(live) | observers | replica_ids):
         b = live.get(node_id)
@@ -76,6 +82,10 @@ def gather(admin: Admin, timeout: float) -> dict[str, Any]:
                 "fenced": b is None,
                 "voter": node_id in voters,
                 "observer": node_id in observers,
+                "offline_log_dirs": [
+                    {"log_dir": log_dir, "error": _error_name(code)}
+                    for log_dir, code in failed_dirs.get(node_id, [])
+                ],
             }
         )
     return {
@@ -228,6 +238,12 @@ def render_brokers_and_partitions(con: Console, status: dict[str, Any]) -> None:
         ],
         title="Brokers",
     )
+    for b in status["brokers"]:
+        for failed in b.get("offline_log_dirs", []):
+            con.print(
+                f"[bold red]broker {b['node_id']}: log dir {failed['log_dir']} offline "
+                f"({failed['error']})[/bold red]"
+            )
     con.print()
     p = status["partitions"]
     con.print(
@@ -264,6 +280,13 @@ def _problem_rows(p: dict[str, Any]) -> list[tuple[Any, ...]]:
         )
         for (e, labels) in (found[k] for k in sorted(found))
     ]
+
+
+def _error_name(code: int) -> str:
+    try:
+        return ErrorCode(code).name
+    except ValueError:
+        return f"error {code}"
 
 
 def _ago(ms: int | None) -> str | None:

@@ -64,6 +64,7 @@ from samsa.raft.voters import VoterSet
 from samsa.storage import CLUSTER_METADATA_TOPIC, METADATA_LOG_DIR, Log, LogConfig
 from samsa.storage import snapshot_files as files
 from samsa.storage.log import Clock, wall_clock_ms
+from samsa.storage.log_dir_failure import IoErrorReport
 
 __all__ = ["METADATA_LOG_CONFIG", "DiskRaftLog"]
 
@@ -123,6 +124,14 @@ class DiskRaftLog:
     def close(self) -> None:
         """fsync and close the segments (a clean shutdown)."""
         self._log.close()
+
+    def report_io_errors_to(self, report: IoErrorReport) -> None:
+        """Who hears of an I/O error here: the node takes the dir offline and stops."""
+        self._log.io_error_report = report
+
+    def mark_offline(self, reason: str) -> None:
+        """Its dir failed: no more reads or writes, and ``close`` only closes."""
+        self._log.mark_offline(reason)
 
     # -- positions -------------------------------------------------------------------
 

@@ -34,6 +34,9 @@ class ProducePath(PartitionBase):
         anything is appended when the committed ISR is smaller than
         ``min.insync.replicas``; the caller then awaits ``wait_for_acks``."""
         self._require_leader()
+        # A failed dir first: a refused batch did not advance the producer's sequence,
+        # so checking its next one would answer OUT_OF_ORDER_SEQUENCE_NUMBER instead.
+        self.log.require_online()
         config = self.config
         if required_acks == -1 and len(self.in_sync_replicas) < config.min_insync_replicas:
             raise KafkaError(

@@ -59,6 +59,7 @@ from samsa.replication.partition import Partition, PartitionRole
 from samsa.replication.partition_base import PartitionBase
 from samsa.storage.log import Log
 from samsa.storage.log_config import LogConfig
+from samsa.storage.log_dir_failure import io_errors_fail_dir
 from samsa.storage.log_manager import LogManager
 from samsa.storage.producer_state import ProducerStateManager
 from samsa.storage.transaction_replay import replay_log
@@ -390,6 +391,8 @@ class ReplicaManager:
         return None if partition is None else partition.producer_state.first_open_offset()
 
     def snapshot_producer_state(self) -> None:
+        if self.log_manager.offline:
+            return  # nothing more is written to a failed dir; recovery rebuilds the state
         for partition in self._partitions.values():
             partition.producer_state.take_snapshot(partition.log.log_end_offset)
 
@@ -398,7 +401,14 @@ class ReplicaManager:
 
     def checkpoint_high_watermarks(self) -> None:
         """Write ``replication-offset-checkpoint`` now (blocking: fsync)."""
-        write_high_watermarks(self.log_manager.data_dir, self.high_watermarks())
+        self._write_high_watermarks(self.high_watermarks())
+
+    def _write_high_watermarks(self, marks: dict[TopicPartition, int]) -> None:
+        """An I/O error takes the data dir offline, as one of a log would."""
+        if self.log_manager.offline:
+            return
+        with io_errors_fail_dir(self.log_manager.report_io_error, "writing high watermarks"):
+            write_high_watermarks(self.log_manager.data_dir, marks)
 
     def start(self) -> None:
         """Start the ISR expiry and checkpoint loops (idempotent).  Must run on the
@@ -425,7 +435,7 @@ class ReplicaManager:
             await asyncio.sleep(interval)
             try:
                 marks = self.high_watermarks()
-                await asyncio.to_thread(write_high_watermarks, self.log_manager.data_dir, marks)
+                await asyncio.to_thread(self._write_high_watermarks, marks)
             except Exception:
                 log.exception("high watermark checkpoint failed")
 
@@ -439,5 +449,5 @@ class ReplicaManager:
             await self._alter_partition.close()
         try:
             self.checkpoint_high_watermarks()
-        except OSError:
+        except (OSError, KafkaError):
             log.exception("final high watermark checkpoint failed")

@@ -46,6 +46,7 @@ from samsa.server.fetch_sessions import FetchSessionCache
 from samsa.server.handlers import register_all
 from samsa.server.http_endpoint import HttpEndpoint
 from samsa.server.listener_security import channel_security
+from samsa.server.log_dir_failure_handler import LogDirFailureHandler
 from samsa.server.meta_properties import MetaProperties
 from samsa.server.metrics import BrokerMetrics
 from samsa.server.producer_id_blocks import ProducerIdBlocks
@@ -197,7 +198,24 @@ class Broker:
         await self._bind_http_endpoints()
         config = self.config
         defaults = LogConfig.from_dict(self.dynamic_config.topic_defaults())
-        self.log_manager = LogManager(config.data_dir, defaults, clock=wall_ms)
+        if len(config.log_dirs) > 1:
+            log.warning(
+                "log.dirs names %d dirs; every log is kept in the first (%s) and the others "
+                "are not used: Samsa does not spread partitions over several dirs (JBOD)",
+                len(config.log_dirs),
+                config.data_dir,
+            )
+        failures = self.node.log_dir_failures
+        self.log_manager = LogManager(
+            config.data_dir, defaults, clock=wall_ms, failure_channel=failures
+        )
+        self.log_dir_failures = LogDirFailureHandler(
+            failures,
+            [str(config.data_dir)],
+            _directory_bytes(self.node.directory_id),
+            lambda: self.lifecycle,
+            self.node.request_stop,
+        )
         node_settings = self.node.settings
         self.replicas = ReplicaManager(
             self.log_manager,
@@ -355,7 +373,8 @@ class Broker:
         await self.replicas.stop()
         self.replicas.snapshot_producer_state()
         self.log_manager.close()
-        log.info("broker %d stopped cleanly", self.node_id)
+        if not self.log_manager.offline:
+            log.info("broker %d stopped cleanly", self.node_id)
 
     # ------------------------------------------------------------------ metadata publisher
     def on_delta(self, delta: MetadataDelta) -> None:

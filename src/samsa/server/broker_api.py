@@ -28,9 +28,11 @@ if TYPE_CHECKING:
     from samsa.server.controller_link import ControllerLink
     from samsa.server.dynamic_broker_config import DynamicBrokerConfig
     from samsa.server.fetch_sessions import FetchSessionCache
+    from samsa.server.log_dir_failure_handler import LogDirFailureHandler
     from samsa.server.metadata_loader import MetadataLoader
     from samsa.server.metrics import BrokerMetrics
     from samsa.server.producer_id_blocks import ProducerIdBlocks
+    from samsa.storage.log_dir_failure import LogDirFailureChannel
 
 
 class BrokerApi(Protocol):
@@ -48,6 +50,7 @@ class BrokerApi(Protocol):
     lifecycle: BrokerLifecycle | None
     cleaner_task: CleanerTask | None
     fetch_sessions: FetchSessionCache
+    log_dir_failures: LogDirFailureHandler
 
     @property
     def image(self) -> MetadataImage: ...
@@ -94,8 +97,11 @@ class NodeApi(Protocol):
     raft: RaftDriver | None
     loader: MetadataLoader | None
     link: ControllerLink | None
+    log_dir_failures: LogDirFailureChannel
 
     def advertised(self, listener: Listener) -> tuple[str, int]: ...
+
+    def request_stop(self, reason: str, exit_code: int) -> None: ...
 
     def client_listeners(self) -> list[Listener]: ...
 

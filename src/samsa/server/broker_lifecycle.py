@@ -78,11 +78,19 @@ class BrokerLifecycle:
         self.shutdown_granted = asyncio.Event()
         self.last_heartbeat_answer = time.monotonic()
         self._want_shut_down = False
+        self.offline_log_dirs: list[bytes] = []
+        """Directory ids of failed log dirs, told to the controller in every heartbeat."""
         self._wake = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
 
     def start(self) -> None:
         self._task = asyncio.ensure_future(self._run())
+
+    def report_offline_log_dir(self, directory_id: bytes) -> None:
+        """Tell the controller at once (a heartbeat now) that a log dir failed."""
+        if directory_id not in self.offline_log_dirs:
+            self.offline_log_dirs.append(directory_id)
+        self._wake.set()
 
     def begin_controlled_shutdown(self) -> None:
         """Ask the controller to move this broker's leaderships away."""
@@ -165,10 +173,12 @@ class BrokerLifecycle:
             "current_metadata_offset": self._metadata_offset(),
             "want_fence": False,
             "want_shut_down": self._want_shut_down,
-            "offline_log_dirs": [],
+            "offline_log_dirs": list(self.offline_log_dirs),
         }
         try:
-            response = await self._controller(BROKER_HEARTBEAT, 0, body)
+            # v1 carries offline_log_dirs (KIP-858); v0 as ever while every dir works.
+            version = 1 if self.offline_log_dirs else 0
+            response = await self._controller(BROKER_HEARTBEAT, version, body)
         except Exception as exc:
             log.debug("broker heartbeat failed: %s", exc)
             return False

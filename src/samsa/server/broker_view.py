@@ -156,6 +156,12 @@ class BrokerView:
                     under += 1
         return under, offline
 
+    def log_dirs(self) -> dict[str, str | None]:
+        """Each log dir -> the error that took it offline, or None while it works."""
+        handler = self._broker.log_dir_failures
+        offline = handler.offline_dirs()
+        return {d: offline.get(d) for d in handler.log_dirs}
+
     def high_watermark(self, topic: str, partition: int) -> int | None:
         p = self._broker.replicas.get(topic, partition)
         return None if p is None else p.high_watermark

@@ -216,6 +216,20 @@ class BrokerCollector(Collector):
         )
         flush.add_metric([], _histogram_buckets(BUCKETS_SECONDS, counts), total)
         yield flush
+        dirs = self.view.log_dirs()
+        offline = GaugeMetricFamily(
+            "samsa_log_dir_offline",
+            "1 once an I/O error took the log dir offline (until a restart).",
+            labels=["log_dir"],
+        )
+        for log_dir, error in sorted(dirs.items()):
+            offline.add_metric([log_dir], 0 if error is None else 1)
+        yield offline
+        yield GaugeMetricFamily(
+            "samsa_offline_log_dirs",
+            "Log dirs taken offline by an I/O error (Kafka's OfflineLogDirectoryCount).",
+            value=sum(error is not None for error in dirs.values()),
+        )
         stats = self.view.cleaner_stats()
         if stats is None:
             return

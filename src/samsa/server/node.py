@@ -33,6 +33,8 @@ import logging
 import random
 import time
 import uuid
+from collections.abc import Iterator
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -43,7 +45,7 @@ from samsa.controller.legacy_migration import (
     legacy_records,
     retire_legacy_metadata,
 )
-from samsa.errors import ConfigError
+from samsa.errors import ConfigError, ErrorCode, KafkaError
 from samsa.listeners import Listener
 from samsa.net import ChannelPool
 from samsa.node_settings import NodeSettings
@@ -66,6 +68,7 @@ from samsa.server.listener_security import channel_security, secure_router, sock
 from samsa.server.metadata_loader import MetadataLoader
 from samsa.server.network import SocketServer
 from samsa.server.router import Router
+from samsa.storage.log_dir_failure import LogDirFailureChannel
 
 log = logging.getLogger("samsa.server")
 
@@ -117,6 +120,14 @@ class Node:
         )
         self._migrated_from: Path | None = None
         self._migration: asyncio.Task[None] | None = None
+        self.log_dir_failures = LogDirFailureChannel()
+        """Failed log dirs of this node: its partitions' and the metadata log's."""
+        self.log_dir_failures.add_listener(self._on_log_dir_offline)
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self.stop_requested = asyncio.Event()
+        """Set when the node itself must stop (every log dir failed); the CLI then
+        stops it as on SIGTERM and exits with ``exit_code``."""
+        self.exit_code = 0
 
     # ------------------------------------------------------------------ addresses
     def _current_setting(self, name: str) -> Any:
@@ -187,6 +198,7 @@ class Node:
 
     # ------------------------------------------------------------------ lifecycle
     async def start(self) -> None:
+        self._loop = asyncio.get_running_loop()
         config = self.config
         data_dir = config.data_dir
         data_dir.mkdir(parents=True, exist_ok=True)
@@ -277,6 +289,9 @@ class Node:
                 METADATA_LOG_CONFIG, segment_bytes=config["metadata.log.segment.bytes"]
             ),
             refetch_lost_prefix=others,
+        )
+        raft_log.report_io_errors_to(
+            partial(self.log_dir_failures.maybe_add_offline, str(data_dir))
         )
         self.raft_log = raft_log
         listener_name = self.controller_listener_name
@@ -410,6 +425,21 @@ class Node:
             )
         return router
 
+    def _on_log_dir_offline(self, log_dir: str, reason: str) -> None:
+        """Any thread.  The metadata log shares the data dir: it stops too.  A
+        broker stops itself (log_dir_failure_handler); a controller-only node
+        has nothing left to serve from a failed dir, so it stops here."""
+        if self.raft_log is not None and log_dir == str(self.config.data_dir):
+            self.raft_log.mark_offline(reason)
+        if not self.settings.is_broker and self._loop is not None:
+            why = f"the metadata log dir {log_dir} failed: {reason}"
+            self._loop.call_soon_threadsafe(self.request_stop, why, 1)
+
+    def request_stop(self, reason: str, exit_code: int) -> None:
+        log.error("node %d must stop: %s", self.node_id, reason)
+        self.exit_code = exit_code
+        self.stop_requested.set()
+
     async def stop(self) -> None:
         """Controlled shutdown first (leaderships move away while the quorum is
         up), then listeners, controller, Raft (a leader hands over), the broker's
@@ -426,7 +456,8 @@ class Node:
             await self.controller.stop()
         if self.raft is not None:
             log.debug("node %d: stopping Raft", self.node_id)
-            await self.raft.stop()
+            with self._failed_dir_tolerated("stopping Raft"):
+                await self.raft.stop()
         if self.broker is not None:
             log.debug("node %d: stopping the broker", self.node_id)
             await self.broker.stop()
@@ -434,7 +465,24 @@ class Node:
         await self._raft_channels.close()
         if self.raft_log is not None:
             self.raft_log.close()
-        log.info("node %d stopped cleanly", self.node_id)
+        if self.log_dir_failures.offline_dirs():
+            log.info("node %d stopped; its failed log dir recovers at the next start", self.node_id)
+        else:
+            log.info("node %d stopped cleanly", self.node_id)
+
+    @contextlib.contextmanager
+    def _failed_dir_tolerated(self, what: str) -> Iterator[None]:
+        """A step of the stop that writes (Raft resigning appends a record) fails
+        on a failed dir: expected then, and the stop goes on."""
+        try:
+            yield
+        except KafkaError as exc:
+            if (
+                exc.code != ErrorCode.KAFKA_STORAGE_ERROR
+                or not self.log_dir_failures.offline_dirs()
+            ):
+                raise
+            log.warning("node %d: %s failed on the failed log dir: %s", self.node_id, what, exc)
 
     def check_ready_config(self) -> None:
         if not self.settings.listeners:

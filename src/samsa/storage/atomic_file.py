@@ -12,6 +12,8 @@ import contextlib
 import os
 from pathlib import Path
 
+from samsa.storage import io_faults
+
 TMP_SUFFIX = ".tmp"
 
 
@@ -20,9 +22,11 @@ def atomic_write(path: Path, data: bytes) -> None:
     tmp = path.with_name(path.name + TMP_SUFFIX)
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
     try:
+        io_faults.check("write", tmp)
         view = memoryview(data)
         while view:
             view = view[os.write(fd, view) :]
+        io_faults.check("fsync", tmp)
         os.fsync(fd)
     finally:
         os.close(fd)

@@ -19,6 +19,7 @@ import os
 from pathlib import Path
 
 from samsa.errors import ErrorCode, KafkaError
+from samsa.storage import io_faults
 from samsa.storage.file_region import FileRegion
 
 
@@ -52,6 +53,7 @@ class FileRecords:
         position = self._size
         size = len(data)
         try:
+            io_faults.check("write", self.path)
             # One pwrite nearly always takes it all; loop only on a short write.
             written = os.pwrite(self._fd, data, position)
             if written < size:
@@ -96,6 +98,7 @@ class FileRecords:
 
     def flush(self) -> None:
         """fsync the data so it survives power loss."""
+        io_faults.check("fsync", self.path)
         os.fsync(self._fd)
 
     def rename(self, path: Path) -> None:

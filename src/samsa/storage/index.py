@@ -24,6 +24,8 @@ import os
 import struct
 from pathlib import Path
 
+from samsa.storage import io_faults
+
 _OFFSET_ENTRY = struct.Struct(">ii")
 _TIME_ENTRY = struct.Struct(">qi")
 
@@ -71,6 +73,7 @@ class _Index:
 
     def _append_entry(self, a: int, b: int) -> None:
         raw = self.entry_struct.pack(a, b)
+        io_faults.check("write", self.path)
         os.pwrite(self._fd, raw, len(self._data))
         self._data += raw
         self._entries += 1
@@ -103,6 +106,7 @@ class _Index:
         self._torn = False
 
     def flush(self) -> None:
+        io_faults.check("fsync", self.path)
         os.fsync(self._fd)
 
     def rename(self, path: Path) -> None:

@@ -31,6 +31,7 @@ fsyncs and retention in a worker thread while the event loop appends.
 from __future__ import annotations
 
 import bisect
+import contextlib
 import logging
 import shutil
 import threading
@@ -54,6 +55,12 @@ from samsa.storage.leader_epoch_cache import (
     load_leader_epoch_cache,
 )
 from samsa.storage.log_config import LogConfig
+from samsa.storage.log_dir_failure import (
+    IoErrorReport,
+    io_errors_fail_dir,
+    report_if_io_error,
+    storage_error,
+)
 from samsa.storage.log_info import AppendInfo, FetchDataInfo
 from samsa.storage.log_loader import load_log, open_segment
 from samsa.storage.log_policy import (
@@ -110,6 +117,9 @@ class Log:
         self._lock = threading.RLock()
         self._last_flush_ms = clock()
         self._closed = False
+        self._offline: str | None = None
+        self.io_error_report: IoErrorReport | None = None
+        """Told of an I/O error here; the log manager takes the dir offline."""
 
     @classmethod
     def open(
@@ -242,18 +252,25 @@ class Log:
             if not headers:
                 return AppendInfo(self._next_offset, self._next_offset - 1, -1, -1, -1, 0, 0)
             max_batch = headers[0] if len(headers) == 1 else max(headers, key=_max_timestamp)
-            segment = self._maybe_roll(len(records), headers, max_batch.max_timestamp, now)
-            if headers[-1].partition_leader_epoch > self._leader_epochs.latest_epoch:
-                self._leader_epochs.assign_newer(headers)
+            # Inline, not io_errors_fail_dir: this is the hot path (see there).
             try:
-                segment.append(records, headers)
-            except Exception:
-                # No epoch may start beyond the data (see leader_epoch_cache).
-                self._leader_epochs.truncate_from_end(self._next_offset)
+                segment = self._maybe_roll(len(records), headers, max_batch.max_timestamp, now)
+                if headers[-1].partition_leader_epoch > self._leader_epochs.latest_epoch:
+                    self._leader_epochs.assign_newer(headers)
+                try:
+                    segment.append(records, headers)
+                except Exception:
+                    # No epoch may start beyond the data (see leader_epoch_cache).
+                    self._leader_epochs.truncate_from_end(self._next_offset)
+                    raise
+                self._next_offset = next_offset
+                if self.unflushed_messages >= self.config.flush_messages:
+                    self._flush(self._next_offset, now)
+            except OSError as e:
+                raise storage_error(self.io_error_report, f"[{self.name}] append", e) from e
+            except KafkaError as e:
+                report_if_io_error(self.io_error_report, e)
                 raise
-            self._next_offset = next_offset
-            if self.unflushed_messages >= self.config.flush_messages:
-                self._flush(self._next_offset, now)
             return AppendInfo(
                 first_offset=headers[0].base_offset,
                 last_offset=headers[-1].last_offset,
@@ -284,7 +301,8 @@ class Log:
     def roll(self, now_ms: int | None = None) -> LogSegment:
         """Start a new active segment at the log end offset (an empty active
         segment is kept as is)."""
-        with self._lock:
+        with self._lock, io_errors_fail_dir(self.io_error_report, f"[{self.name}] roll"):
+            self._check_open()
             return self._roll(self._next_offset, self._clock() if now_ms is None else now_ms)
 
     def _roll(self, expected_next_offset: int, now_ms: int) -> LogSegment:
@@ -438,7 +456,7 @@ class Log:
         """Record that ``epoch`` starts at ``start_offset`` (a Raft leader does
         this at the log end when elected, before appending); see
         LeaderEpochFileCache.assign."""
-        with self._lock:
+        with self._lock, io_errors_fail_dir(self.io_error_report, f"[{self.name}] epoch"):
             self._check_open()
             self._leader_epochs.assign(epoch, start_offset)
 
@@ -447,7 +465,8 @@ class Log:
     def flush(self, up_to_offset: int | None = None) -> None:
         """fsync every segment holding offsets below ``up_to_offset`` (default:
         the log end) and advance the recovery point to it."""
-        with self._lock:
+        with self._lock, io_errors_fail_dir(self.io_error_report, f"[{self.name}] flush"):
+            self._check_open()
             self._flush(self._next_offset if up_to_offset is None else up_to_offset, self._clock())
 
     def _flush(self, up_to_offset: int, now_ms: int) -> None:
@@ -467,8 +486,8 @@ class Log:
     def flush_if_due(self, now_ms: int) -> None:
         """Apply ``flush.ms`` and fsync segments that were rolled since the last
         flush; the broker calls this periodically, off the event loop."""
-        with self._lock:
-            if self._closed:
+        with self._lock, io_errors_fail_dir(self.io_error_report, f"[{self.name}] flush"):
+            if self._closed or self._offline is not None:
                 return
             if now_ms - self._last_flush_ms >= self.config.flush_ms:
                 self._flush(self._next_offset, now_ms)
@@ -483,7 +502,7 @@ class Log:
         to drop a diverging suffix.  Crash behaviour: later segments are
         deleted last-first, then the segment holding the offset is cut, so a
         crash leaves a prefix of the old log, which recovery accepts."""
-        with self._lock:
+        with self._lock, io_errors_fail_dir(self.io_error_report, f"[{self.name}] truncate"):
             self._check_open()
             if offset >= self._next_offset:
                 return False
@@ -504,7 +523,7 @@ class Log:
 
     def truncate_fully_and_start_at(self, offset: int) -> None:
         """Delete everything and continue as an empty log starting at ``offset``."""
-        with self._lock:
+        with self._lock, io_errors_fail_dir(self.io_error_report, f"[{self.name}] truncate"):
             self._check_open()
             self._truncate_fully_and_start_at(offset)
 
@@ -613,17 +632,41 @@ class Log:
             self.config = config
 
     def close(self) -> None:
-        """fsync everything and close the files (a clean shutdown)."""
+        """fsync everything and close the files (a clean shutdown).  An offline
+        log's files are only closed: its dir can no longer be trusted with a
+        flush, and the next start-up recovers it."""
         with self._lock:
             if self._closed:
+                return
+            if self._offline is not None:
+                self._close_files()
                 return
             self._segments[-1].on_become_inactive()
             for segment in self._segments:
                 segment.flush()
             self._recovery_point = self._next_offset
-            for segment in self._segments:
+            self._close_files()
+
+    def _close_files(self) -> None:
+        for segment in self._segments:
+            with contextlib.suppress(OSError):
                 segment.close()
-            self._closed = True
+        self._closed = True
+
+    def mark_offline(self, reason: str) -> None:
+        """Refuse every read and write from now on: the log's dir failed (see
+        log_dir_failure).  Without the lock: the failure is reported from
+        whichever thread hit it, which may hold another log's lock."""
+        self._offline = reason
+
+    @property
+    def offline(self) -> bool:
+        return self._offline is not None
+
+    def require_online(self) -> None:
+        """Raise KAFKA_STORAGE_ERROR if the log's dir failed (or it is closed): a
+        writer hears of the failed disk before any check of what it sent, as in Kafka."""
+        self._check_open()
 
     def rename_dir(self, directory: Path) -> None:
         """Move the partition directory (used to mark it for deletion)."""
@@ -651,5 +694,10 @@ class Log:
             shutil.rmtree(self.directory, ignore_errors=True)
 
     def _check_open(self) -> None:
+        if self._offline is not None:
+            raise KafkaError(
+                ErrorCode.KAFKA_STORAGE_ERROR,
+                f"[{self.name}] log dir is offline after an I/O error: {self._offline}",
+            )
         if self._closed:
             raise KafkaError(ErrorCode.KAFKA_STORAGE_ERROR, f"[{self.name}] log is closed")

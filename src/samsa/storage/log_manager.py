@@ -24,6 +24,11 @@ logs, from which it is absent).
 
 ``delete_log`` renames the directory first (atomic), so a crash mid-removal
 leaves a ``-delete`` directory that the next start-up removes.
+
+An I/O error in any log or checkpoint takes the whole data dir offline
+(log_dir_failure): every log refuses reads and writes, nothing more is written
+there, and ``close`` leaves out the checkpoints and the clean-shutdown marker,
+so the next start-up recovers every log.
 """
 
 from __future__ import annotations
@@ -50,6 +55,7 @@ from samsa.storage.checkpoint import (
 )
 from samsa.storage.log import Clock, Log, wall_clock_ms
 from samsa.storage.log_config import LogConfig
+from samsa.storage.log_dir_failure import LogDirFailureChannel, io_errors_fail_dir
 
 logger = logging.getLogger("samsa.storage")
 
@@ -82,8 +88,11 @@ class LogManager:
         *,
         topic_configs: Mapping[str, LogConfig] | None = None,
         clock: Clock = wall_clock_ms,
+        failure_channel: LogDirFailureChannel | None = None,
     ) -> None:
         self.data_dir = Path(data_dir)
+        self.failure_channel = failure_channel or LogDirFailureChannel()
+        self.failure_channel.add_listener(self._on_dir_offline)
         self.default_config = default_config
         self._topic_configs: dict[str, LogConfig] = dict(topic_configs or {})
         self._clock = clock
@@ -130,6 +139,7 @@ class LogManager:
                 had_clean_shutdown=clean,
                 clock=self._clock,
             )
+            self._logs[key].io_error_report = self.report_io_error
         # From here on a crash must lead to recovery.
         marker.unlink(missing_ok=True)
         fsync_dir(self.data_dir)
@@ -177,16 +187,22 @@ class LogManager:
                 return existing
             if config is not None:
                 self._topic_configs[topic] = config
-            log = Log.open(
-                self.data_dir / partition_dir_name(topic, partition),
-                topic,
-                partition,
-                self.config_for(topic),
-                clock=self._clock,
-            )
-            fsync_dir(self.data_dir)
+            with io_errors_fail_dir(self.report_io_error, f"creating {topic}-{partition}"):
+                log = self._open_new_log(topic, partition)
+            log.io_error_report = self.report_io_error
             self._logs[(topic, partition)] = log
             return log
+
+    def _open_new_log(self, topic: str, partition: int) -> Log:
+        log = Log.open(
+            self.data_dir / partition_dir_name(topic, partition),
+            topic,
+            partition,
+            self.config_for(topic),
+            clock=self._clock,
+        )
+        fsync_dir(self.data_dir)
+        return log
 
     def delete_log(self, topic: str, partition: int) -> None:
         """Remove a partition's log: rename its directory to
@@ -217,18 +233,21 @@ class LogManager:
     # -- periodic work ----------------------------------------------------
 
     def checkpoint_recovery_points(self) -> None:
-        logs = self.all_logs()
-        write_checkpoint(
-            self.data_dir / RECOVERY_POINT_CHECKPOINT,
-            {key: log.recovery_point for key, log in logs.items()},
+        self._write_checkpoint(
+            RECOVERY_POINT_CHECKPOINT,
+            {key: log.recovery_point for key, log in self.all_logs().items()},
         )
 
     def checkpoint_log_start_offsets(self) -> None:
-        logs = self.all_logs()
-        write_checkpoint(
-            self.data_dir / LOG_START_OFFSET_CHECKPOINT,
-            {key: log.log_start_offset for key, log in logs.items()},
+        self._write_checkpoint(
+            LOG_START_OFFSET_CHECKPOINT,
+            {key: log.log_start_offset for key, log in self.all_logs().items()},
         )
+
+    def _write_checkpoint(self, file_name: str, offsets: dict[TopicPartitionKey, int]) -> None:
+        self._check_open()
+        with io_errors_fail_dir(self.report_io_error, f"writing {file_name}"):
+            write_checkpoint(self.data_dir / file_name, offsets)
 
     def run_retention(self, now_ms: int) -> int:
         """Apply retention to every log; checkpoint start offsets if anything went.
@@ -236,6 +255,8 @@ class LogManager:
         Each log on its own: one log's failure is logged and retried next
         pass, and retention goes on for the others (see failure_log)."""
         deleted = 0
+        if self.offline:
+            return deleted  # nothing more is written to a failed dir
         for log in self.all_logs().values():
             deleted += (
                 self._retention_failures.run(log.name, partial(log.run_retention, now_ms)) or 0
@@ -251,8 +272,12 @@ class LogManager:
 
         A log whose flush fails keeps its old recovery point, so the
         checkpoint written after it is still true for every log."""
+        if self.offline:
+            return  # nothing more is written to a failed dir
         for log in self.all_logs().values():
             self._flush_failures.run(log.name, partial(log.flush_if_due, now_ms))
+        if self.offline:
+            return  # a flush just failed the dir: no checkpoint written there
         self._checkpoint_failures.run(RECOVERY_POINT_CHECKPOINT, self.checkpoint_recovery_points)
 
     def flush_all(self) -> None:
@@ -266,6 +291,12 @@ class LogManager:
         with self._lock:
             if self._closed:
                 return
+            if self.offline:
+                for log in self._logs.values():
+                    log.close()  # only closes the files of an offline log
+                self._closed = True
+                logger.warning("closed offline log dir %s without checkpoints", self.data_dir)
+                return
             for log in self._logs.values():
                 log.close()
             self.checkpoint_recovery_points()
@@ -274,6 +305,26 @@ class LogManager:
             fsync_dir(self.data_dir)
             self._closed = True
 
+    # -- failure ----------------------------------------------------------
+
+    @property
+    def offline(self) -> bool:
+        """The data dir failed an I/O operation (see module doc)."""
+        return self.failure_channel.is_offline(str(self.data_dir))
+
+    def report_io_error(self, error: BaseException) -> None:
+        """Take the data dir offline after ``error`` (also for files of this dir
+        that other layers write, such as the high-watermark checkpoint)."""
+        self.failure_channel.maybe_add_offline(str(self.data_dir), error)
+
+    def _on_dir_offline(self, log_dir: str, reason: str) -> None:
+        if log_dir != str(self.data_dir):
+            return
+        for log in self.all_logs().values():
+            log.mark_offline(reason)
+
     def _check_open(self) -> None:
+        if self.offline:
+            raise KafkaError(ErrorCode.KAFKA_STORAGE_ERROR, f"log dir {self.data_dir} is offline")
         if self._closed:
             raise KafkaError(ErrorCode.KAFKA_STORAGE_ERROR, "log manager is closed")

@@ -20,7 +20,7 @@ from typing import Any
 from samsa.client.admin.consumer_groups import ConsumerGroupDescription, describe_consumer_groups
 from samsa.client.admin.elections import ElectionType, elect_leaders
 from samsa.client.admin.group_offsets import alter_group_offsets, delete_group_offsets
-from samsa.client.admin.log_dirs import describe_log_dirs
+from samsa.client.admin.log_dirs import describe_log_dirs, failed_log_dirs
 from samsa.client.admin.quorum import (
     QuorumInfo,
     add_raft_voter,
@@ -415,6 +415,11 @@ class Admin:
         """Bytes on disk per partition, per broker (DescribeLogDirs)."""
         wanted = None if topics is None else list(topics)
         return describe_log_dirs(self, wanted, self._ms(timeout))
+
+    def failed_log_dirs(self, timeout: float | None = None) -> dict[int, list[tuple[str, int]]]:
+        """Per broker that answers, its log dirs taken offline by an I/O error
+        and their error codes (DescribeLogDirs)."""
+        return failed_log_dirs(self, self._ms(timeout))
 
     # -- offsets and records -------------------------------------------------------------
     def _by_leader(

@@ -3,7 +3,9 @@
 Kafka's ``kafka-log-dirs`` tool and ``samsa topics describe`` read partition
 sizes here.  One data dir holds every log, so the answer has one directory;
 ``offset_lag`` is 0 because a replica that is its own leader lags nothing, and
-``total_bytes``/``usable_bytes`` (v4+) come from the file system.
+``total_bytes``/``usable_bytes`` (v4+) come from the file system.  A dir
+taken offline by an I/O error answers KAFKA_STORAGE_ERROR and no partitions,
+as Kafka's does (until the broker, left without log dirs, stops).
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import shutil
 from collections import defaultdict
 from typing import TYPE_CHECKING, Any
 
+from samsa.errors import ErrorCode
 from samsa.server.router import Body, RequestContext, Router
 
 if TYPE_CHECKING:
@@ -43,6 +46,15 @@ def handle_describe_log_dirs(broker: BrokerApi, ctx: RequestContext, req: Body) 
             }
         )
     data_dir = broker.config.data_dir
+    if str(data_dir) in broker.log_dir_failures.offline_dirs():
+        failed = {
+            "error_code": int(ErrorCode.KAFKA_STORAGE_ERROR),
+            "log_dir": str(data_dir),
+            "topics": [],
+            "total_bytes": -1,
+            "usable_bytes": -1,
+        }
+        return {"throttle_time_ms": 0, "error_code": 0, "results": [failed]}
     try:
         usage = shutil.disk_usage(data_dir)
         total, usable = usage.total, usage.free
