@@ -72,7 +72,11 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalCluster]:
         },
     ) as c:
         c.start()
-        yield c
+        try:
+            yield c
+        finally:
+            for node_id, node in c.nodes.items():
+                (c.base_dir / f"node-{node_id}.log").write_text(node.log_text())
 
 
 @pytest.fixture
@@ -111,9 +115,13 @@ class WorkerProcess(LoggedProcess):
         for line in self.proc.stdout:
             self._add_log_line(line.rstrip("\n"))
 
+    def events(self) -> str:
+        """Its event lines and errors, without librdkafka's connection chatter."""
+        return "\n".join(line for line in self.log_lines if not line.startswith("%"))
+
     def expect(self, text: str, timeout: float = 60) -> None:
         if not self.wait_for_log(text, timeout):
-            raise AssertionError(f"{self.instance} never said {text!r}:\n{self.log_text()}")
+            raise AssertionError(f"{self.instance} never said {text!r}:\n{self.events()}")
 
     def exit_code(self, timeout: float = 90) -> int:
         assert self.proc is not None
@@ -122,7 +130,7 @@ class WorkerProcess(LoggedProcess):
         except subprocess.TimeoutExpired:
             self.resume()
             self.kill()
-            raise AssertionError(f"{self.instance} did not finish:\n{self.log_text()}") from None
+            raise AssertionError(f"{self.instance} did not finish:\n{self.events()}") from None
 
     def txns(self, event: str) -> set[TxnId]:
         return {
@@ -269,16 +277,22 @@ def output_leader(cluster: LocalCluster, topic: str, partition: int) -> int:
     raise AssertionError(f"no leader for {topic}-{partition}")
 
 
-def kill_and_heal(cluster: LocalCluster, case: Case, victim: int, why: str) -> None:
+def kill_and_restart(cluster: LocalCluster, case: Case, victim: int, why: str) -> threading.Event:
     """With the stopped worker's transaction open: SIGKILL ``victim``, let the
-    worker go on and finish, then bring the node back."""
+    worker go on and finish, then launch the node again (the check runs while
+    it starts; ``heal`` waits for it)."""
     worker = case.workers[-1]
     worker.expect(f"open {STOP_AT} ")
     cluster.kill(victim)
     case.faults.append(f"SIGKILL node {victim} ({why}) with transaction {STOP_AT} open")
     worker.resume()
     case.finish(worker)
-    cluster.start([victim])
+    return cluster.nodes[victim].launch()
+
+
+def heal(cluster: LocalCluster, victim: int, ready: threading.Event) -> None:
+    """The restarted node ready and every partition whole, for the next case."""
+    cluster.nodes[victim].wait_ready(ready, 60)
     wait_whole(cluster)
 
 
@@ -289,8 +303,10 @@ def test_coordinator_killed_mid_transaction(
 ) -> None:
     case = make_case("coordkill")
     case.start(stop_at=STOP_AT)
-    kill_and_heal(cluster, case, case.coordinator(), "the transaction coordinator")
+    victim = case.coordinator()
+    ready = kill_and_restart(cluster, case, victim, "the transaction coordinator")
     case.check(record_property)
+    heal(cluster, victim, ready)
 
 
 def test_output_leader_killed_mid_transaction(
@@ -306,8 +322,9 @@ def test_output_leader_killed_mid_transaction(
         for p in range(PARTITIONS)
         if (leader := output_leader(cluster, case.output, p)) != coordinator
     )
-    kill_and_heal(cluster, case, victim, "an output partition's leader")
+    ready = kill_and_restart(cluster, case, victim, "an output partition's leader")
     case.check(record_property)
+    heal(cluster, victim, ready)
 
 
 def test_producer_stopped_past_its_transaction_timeout(
