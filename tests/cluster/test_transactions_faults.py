@@ -123,6 +123,20 @@ class WorkerProcess(LoggedProcess):
         if not self.wait_for_log(text, timeout):
             raise AssertionError(f"{self.instance} never said {text!r}:\n{self.events()}")
 
+    def wait_stopped_in(self, txn: int) -> None:
+        """Until the worker has stopped itself with transaction ``txn`` open: it says
+        so first, and only then sends itself SIGSTOP, so a SIGCONT sent on its word
+        alone could come first and leave it stopped for good."""
+        self.expect(f"open {txn} ")
+        assert self.proc is not None
+        stat = Path(f"/proc/{self.proc.pid}/stat")
+        # The state is the field after the command name, which ends with ')'.
+        wait_until(
+            lambda: stat.read_text().rsplit(")", 1)[1].split()[0] == "T",
+            30,
+            f"{self.instance} to stop itself in transaction {txn}",
+        )
+
     def exit_code(self, timeout: float = 90) -> int:
         assert self.proc is not None
         try:
@@ -282,7 +296,7 @@ def kill_and_restart(cluster: LocalCluster, case: Case, victim: int, why: str) -
     worker go on and finish, then launch the node again (the check runs while
     it starts; ``heal`` waits for it)."""
     worker = case.workers[-1]
-    worker.expect(f"open {STOP_AT} ")
+    worker.wait_stopped_in(STOP_AT)
     cluster.kill(victim)
     case.faults.append(f"SIGKILL node {victim} ({why}) with transaction {STOP_AT} open")
     worker.resume()
@@ -334,7 +348,7 @@ def test_producer_stopped_past_its_transaction_timeout(
 ) -> None:
     case = make_case("timeout")
     worker = case.start(stop_at=STOP_AT, timeout_ms=SHORT_TIMEOUT_MS)
-    worker.expect(f"open {STOP_AT} ")
+    worker.wait_stopped_in(STOP_AT)
     _, epoch = case.transaction_state()
     wait_until(
         lambda: (
@@ -360,7 +374,7 @@ def test_zombie_fenced_by_a_new_instance(
 ) -> None:
     case = make_case("zombie")
     zombie = case.start(stop_at=STOP_AT)
-    zombie.expect(f"open {STOP_AT} ")
+    zombie.wait_stopped_in(STOP_AT)
     case.never_committed.add((zombie.instance, STOP_AT))
     successor = case.start()
     successor.expect("ready")  # the zombie is fenced and its transaction aborted
