@@ -246,3 +246,19 @@ def test_catches_aborted_transactions_missing_from_the_index(
     monkeypatch.setattr(MemoryLog, "append_aborted_txn", lambda self, txn: None)
     message = str(first_failure(range(30)))
     assert "aborted transaction" in message, message
+
+
+def test_catches_a_last_stable_offset_that_goes_back(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An LSO that steps back within a leader epoch (never above the true one, so
+    nothing undecided shows) is caught by the consumer's view of it."""
+    from samsa.replication.partition_base import PartitionBase
+
+    true_lso = PartitionBase.last_stable_offset
+
+    def wobbling(self: PartitionBase) -> int:
+        stable: int = true_lso.fget(self)  # type: ignore[attr-defined]
+        return stable if stable % 3 else max(stable - 2, self.log.log_start_offset)
+
+    monkeypatch.setattr(PartitionBase, "last_stable_offset", property(wobbling))
+    message = str(first_failure(range(30)))
+    assert "LSO of data-" in message, message
