@@ -401,9 +401,18 @@ class Reader(threading.Thread):
             return list(self.seen)
 
 
-def end_offsets(bootstrap: str, topic: str, partitions: int) -> dict[int, int]:
-    """Each partition's high watermark, from its leader."""
-    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "end-offsets"})
+def end_offsets(
+    bootstrap: str, topic: str, partitions: int, isolation_level: str = "read_committed"
+) -> dict[int, int]:
+    """Each partition's end from its leader: the high watermark, or with
+    ``read_committed`` (librdkafka's default) the last stable offset."""
+    consumer = Consumer(
+        {
+            "bootstrap.servers": bootstrap,
+            "group.id": "end-offsets",
+            "isolation.level": isolation_level,
+        }
+    )
     try:
         return {
             p: consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=5)[1]
@@ -414,14 +423,20 @@ def end_offsets(bootstrap: str, topic: str, partitions: int) -> dict[int, int]:
 
 
 def read_final_log(
-    bootstrap: str, topic: str, partitions: int, timeout: float = 60.0
+    bootstrap: str,
+    topic: str,
+    partitions: int,
+    timeout: float = 60.0,
+    isolation_level: str = "read_committed",
 ) -> dict[int, list[tuple[int, bytes]]]:
-    """Every partition read from offset 0 up to its high watermark (taken first)."""
-    ends = end_offsets(bootstrap, topic, partitions)
+    """Every partition read from offset 0 up to its end (taken first; see
+    ``end_offsets``) at ``isolation_level``."""
+    ends = end_offsets(bootstrap, topic, partitions, isolation_level)
     consumer = Consumer(
         {
             "bootstrap.servers": bootstrap,
             "group.id": "final-read",
+            "isolation.level": isolation_level,
             "enable.auto.commit": False,
             "auto.offset.reset": "error",
             "enable.partition.eof": True,

@@ -591,6 +591,8 @@ class BrokerProcess:
             self._serve_produce(body, respond)
         elif kind == "consume":
             respond(self._serve_consume(body))
+        elif kind == "marker":
+            self._serve_marker(body, respond)
         else:
             raise ValueError(kind)
 
@@ -646,7 +648,13 @@ class BrokerProcess:
         if partition is None:
             return {"entry": fetch_error(tp[1], self._missing_code(*tp)), "leader_epoch": -1}
         entry = fetch_partition_response(
-            partition, request, replica_id=-1, max_bytes=2000, min_one=True, now_ms=self.sim.now
+            partition,
+            request,
+            replica_id=-1,
+            max_bytes=2000,
+            min_one=True,
+            now_ms=self.sim.now,
+            read_committed=body.get("read_committed", False),
         )
         return {"entry": entry, "leader_epoch": partition.leader_epoch}
 
@@ -665,8 +673,39 @@ class BrokerProcess:
         except KafkaError as exc:
             respond({"error_code": exc.code})
             return
-        end = result.last_offset + 1
-        entry = {"error_code": 0, "base_offset": result.base_offset, "end": end}
+        self._answer_when_replicated(
+            tp, partition, result.base_offset, result.last_offset + 1, respond
+        )
+
+    def _serve_marker(self, body: Body, respond: Callable[[Body | None], None]) -> None:
+        """WriteTxnMarkers for one partition: the marker appended by the leader,
+        answered once replicated (Kafka writes markers with acks=all)."""
+        tp = (body["topic"], body["partition"])
+        partition = self.partitions.get(tp)
+        if partition is None:
+            respond({"error_code": self._missing_code(*tp)})
+            return
+        try:
+            offset = partition.append_marker(
+                body["producer_id"],
+                body["producer_epoch"],
+                body["coordinator_epoch"],
+                body["commit"],
+            )
+        except KafkaError as exc:
+            respond({"error_code": exc.code})
+            return
+        self._answer_when_replicated(tp, partition, offset, offset + 1, respond)
+
+    def _answer_when_replicated(
+        self,
+        tp: TopicPartition,
+        partition: Partition,
+        base_offset: int,
+        end: int,
+        respond: Callable[[Body | None], None],
+    ) -> None:
+        entry = {"error_code": 0, "base_offset": base_offset, "end": end}
         if partition.high_watermark >= end:
             respond(entry)
             return

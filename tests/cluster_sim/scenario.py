@@ -43,6 +43,8 @@ class ClusterScenario:
     request_timeout_ms: int
     produce_timeout_ms: int
     unclean_leader_election: bool = False
+    transactions: bool = False
+    """Transactional producers, a coordinator and a read_committed consumer too."""
 
     @property
     def fault_ms(self) -> int:
@@ -101,4 +103,5 @@ class ClusterScenario:
             records_per_batch=rng.choice((1, 1, 2, 3)),
             request_timeout_ms=500,
             produce_timeout_ms=rng.choice((300, 600)),
+            transactions=rng.random() < 0.5,
         )

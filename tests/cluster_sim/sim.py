@@ -37,6 +37,7 @@ from tests.cluster_sim.broker_node import BrokerDisk, BrokerProcess
 from tests.cluster_sim.checks import DATA_TOPIC, DataChecker, MetadataChecker
 from tests.cluster_sim.controller_node import ControllerProcess
 from tests.cluster_sim.scenario import ClusterScenario
+from tests.cluster_sim.transactions import TransactionWorkload
 from tests.raft.sim import SimNode, Simulation, SimulationFailure
 
 from samsa.controller.metadata_image import MetadataImage
@@ -122,6 +123,7 @@ class ClusterSimulation(Simulation):
         self.next_batch_id = 1
         self.data_topic_created = False
         self.consumers: dict[tuple[str, int], _Consumer] = {}
+        self.txn = TransactionWorkload(self) if cluster.transactions else None
         for node in self.nodes.values():
             self._new_process(node)
 
@@ -577,6 +579,8 @@ class ClusterSimulation(Simulation):
         self.at(cluster.admin_every_ms, self._admin)
         self.at(cluster.produce_every_ms, self._produce)
         self.at(cluster.consume_every_ms, self._consume)
+        if self.txn is not None:
+            self.txn.start()
         super().run()
         return self
 
@@ -592,6 +596,8 @@ class ClusterSimulation(Simulation):
             p for p in self.processes.values() if isinstance(p, ControllerProcess) and p.is_active()
         ]
         if len(active) != 1 or active[0].inflight is not None or active[0].queue:
+            return False
+        if self.txn is not None and not self.txn.settled():
             return False
         image = active[0].image
         brokers: dict[int, BrokerProcess] = {}
@@ -611,6 +617,7 @@ class ClusterSimulation(Simulation):
         if topic is None:
             return False
         replicas: dict[tuple[str, int], list[Partition]] = {}
+        leaders: dict[int, Partition] = {}
         for index, registration in sorted(topic.partitions.items()):
             tp = (DATA_TOPIC, index)
             if registration.leader < 0 or set(registration.isr) != set(registration.replicas):
@@ -618,6 +625,7 @@ class ClusterSimulation(Simulation):
             leader = brokers[registration.leader].partitions.get(tp)
             if leader is None or leader.role is not PartitionRole.LEADER:
                 return False
+            leaders[index] = leader
             end_offset = leader.log_end_offset
             partitions = []
             for replica in registration.replicas:
@@ -634,6 +642,8 @@ class ClusterSimulation(Simulation):
             {node_id: process.image for node_id, process in sorted(self.processes.items())}, end
         )
         self.data.check_converged(replicas)
+        if self.txn is not None:
+            self.txn.check_converged(leaders)
         return True
 
     def _describe(self) -> str:
@@ -674,6 +684,7 @@ class ClusterSimulation(Simulation):
             f"admin {s.admin_ok} ok {s.admin_failed} failed, produce errors {s.produce_errors}, "
             f"partial writes {self.meta.partial_writes()}, "
             f"images applied inside a write {self.meta.split_applies}"
+            + ("" if self.txn is None else f", {self.txn.summary()}")
         )
 
 

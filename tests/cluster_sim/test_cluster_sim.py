@@ -52,13 +52,27 @@ def test_seeds_move_data_and_metadata() -> None:
     """The workload is not vacuous: across a few seeds records are acknowledged and
     read, leaders fail over, ISRs change and admin requests succeed."""
     acked = consumed = elections = answers = 0
+    decided = {True: 0, False: 0}
+    txn_faults = {"timed out": 0, "producer crashes": 0, "coordinator crashes": 0}
+    read_committed = 0
     for seed in range(20):
         simulation = run_seed(seed)
         acked += simulation.stats.acked
         consumed += simulation.stats.consumed_batches
         elections += simulation.data.elections
         answers += simulation.meta.answers
+        txn = simulation.txn
+        if txn is not None:
+            for outcome in txn.decided.values():
+                decided[outcome] += 1
+            txn_faults["timed out"] += txn.timed_out
+            txn_faults["producer crashes"] += txn.producer_crashes
+            txn_faults["coordinator crashes"] += txn.coordinator.crashes
+            read_committed += txn.read_committed_batches
     assert acked > 500 and consumed > 500 and elections > 40 and answers > 500
+    assert decided[True] > 20 and decided[False] > 20, decided
+    assert all(n > 0 for n in txn_faults.values()), txn_faults
+    assert read_committed > 500
 
 
 def test_a_seed_replays_the_same_trace() -> None:
@@ -208,3 +222,43 @@ def test_catches_a_leader_serving_consumers_above_the_high_watermark(
     monkeypatch.setattr(LeaderSide, "read_for_consumer", read_everything)
     message = str(first_failure(range(50)))
     assert "above the high watermark" in message, message
+
+
+def test_catches_a_last_stable_offset_that_ignores_open_transactions(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Reading read_committed up to the high watermark shows undecided transactions."""
+    from samsa.replication.partition_base import PartitionBase
+
+    monkeypatch.setattr(
+        PartitionBase, "last_stable_offset", property(lambda self: self.high_watermark)
+    )
+    message = str(first_failure(range(30)))
+    assert "undecided transaction" in message or "aborted transaction" in message, message
+
+
+def test_catches_aborted_transactions_missing_from_the_index(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Without the aborted transaction index a read_committed consumer keeps aborted data."""
+    from tests.cluster_sim.memory_log import MemoryLog
+
+    monkeypatch.setattr(MemoryLog, "append_aborted_txn", lambda self, txn: None)
+    message = str(first_failure(range(30)))
+    assert "aborted transaction" in message, message
+
+
+def test_catches_a_last_stable_offset_that_goes_back(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An LSO that steps back within a leader epoch (never above the true one, so
+    nothing undecided shows) is caught by the consumer's view of it."""
+    from samsa.replication.partition_base import PartitionBase
+
+    true_lso = PartitionBase.last_stable_offset
+
+    def wobbling(self: PartitionBase) -> int:
+        stable: int = true_lso.fget(self)  # type: ignore[attr-defined]
+        return stable if stable % 3 else max(stable - 2, self.log.log_start_offset)
+
+    monkeypatch.setattr(PartitionBase, "last_stable_offset", property(wobbling))
+    message = str(first_failure(range(30)))
+    assert "LSO of data-" in message, message

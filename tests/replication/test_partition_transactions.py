@@ -103,3 +103,18 @@ def test_ended_transactions_are_forgotten_once_replicated() -> None:
     assert txns.first_unstable_offset(21) == 12, "8's marker at 21 is not below 21"
     txns.forget_replicated(22)
     assert txns.first_unstable_offset(22) is None and txns.first_open_offset() is None
+
+
+def test_the_last_stable_offset_never_falls_below_the_log_start(partition: Partition) -> None:
+    """DeleteRecords may remove the start of an open transaction (Kafka bounds it
+    by the high watermark only); the LSO then stays at the log start, as Kafka's
+    does, so read_committed consumers and ListOffsets see a valid offset."""
+    plain = RecordBatchBuilder()
+    plain.append(1_000, b"k", b"plain")
+    partition.append_from_client(memoryview(bytearray(plain.build())))  # offset 0
+    partition.append_from_client(txn_batch(7, 0))  # offsets 1-2, left open
+    assert partition.last_stable_offset == 1
+    partition.log.delete_records(2)
+    assert partition.log_start_offset == 2
+    assert partition.last_stable_offset == 2
+    assert partition.read_for_consumer(2, 1 << 20, read_committed=True).records == b""

@@ -282,3 +282,16 @@ def test_reopen_after_clean_close_keeps_everything(tmp_path: Path) -> None:
     assert again.offset_for_timestamp(3500) == (12, 4000)
     assert again.max_timestamp_and_offset() == (17, 5002)
     assert again.append(make_batch(1)).first_offset == 18
+
+
+def test_retention_never_passes_the_high_watermark(tmp_path: Path) -> None:
+    """Kafka's deletableSegments: a segment holding an offset at or above the
+    high watermark stays, however old, so the log start never passes what the
+    followers (and read_committed consumers) have."""
+    log = open_log(tmp_path, **{"segment.bytes": "100", "retention.ms": "1000"})
+    for i in range(5):
+        log.append(make_batch(1, timestamp=10_000 + i * 1000))
+    assert log.run_retention(now_ms=100_000, high_watermark=2) == 2
+    assert log.log_start_offset == 2
+    assert log.run_retention(now_ms=100_000, high_watermark=2) == 0
+    assert log.run_retention(now_ms=100_000, high_watermark=3) == 1

@@ -126,7 +126,7 @@ def test_retention_and_config_updates(tmp_path: Path) -> None:
 class RetentionFailingLog(Log):
     """A real log whose retention raises, standing in for any one broken log."""
 
-    def run_retention(self, now_ms: int) -> int:
+    def run_retention(self, now_ms: int, high_watermark: int | None = None) -> int:
         raise RuntimeError("injected retention fault")
 
 

@@ -135,10 +135,14 @@ class PartitionBase:
     @property
     def last_stable_offset(self) -> int:
         """Offsets below it belong to no open transaction and are replicated:
-        the end of what read_committed consumers read."""
+        the end of what read_committed consumers read.  Never below the log
+        start (as Kafka's): DeleteRecords or retention may remove the start of
+        an open transaction, and a consumer must still find offsets to read."""
         high_watermark = self.high_watermark
         unstable = self.producer_state.first_unstable_offset(high_watermark)
-        return high_watermark if unstable is None else min(unstable, high_watermark)
+        if unstable is None:
+            return high_watermark
+        return max(min(unstable, high_watermark), self.log.log_start_offset)
 
     @property
     def log_start_offset(self) -> int:

@@ -384,6 +384,11 @@ class ReplicaManager:
     def _wake_parked(self, partition: PartitionBase) -> None:
         self._purgatory.wake_all((partition.topic, partition.index))
 
+    def high_watermark_of(self, key: tuple[str, int]) -> int | None:
+        """The partition's high watermark (retention's bound), if it is hosted here."""
+        partition = self._partitions.get(key)
+        return None if partition is None else partition.high_watermark
+
     def first_open_transaction_offset(self, key: tuple[str, int]) -> int | None:
         """Where the partition's oldest open transaction starts (the cleaner's bound);
         safe to call from the cleaner thread."""

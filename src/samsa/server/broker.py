@@ -495,7 +495,7 @@ class Broker:
             # logged once and never stops the others (failure_log); the outer
             # guard only keeps the loop alive.
             try:
-                self.log_manager.run_retention(now)
+                self.log_manager.run_retention(now, self.replicas.high_watermark_of)
                 for partition in self.replicas.partitions():
                     producer_id_failures.run(
                         partition.log.name,

@@ -42,7 +42,13 @@ from samsa.protocol.record_batch import (
     validate_batch,
 )
 from samsa.storage.cleaner_offset_map import OffsetMap
-from samsa.storage.cleaner_records import RawRecord, filter_batch, iter_raw_records, records_blob
+from samsa.storage.cleaner_records import (
+    RawRecord,
+    filter_batch,
+    iter_raw_records,
+    records_blob,
+    stamp_delete_horizon,
+)
 from samsa.storage.cleaner_swap import (
     CrashHook,
     create_cleaned_segment,
@@ -50,9 +56,11 @@ from samsa.storage.cleaner_swap import (
     no_crash,
     swap_in,
 )
+from samsa.storage.cleaner_transactions import CleanedTransactions
 from samsa.storage.log import Log
 from samsa.storage.segment import LogSegment
 from samsa.storage.transaction_index import AbortedTxn
+from samsa.storage.transaction_replay import parse_marker
 
 logger = logging.getLogger("samsa.storage")
 
@@ -90,6 +98,11 @@ class _Stats:
     records_retained: int = 0
     tombstones: int = 0
     next_horizon: int | None = None
+    markers_removed: int = 0
+
+    def horizon_pending(self, horizon_ms: int) -> None:
+        if self.next_horizon is None or horizon_ms < self.next_horizon:
+            self.next_horizon = horizon_ms
 
 
 class AbortedBatches:
@@ -132,7 +145,9 @@ class Cleaner:
         """One pass over ``log`` (see module doc); raises CleaningAborted if
         stopped, KafkaError/DecodeError on a corrupt batch."""
         segments = log.segments[:-1]  # never the active segment
-        aborted = AbortedBatches(log.collect_aborted_txns(log.log_start_offset, first_uncleanable))
+        aborted_txns = log.collect_aborted_txns(log.log_start_offset, first_uncleanable)
+        aborted = AbortedBatches(aborted_txns)
+        txns = CleanedTransactions(aborted_txns)
         end = self._build_offset_map(segments, first_dirty, first_uncleanable, aborted)
         to_clean = [s for s in segments if s.base_offset < end]
         last_batches = _last_batch_of_producers(to_clean)
@@ -155,7 +170,7 @@ class Cleaner:
             to_clean, log.config.segment_bytes, log.config.segment_index_bytes, end
         )
         for group in groups:
-            self._clean_group(log, group, end, retain, horizon, last_batches, stats, now_ms)
+            self._clean_group(log, group, end, retain, horizon, last_batches, stats, now_ms, txns)
         return CleanResult(
             first_dirty_offset=first_dirty,
             end_offset=end,
@@ -215,6 +230,7 @@ class Cleaner:
         last_batches: dict[int, int],
         stats: _Stats,
         now_ms: int,
+        txns: CleanedTransactions,
     ) -> None:
         sizes = [s.size for s in group]
         cleaned = create_cleaned_segment(log.directory, group[0].base_offset, log.config, now_ms)
@@ -225,7 +241,11 @@ class Cleaner:
                 for header, batch in iter_segment_batches(segment):
                     self._check_stop()
                     stats.records_read += header.records_count
-                    out = self._filter(header, batch, end, retain, horizon, last_batches, stats)
+                    if header.is_control:
+                        out = self._filter_marker(header, batch, end, txns, horizon, stats, now_ms)
+                    else:
+                        txns.on_data_batch(header)
+                        out = self._filter(header, batch, end, retain, horizon, last_batches, stats)
                     if out is None:
                         continue
                     buffer += out
@@ -270,10 +290,37 @@ class Cleaner:
         outcome = filter_batch(batch, header, retain, new_horizon_ms=horizon, retain_empty=is_last)
         stats.records_retained += outcome.retained_records
         stats.tombstones += outcome.retained_tombstones
-        pending = outcome.delete_horizon_ms if outcome.retained_tombstones else None
-        if pending is not None and (stats.next_horizon is None or pending < stats.next_horizon):
-            stats.next_horizon = pending
+        if outcome.retained_tombstones and outcome.delete_horizon_ms is not None:
+            stats.horizon_pending(outcome.delete_horizon_ms)
         return outcome.data
+
+    def _filter_marker(
+        self,
+        header: BatchHeader,
+        batch: bytes,
+        end: int,
+        txns: CleanedTransactions,
+        horizon: int,
+        stats: _Stats,
+        now_ms: int,
+    ) -> bytes | None:
+        """A transaction marker stays while its transaction has batches left;
+        then it is stamped with a delete horizon, and dropped by a pass past it
+        (cleaner_transactions describes why)."""
+        control_type = parse_marker(batch, 0, header)[0] if header.records_count else None
+        if header.base_offset >= end or not txns.marker_removable(header, control_type):
+            stats.records_retained += header.records_count
+            return batch
+        if header.has_delete_horizon:
+            if header.base_timestamp <= now_ms:
+                stats.markers_removed += 1
+                return None
+            stats.horizon_pending(header.base_timestamp)
+            stats.records_retained += header.records_count
+            return batch
+        stats.horizon_pending(horizon)
+        stats.records_retained += header.records_count
+        return stamp_delete_horizon(batch, header, horizon)
 
     def _check_stop(self) -> None:
         if self._should_stop():

@@ -38,7 +38,13 @@ from samsa.protocol.record_batch import (
     BatchHeader,
 )
 
-__all__ = ["FilterOutcome", "RawRecord", "filter_batch", "iter_raw_records"]
+__all__ = [
+    "FilterOutcome",
+    "RawRecord",
+    "filter_batch",
+    "iter_raw_records",
+    "stamp_delete_horizon",
+]
 
 _CRC = struct.Struct(">I")
 
@@ -156,16 +162,30 @@ def filter_batch(
     if len(kept) == len(records) and not stamp:
         return FilterOutcome(batch, len(kept), tombstones, horizon)
     if stamp:
-        horizon = new_horizon_ms
-        parts = [_with_timestamp_delta(blob, r, r.timestamp - new_horizon_ms) for r in kept]
-        base_ts = new_horizon_ms
-    else:
-        parts = [blob[r.start : r.end] for r in kept]
-        base_ts = header.base_timestamp
+        return FilterOutcome(
+            _stamped(header, blob, kept, new_horizon_ms), len(kept), tombstones, new_horizon_ms
+        )
+    parts = [blob[r.start : r.end] for r in kept]
     attributes = header.attributes | (DELETE_HORIZON_MASK if horizon is not None else 0)
     max_ts = header.max_timestamp if header.timestamp_type else max(r.timestamp for r in kept)
-    data = _build(header, attributes, base_ts, max_ts, len(kept), b"".join(parts))
+    data = _build(header, attributes, header.base_timestamp, max_ts, len(kept), b"".join(parts))
     return FilterOutcome(data, len(kept), tombstones, horizon)
+
+
+def stamp_delete_horizon(batch: bytes, header: BatchHeader, horizon_ms: int) -> bytes:
+    """``batch`` with every record kept and ``horizon_ms`` as its delete horizon
+    (a transaction marker the next pass past that time may remove)."""
+    blob = records_blob(batch, header)
+    return _stamped(header, blob, iter_raw_records(blob, header), horizon_ms)
+
+
+def _stamped(header: BatchHeader, blob: bytes, kept: list[RawRecord], horizon_ms: int) -> bytes:
+    """The batch of the ``kept`` records with the delete horizon as its base
+    timestamp (each record's delta re-encoded so its own timestamp stays)."""
+    parts = [_with_timestamp_delta(blob, r, r.timestamp - horizon_ms) for r in kept]
+    attributes = header.attributes | DELETE_HORIZON_MASK
+    max_ts = header.max_timestamp if header.timestamp_type else max(r.timestamp for r in kept)
+    return _build(header, attributes, horizon_ms, max_ts, len(kept), b"".join(parts))
 
 
 def _with_timestamp_delta(blob: bytes, record: RawRecord, ts_delta: int) -> bytes:

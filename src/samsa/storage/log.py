@@ -555,20 +555,33 @@ class Log:
                 self._delete_oldest(count, f"log start offset moved to {offset}")
             return self._log_start_offset
 
-    def run_retention(self, now_ms: int) -> int:
+    def run_retention(self, now_ms: int, high_watermark: int | None = None) -> int:
         """Delete old segments by ``retention.ms`` (segment's max timestamp
         older than now - retention.ms) and ``retention.bytes``; never the
-        active segment, never for a compact-only topic.  Returns the number
-        of segments deleted."""
+        active segment, never for a compact-only topic, and (given the
+        partition's ``high_watermark``) never a segment holding an offset at or
+        above it, as Kafka's ``deletableSegments``: the log start must not pass
+        what is replicated, so no follower or read_committed consumer loses data
+        it has not seen committed.  Returns the number of segments deleted."""
         with self._lock:
             if self._closed or not self.config.delete:
                 return 0
+            limit = (
+                len(self._segments)
+                if high_watermark is None
+                else count_below_log_start(self._bases, high_watermark)
+            )
             retention_ms = self.config.retention_ms
             count = count_retention_ms_breached(self._segments, now_ms, retention_ms)
-            deleted = self._delete_oldest(count, f"retention.ms {retention_ms} breached")
+            deleted = self._delete_oldest(
+                min(count, limit), f"retention.ms {retention_ms} breached"
+            )
+            limit -= deleted
             retention_bytes = self.config.retention_bytes
             count = count_retention_bytes_breached(self._segments, retention_bytes)
-            deleted += self._delete_oldest(count, f"retention.bytes {retention_bytes} breached")
+            deleted += self._delete_oldest(
+                min(count, limit), f"retention.bytes {retention_bytes} breached"
+            )
             return deleted
 
     def _delete_oldest(self, count: int, reason: str) -> int:

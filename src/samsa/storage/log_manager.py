@@ -38,7 +38,7 @@ import os
 import shutil
 import threading
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from functools import partial
 from pathlib import Path
 
@@ -249,17 +249,26 @@ class LogManager:
         with io_errors_fail_dir(self.report_io_error, f"writing {file_name}"):
             write_checkpoint(self.data_dir / file_name, offsets)
 
-    def run_retention(self, now_ms: int) -> int:
+    def run_retention(
+        self,
+        now_ms: int,
+        high_watermark: Callable[[TopicPartitionKey], int | None] | None = None,
+    ) -> int:
         """Apply retention to every log; checkpoint start offsets if anything went.
 
-        Each log on its own: one log's failure is logged and retried next
-        pass, and retention goes on for the others (see failure_log)."""
+        ``high_watermark`` names each partition's high watermark, which
+        retention never passes (see ``Log.run_retention``); None for a log
+        with no partition.  Each log on its own: one log's failure is logged
+        and retried next pass, and retention goes on for the others (see
+        failure_log)."""
         deleted = 0
         if self.offline:
             return deleted  # nothing more is written to a failed dir
-        for log in self.all_logs().values():
+        for key, log in self.all_logs().items():
+            bound = None if high_watermark is None else high_watermark(key)
             deleted += (
-                self._retention_failures.run(log.name, partial(log.run_retention, now_ms)) or 0
+                self._retention_failures.run(log.name, partial(log.run_retention, now_ms, bound))
+                or 0
             )
         if deleted:
             self._checkpoint_failures.run(
