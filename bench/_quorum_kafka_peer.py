@@ -21,7 +21,8 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
-from _cluster import local_cluster, percentile, spread, table
+from _cluster import local_cluster, spread, table
+from _quorum_common import record_run
 from samsa.testing_kafka import KafkaCluster
 
 WARMUP_TOPICS = 20
@@ -67,15 +68,7 @@ def create_latency_vs_kafka(args: argparse.Namespace) -> list[list[str]]:
                 for side in order:
                     times[side].append(create(admins[side], f"lat-{i:04d}"))
         for side, values in times.items():
-            p50, p99 = percentile(values, 50), percentile(values, 99)
-            stats[side]["p50"].append(p50)
-            stats[side]["p99"].append(p99)
-            stats[side]["max"].append(max(values))
-            print(
-                f"[latency vs kafka] run {run + 1} {side:5s} p50 {p50:6.1f} ms  "
-                f"p99 {p99:6.1f} ms  max {max(values):6.1f} ms",
-                flush=True,
-            )
+            record_run(stats[side], values, "latency vs kafka", run, side)
     ratio = statistics.median(stats["samsa"]["p50"]) / statistics.median(stats["kafka"]["p50"])
     rows = [
         [
