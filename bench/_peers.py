@@ -21,7 +21,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "client"))
 
 PEERS = ("tansu", "kafka")
-# librdkafka and Kafka's tools see the same group settings on every broker.
+# librdkafka and Kafka's tools see the same group settings on every broker:
+# the peer gets them here and Samsa from ``broker_vs_peer.start_samsa``.  Without
+# them on both sides a lone Java group consumer waited Kafka's default 3 s
+# initial rebalance delay on Samsa only (consume 0.36x Kafka, 2026-11-26).
 KAFKA_GROUP_SETTINGS = {"group.initial.rebalance.delay.ms": "0"}
 
 

@@ -13,13 +13,12 @@ from collections.abc import Callable
 from _cluster import (
     effective,
     local_cluster,
-    percentile,
     print_settings,
     spread,
     table,
     wait_until,
 )
-from _quorum_common import admin
+from _quorum_common import admin, record_run
 from samsa.client import Admin
 from samsa.client.admin.results import NewTopic
 
@@ -67,15 +66,7 @@ def create_latency(args: argparse.Namespace) -> list[list[str]]:
             wait_until(all_visible, 10, f"all {expected} topics in the metadata")
             samsa_admin.close()
         for name, values in times.items():
-            p50, p99 = percentile(values, 50), percentile(values, 99)
-            per_client[name]["p50"].append(p50)
-            per_client[name]["p99"].append(p99)
-            per_client[name]["max"].append(max(values))
-            print(
-                f"[latency] run {run + 1} {name:9s} p50 {p50:6.1f} ms  p99 {p99:6.1f} ms  "
-                f"max {max(values):6.1f} ms  ({len(values)} topics)",
-                flush=True,
-            )
+            record_run(per_client[name], values, "latency", run, name)
     rows = []
     for name, stats in per_client.items():
         rows.append(

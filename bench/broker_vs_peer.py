@@ -32,7 +32,7 @@ from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from _peers import add_peer_argument, peer_broker
+from _peers import KAFKA_GROUP_SETTINGS, add_peer_argument, peer_broker
 
 HERE = Path(__file__).resolve().parent
 
@@ -80,8 +80,10 @@ def terminator(proc: subprocess.Popen[bytes]) -> Callable[[], None]:
     return stop
 
 
-def start_samsa(workdir: Path) -> tuple[Broker, float]:
+def start_samsa(workdir: Path, settings: dict[str, str] | None = None) -> tuple[Broker, float]:
+    """Samsa with the group settings the peer gets (and ``settings`` on top)."""
     data = workdir / "samsa-data"
+    overrides = {**KAFKA_GROUP_SETTINGS, **(settings or {})}
     started = time.monotonic()
     proc = subprocess.Popen(
         [
@@ -95,6 +97,7 @@ def start_samsa(workdir: Path) -> tuple[Broker, float]:
             str(data),
             "--set",
             "log4j.level=WARNING",
+            *(arg for key, value in overrides.items() for arg in ("--set", f"{key}={value}")),
         ],
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,

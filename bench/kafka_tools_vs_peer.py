@@ -134,7 +134,8 @@ def main() -> None:
     ref = load_reference()
 
     results: dict[str, dict[str, list[dict[str, float]]]] = {}
-    with ExitStack() as stack, tempfile.TemporaryDirectory(prefix="samsa-tools-bench-") as tmp:
+    # The brokers stop (the stack) before their data dirs are removed.
+    with tempfile.TemporaryDirectory(prefix="samsa-tools-bench-") as tmp, ExitStack() as stack:
         samsa, _ = start_samsa(Path(tmp))
         stack.callback(samsa.stop)
         peer_proc = stack.enter_context(peer_broker(args.peer))

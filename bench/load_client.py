@@ -31,6 +31,9 @@ def create_topic(bootstrap: str, topic: str, partitions: int) -> None:
     raise RuntimeError(f"topic {topic} did not appear")
 
 
+PACE_SLICE = 100
+
+
 def produce(args: argparse.Namespace) -> dict[str, float]:
     create_topic(args.bootstrap, args.topic, args.partitions)
     producer = Producer(
@@ -53,7 +56,13 @@ def produce(args: argparse.Namespace) -> dict[str, float]:
             errors += 1
 
     start = time.perf_counter()
-    for _ in range(args.records):
+    # --rate: an offered load, not a race.  Every PACE_SLICE records the sender
+    # waits (serving delivery callbacks) until its schedule catches up.
+    interval = 1 / args.rate if args.rate else 0.0
+    for sent in range(args.records):
+        if interval and sent % PACE_SLICE == 0:
+            while (ahead := start + sent * interval - time.perf_counter()) > 0:
+                producer.poll(ahead)
         while True:
             try:
                 producer.produce(args.topic, value, on_delivery=on_delivery)
@@ -180,6 +189,9 @@ def main() -> None:
     p.add_argument("--records", type=int, default=1_000_000)
     p.add_argument("--size", type=int, default=100)
     p.add_argument("--acks", default="1")
+    p.add_argument(
+        "--rate", type=float, default=0, help="records/s offered (0: as fast as possible)"
+    )
     c = sub.add_parser("consume")
     c.add_argument("--partitions", type=int, default=1)
     c.add_argument("--records", type=int, default=1_000_000)

@@ -34,6 +34,11 @@ settings it ran with.
     .venv/bin/python bench/quorum_bench.py --cases latency --runs 3 --topics 200
     .venv/bin/python bench/quorum_bench.py --cases failover --kills 10
     .venv/bin/python bench/quorum_bench.py --cases snapshot --partitions 100000 --runs 3
+    .venv/bin/python bench/quorum_bench.py --cases latency --peer kafka --runs 1 --topics 100
+
+``--peer kafka`` runs the ``latency`` case on three Samsa nodes beside three Apache
+Kafka nodes (KRaft, combined roles), both at once, through confluent-kafka's
+AdminClient (``_quorum_kafka_peer``).
 """
 
 from __future__ import annotations
@@ -44,6 +49,7 @@ import sys
 
 from _cluster import machine_line
 from _quorum_failover import controller_failover
+from _quorum_kafka_peer import create_latency_vs_kafka
 from _quorum_latency import create_latency
 from _quorum_snapshot import snapshot_startup
 
@@ -63,15 +69,20 @@ def main() -> int:
     )  # fmt: skip
     ap.add_argument("--partitions", type=int, default=100_000)
     ap.add_argument("--partitions-per-topic", type=int, default=1000)
+    ap.add_argument("--peer", choices=("none", "kafka"), default="none")
     args = ap.parse_args()
     # The clients' connection warnings during a kill are expected; the tables say what happened.
     logging.getLogger("samsa.client").setLevel(logging.ERROR)
     print(machine_line())
     cases = [c.strip() for c in args.cases.split(",") if c.strip()]
+    runners = {"latency": create_latency, "failover": controller_failover, "snapshot": snapshot_startup}  # fmt: skip
+    if args.peer == "kafka":
+        runners = {"latency": create_latency_vs_kafka}
     for case in cases:
-        {"latency": create_latency, "failover": controller_failover, "snapshot": snapshot_startup}[
-            case
-        ](args)
+        if case not in runners:
+            print(f"[{case}] not built for --peer {args.peer} yet: skipped")
+            continue
+        runners[case](args)
         print()
     return 0
 

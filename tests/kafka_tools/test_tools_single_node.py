@@ -9,16 +9,19 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
 from pathlib import Path
 
 import pytest
-from tests.kafka_tools.conftest import TEST_TIMEOUT_S, KafkaTools, write_json
+from confluent_kafka import Producer
+from tests.kafka_tools.conftest import TEST_TIMEOUT_S, TOOL_TIMEOUT_S, KafkaTools, write_json
 from tests.kafka_tools.tool_classes import (
     BROKER_API_VERSIONS,
     CONFIGS,
     CONSOLE_CONSUMER,
     CONSOLE_PRODUCER,
     CONSUMER_GROUPS,
+    CONSUMER_PERFORMANCE,
     DELETE_RECORDS,
     FEATURES,
     GET_OFFSETS,
@@ -194,3 +197,62 @@ def test_broker_api_versions(node_tools: KafkaTools) -> None:
     for api in ("Produce(0)", "Fetch(1)", "ListOffsets(2)", "Metadata(3)", "JoinGroup(11)"):
         line = next(line for line in answer.splitlines() if line.strip().startswith(api))
         assert "usable:" in line and "UNSUPPORTED" not in line, line
+
+
+# The Java consumer's own coordinator log, with epoch-millisecond stamps, so the
+# join is timed by the client that waits for it.
+_COORDINATOR_LOG4J = """Configuration:
+  Appenders:
+    Console:
+      name: STDERR
+      target: SYSTEM_ERR
+      PatternLayout:
+        pattern: "%d{UNIX_MILLIS} %m%n"
+  Loggers:
+    Logger:
+      - name: org.apache.kafka.clients.consumer.internals.ConsumerCoordinator
+        level: INFO
+    Root:
+      level: WARN
+      AppenderRef:
+        - ref: STDERR
+"""
+JOIN_BOUND_MS = 2500
+"""A lone member's join (JoinGroup, MEMBER_ID_REQUIRED, JoinGroup again) takes
+0.1-0.3 s here under load; a broker that held it for Kafka's default 3 s
+initial rebalance delay made ConsumerPerformance 0.36x Kafka."""
+
+
+def test_consumer_perf_joins_a_new_group_without_a_wait(
+    node_tools: KafkaTools, tmp_path: Path
+) -> None:
+    """Kafka's ConsumerPerformance (the bench's consume client) reads every
+    record, and its Java consumer's first join of a new group completes within
+    JOIN_BOUND_MS of its first JoinGroup on a broker with
+    ``group.initial.rebalance.delay.ms=0``, as Kafka's does."""
+    records = 2000
+    node_tools.admin(TOPICS, "--create", "--topic", "perf-join", "--partitions", "1")
+    producer = Producer({"bootstrap.servers": node_tools.bootstrap})
+    for i in range(records):
+        producer.produce("perf-join", b"v" * 100, str(i).encode())
+    assert producer.flush(60) == 0
+    log_config = tmp_path / "coordinator-log4j2.yaml"
+    log_config.write_text(_COORDINATOR_LOG4J)
+    argv = node_tools.reference.java_command(
+        CONSUMER_PERFORMANCE,
+        "--bootstrap-server", node_tools.bootstrap, "--topic", "perf-join",
+        "--messages", str(records), "--timeout", "60000", "--group", "perf-join",
+        quick_start=True, jvm_options=[f"-Dlog4j2.configurationFile={log_config}"],
+    )  # fmt: skip
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=TOOL_TIMEOUT_S)
+    assert done.returncode == 0, done.stderr[-4000:]
+    lines = [line for line in done.stdout.splitlines() if line.strip()]
+    header = next(i for i, line in enumerate(lines) if line.startswith("start.time"))
+    stats = dict(zip(lines[header].split(", "), lines[header + 1].split(", "), strict=True))
+    assert int(stats["data.consumed.in.nMsg"]) == records
+
+    def stamp(text: str) -> int:
+        return next(int(line.split()[0]) for line in done.stderr.splitlines() if text in line)
+
+    joined_ms = stamp("Successfully joined group") - stamp("(Re-)joining group")
+    assert 0 <= joined_ms < JOIN_BOUND_MS, done.stderr[-4000:]

@@ -104,3 +104,53 @@ def test_errors_are_one_line_never_a_trace() -> None:
     assert b"secret" not in crashed[2] and b"Traceback" not in crashed[2]
     (plain,) = run([b"GET /refuse HTTP/1.1\r\n\r\n"], json_errors=False)
     assert plain[2] == b"limit must be an integer, not 'x'\n"
+
+
+async def read_response(reader: asyncio.StreamReader) -> tuple[int, dict[str, str], bytes]:
+    """One response off a connection that may stay open (framed by Content-Length)."""
+    head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), 10)
+    lines = head.decode("latin-1").rstrip("\r\n").split("\r\n")
+    headers = {k.lower(): v.strip() for k, _, v in (line.partition(":") for line in lines[1:])}
+    body = await asyncio.wait_for(reader.readexactly(int(headers["content-length"])), 10)
+    return int(lines[0].split(" ")[1]), headers, body
+
+
+def test_a_polling_client_keeps_its_connection_until_it_asks_to_close() -> None:
+    """HTTP/1.1 GETs share one connection (a console page polls every second);
+    ``Connection: close``, HTTP/1.0 and a POST each end theirs after the answer,
+    and stopping the endpoint ends an idle kept-alive one."""
+
+    async def main() -> None:
+        endpoint = HttpEndpoint("test", {"/echo": echo}, {"/post": echo}, json_errors=True)
+        _, port = await endpoint.bind("127.0.0.1", 0)
+        await endpoint.serve()
+        try:
+            reader, writer = await asyncio.open_connection("127.0.0.1", port)
+            for _ in range(3):
+                writer.write(b"GET /echo HTTP/1.1\r\nHost: x\r\n\r\n")
+                status, headers, body = await read_response(reader)
+                assert (status, headers["connection"]) == (200, "keep-alive")
+                assert json.loads(body) == {"body": "", "type": ""}
+            writer.write(b"GET /echo HTTP/1.1\r\nConnection: close\r\n\r\n")
+            status, headers, _ = await read_response(reader)
+            assert (status, headers["connection"]) == (200, "close")
+            assert await asyncio.wait_for(reader.read(), 10) == b""
+            writer.close()
+
+            for request in (b"GET /echo HTTP/1.0\r\n\r\n", post("/post", b"{}")):
+                reader, writer = await asyncio.open_connection("127.0.0.1", port)
+                writer.write(request)
+                status, headers, _ = await read_response(reader)
+                assert (status, headers["connection"]) == (200, "close")
+                assert await asyncio.wait_for(reader.read(), 10) == b""
+                writer.close()
+
+            reader, writer = await asyncio.open_connection("127.0.0.1", port)
+            writer.write(b"GET /echo HTTP/1.1\r\n\r\n")
+            assert (await read_response(reader))[0] == 200
+        finally:
+            await endpoint.stop()
+        assert await asyncio.wait_for(reader.read(), 10) == b""
+        writer.close()
+
+    asyncio.run(main())

@@ -5,8 +5,12 @@ console's actions, which check their own permission) take POST with a small
 JSON body, anything else is 405 and an unknown path 404.  Handlers build their
 answer from in-memory state in about a millisecond, or await one in-process
 Kafka API call, so running them on the event loop keeps the broker's requests
-flowing; each HTTP connection serves one request and closes, and a slow or
-silent client is cut off after ``READ_TIMEOUT`` seconds.  A handler refuses
+flowing.  An HTTP/1.1 GET or HEAD leaves its connection open for the next
+request (a console page polls every second, and a new connection each time
+cost the broker four times the CPU of the answer itself); a POST, an HTTP/1.0
+request, ``Connection: close`` or a malformed request closes it.  A slow or
+silent client, or an idle kept-alive connection, is cut off after
+``READ_TIMEOUT`` seconds.  A handler refuses
 bad input by raising ``HttpError`` (status and one-line message); anything
 else it raises is logged and answered 500 without a trace.  ``Server-Timing``
 says how long the answer took inside the broker.  No framework: the
@@ -91,6 +95,7 @@ class HttpEndpoint:
         self.json_errors = json_errors
         self._routes = {"GET": _table(routes), "POST": _table(post_routes or {})}
         self._server: asyncio.Server | None = None
+        self._connections: set[asyncio.StreamWriter] = set()
 
     async def bind(self, host: str, port: int) -> tuple[str, int]:
         """Take the address without answering yet: a busy port is found before
@@ -108,6 +113,8 @@ class HttpEndpoint:
     async def stop(self) -> None:
         if self._server is not None:
             self._server.close()
+            for writer in list(self._connections):
+                writer.close()  # idle kept-alive connections: their reads end at once
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(self._server.wait_closed(), 2)
 
@@ -140,65 +147,85 @@ class HttpEndpoint:
             return Response(500, b"internal error\n")
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self._connections.add(writer)
         try:
-            head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), READ_TIMEOUT)
-        except (asyncio.IncompleteReadError, asyncio.LimitOverrunError, TimeoutError, OSError):
+            keep_alive = True
+            while keep_alive:
+                try:
+                    head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), READ_TIMEOUT)
+                except (asyncio.IncompleteReadError, asyncio.LimitOverrunError, TimeoutError, OSError):  # fmt: skip
+                    return
+                started = time.perf_counter()
+                response, method, keep_alive = await self._answer(head, reader)
+                took_ms = (time.perf_counter() - started) * 1000
+                body = b"" if method == "HEAD" else response.body
+                lines = [
+                    f"HTTP/1.1 {response.status} {REASONS.get(response.status, '')}",
+                    f"Content-Type: {response.content_type}",
+                    f"Content-Length: {len(response.body)}",
+                    "Cache-Control: no-store",
+                    "X-Content-Type-Options: nosniff",
+                    "Connection: keep-alive" if keep_alive else "Connection: close",
+                    f"Server-Timing: handler;dur={took_ms:.1f}",
+                    *(f"{k}: {v}" for k, v in response.headers.items()),
+                ]
+                try:
+                    writer.write(("\r\n".join(lines) + "\r\n\r\n").encode("latin-1") + body)
+                    await writer.drain()
+                except OSError:
+                    return
+        finally:
+            self._connections.discard(writer)
             writer.close()
-            return
-        started = time.perf_counter()
-        response, method = await self._answer(head, reader)
-        took_ms = (time.perf_counter() - started) * 1000
-        body = b"" if method == "HEAD" else response.body
-        lines = [
-            f"HTTP/1.1 {response.status} {REASONS.get(response.status, '')}",
-            f"Content-Type: {response.content_type}",
-            f"Content-Length: {len(response.body)}",
-            "Cache-Control: no-store",
-            "X-Content-Type-Options: nosniff",
-            "Connection: close",
-            f"Server-Timing: handler;dur={took_ms:.1f}",
-            *(f"{k}: {v}" for k, v in response.headers.items()),
-        ]
-        with contextlib.suppress(OSError):
-            writer.write(("\r\n".join(lines) + "\r\n\r\n").encode("latin-1") + body)
-            await writer.drain()
-        writer.close()
 
-    async def _answer(self, head: bytes, reader: asyncio.StreamReader) -> tuple[Response, str]:
+    async def _answer(
+        self, head: bytes, reader: asyncio.StreamReader
+    ) -> tuple[Response, str, bool]:
+        """The response, the request's method, and whether the connection may
+        serve another request (an HTTP/1.1 GET or HEAD without a body that
+        did not ask to close)."""
         if len(head) > MAX_HEAD:
-            return Response(400, b"request head too large\n"), "GET"
+            return Response(400, b"request head too large\n"), "GET", False
         lines = head.decode("latin-1").split("\r\n")
         try:
-            method, target, _version = lines[0].split(" ")
+            method, target, version = lines[0].split(" ")
         except ValueError:
-            return Response(400, b"malformed request line\n"), "GET"
+            return Response(400, b"malformed request line\n"), "GET", False
         if method not in ("GET", "HEAD", "POST"):
-            return _not_allowed("GET, HEAD, POST"), method
+            return _not_allowed("GET, HEAD, POST"), method, False
         parts = urlsplit(target)
         path = unquote(parts.path)
         if method == "POST" and self.find("POST", path) is None:
             if self.find("GET", path) is None:
-                return not_found(path), method
-            return _not_allowed("GET, HEAD"), method
+                return not_found(path), method, False
+            return _not_allowed("GET, HEAD"), method, False
         headers = {
             name.strip().lower(): value.strip()
             for name, _, value in (line.partition(":") for line in lines[1:] if line)
         }
+        keep_alive = (
+            method != "POST"
+            and version == "HTTP/1.1"
+            and headers.get("connection", "").lower() != "close"
+            and "content-length" not in headers
+            and "transfer-encoding" not in headers
+        )
         body = b""
         if method == "POST":
             try:
                 length = int(headers.get("content-length", "0"))
             except ValueError:
-                return Response(400, b"malformed Content-Length\n"), method
+                return Response(400, b"malformed Content-Length\n"), method, False
             if not 0 <= length <= MAX_BODY:
-                return Response(413, f"body over {MAX_BODY} bytes\n".encode()), method
+                return Response(413, f"body over {MAX_BODY} bytes\n".encode()), method, False
             try:
                 body = await asyncio.wait_for(reader.readexactly(length), READ_TIMEOUT)
             except (asyncio.IncompleteReadError, TimeoutError, OSError):
-                return Response(400, b"incomplete request body\n"), method
+                return Response(400, b"incomplete request body\n"), method, False
         query = {k: v[-1] for k, v in parse_qs(parts.query, keep_blank_values=True).items()}
         content_type = headers.get("content-type", "").split(";")[0].strip().lower()
-        return await self.route(Request(method, path, query, body, content_type)), method
+        request = Request(method, path, query, body, content_type)
+        return await self.route(request), method, keep_alive
 
 
 def _table(routes: dict[str, Handler]) -> tuple[dict[str, Handler], list[tuple[str, Handler]]]:
