@@ -346,6 +346,13 @@ _KEYS: list[ConfigKey] = [
         100,
         "Wait before answering (and closing) a failed authentication.",
     ),
+    ConfigKey(
+        "scram.bootstrap.credentials",
+        str,
+        "",
+        "SCRAM users the controller writes once if the metadata log lacks them, as "
+        "kafka-storage format --add-scram: 'SCRAM-SHA-256=[name=alice,password=...]' ...",
+    ),
     ConfigKey("controller.quorum.election.timeout.ms", int, 1000, "Raft election timeout."),
     ConfigKey("controller.quorum.fetch.timeout.ms", int, 2000, "Raft follower's leader timeout."),
     ConfigKey("controller.quorum.election.backoff.max.ms", int, 1000, "Raft election backoff cap."),

@@ -16,6 +16,7 @@ from samsa.listeners import Listener
 from samsa.net.channel import ChannelSecurity
 from samsa.security.protocols import SecurityProtocol
 from samsa.security.sasl.credentials import server_mechanisms
+from samsa.security.sasl.scram_server import CredentialLookup
 from samsa.server.connection_quotas import ConnectionQuotas
 from samsa.server.network import Connection, Dispatch, SocketServer
 from samsa.server.router import Router
@@ -30,6 +31,7 @@ def socket_server(
     protocol: SecurityProtocol,
     dispatch: Dispatch,
     quotas: ConnectionQuotas | None = None,
+    scram_credentials: CredentialLookup | None = None,
 ) -> SocketServer:
     def lookup(key: str) -> str:
         return config.for_listener(listener.name, key)
@@ -50,7 +52,9 @@ def socket_server(
             raise ConfigError(
                 f"sasl.enabled.mechanisms: listener {listener.name} needs at least one"
             )
-        mechanisms = server_mechanisms(enabled, lambda m: config.jaas_for(listener.name, m))
+        mechanisms = server_mechanisms(
+            enabled, lambda m: config.jaas_for(listener.name, m), scram_credentials
+        )
         dispatch = SaslGate(dispatch, mechanisms, failed_delay_ms=delay_ms).dispatch
     return SocketServer(
         dispatch,

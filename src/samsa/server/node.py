@@ -48,6 +48,7 @@ from samsa.listeners import Listener
 from samsa.net import ChannelPool
 from samsa.node_settings import NodeSettings
 from samsa.protocol.metadata_records import encode_metadata_record
+from samsa.protocol.sasl.scram import ScramCredential
 from samsa.raft.config import QuorumConfig
 from samsa.raft.disk_log import METADATA_LOG_CONFIG, DiskRaftLog
 from samsa.raft.driver import RaftDriver
@@ -55,6 +56,7 @@ from samsa.raft.machine import RaftMachine
 from samsa.raft.quorum_state_file import read_election_state
 from samsa.raft.records import Endpoint
 from samsa.raft.voters import VoterNode, VoterSet
+from samsa.security.scram_spec import parse_scram_specs
 from samsa.server import meta_properties
 from samsa.server.bind_failure import explain_bind_failure
 from samsa.server.connection_quotas import ConnectionQuotas
@@ -185,6 +187,10 @@ class Node:
             )
         return out
 
+    def _stored_scram_credential(self, user: str, mechanism: str) -> ScramCredential | None:
+        """A SCRAM credential of the metadata log, as this node has replayed it."""
+        return None if self.loader is None else self.loader.image.scram.get(user, mechanism)
+
     # ------------------------------------------------------------------ lifecycle
     async def start(self) -> None:
         config = self.config
@@ -211,6 +217,7 @@ class Node:
                 self.settings.protocol_of(listener.name),
                 self.routing.dispatcher(listener.name),
                 quotas=quotas,
+                scram_credentials=self._stored_scram_credential,
             )
             for listener in self.settings.listeners
         }
@@ -336,6 +343,12 @@ class Node:
                 topic_defaults=config.topic_defaults(),
                 static_broker_props=config.explicit_values(),
                 cluster_id=self.cluster_id,
+                scram_seeds=tuple(
+                    (spec.name, spec.mechanism, spec.password, spec.iterations)
+                    for spec in parse_scram_specs(
+                        str(config["scram.bootstrap.credentials"]), "scram.bootstrap.credentials"
+                    )
+                ),
             )
             self.controller = ControllerServer(
                 self.node_id, raft, loader, controller_config, voter_nodes=self.voter_nodes
