@@ -44,6 +44,13 @@ class SecuredBroker:
     ca_file: Path
     ports: dict[str, int] = field(default_factory=dict)
 
+    def find_ports(self) -> None:
+        """The ports the listeners bound (the latest start's, after a restart)."""
+        for line in self.broker.log_lines:
+            match = _BOUND.search(line)
+            if match:
+                self.ports[match.group(1)] = int(match.group(4))
+
     def address(self, listener: str) -> str:
         return f"127.0.0.1:{self.ports[listener]}"
 
@@ -86,10 +93,7 @@ def start_secured_broker(tmp_path: Path, extra: dict[str, str] | None = None) ->
     broker = BrokerProcess(tmp_path / "data", settings, port=None)
     broker.start()
     secured = SecuredBroker(broker, ca, ca_file)
-    for line in broker.log_lines:
-        match = _BOUND.search(line)
-        if match:
-            secured.ports[match.group(1)] = int(match.group(4))
+    secured.find_ports()
     assert set(secured.ports) == set(LISTENERS), broker.log_text()[-3000:]
     return secured
 

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
+from samsa.cli.broker_command import resolve_config
+from samsa.cli.main import build_parser, main
 from samsa.errors import ConfigError
 from samsa.security.scram_spec import ScramSpec, parse_scram_specs
 
@@ -42,6 +46,28 @@ def test_kafka_configs_form_takes_the_user_from_elsewhere() -> None:
     ],
 )
 def test_mistakes_name_the_setting(text: str, message: str) -> None:
-    with pytest.raises(ConfigError, match="^scram.bootstrap.credentials: ") as refused:
+    with pytest.raises(ConfigError, match=r"^scram\.bootstrap\.credentials: ") as refused:
         parse_scram_specs(text, "scram.bootstrap.credentials")
     assert message in str(refused.value)
+
+
+def test_broker_add_scram_flag_adds_to_the_setting_and_refuses_mistakes(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    args = build_parser().parse_args(
+        [
+            "broker",
+            "--set",
+            "scram.bootstrap.credentials=SCRAM-SHA-256=[name=a,password=b]",
+            "--add-scram",
+            "SCRAM-SHA-512=[name=c,password=d]",
+        ]
+    )
+    config = resolve_config(args)
+    specs = parse_scram_specs(str(config["scram.bootstrap.credentials"]), "k")
+    assert [(s.mechanism, s.name) for s in specs] == [
+        ("SCRAM-SHA-256", "a"),
+        ("SCRAM-SHA-512", "c"),
+    ]
+    assert main(["broker", "--data-dir", str(tmp_path), "--add-scram", "alice:secret"]) == 2
+    assert "--add-scram: expected MECHANISM=[name=...,password=...]" in capsys.readouterr().err
