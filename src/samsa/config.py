@@ -341,6 +341,18 @@ _KEYS: list[ConfigKey] = [
     ),
     ConfigKey("sasl.server.max.receive.size", int, 524288, "Largest frame before authentication."),
     ConfigKey(
+        "sasl.oauthbearer.jwks.endpoint.url",
+        str,
+        "",
+        "OAUTHBEARER: a JWKS file (file:/path) signed tokens are checked against; unset, "
+        "unsecured tokens (alg none) are accepted, as Kafka's default validator does.",
+    ),
+    ConfigKey("sasl.oauthbearer.expected.audience", str, "", "OAUTHBEARER: accepted aud values."),
+    ConfigKey("sasl.oauthbearer.expected.issuer", str, "", "OAUTHBEARER: the required iss."),
+    ConfigKey("sasl.oauthbearer.sub.claim.name", str, "sub", "OAUTHBEARER: principal claim."),
+    ConfigKey("sasl.oauthbearer.scope.claim.name", str, "scope", "OAUTHBEARER: scope claim."),
+    ConfigKey("sasl.oauthbearer.clock.skew.seconds", int, 30, "OAUTHBEARER: allowed clock skew."),
+    ConfigKey(
         "connection.failed.authentication.delay.ms",
         int,
         100,

@@ -53,7 +53,10 @@ def socket_server(
                 f"sasl.enabled.mechanisms: listener {listener.name} needs at least one"
             )
         mechanisms = server_mechanisms(
-            enabled, lambda m: config.jaas_for(listener.name, m), scram_credentials
+            enabled,
+            lambda m: config.jaas_for(listener.name, m),
+            scram_credentials,
+            setting=lambda key: str(lookup(key)),
         )
         dispatch = SaslGate(dispatch, mechanisms, failed_delay_ms=delay_ms).dispatch
     return SocketServer(
