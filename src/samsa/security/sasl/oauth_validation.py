@@ -185,7 +185,13 @@ class JwksValidator:
 
 
 def _public_key(jwk: Mapping[str, Any], key: str) -> Any:
-    from cryptography.hazmat.primitives.asymmetric import ec, rsa
+    try:
+        from cryptography.hazmat.primitives.asymmetric import ec, rsa
+    except ImportError:
+        raise ConfigError(
+            f"{key}: checking signed tokens needs the cryptography package "
+            "(pip install 'samsa[oauth]')"
+        ) from None
 
     def number(name: str) -> int:
         return int.from_bytes(unb64url(str(jwk[name])), "big")
