@@ -359,6 +359,13 @@ _KEYS: list[ConfigKey] = [
         "Wait before answering (and closing) a failed authentication.",
     ),
     ConfigKey(
+        "connections.max.reauth.ms",
+        int,
+        0,
+        "KIP-368: SASL sessions last at most this long (0: no limit); a client must log in "
+        "again on the same connection before then or be disconnected.",
+    ),
+    ConfigKey(
         "scram.bootstrap.credentials",
         str,
         "",

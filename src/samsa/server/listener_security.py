@@ -58,7 +58,12 @@ def socket_server(
             scram_credentials,
             setting=lambda key: str(lookup(key)),
         )
-        dispatch = SaslGate(dispatch, mechanisms, failed_delay_ms=delay_ms).dispatch
+        dispatch = SaslGate(
+            dispatch,
+            mechanisms,
+            failed_delay_ms=delay_ms,
+            max_reauth_ms=int(config["connections.max.reauth.ms"]),
+        ).dispatch
     return SocketServer(
         dispatch,
         max_request_size=config["socket.request.max.bytes"],
