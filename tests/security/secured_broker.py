@@ -91,7 +91,7 @@ def start_secured_broker(tmp_path: Path, extra: dict[str, str] | None = None) ->
     }
     settings.update(extra or {})
     broker = BrokerProcess(tmp_path / "data", settings, port=None)
-    broker.start()
+    broker.start(timeout=60)  # a loaded machine can take a while to start four listeners
     secured = SecuredBroker(broker, ca, ca_file)
     secured.find_ports()
     assert set(secured.ports) == set(LISTENERS), broker.log_text()[-3000:]

@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from samsa.config import BrokerConfig
+from samsa.config_synonyms import listener_ssl_setting
 from samsa.controller.controller_config import ControllerConfig
 from samsa.controller.legacy_migration import (
     legacy_metadata_exists,
@@ -68,6 +69,7 @@ from samsa.server.listener_security import channel_security, secure_router, sock
 from samsa.server.metadata_loader import MetadataLoader
 from samsa.server.network import SocketServer
 from samsa.server.router import Router
+from samsa.server.tls_connection import ListenerTls
 
 log = logging.getLogger("samsa.server")
 
@@ -100,6 +102,7 @@ class Node:
         self.raft: RaftDriver | None = None
         self.raft_log: DiskRaftLog | None = None
         self.loader: MetadataLoader | None = None
+        self.tls_listeners: dict[str, ListenerTls] = {}
         self.controller: ControllerServer | None = None
         self.broker: Any = None
         self.link: ControllerLink | None = None
@@ -187,6 +190,21 @@ class Node:
             )
         return out
 
+    def reload_tls(self, dynamic_configs: dict[str, str]) -> None:
+        """Give each TLS listener the keystore its dynamic ``listener.name.<l>.ssl.*``
+        settings name; a keystore that does not load is logged and the old one kept."""
+        overrides: dict[str, dict[str, str]] = {name: {} for name in self.tls_listeners}
+        for name, value in dynamic_configs.items():
+            setting = listener_ssl_setting(name)
+            if setting is not None and setting[0] in overrides:
+                overrides[setting[0]][setting[1]] = value
+        for listener, tls in self.tls_listeners.items():
+            try:
+                if tls.reload(overrides[listener]):
+                    log.info("listener %s: reloaded its SSL keystore", listener)
+            except ConfigError as exc:
+                log.error("listener %s: keeping the old SSL keystore: %s", listener, exc)
+
     def _stored_scram_credential(self, user: str, mechanism: str) -> ScramCredential | None:
         """A SCRAM credential of the metadata log, as this node has replayed it."""
         return None if self.loader is None else self.loader.image.scram.get(user, mechanism)
@@ -218,6 +236,7 @@ class Node:
                 self.routing.dispatcher(listener.name),
                 quotas=quotas,
                 scram_credentials=self._stored_scram_credential,
+                tls_listeners=self.tls_listeners,
             )
             for listener in self.settings.listeners
         }
