@@ -21,19 +21,15 @@ from confluent_kafka.admin import (
     ConfigResource,
     ResourceType,
 )
-from tests.security.secured_broker import SecuredBroker, start_secured_broker
+from tests.security.secured_broker import SecuredBroker, running_secured_broker
 
 pytestmark = pytest.mark.timeout(180)
 
 
 @pytest.fixture(scope="module")
 def secured(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SecuredBroker]:
-    broker = start_secured_broker(tmp_path_factory.mktemp("reload"))
-    try:
+    with running_secured_broker(tmp_path_factory.mktemp("reload")) as broker:
         yield broker
-    finally:
-        broker.broker.stop()
-        broker.broker.kill()
 
 
 def _served_certificate(secured: SecuredBroker) -> str:

@@ -13,19 +13,15 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from tests.security.secured_broker import SecuredBroker, start_secured_broker
+from tests.security.secured_broker import SecuredBroker, running_secured_broker
 
 pytestmark = pytest.mark.timeout(240)
 
 
 @pytest.fixture(scope="module")
 def secured(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SecuredBroker]:
-    broker = start_secured_broker(tmp_path_factory.mktemp("cli"))
-    try:
+    with running_secured_broker(tmp_path_factory.mktemp("cli")) as broker:
         yield broker
-    finally:
-        broker.broker.stop()
-        broker.broker.kill()
 
 
 def samsa(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:

@@ -12,9 +12,12 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from confluent_kafka import Producer as KafkaProducer
 from tests.security.oauth_tokens import Issuer
-from tests.security.secured_broker import SecuredBroker, start_secured_broker
+from tests.security.secured_broker import (
+    SecuredBroker,
+    librdkafka_delivers,
+    running_secured_broker,
+)
 
 from samsa.client import Producer
 from samsa.errors import ErrorCode, KafkaError
@@ -36,7 +39,7 @@ def issuer() -> Issuer:
 def secured(tmp_path_factory: pytest.TempPathFactory, issuer: Issuer) -> Iterator[SecuredBroker]:
     tmp = tmp_path_factory.mktemp("oauth")
     jwks = issuer.write_jwks(tmp)
-    broker = start_secured_broker(
+    with running_secured_broker(
         tmp,
         {
             "sasl.enabled.mechanisms": "PLAIN,SCRAM-SHA-256,SCRAM-SHA-512,OAUTHBEARER",
@@ -44,27 +47,8 @@ def secured(tmp_path_factory: pytest.TempPathFactory, issuer: Issuer) -> Iterato
             "listener.name.sasl_ssl.sasl.oauthbearer.jwks.endpoint.url": f"file:{jwks}",
             "listener.name.sasl_ssl.sasl.oauthbearer.expected.audience": "samsa",
         },
-    )
-    try:
+    ) as broker:
         yield broker
-    finally:
-        broker.broker.stop()
-        broker.broker.kill()
-
-
-def _librdkafka_produces(conf: dict[str, Any], topic: str) -> str:
-    """ "delivered", or the first error librdkafka reported."""
-    errors: list[Any] = []
-    delivered: list[Any] = []
-    producer = KafkaProducer({**conf, "message.timeout.ms": 20000, "error_cb": errors.append})
-    producer.produce(
-        topic, b"x", on_delivery=lambda e, m: (errors if e else delivered).append(e or m)
-    )
-    while not delivered and not errors:
-        producer.poll(0.2)
-    producer.purge()
-    producer.flush(5)
-    return "delivered" if delivered else str(errors[0])
 
 
 def _oauth(secured: SecuredBroker, protocol: str) -> dict[str, Any]:
@@ -78,8 +62,8 @@ def test_librdkafka_unsecured_jwt_with_the_required_scope(secured: SecuredBroker
         "enable.sasl.oauthbearer.unsecure.jwt": True,
         "sasl.oauthbearer.config": "principal=alice scope=produce",
     }
-    assert _librdkafka_produces(conf, "oauth-unsecured") == "delivered"
-    refused = _librdkafka_produces(
+    assert librdkafka_delivers(conf, "oauth-unsecured") == "delivered"
+    refused = librdkafka_delivers(
         {**conf, "sasl.oauthbearer.config": "principal=alice scope=consume"}, "oauth-unsecured"
     )
     assert "insufficient_scope" in refused
@@ -91,9 +75,9 @@ def test_librdkafka_signed_token_from_its_callback(secured: SecuredBroker, issue
 
     claims = {"sub": "svc", "aud": "samsa", "exp": time.time() + 300, "iat": time.time()}
     conf = _oauth(secured, "SASL_SSL")
-    assert _librdkafka_produces({**conf, "oauth_cb": token(claims)}, "oauth-signed") == "delivered"
+    assert librdkafka_delivers({**conf, "oauth_cb": token(claims)}, "oauth-signed") == "delivered"
     wrong_audience = {**claims, "aud": "elsewhere"}
-    refused = _librdkafka_produces({**conf, "oauth_cb": token(wrong_audience)}, "oauth-signed")
+    refused = librdkafka_delivers({**conf, "oauth_cb": token(wrong_audience)}, "oauth-signed")
     assert "invalid_token" in refused
 
 

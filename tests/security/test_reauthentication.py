@@ -21,7 +21,7 @@ from tests.security.secured_broker import (
     SecuredBroker,
     request,
     response,
-    start_secured_broker,
+    running_secured_broker,
 )
 
 from samsa.client import Producer
@@ -35,14 +35,10 @@ REAUTH_MS = 1500
 
 @pytest.fixture(scope="module")
 def secured(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SecuredBroker]:
-    broker = start_secured_broker(
+    with running_secured_broker(
         tmp_path_factory.mktemp("reauth"), {"connections.max.reauth.ms": str(REAUTH_MS)}
-    )
-    try:
+    ) as broker:
         yield broker
-    finally:
-        broker.broker.stop()
-        broker.broker.kill()
 
 
 class RawConnection:

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from confluent_kafka import KafkaException, Producer
+from confluent_kafka import KafkaException
 from confluent_kafka.admin import (
     AdminClient,
     ScramCredentialInfo,
@@ -20,7 +20,11 @@ from confluent_kafka.admin import (
     UserScramCredentialDeletion,
     UserScramCredentialUpsertion,
 )
-from tests.security.secured_broker import SecuredBroker, start_secured_broker
+from tests.security.secured_broker import (
+    SecuredBroker,
+    librdkafka_delivers,
+    running_secured_broker,
+)
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -29,14 +33,10 @@ SEED = "SCRAM-SHA-256=[name=seeded,password=seeded-secret,iterations=8192]"
 
 @pytest.fixture(scope="module")
 def secured(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SecuredBroker]:
-    broker = start_secured_broker(
+    with running_secured_broker(
         tmp_path_factory.mktemp("scram"), {"scram.bootstrap.credentials": SEED}
-    )
-    try:
+    ) as broker:
         yield broker
-    finally:
-        broker.broker.stop()
-        broker.broker.kill()
 
 
 def _admin(secured: SecuredBroker) -> AdminClient:
@@ -46,25 +46,8 @@ def _admin(secured: SecuredBroker) -> AdminClient:
 def _logs_in(
     secured: SecuredBroker, protocol: str, mechanism: str, user: str, password: str
 ) -> bool:
-    """Whether librdkafka gets in: a produce acknowledged, or an authentication error."""
-    conf: dict[str, Any] = {
-        **secured.librdkafka(protocol, mechanism, user="alice", password=password),
-        "sasl.username": user,
-        "message.timeout.ms": 20000,
-    }
-    errors: list[Any] = []
-    delivered: list[Any] = []
-    producer = Producer({**conf, "error_cb": errors.append})
-    producer.produce(
-        "scram-logins",
-        b"x",
-        on_delivery=lambda err, msg: (errors if err else delivered).append(err or msg),
-    )
-    while not delivered and not errors:
-        producer.poll(0.2)
-    producer.purge()
-    producer.flush(5)
-    return bool(delivered)
+    conf = secured.librdkafka(protocol, mechanism, user="alice", password=password)
+    return librdkafka_delivers({**conf, "sasl.username": user}, "scram-logins") == "delivered"
 
 
 def _alter(admin: AdminClient, alterations: list[Any]) -> dict[str, Exception | None]:
