@@ -15,9 +15,6 @@ from typing import Any
 from samsa.security.principal import KafkaPrincipal, ssl_principal
 from samsa.security.ssl_principal_mapper import SslPrincipalMapper
 
-# One TLS record carries at most 16 KiB of plaintext.
-_WRITE_CHUNK = 16 * 1024
-
 
 class TlsClosed(Exception):
     """The peer sent close_notify: no more plaintext will come."""
@@ -77,9 +74,11 @@ class TlsSession:
 
     def encrypt(self, plaintext: Any) -> None:
         """Queue ``plaintext`` for sending (take it with ``pending_output``)."""
+        # One call for the whole buffer: OpenSSL cuts it into 16 KiB records
+        # itself, and a memory BIO takes everything, so the loop rarely turns.
         view = memoryview(plaintext).cast("B")
         while view:
-            written = self._obj.write(view[:_WRITE_CHUNK])
+            written = self._obj.write(view)
             view = view[written:]
 
     def pending_output(self) -> bytes:

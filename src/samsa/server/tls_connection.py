@@ -32,6 +32,8 @@ from samsa.ssl_settings import server_context
 # Ciphertext read per callback: large enough that a big produce request costs
 # few callbacks, small enough for many idle TLS connections.
 _RECEIVE_BYTES = 128 * 1024
+# The plaintext one TLS record carries.
+_RECORD_BYTES = 16 * 1024
 
 
 class ListenerTls:
@@ -113,11 +115,27 @@ class TlsConnection(Connection):
     def write(self, chunks: list[Any]) -> None:
         if self.closed or self.transport is None:
             return None
+        # Small chunks (a response's header, its body parts) are joined before
+        # encryption: each encrypt call closes a TLS record, and a record per
+        # 10-byte chunk costs a cipher call and 22+ bytes of framing each.
         tls = self._tls
+        pending = bytearray()
         for chunk in chunks:
-            tls.encrypt(
+            data = (
                 chunk if isinstance(chunk, (bytes, bytearray, memoryview)) else chunk.read_bytes()
             )
+            if len(data) >= _RECORD_BYTES:
+                if pending:
+                    tls.encrypt(pending)
+                    pending = bytearray()
+                tls.encrypt(data)
+                continue
+            pending += data
+            if len(pending) >= _RECORD_BYTES:
+                tls.encrypt(pending)
+                pending = bytearray()
+        if pending:
+            tls.encrypt(pending)
         self._flush()
         return None
 
