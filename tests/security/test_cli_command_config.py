@@ -6,6 +6,7 @@ it a SASL listener refuses the command with a one-line error.
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -73,3 +74,36 @@ def test_mistakes_are_one_line(secured: SecuredBroker, tmp_path: Path) -> None:
     assert refused.returncode != 0
     assert "Traceback" not in refused.stderr and len(refused.stderr.strip().splitlines()) == 1
     assert "authentication failed" in refused.stderr.lower(), refused.stderr
+
+
+def test_users_scram_set_list_delete(secured: SecuredBroker, tmp_path: Path) -> None:
+    props = _properties(secured, tmp_path)
+    connect = ["--bootstrap-server", secured.address("SASL_SSL"), "--command-config", str(props)]
+    created = samsa(
+        "users", "scram", "set", "dora", "--mechanism", "SCRAM-SHA-256",
+        "--password", "dora-secret", "--iterations", "8192", *connect,
+    )  # fmt: skip
+    assert created.returncode == 0, created.stderr
+    assert "Set the SCRAM-SHA-256 credential of user dora." in created.stdout
+    listed = samsa("users", "scram", "list", "dora", "--output", "json", *connect)
+    assert json.loads(listed.stdout) == {"dora": {"SCRAM-SHA-256": 8192}}, listed.stderr
+
+    # dora herself gets in with the credential just stored.
+    as_dora = tmp_path / "dora.properties"
+    as_dora.write_text(
+        props.read_text()
+        .replace("SCRAM-SHA-512", "SCRAM-SHA-256")
+        .replace(
+            'username="alice" password="alice-secret"', 'username="dora" password="dora-secret"'
+        )
+    )
+    dora = ["--bootstrap-server", secured.address("SASL_SSL"), "--command-config", str(as_dora)]
+    assert samsa("topics", "list", *dora).returncode == 0
+
+    deleted = samsa("users", "scram", "delete", "dora", "--mechanism", "SCRAM-SHA-256", *connect)
+    assert deleted.returncode == 0, deleted.stderr
+    gone = samsa("users", "scram", "list", "dora", *connect)
+    assert gone.returncode == 2 and "does not exist" in gone.stderr
+    assert len(gone.stderr.strip().splitlines()) == 1
+    again = samsa("users", "scram", "delete", "dora", "--mechanism", "SCRAM-SHA-256", *connect)
+    assert again.returncode == 2 and "RESOURCE_NOT_FOUND" in again.stderr, again.stderr
