@@ -341,10 +341,36 @@ _KEYS: list[ConfigKey] = [
     ),
     ConfigKey("sasl.server.max.receive.size", int, 524288, "Largest frame before authentication."),
     ConfigKey(
+        "sasl.oauthbearer.jwks.endpoint.url",
+        str,
+        "",
+        "OAUTHBEARER: a JWKS file (file:/path) signed tokens are checked against; unset, "
+        "unsecured tokens (alg none) are accepted, as Kafka's default validator does.",
+    ),
+    ConfigKey("sasl.oauthbearer.expected.audience", str, "", "OAUTHBEARER: accepted aud values."),
+    ConfigKey("sasl.oauthbearer.expected.issuer", str, "", "OAUTHBEARER: the required iss."),
+    ConfigKey("sasl.oauthbearer.sub.claim.name", str, "sub", "OAUTHBEARER: principal claim."),
+    ConfigKey("sasl.oauthbearer.scope.claim.name", str, "scope", "OAUTHBEARER: scope claim."),
+    ConfigKey("sasl.oauthbearer.clock.skew.seconds", int, 30, "OAUTHBEARER: allowed clock skew."),
+    ConfigKey(
         "connection.failed.authentication.delay.ms",
         int,
         100,
         "Wait before answering (and closing) a failed authentication.",
+    ),
+    ConfigKey(
+        "connections.max.reauth.ms",
+        int,
+        0,
+        "KIP-368: SASL sessions last at most this long (0: no limit); a client must log in "
+        "again on the same connection before then or be disconnected.",
+    ),
+    ConfigKey(
+        "scram.bootstrap.credentials",
+        str,
+        "",
+        "SCRAM users the controller writes once if the metadata log lacks them, as "
+        "kafka-storage format --add-scram: 'SCRAM-SHA-256=[name=alice,password=...]' ...",
     ),
     ConfigKey("controller.quorum.election.timeout.ms", int, 1000, "Raft election timeout."),
     ConfigKey("controller.quorum.fetch.timeout.ms", int, 2000, "Raft follower's leader timeout."),

@@ -119,6 +119,30 @@ DYNAMIC_BROKER_CONFIGS = (
 )
 
 
+RELOADABLE_LISTENER_SSL = frozenset(
+    {
+        "ssl.keystore.type",
+        "ssl.keystore.location",
+        "ssl.keystore.password",
+        "ssl.keystore.certificate.chain",
+        "ssl.keystore.key",
+        "ssl.key.password",
+    }
+)
+"""A TLS listener's keystore settings, dynamic only under ``listener.name.<l>.``
+(Kafka's way to replace a certificate without a restart)."""
+
+
+def listener_ssl_setting(name: str) -> tuple[str, str] | None:
+    """``listener.name.<l>.ssl.keystore.location`` -> (L, ssl.keystore.location)."""
+    if not name.startswith("listener.name."):
+        return None
+    listener, _, key = name[len("listener.name.") :].partition(".")
+    if not listener or key not in RELOADABLE_LISTENER_SSL:
+        return None
+    return listener.upper(), key
+
+
 def broker_config_synonyms(name: str) -> tuple[str, ...]:
     """The names that set the same broker setting, most precise first
     (Kafka's ``DynamicBrokerConfig.brokerConfigSynonyms``)."""

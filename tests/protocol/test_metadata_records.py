@@ -204,6 +204,8 @@ def test_api_keys_are_kafkas() -> None:
         "BeginTransactionRecord": 23,
         "EndTransactionRecord": 24,
         "AbortTransactionRecord": 25,
+        "UserScramCredentialRecord": 11,
+        "RemoveUserScramCredentialRecord": 22,
     }
 
 

@@ -7,9 +7,11 @@ which is how the tests find them (every listener binds port 0).
 
 from __future__ import annotations
 
+import contextlib
 import re
 import socket
 import struct
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -43,6 +45,13 @@ class SecuredBroker:
     ca: CertificateAuthority
     ca_file: Path
     ports: dict[str, int] = field(default_factory=dict)
+
+    def find_ports(self) -> None:
+        """The ports the listeners bound (the latest start's, after a restart)."""
+        for line in self.broker.log_lines:
+            match = _BOUND.search(line)
+            if match:
+                self.ports[match.group(1)] = int(match.group(4))
 
     def address(self, listener: str) -> str:
         return f"127.0.0.1:{self.ports[listener]}"
@@ -84,14 +93,42 @@ def start_secured_broker(tmp_path: Path, extra: dict[str, str] | None = None) ->
     }
     settings.update(extra or {})
     broker = BrokerProcess(tmp_path / "data", settings, port=None)
-    broker.start()
+    broker.start(timeout=60)  # a loaded machine can take a while to start four listeners
     secured = SecuredBroker(broker, ca, ca_file)
-    for line in broker.log_lines:
-        match = _BOUND.search(line)
-        if match:
-            secured.ports[match.group(1)] = int(match.group(4))
+    secured.find_ports()
     assert set(secured.ports) == set(LISTENERS), broker.log_text()[-3000:]
     return secured
+
+
+@contextlib.contextmanager
+def running_secured_broker(
+    tmp_path: Path, extra: dict[str, str] | None = None
+) -> Iterator[SecuredBroker]:
+    """A secured broker for a module's tests, stopped (then killed if need be) after."""
+    broker = start_secured_broker(tmp_path, extra)
+    try:
+        yield broker
+    finally:
+        broker.broker.stop()
+        broker.broker.kill()
+
+
+def librdkafka_delivers(conf: dict[str, Any], topic: str) -> str:
+    """Produce one record with confluent-kafka: "delivered", or the first error
+    librdkafka reported (a refused login among them)."""
+    from confluent_kafka import Producer
+
+    errors: list[Any] = []
+    delivered: list[Any] = []
+    producer = Producer({**conf, "message.timeout.ms": 20000, "error_cb": errors.append})
+    producer.produce(
+        topic, b"x", on_delivery=lambda e, m: (errors if e else delivered).append(e or m)
+    )
+    while not delivered and not errors:
+        producer.poll(0.2)
+    producer.purge()
+    producer.flush(5)
+    return "delivered" if delivered else str(errors[0])
 
 
 def raw_exchange(address: str, frames: list[bytes], timeout: float = 10.0) -> list[bytes]:

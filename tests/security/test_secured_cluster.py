@@ -13,7 +13,13 @@ from pathlib import Path
 
 import pytest
 from confluent_kafka import Consumer, Producer
-from confluent_kafka.admin import AdminClient, NewTopic
+from confluent_kafka.admin import (
+    AdminClient,
+    NewTopic,
+    ScramCredentialInfo,
+    ScramMechanism,
+    UserScramCredentialUpsertion,
+)
 from tests.security.certs import CertificateAuthority
 
 from samsa.testing_cluster import LocalCluster, wait_until
@@ -84,5 +90,25 @@ def test_three_nodes_over_sasl_ssl(tmp_path: Path) -> None:
                 got.append(message.value())
         consumer.close()
         assert sorted(got) == sorted(values)
+
+        # A SCRAM user added through node 1 (forwarded to the active controller)
+        # logs in at node 3: the record was replayed on every node.
+        via_node_1 = AdminClient({**conf, "bootstrap.servers": cluster.bootstrap_of([1])})
+        upsert = UserScramCredentialUpsertion(
+            "carol", ScramCredentialInfo(ScramMechanism.SCRAM_SHA_512, 4096), b"carol-secret"
+        )
+        via_node_1.alter_user_scram_credentials([upsert])["carol"].result(30)
+        carol = {
+            **conf,
+            "bootstrap.servers": cluster.bootstrap_of([3]),
+            "sasl.username": "carol",
+            "sasl.password": "carol-secret",
+        }
+
+        def carol_gets_in() -> bool:
+            seen = AdminClient(carol).list_topics(timeout=5)
+            return "replicated" in seen.topics
+
+        wait_until(carol_gets_in, 60, "carol logs in at node 3")
     finally:
         cluster.close()

@@ -26,6 +26,7 @@ from samsa.cli.common import (
     add_connection_args,
     add_output_arg,
     add_subcommand,
+    client_config,
     console,
     guarded,
     partition_count,
@@ -114,7 +115,6 @@ def bench_produce(args: argparse.Namespace) -> int:
     if args.num_records < 1 or args.record_size < 0:
         raise CliError("--num-records must be at least 1 and --record-size not negative")
     config: dict[str, Any] = {
-        "bootstrap.servers": args.bootstrap,
         "client.id": "samsa-bench-producer",
         "acks": args.acks,
         # As Kafka's producer: idempotence only where acks=all allows it.
@@ -142,7 +142,7 @@ def bench_produce(args: argparse.Namespace) -> int:
 
     deadline = None if args.duration is None else time.perf_counter() + args.duration
     sent = 0
-    with Producer(config) as producer, progress() as bar:
+    with Producer(client_config(args, config)) as producer, progress() as bar:
         task = bar.add_task("producing", total=args.num_records)
         started = time.perf_counter()
         send = producer.send
@@ -176,15 +176,14 @@ def bench_produce(args: argparse.Namespace) -> int:
 
 
 def bench_consume(args: argparse.Namespace) -> int:
-    config = {
-        "bootstrap.servers": args.bootstrap,
+    config: dict[str, Any] = {
         "client.id": "samsa-bench-consumer",
         "auto.offset.reset": "earliest",
         "enable.auto.commit": False,
         "request.timeout.ms": int(args.timeout * 1000),
     }
     partitions = partition_count(args, args.topic)
-    with Consumer(config) as consumer:
+    with Consumer(client_config(args, config)) as consumer:
         tps = [TopicPartition(args.topic, p) for p in range(partitions)]
         starts = consumer.beginning_offsets(tps)
         ends = consumer.end_offsets(tps)

@@ -22,6 +22,7 @@ from typing import Any
 from samsa.cli import logging_setup
 from samsa.config import BrokerConfig, parse_properties
 from samsa.errors import ConfigError
+from samsa.security.scram_spec import parse_scram_specs
 
 READY_PREFIX = "samsa broker listening on "
 CONTROLLER_READY_PREFIX = "samsa controller listening on "
@@ -35,6 +36,14 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--config", metavar="FILE", help="a server.properties file (Kafka's key names)")
     p.add_argument(
         "--set", metavar="KEY=VALUE", action="append", default=[], help="override one config key"
+    )
+    p.add_argument(
+        "--add-scram",
+        metavar="'SCRAM-SHA-256=[name=USER,password=PASSWORD]'",
+        action="append",
+        default=[],
+        help="a SCRAM user to create if the metadata log has none by that name and "
+        "mechanism, as kafka-storage format --add-scram (setting scram.bootstrap.credentials)",
     )
     p.add_argument(
         "--metrics-listen",
@@ -82,6 +91,11 @@ def resolve_config(args: argparse.Namespace) -> BrokerConfig:
         config.set("advertised.listeners", args.advertised_listener)
     if args.data_dir:
         config.set("log.dirs", args.data_dir)
+    if getattr(args, "add_scram", None):
+        given = str(config["scram.bootstrap.credentials"])
+        config.set("scram.bootstrap.credentials", " ".join([given, *args.add_scram]).strip())
+    # Checked here too, so a mistake stops the command before anything binds.
+    parse_scram_specs(str(config["scram.bootstrap.credentials"]), "--add-scram")
     if getattr(args, "metrics_listen", None):
         config.set("metrics.listen", args.metrics_listen)
     if getattr(args, "console_listen", None):

@@ -18,6 +18,7 @@ import logging
 import os
 import sys
 from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
 from typing import Any, TextIO
 
 from rich.console import Console
@@ -25,7 +26,8 @@ from rich.table import Table
 
 from samsa.client.admin import Admin
 from samsa.client.errors import KafkaTimeoutError
-from samsa.errors import ErrorCode, KafkaError, SamsaError
+from samsa.config import parse_properties
+from samsa.errors import ConfigError, ErrorCode, KafkaError, SamsaError
 from samsa.protocol.config_sources import CONFIG_SOURCES as CONFIG_SOURCES
 
 DEFAULT_BOOTSTRAP = "127.0.0.1:9092"
@@ -52,6 +54,11 @@ def add_connection_args(p: argparse.ArgumentParser, *, timeout: float = 10.0) ->
         metavar="HOST:PORT",
         default=default_bootstrap(),
         help=f"a broker to talk to (default ${BOOTSTRAP_ENV} or {DEFAULT_BOOTSTRAP})",
+    )
+    p.add_argument(
+        "--command-config",
+        metavar="FILE",
+        help="client properties (security.protocol, sasl.*, ssl.*), as Kafka's tools take",
     )
     p.add_argument(
         "--timeout",
@@ -107,18 +114,32 @@ def quiet_client_logs() -> Iterator[None]:
         client_log.setLevel(previous)
 
 
+def client_config(args: argparse.Namespace, settings: dict[str, Any]) -> dict[str, Any]:
+    """The client's settings: ``--command-config``'s properties (how to reach a
+    secured listener), under the command's own (``--bootstrap-server``, timeouts)."""
+    path = getattr(args, "command_config", None)
+    config: dict[str, Any] = {}
+    if path:
+        try:
+            text = Path(path).read_text()
+        except OSError as exc:
+            raise CliError(f"cannot read --command-config {path}: {exc.strerror}") from None
+        try:
+            config.update(parse_properties(text))
+        except ConfigError as exc:
+            raise CliError(f"--command-config {path}: {exc}") from None
+    config.update(settings)
+    config["bootstrap.servers"] = args.bootstrap
+    return config
+
+
 def open_admin(args: argparse.Namespace) -> Admin:
     ms = max(int(args.timeout * 1000), 1)
+    config = client_config(args, {"request.timeout.ms": ms, "client.id": "samsa-cli"})
     try:
-        return Admin(
-            {
-                "bootstrap.servers": args.bootstrap,
-                "request.timeout.ms": ms,
-                "client.id": "samsa-cli",
-            }
-        )
+        return Admin(config)
     except SamsaError as exc:
-        raise CliError(f"bad --bootstrap-server {args.bootstrap!r}: {exc}") from None
+        raise CliError(f"bad client settings for {args.bootstrap!r}: {exc}") from None
 
 
 def describe_error(exc: BaseException, bootstrap: str) -> str:

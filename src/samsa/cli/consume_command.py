@@ -27,6 +27,7 @@ from samsa.cli.common import (
     CliError,
     add_connection_args,
     add_subcommand,
+    client_config,
     guarded,
     partition_count,
 )
@@ -111,8 +112,7 @@ def run(args: argparse.Namespace) -> int:
     offset = parse_offset(args.offset)
     idle = args.timeout or None  # 0: wait for records until Ctrl-C
     timeout_ms = int((args.timeout or 10) * 1000)
-    config = {
-        "bootstrap.servers": args.bootstrap,
+    config: dict[str, Any] = {
         "client.id": "samsa-cli-consumer",
         "auto.offset.reset": "earliest" if args.from_beginning else "latest",
         "enable.auto.commit": False,
@@ -122,7 +122,7 @@ def run(args: argparse.Namespace) -> int:
         config["group.id"] = args.group
     if not args.timeout:
         args.timeout = 10.0  # broker calls still give up
-    with Consumer(config) as consumer:
+    with Consumer(client_config(args, config)) as consumer:
         place(consumer, args, offset)
         count = drain(consumer, args, idle)
         if args.group is not None and count:

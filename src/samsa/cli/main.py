@@ -33,6 +33,7 @@ def build_parser() -> argparse.ArgumentParser:
         produce_command,
         topics_command,
         transactions_command,
+        users_command,
     )
 
     broker_command.add_parser(sub)
@@ -43,6 +44,7 @@ def build_parser() -> argparse.ArgumentParser:
     transactions_command.add_parser(sub)
     cluster_command.add_parser(sub)
     bench_command.add_parser(sub)
+    users_command.add_parser(sub)
     return parser
 
 

@@ -21,6 +21,7 @@ from samsa.cli.common import (
     add_connection_args,
     add_output_arg,
     add_subcommand,
+    client_config,
     guarded,
     parse_kv,
     print_json,
@@ -99,7 +100,6 @@ def run(args: argparse.Namespace) -> int:
     if args.partition is not None and args.partition < 0:
         raise CliError(f"--partition must not be negative, not {args.partition}")
     config = {
-        "bootstrap.servers": args.bootstrap,
         "client.id": "samsa-cli-producer",
         "acks": args.acks,
         # As Kafka's producer: idempotence only where acks=all allows it.
@@ -118,7 +118,7 @@ def run(args: argparse.Namespace) -> int:
         raise CliError(f"cannot read --file {args.file!r}: {exc.strerror}") from None
     sent = 0
     try:
-        with Producer(config) as producer:
+        with Producer(client_config(args, config)) as producer:
             for key, value in records(source, args.key_separator):
                 producer.send(
                     args.topic,
@@ -146,9 +146,7 @@ def check_topic(args: argparse.Namespace) -> None:
     """Fail fast, with the partition count, for a partition the topic lacks."""
     if args.partition is None:
         return
-    with Admin(
-        {"bootstrap.servers": args.bootstrap, "request.timeout.ms": int(args.timeout * 1000)}
-    ) as admin:
+    with Admin(client_config(args, {"request.timeout.ms": int(args.timeout * 1000)})) as admin:
         topic = admin.describe_topics([args.topic], timeout=args.timeout)[args.topic]
     if args.partition >= len(topic.partitions):
         raise CliError(

@@ -164,6 +164,12 @@ COMMON_DEFS: tuple[ConfigDef, ...] = (
     ConfigDef("ssl.endpoint.identification.algorithm", _str, "https", doc="empty: no host check"),
     ConfigDef("sasl.mechanism", _str, "GSSAPI", doc="PLAIN, SCRAM-SHA-256, SCRAM-SHA-512"),
     ConfigDef("sasl.jaas.config", _str, "", doc='... required username="..." password="...";'),
+    ConfigDef(
+        "sasl.oauthbearer.token.provider",
+        parse_optional_callable,
+        None,
+        doc="OAUTHBEARER: a callable returning the token (a JWS) for each login",
+    ),
 )
 
 PRODUCER_DEFS: tuple[ConfigDef, ...] = (

@@ -28,6 +28,7 @@ from samsa.config_synonyms import (
     DYNAMIC_BROKER_CONFIGS,
     TOPIC_CONFIG_SYNONYMS,
     Synonym,
+    listener_ssl_setting,
     topic_defaults,
 )
 from samsa.controller.controller_config import ControllerConfig
@@ -180,6 +181,7 @@ class ConfigControl:
         restart and bad values are INVALID_REQUEST (as Kafka answers for broker
         resources); names no broker has are INVALID_CONFIG (Kafka would store
         them as custom settings; Samsa refuses typos, as at startup)."""
+        configs = {k: v for k, v in configs.items() if listener_ssl_setting(k) is None}
         static_only = sorted(
             name for name in configs if name in BROKER_KEYS and name not in DYNAMIC_BROKER_CONFIGS
         )

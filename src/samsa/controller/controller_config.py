@@ -46,6 +46,9 @@ class ControllerConfig:
     static_broker_props: Mapping[str, str] = field(default_factory=dict)
     """The broker settings given at start (not defaults): which topic defaults
     CreateTopics reports as STATIC_BROKER_CONFIG rather than DEFAULT_CONFIG."""
+    scram_seeds: tuple[tuple[str, str, str, int], ...] = ()
+    """scram.bootstrap.credentials, parsed: (user, mechanism, password, iterations)
+    the active controller writes once when the image has no such credential."""
 
     @classmethod
     def from_properties(
@@ -55,6 +58,7 @@ class ControllerConfig:
         topic_defaults: Mapping[str, str] | None = None,
         static_broker_props: Mapping[str, str] | None = None,
         cluster_id: str | None = None,
+        scram_seeds: tuple[tuple[str, str, str, int], ...] = (),
     ) -> ControllerConfig:
         """From Kafka config keys; keys not given keep Kafka's defaults."""
         defaults = cls()
@@ -81,4 +85,5 @@ class ControllerConfig:
             cluster_id=cluster_id,
             topic_defaults=dict(topic_defaults or {}),
             static_broker_props=dict(static_broker_props or {}),
+            scram_seeds=scram_seeds,
         )

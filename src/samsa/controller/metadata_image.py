@@ -2,8 +2,8 @@
 
 What the image holds: topics (name, id, partitions), brokers (registrations),
 configs per (resource type, resource name), the next producer id, feature levels,
-and the offset and epoch of the last record applied.  ``replay`` is the only
-mutator; every node (controller or broker) builds the same image from the same
+SCRAM credentials (``scram_image``), and the offset and epoch of the last
+record applied.  ``replay`` is the only mutator; every node (controller or broker) builds the same image from the same
 committed records, so there is nothing else to keep in sync.
 
 Why it is mutable, unlike Kafka's immutable ``MetadataImage``: a cluster holds
@@ -37,6 +37,7 @@ from samsa.controller.registrations import (
     BrokerRegistration,
     PartitionRegistration,
 )
+from samsa.controller.scram_image import ScramImage, ScramReplayError
 from samsa.controller.topic_validation import collision_key
 from samsa.protocol.metadata_records import MetadataRecord
 
@@ -82,6 +83,8 @@ class MetadataImage:
             "ProducerIdsRecord": self._replay_producer_ids,
             "FeatureLevelRecord": self._replay_feature_level,
             "NoOpRecord": self._replay_noop,
+            "UserScramCredentialRecord": self._replay_scram(ScramImage.replay_upsert),
+            "RemoveUserScramCredentialRecord": self._replay_scram(ScramImage.replay_remove),
         }
 
     def _reset(self) -> None:
@@ -98,6 +101,7 @@ class MetadataImage:
         self.brokers_to_isrs = BrokersToIsrs()
         self.reassigning: set[tuple[bytes, int]] = set()
         self.imbalanced: set[tuple[bytes, int]] = set()
+        self.scram = ScramImage()
 
     def load_snapshot(self, records: Iterable[MetadataRecord], end_offset: int, epoch: int) -> None:
         """Rebuild this image in place from a snapshot's records (holders of the
@@ -308,6 +312,17 @@ class MetadataImage:
     def _replay_noop(self, body: Mapping[str, Any]) -> None:
         pass
 
+    def _replay_scram(
+        self, apply: Callable[[ScramImage, Mapping[str, Any]], None]
+    ) -> Callable[[Mapping[str, Any]], None]:
+        def replay(body: Mapping[str, Any]) -> None:
+            try:
+                apply(self.scram, body)
+            except ScramReplayError as exc:
+                raise MetadataReplayError(str(exc)) from None
+
+        return replay
+
     # ------------------------------------------------------------------ reads
     def partition(self, topic_id: bytes, partition_id: int) -> PartitionRegistration | None:
         topic = self.topics_by_id.get(topic_id)
@@ -349,6 +364,7 @@ class MetadataImage:
             and self.configs == other.configs
             and self.next_producer_id == other.next_producer_id
             and self.features == other.features
+            and self.scram == other.scram
         )
 
     __hash__ = None  # type: ignore[assignment]

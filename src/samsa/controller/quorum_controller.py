@@ -44,6 +44,7 @@ from samsa.controller.producer_ids import allocate_producer_ids
 from samsa.controller.reassignment import ReassignmentControl
 from samsa.controller.registrations import BrokerRegistration
 from samsa.controller.replication_control import ReplicationControl
+from samsa.controller.scram_control import ScramControl
 from samsa.controller.topic_control import TopicControl
 
 log = logging.getLogger(__name__)
@@ -69,6 +70,7 @@ class QuorumController:
         self.topics = TopicControl(image, self.config, self.configs, self.rng)
         self.cluster = ClusterControl(image, self.config, self.replication)
         self.reassignments = ReassignmentControl(image, self.configs)
+        self.scram = ScramControl(image)
         self._next_rebalance_ms: int | None = None
 
     def activate(self, now_ms: int) -> None:
@@ -96,6 +98,9 @@ class QuorumController:
 
     def allocate_producer_ids(self, request: Request) -> ControllerResult:
         return allocate_producer_ids(self.image, request)
+
+    def alter_user_scram_credentials(self, request: Request) -> ControllerResult:
+        return self.scram.alter_credentials(request)
 
     # ------------------------------------------------------------------ brokers
     def register_broker(self, request: Request, next_offset: int, now_ms: int) -> ControllerResult:

@@ -4,14 +4,16 @@ Replaying ``snapshot_records(image)`` into an empty image gives an image equal
 to ``image`` (``MetadataImage.__eq__``, ``images_equal``); that round trip is
 the contract snapshots rely on.  The order is Kafka's ``MetadataImage.write``
 order where it matters: feature levels first (a reader needs metadata.version
-before anything else), then brokers, topics with their partitions, configs, and
-the producer id mark.  A broker's fenced and controlled-shutdown state travel
-inside its RegisterBrokerRecord, so one record per broker is enough.
+before anything else), then brokers, topics with their partitions, configs,
+SCRAM credentials and the producer id mark.  A broker's fenced and
+controlled-shutdown state travel inside its RegisterBrokerRecord, so one
+record per broker is enough.
 """
 
 from __future__ import annotations
 
 from samsa.controller.metadata_image import MetadataImage
+from samsa.controller.scram_control import credential_record
 from samsa.protocol.metadata_records import MetadataRecord, make_record
 
 METADATA_VERSION_FEATURE = "metadata.version"
@@ -49,6 +51,8 @@ def snapshot_records(image: MetadataImage) -> list[MetadataRecord]:
                     value=value,
                 )
             )
+    for user, mechanism, credential in image.scram:
+        records.append(credential_record(user, mechanism, credential))
     if image.next_producer_id > 0:
         records.append(
             make_record(

@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from samsa.security.ssl_principal_mapper import SslPrincipalMapper
+
 
 @dataclass(frozen=True, slots=True)
 class KafkaPrincipal:
@@ -59,8 +61,12 @@ def distinguished_name(peercert: dict[str, Any]) -> str:
     return ",".join(parts)
 
 
-def ssl_principal(peercert: dict[str, Any] | None) -> KafkaPrincipal:
-    """Kafka's default ``ssl.principal.mapping.rules``: the whole subject DN."""
+def ssl_principal(
+    peercert: dict[str, Any] | None, mapper: SslPrincipalMapper | None = None
+) -> KafkaPrincipal:
+    """The subject DN through ``ssl.principal.mapping.rules`` (DEFAULT: the whole
+    DN); raises NoRuleApplies when the rules refuse it."""
     if not peercert:
         return ANONYMOUS
-    return user(distinguished_name(peercert))
+    subject = distinguished_name(peercert)
+    return user(subject if mapper is None else mapper.name(subject))

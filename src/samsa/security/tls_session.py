@@ -13,9 +13,7 @@ import ssl
 from typing import Any
 
 from samsa.security.principal import KafkaPrincipal, ssl_principal
-
-# One TLS record carries at most 16 KiB of plaintext.
-_WRITE_CHUNK = 16 * 1024
+from samsa.security.ssl_principal_mapper import SslPrincipalMapper
 
 
 class TlsClosed(Exception):
@@ -24,8 +22,14 @@ class TlsClosed(Exception):
 
 class TlsSession:
     def __init__(
-        self, context: ssl.SSLContext, *, server_side: bool, hostname: str | None = None
+        self,
+        context: ssl.SSLContext,
+        *,
+        server_side: bool,
+        hostname: str | None = None,
+        mapper: SslPrincipalMapper | None = None,
     ) -> None:
+        self._mapper = mapper
         self._incoming = ssl.MemoryBIO()
         self._outgoing = ssl.MemoryBIO()
         self._obj = context.wrap_bio(
@@ -70,9 +74,11 @@ class TlsSession:
 
     def encrypt(self, plaintext: Any) -> None:
         """Queue ``plaintext`` for sending (take it with ``pending_output``)."""
+        # One call for the whole buffer: OpenSSL cuts it into 16 KiB records
+        # itself, and a memory BIO takes everything, so the loop rarely turns.
         view = memoryview(plaintext).cast("B")
         while view:
-            written = self._obj.write(view[:_WRITE_CHUNK])
+            written = self._obj.write(view)
             view = view[written:]
 
     def pending_output(self) -> bytes:
@@ -85,8 +91,9 @@ class TlsSession:
 
     @property
     def principal(self) -> KafkaPrincipal:
-        """Kafka's SSL principal: the client certificate's subject, or ANONYMOUS."""
-        return ssl_principal(self._obj.getpeercert() if self.handshake_done else None)
+        """Kafka's SSL principal: the client certificate's subject through the
+        mapping rules, or ANONYMOUS; raises NoRuleApplies when the rules refuse it."""
+        return ssl_principal(self._obj.getpeercert() if self.handshake_done else None, self._mapper)
 
     @property
     def version(self) -> str:

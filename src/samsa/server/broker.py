@@ -424,6 +424,9 @@ class Broker:
         self._apply_topic_configs(self.image.topics)
         if self.cleaner_task is not None:
             self.cleaner_task.backoff_ms = self.dynamic_config["log.cleaner.backoff.ms"]
+        self.node.reload_tls(
+            {**self.image.broker_configs(""), **self.image.broker_configs(str(self.node_id))}
+        )
 
     def _apply_topic_configs(self, topics: Iterable[str]) -> None:
         for name in topics:

@@ -44,6 +44,7 @@ ELECT_LEADERS, INCREMENTAL_ALTER_CONFIGS = 43, 44
 ALTER_PARTITION_REASSIGNMENTS, LIST_PARTITION_REASSIGNMENTS = 45, 46
 ALTER_PARTITION, BROKER_REGISTRATION, BROKER_HEARTBEAT, UNREGISTER_BROKER = 56, 62, 63, 64
 ALLOCATE_PRODUCER_IDS = 67
+ALTER_USER_SCRAM_CREDENTIALS = 51
 DESCRIBE_QUORUM, ADD_RAFT_VOTER, REMOVE_RAFT_VOTER = 55, 80, 81
 QUORUM_APIS = frozenset({DESCRIBE_QUORUM, ADD_RAFT_VOTER, REMOVE_RAFT_VOTER})
 
@@ -62,6 +63,7 @@ CONTROLLER_APIS = frozenset(
         BROKER_HEARTBEAT,
         UNREGISTER_BROKER,
         ALLOCATE_PRODUCER_IDS,
+        ALTER_USER_SCRAM_CREDENTIALS,
     }
 )
 POLL_INTERVAL_S = 0.2
@@ -121,6 +123,9 @@ class ControllerServer:
             ):
                 return
         self.controller.activate(self._clock())
+        seeds = self.controller.scram.seed_records(self._config.scram_seeds)
+        if seeds and not await self._commit(seeds):
+            return
         self._active = True
         log.info("node %d is the active controller (epoch %d)", self.node_id, epoch)
         if self._poll_task is None:
@@ -187,6 +192,8 @@ class ControllerServer:
                 result = controller.elect_leaders(body)
             elif api_key == ALTER_PARTITION_REASSIGNMENTS:
                 result = controller.alter_partition_reassignments(body)
+            elif api_key == ALTER_USER_SCRAM_CREDENTIALS:
+                result = controller.alter_user_scram_credentials(body)
             else:
                 raise ValueError(f"api key {api_key} is not a controller API")
             if not await self._commit(result.records):
@@ -344,6 +351,12 @@ def not_controller_response(api_key: int, body: Body) -> Body:
         return {"throttle_time_ms": 0, "error_code": code, "error_message": message}
     if api_key == DESCRIBE_QUORUM:
         return {"error_code": code, "error_message": message, "topics": [], "nodes": []}
+    if api_key == ALTER_USER_SCRAM_CREDENTIALS:
+        users = dict.fromkeys(c["name"] for c in [*body["deletions"], *body["upsertions"]])
+        return {
+            "throttle_time_ms": 0,
+            "results": [{"user": u, "error_code": code, "error_message": message} for u in users],
+        }
     if api_key == ALLOCATE_PRODUCER_IDS:
         return {
             "throttle_time_ms": 0,

@@ -9,6 +9,8 @@ does, and every mistake stops the node at start-up naming the key.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from samsa.config import BrokerConfig
 from samsa.errors import ConfigError
 from samsa.jaas import parse_jaas
@@ -16,12 +18,13 @@ from samsa.listeners import Listener
 from samsa.net.channel import ChannelSecurity
 from samsa.security.protocols import SecurityProtocol
 from samsa.security.sasl.credentials import server_mechanisms
+from samsa.security.sasl.scram_server import CredentialLookup
 from samsa.server.connection_quotas import ConnectionQuotas
 from samsa.server.network import Connection, Dispatch, SocketServer
 from samsa.server.router import Router
 from samsa.server.sasl_gate import SaslGate, register_after_login
-from samsa.server.tls_connection import tls_connections
-from samsa.ssl_settings import client_context, server_context
+from samsa.server.tls_connection import ListenerTls
+from samsa.ssl_settings import client_context
 
 
 def socket_server(
@@ -30,18 +33,22 @@ def socket_server(
     protocol: SecurityProtocol,
     dispatch: Dispatch,
     quotas: ConnectionQuotas | None = None,
+    scram_credentials: CredentialLookup | None = None,
+    tls_listeners: dict[str, ListenerTls] | None = None,
 ) -> SocketServer:
+    """The listener's server; a TLS listener's ``ListenerTls`` goes into
+    ``tls_listeners`` so its keystore can be reloaded later."""
+
     def lookup(key: str) -> str:
         return config.for_listener(listener.name, key)
 
-    factory = Connection
+    factory: Callable[[SocketServer], Connection] = Connection
     delay_ms = int(lookup("connection.failed.authentication.delay.ms"))
     if protocol.uses_tls:
-        if lookup("ssl.principal.mapping.rules").strip() not in ("", "DEFAULT"):
-            raise ConfigError(
-                "ssl.principal.mapping.rules: only DEFAULT (the certificate's subject) is supported"
-            )
-        factory = tls_connections(server_context(lookup))
+        tls = ListenerTls(lookup)
+        factory = tls.connection
+        if tls_listeners is not None:
+            tls_listeners[listener.name] = tls
     if protocol.uses_sasl:
         enabled = [
             m.strip().upper() for m in lookup("sasl.enabled.mechanisms").split(",") if m.strip()
@@ -50,8 +57,18 @@ def socket_server(
             raise ConfigError(
                 f"sasl.enabled.mechanisms: listener {listener.name} needs at least one"
             )
-        mechanisms = server_mechanisms(enabled, lambda m: config.jaas_for(listener.name, m))
-        dispatch = SaslGate(dispatch, mechanisms, failed_delay_ms=delay_ms).dispatch
+        mechanisms = server_mechanisms(
+            enabled,
+            lambda m: config.jaas_for(listener.name, m),
+            scram_credentials,
+            setting=lambda key: str(lookup(key)),
+        )
+        dispatch = SaslGate(
+            dispatch,
+            mechanisms,
+            failed_delay_ms=delay_ms,
+            max_reauth_ms=int(config["connections.max.reauth.ms"]),
+        ).dispatch
     return SocketServer(
         dispatch,
         max_request_size=config["socket.request.max.bytes"],

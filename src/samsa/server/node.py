@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from samsa.config import BrokerConfig
+from samsa.config_synonyms import listener_ssl_setting
 from samsa.controller.controller_config import ControllerConfig
 from samsa.controller.legacy_migration import (
     legacy_metadata_exists,
@@ -50,6 +51,7 @@ from samsa.listeners import Listener
 from samsa.net import ChannelPool
 from samsa.node_settings import NodeSettings
 from samsa.protocol.metadata_records import encode_metadata_record
+from samsa.protocol.sasl.scram import ScramCredential
 from samsa.raft.config import QuorumConfig
 from samsa.raft.disk_log import METADATA_LOG_CONFIG, DiskRaftLog
 from samsa.raft.driver import RaftDriver
@@ -57,6 +59,7 @@ from samsa.raft.machine import RaftMachine
 from samsa.raft.quorum_state_file import read_election_state
 from samsa.raft.records import Endpoint
 from samsa.raft.voters import VoterNode, VoterSet
+from samsa.security.scram_spec import parse_scram_specs
 from samsa.server import meta_properties
 from samsa.server.bind_failure import explain_bind_failure
 from samsa.server.connection_quotas import ConnectionQuotas
@@ -68,6 +71,7 @@ from samsa.server.listener_security import channel_security, secure_router, sock
 from samsa.server.metadata_loader import MetadataLoader
 from samsa.server.network import SocketServer
 from samsa.server.router import Router
+from samsa.server.tls_connection import ListenerTls
 from samsa.storage.log_dir_failure import LogDirFailureChannel
 
 log = logging.getLogger("samsa.server")
@@ -101,6 +105,7 @@ class Node:
         self.raft: RaftDriver | None = None
         self.raft_log: DiskRaftLog | None = None
         self.loader: MetadataLoader | None = None
+        self.tls_listeners: dict[str, ListenerTls] = {}
         self.controller: ControllerServer | None = None
         self.broker: Any = None
         self.link: ControllerLink | None = None
@@ -196,6 +201,25 @@ class Node:
             )
         return out
 
+    def reload_tls(self, dynamic_configs: dict[str, str]) -> None:
+        """Give each TLS listener the keystore its dynamic ``listener.name.<l>.ssl.*``
+        settings name; a keystore that does not load is logged and the old one kept."""
+        overrides: dict[str, dict[str, str]] = {name: {} for name in self.tls_listeners}
+        for name, value in dynamic_configs.items():
+            setting = listener_ssl_setting(name)
+            if setting is not None and setting[0] in overrides:
+                overrides[setting[0]][setting[1]] = value
+        for listener, tls in self.tls_listeners.items():
+            try:
+                if tls.reload(overrides[listener]):
+                    log.info("listener %s: reloaded its SSL keystore", listener)
+            except ConfigError as exc:
+                log.error("listener %s: keeping the old SSL keystore: %s", listener, exc)
+
+    def _stored_scram_credential(self, user: str, mechanism: str) -> ScramCredential | None:
+        """A SCRAM credential of the metadata log, as this node has replayed it."""
+        return None if self.loader is None else self.loader.image.scram.get(user, mechanism)
+
     # ------------------------------------------------------------------ lifecycle
     async def start(self) -> None:
         self._loop = asyncio.get_running_loop()
@@ -223,6 +247,8 @@ class Node:
                 self.settings.protocol_of(listener.name),
                 self.routing.dispatcher(listener.name),
                 quotas=quotas,
+                scram_credentials=self._stored_scram_credential,
+                tls_listeners=self.tls_listeners,
             )
             for listener in self.settings.listeners
         }
@@ -351,6 +377,12 @@ class Node:
                 topic_defaults=config.topic_defaults(),
                 static_broker_props=config.explicit_values(),
                 cluster_id=self.cluster_id,
+                scram_seeds=tuple(
+                    (spec.name, spec.mechanism, spec.password, spec.iterations)
+                    for spec in parse_scram_specs(
+                        str(config["scram.bootstrap.credentials"]), "scram.bootstrap.credentials"
+                    )
+                ),
             )
             self.controller = ControllerServer(
                 self.node_id, raft, loader, controller_config, voter_nodes=self.voter_nodes

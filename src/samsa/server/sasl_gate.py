@@ -8,6 +8,14 @@ A failed login is answered with Kafka's error after
 ``connection.failed.authentication.delay.ms``, then the connection closes;
 each failure is logged once with the peer's address.  The mechanisms
 themselves are sans-I/O state machines from ``samsa.security``.
+
+Re-authentication (KIP-368): with ``connections.max.reauth.ms`` set, the
+final SaslAuthenticate (v1+) tells the client its ``session_lifetime_ms``
+(capped by an OAUTHBEARER token's expiry).  A client that authenticated with
+v1+ may send SaslHandshake and SaslAuthenticate again on the live connection;
+the requests around them are served as usual, and the principal and mechanism
+must stay the same.  Any other request arriving after the session expired
+closes the connection, as Kafka does.
 """
 
 from __future__ import annotations
@@ -15,6 +23,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import struct
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -38,6 +47,12 @@ log = logging.getLogger("samsa.server")
 class _Exchange:
     session: SaslServerSession
     raw_tokens: bool = False
+    authenticate_version: int = 0
+    expires_at: float | None = None
+    """time.monotonic() when the authenticated session ends (KIP-368), if it does."""
+    reauthenticating: bool = False
+    mechanism: str = ""
+    """The mechanism the connection authenticated with (a re-login must keep it)."""
 
 
 class SaslGate:
@@ -49,15 +64,30 @@ class SaslGate:
         mechanisms: Mapping[str, MechanismFactory],
         *,
         failed_delay_ms: int,
+        max_reauth_ms: int = 0,
     ) -> None:
         self._inner = inner
         self._mechanisms = mechanisms
         self.failed_delay_ms = failed_delay_ms
+        self.max_reauth_ms = max_reauth_ms
 
     def dispatch(self, frame: bytes | bytearray, conn: Connection) -> Any:
-        if conn.authenticated:
-            return self._inner(frame, conn)
         exchange: _Exchange | None = conn.sasl
+        if conn.authenticated:
+            if exchange is None or len(frame) < 2:
+                return self._inner(frame, conn)
+            api_key = (frame[0] << 8) | frame[1]
+            if api_key == SASL_HANDSHAKE_KEY and exchange.authenticate_version >= 1:
+                if not exchange.reauthenticating:
+                    exchange.session = SaslServerSession(self._mechanisms)
+                    exchange.reauthenticating = True
+            elif not (api_key == SASL_AUTHENTICATE_KEY and exchange.reauthenticating):
+                if exchange.expires_at is not None and time.monotonic() >= exchange.expires_at:
+                    raise CloseConnection(
+                        f"the SASL session of {conn.principal} expired without "
+                        "re-authentication (connections.max.reauth.ms)"
+                    )
+                return self._inner(frame, conn)
         if exchange is None:
             exchange = conn.sasl = _Exchange(SaslServerSession(self._mechanisms))
         if exchange.raw_tokens:
@@ -99,10 +129,21 @@ class SaslGate:
         conn: Connection,
     ) -> Any:
         error = exchange.session.handshake(mechanism)
+        if (
+            exchange.reauthenticating
+            and error == ErrorCode.NONE
+            and mechanism != exchange.mechanism
+        ):
+            error = ErrorCode.ILLEGAL_SASL_STATE
         body = {"error_code": error, "mechanisms": exchange.session.enabled}
         response = encode_response(SASL_HANDSHAKE_KEY, version, correlation_id, body)
         if error:
-            return self._fail(conn, response, f"unsupported SASL mechanism {mechanism!r}")
+            why = (
+                f"re-authentication with {mechanism} instead of {exchange.mechanism}"
+                if error == ErrorCode.ILLEGAL_SASL_STATE
+                else f"unsupported SASL mechanism {mechanism!r}"
+            )
+            return self._fail(conn, response, why)
         exchange.raw_tokens = version == 0
         return response
 
@@ -120,12 +161,24 @@ class SaslGate:
             }
             response = encode_response(SASL_AUTHENTICATE_KEY, version, correlation_id, body)
             return self._fail(conn, response, _failure(session, exc))
-        self._maybe_complete(session, conn)
+        exchange.authenticate_version = version
+        lifetime_ms = 0
+        if session.state is SaslState.COMPLETE:
+            refused = self._complete(exchange, conn)
+            if refused:
+                body = {
+                    "error_code": ErrorCode.SASL_AUTHENTICATION_FAILED,
+                    "error_message": refused,
+                    "auth_bytes": b"",
+                }
+                response = encode_response(SASL_AUTHENTICATE_KEY, version, correlation_id, body)
+                return self._fail(conn, response, refused)
+            lifetime_ms = self._start_session(exchange)
         body = {
             "error_code": 0,
             "error_message": None,
             "auth_bytes": answer,
-            "session_lifetime_ms": 0,
+            "session_lifetime_ms": lifetime_ms,
         }
         return encode_response(SASL_AUTHENTICATE_KEY, version, correlation_id, body)
 
@@ -135,17 +188,45 @@ class SaslGate:
             answer = session.authenticate(token)
         except AuthenticationFailed as exc:
             return self._fail(conn, None, _failure(session, exc))
-        self._maybe_complete(session, conn)
+        if session.state is SaslState.COMPLETE:
+            self._complete(exchange, conn)
+            self._start_session(exchange)
         return [_SIZE.pack(len(answer)), answer]
 
     @staticmethod
-    def _maybe_complete(session: SaslServerSession, conn: Connection) -> None:
-        if session.state is SaslState.COMPLETE and session.principal is not None:
-            conn.authenticated_as(session.principal)
-            conn.sasl = None
-            log.debug(
-                "%s authenticated as %s with %s", conn.peer, session.principal, session.mechanism
-            )
+    def _complete(exchange: _Exchange, conn: Connection) -> str:
+        """Log the connection in; a refusal reason if a re-login changed the principal."""
+        session = exchange.session
+        assert session.principal is not None
+        if exchange.reauthenticating:
+            exchange.reauthenticating = False
+            if session.principal != conn.principal:
+                return (
+                    "Cannot change principals during re-authentication from "
+                    f"{conn.principal}: {session.principal}"
+                )
+            log.debug("%s re-authenticated as %s", conn.peer, session.principal)
+            return ""
+        conn.authenticated_as(session.principal)
+        exchange.mechanism = session.mechanism
+        log.debug("%s authenticated as %s with %s", conn.peer, session.principal, session.mechanism)
+        return ""
+
+    def _start_session(self, exchange: _Exchange) -> int:
+        """The session lifetime to tell the client (0: none), as Kafka computes it:
+        connections.max.reauth.ms, or less when the credential (an OAUTHBEARER
+        token) expires sooner."""
+        exchange.expires_at = None
+        if self.max_reauth_ms <= 0:
+            return 0
+        lifetime_ms = self.max_reauth_ms
+        credential_expiry_ms = exchange.session.credential_expiry_ms
+        if credential_expiry_ms is not None:
+            lifetime_ms = min(lifetime_ms, credential_expiry_ms - time.time_ns() // 1_000_000)
+        if lifetime_ms <= 0:
+            return 0
+        exchange.expires_at = time.monotonic() + lifetime_ms / 1000
+        return lifetime_ms
 
     async def _fail(self, conn: Connection, response: list[Any] | None, reason: str) -> None:
         """Kafka's delayed close: the answer (if any) after the delay, then hang up."""

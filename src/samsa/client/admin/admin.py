@@ -44,6 +44,10 @@ from samsa.client.admin.results import (
     TopicDescription,
 )
 from samsa.client.admin.retry import retry_coordinator_errors
+from samsa.client.admin.scram_users import (
+    alter_user_scram_credentials,
+    describe_user_scram_credentials,
+)
 from samsa.client.admin.topic_configs import describe_topic_configs
 from samsa.client.admin.transactions import (
     ProducerState,
@@ -546,6 +550,21 @@ class Admin:
         self, partitions: Iterable[TopicPartition] | None = None, timeout: float | None = None
     ) -> dict[TopicPartition, PartitionReassignment]:
         return list_partition_reassignments(self, partitions, self._ms(timeout))
+
+    def describe_user_scram_credentials(
+        self, users: Iterable[str] | None = None, timeout: float | None = None
+    ) -> dict[str, dict[str, int]]:
+        """{user: {mechanism: iterations}} of ``users``, or of every SCRAM user."""
+        return describe_user_scram_credentials(self, users, self._ms(timeout))
+
+    def alter_user_scram_credentials(
+        self,
+        upsertions: Mapping[tuple[str, str], tuple[str, int]] | None = None,
+        deletions: Iterable[tuple[str, str]] = (),
+        timeout: float | None = None,
+    ) -> dict[str, KafkaError | None]:
+        """Set {(user, mechanism): (password, iterations)}, delete (user, mechanism)."""
+        return alter_user_scram_credentials(self, upsertions or {}, deletions, self._ms(timeout))
 
     def describe_topic_configs(
         self, topics: Iterable[str], keys: Iterable[str] | None = None,

@@ -158,6 +158,9 @@ class ConsumerNetworkClient:
         """Poll until ``future`` is done; its value, its exception, or KafkaTimeoutError."""
         deadline = self._clock() + timeout_ms
         while not future.done:
+            fatal = self.client.metadata.fatal
+            if fatal is not None:  # a refused SASL login: waiting longer cannot help
+                raise fatal
             left = deadline - self._clock()
             if left <= 0:
                 raise KafkaTimeoutError(f"no response within {timeout_ms} ms")

@@ -27,7 +27,7 @@ from samsa.client.metadata import Metadata
 from samsa.client.network.connection import BrokerConnection, FramingError, SocketLike, open_socket
 from samsa.client.network.connection_states import ClusterConnectionStates, ConnectionState
 from samsa.client.network.in_flight import ClientRequest, ClientResponse, InFlightRequests
-from samsa.client.network.sasl_client import SaslClientExchange
+from samsa.client.network.sasl_login import SaslLogin
 from samsa.client.network.security import ClientSecurity
 from samsa.client.network.selector import Selector, SelectorLike
 from samsa.client.network.tls_socket import TlsSocket
@@ -41,8 +41,6 @@ log = logging.getLogger(__name__)
 
 API_VERSIONS = 18
 METADATA = 3
-SASL_HANDSHAKE = 17
-SASL_AUTHENTICATE = 36
 # Lowest version the client is willing to speak per API (max = what the codec
 # knows).  Produce v3 is the first with v2 record batches.
 CLIENT_MIN_VERSIONS: dict[int, int] = {0: 3, 1: 4, 2: 1, 3: 1}
@@ -99,6 +97,16 @@ class NetworkClient:
             self._connector = lambda h, p: TlsSocket(plain(h, p), ssl_context, h)  # type: ignore[arg-type]
         self.authentication_failure: str | None = None
         """Why the last SASL login failed (the broker's message), if it did."""
+        self._login = (
+            None
+            if self.security.sasl is None
+            else SaslLogin(
+                self.security.sasl,
+                lambda request, version, now_ms: self._do_send(request, version, now_ms),
+                self._logged_in,
+                self._sasl_failed,
+            )
+        )
         self._clock = clock_ms
         self._conns: dict[int, BrokerConnection] = {}
         self._last_active: dict[int, int] = {}
@@ -117,6 +125,7 @@ class NetworkClient:
             and self.states.is_ready(node_id)
             and not conn.has_pending_writes
             and self.in_flight.can_send_more(node_id)
+            and (self._login is None or node_id not in self._login.relogging)
         )
 
     def ready(self, node_id: int, now_ms: int) -> bool:
@@ -204,66 +213,18 @@ class NetworkClient:
             )
             if low <= high:
                 versions[api.key] = high
-        if self.security.sasl is None:
+        if self._login is None:
             self.states.ready(node_id, versions)
             return
-        self._sasl_handshake(node_id, versions, now_ms)
+        self._login.start(node_id, versions, now_ms)
 
-    # -- SASL (after ApiVersions, before the connection is ready) ----------------
-    def _sasl_handshake(self, node_id: int, versions: dict[int, int], now_ms: int) -> None:
-        sasl = self.security.sasl
-        assert sasl is not None
-        if SASL_HANDSHAKE not in versions or SASL_AUTHENTICATE not in versions:
-            self._sasl_failed(node_id, now_ms, "the broker does not offer SASL on this listener")
-            return
+    def _logged_in(self, node_id: int, versions: dict[int, int]) -> None:
+        self.authentication_failure = self.metadata.fatal = None
+        self.states.ready(node_id, versions)
 
-        def on_handshake(resp: ClientResponse) -> None:
-            if resp.body is None:
-                return
-            if resp.body["error_code"] != 0:
-                offered = ", ".join(resp.body.get("mechanisms") or [])
-                self._sasl_failed(
-                    node_id, resp.received_ms, f"{sasl.mechanism} refused (offered: {offered})"
-                )
-                return
-            exchange = sasl.exchange()
-            self._sasl_token(node_id, versions, exchange, exchange.first(), resp.received_ms)
-
-        req = ClientRequest(
-            node_id, SASL_HANDSHAKE, {"mechanism": sasl.mechanism}, on_handshake, created_ms=now_ms
-        )
-        self._do_send(req, 1, now_ms)
-
-    def _sasl_token(
-        self,
-        node_id: int,
-        versions: dict[int, int],
-        exchange: SaslClientExchange,
-        token: bytes,
-        now_ms: int,
-    ) -> None:
-        def on_answer(resp: ClientResponse) -> None:
-            if resp.body is None:
-                return
-            body = resp.body
-            if body["error_code"] != 0:
-                self._sasl_failed(node_id, resp.received_ms, body.get("error_message") or "")
-                return
-            try:
-                following = exchange.next(bytes(body["auth_bytes"]))
-            except DecodeError as exc:
-                self._sasl_failed(node_id, resp.received_ms, str(exc))
-                return
-            if following is None:
-                self.authentication_failure = self.metadata.fatal = None
-                self.states.ready(node_id, versions)
-            else:
-                self._sasl_token(node_id, versions, exchange, following, resp.received_ms)
-
-        req = ClientRequest(
-            node_id, SASL_AUTHENTICATE, {"auth_bytes": token}, on_answer, created_ms=now_ms
-        )
-        self._do_send(req, versions[SASL_AUTHENTICATE], now_ms)
+    def _can_relogin(self, node_id: int) -> bool:
+        conn = self._conns.get(node_id)
+        return conn is not None and self.states.is_ready(node_id) and not conn.has_pending_writes
 
     def _sasl_failed(self, node_id: int, now_ms: int, why: str) -> None:
         """As Kafka's client: a refused login fails waits at once, not at a timeout."""
@@ -277,6 +238,8 @@ class NetworkClient:
     ) -> None:
         conn = self._conns.pop(node_id, None)
         self._last_active.pop(node_id, None)
+        if self._login is not None:
+            self._login.forget(node_id)
         if conn is not None:
             self._selector.unregister(node_id)
             conn.close()
@@ -360,6 +323,9 @@ class NetworkClient:
         req_wait = self.in_flight.next_timeout_ms(now_ms)
         if req_wait is not None:
             timeout_ms = min(timeout_ms, req_wait)
+        login_wait = None if self._login is None else self._login.wait_ms(now_ms)
+        if login_wait is not None:
+            timeout_ms = min(timeout_ms, login_wait)
         events = self._selector.select(max(0, timeout_ms))
         now_ms = self._clock()
         for node_id, readable, writable in events:
@@ -376,6 +342,8 @@ class NetworkClient:
                 self._read(node_id, conn, now_ms)
         self._handle_timeouts(now_ms)
         self._reap_idle(now_ms)
+        if self._login is not None:
+            self._login.relogin_due(now_ms, self._can_relogin)
         done, self._completed = self._completed, []
         for resp in done:
             cb = resp.request.callback

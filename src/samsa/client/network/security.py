@@ -30,6 +30,8 @@ class ClientSecurity:
         sasl = None
         if protocol.startswith("SASL"):
             sasl = SaslSettings.from_config(
-                str(cfg.get("sasl.mechanism") or ""), str(cfg.get("sasl.jaas.config") or "")
+                str(cfg.get("sasl.mechanism") or ""),
+                str(cfg.get("sasl.jaas.config") or ""),
+                cfg.get("sasl.oauthbearer.token.provider"),
             )
         return cls(context, sasl)

@@ -18,6 +18,13 @@ from samsa.errors import DecodeError
 # Kafka's ScramMechanism: name -> (hash name, minimum iterations).
 MECHANISMS = {"SCRAM-SHA-256": ("sha256", 4096), "SCRAM-SHA-512": ("sha512", 4096)}
 GS2_HEADER = "n,,"
+MAX_ITERATIONS = 16384
+"""The most iterations Kafka's controller accepts for a stored credential."""
+
+# Kafka's org.apache.kafka.clients.admin.ScramMechanism types, as sent on the
+# wire and stored in UserScramCredentialRecord (0 is UNKNOWN).
+MECHANISM_TYPES = {"SCRAM-SHA-256": 1, "SCRAM-SHA-512": 2}
+MECHANISM_NAMES = {type_: name for name, type_ in MECHANISM_TYPES.items()}
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,6 +61,13 @@ def make_credential(
 ) -> ScramCredential:
     salt = salt if salt is not None else secrets.token_bytes(32)
     salted = salted_password(mechanism, password, salt, iterations)
+    return credential_from_salted(mechanism, salt, salted, iterations)
+
+
+def credential_from_salted(
+    mechanism: str, salt: bytes, salted: bytes, iterations: int
+) -> ScramCredential:
+    """What the server keeps of a salted password (Kafka's ScramFormatter keys)."""
     stored = hashlib.new(hash_name(mechanism), client_key(mechanism, salted)).digest()
     server = hmac_digest(mechanism, salted, b"Server Key")
     return ScramCredential(salt, stored, server, iterations)

@@ -45,6 +45,11 @@ class SaslServerSession:
     def mechanism(self) -> str:
         return self._server.mechanism if self._server is not None else ""
 
+    @property
+    def credential_expiry_ms(self) -> int | None:
+        """When the credential itself expires (an OAUTHBEARER token's exp), in wall ms."""
+        return getattr(self._server, "token_expiry_ms", None)
+
     def handshake(self, mechanism: str) -> ErrorCode:
         """NONE and the session expects tokens, or the error to answer with."""
         if self.state is not SaslState.HANDSHAKE:

@@ -19,6 +19,7 @@ from samsa.server.handlers import (
     log_dirs,
     produce,
     producer_ids,
+    scram_users,
     transaction_admin,
     transactions,
 )
@@ -46,3 +47,4 @@ def register_all(router: Router, broker: BrokerApi, listener: str) -> None:
     ):
         module.register(router, broker)
     forwarded.register(router, broker)
+    scram_users.register(router, broker)
