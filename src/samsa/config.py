@@ -209,6 +209,44 @@ _KEYS: list[ConfigKey] = [
         "KIP-848 server-side assignors; the first is the default.",
     ),
     ConfigKey("group.consumer.max.size", int, INT32_MAX, "Members per consumer group."),
+    ConfigKey(
+        "group.share.session.timeout.ms",
+        int,
+        45000,
+        "Share groups: a member silent this long is removed.",
+    ),
+    ConfigKey(
+        "group.share.heartbeat.interval.ms",
+        int,
+        5000,
+        "Share groups: how often members are told to heartbeat.",
+    ),
+    ConfigKey("group.share.max.size", int, 200, "Members per share group."),
+    ConfigKey(
+        "group.share.record.lock.duration.ms",
+        int,
+        30000,
+        "Share groups: how long an acquired record stays with its consumer.",
+    ),
+    ConfigKey(
+        "group.share.delivery.count.limit",
+        int,
+        5,
+        "Share groups: deliveries of a record before it is archived.",
+    ),
+    ConfigKey(
+        "group.share.partition.max.record.locks",
+        int,
+        2000,
+        "Share groups: records in flight per share partition.",
+    ),
+    ConfigKey(
+        "share.auto.offset.reset",
+        str,
+        "latest",
+        "Share groups: where a share partition starts (latest or earliest); the"
+        " default of Kafka's group config of the same name.",
+    ),
     ConfigKey("offsets.topic.num.partitions", int, 50, "Partitions of __consumer_offsets."),
     ConfigKey(
         "offsets.topic.segment.bytes",
