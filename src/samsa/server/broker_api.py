@@ -48,6 +48,7 @@ class BrokerApi(Protocol):
     lifecycle: BrokerLifecycle | None
     cleaner_task: CleanerTask | None
     fetch_sessions: FetchSessionCache
+    share_partitions: Any
 
     @property
     def image(self) -> MetadataImage: ...

@@ -19,6 +19,7 @@ from samsa.server.handlers import (
     log_dirs,
     produce,
     producer_ids,
+    share,
     transaction_admin,
     transactions,
 )
@@ -43,6 +44,7 @@ def register_all(router: Router, broker: BrokerApi, listener: str) -> None:
         groups,
         transactions,
         transaction_admin,
+        share,
     ):
         module.register(router, broker)
     forwarded.register(router, broker)

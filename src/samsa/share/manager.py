@@ -1,0 +1,73 @@
+"""The share partitions this broker leads, and the share sessions that read them.
+
+The partition leader owns each share partition's in-flight state (as in
+Kafka, where the SharePartitionManager sits beside the ReplicaManager); the
+group coordinator only decides which members read which partitions.  Log reads
+come in through ``LogReader`` so this module stays free of the broker.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from samsa.share.sessions import PartitionKey, ShareSessionCache
+from samsa.share.share_partition import ShareLimits, SharePartition
+
+ShareKey = tuple[str, bytes, int]
+"""(group id, topic id, partition)."""
+
+StartOffset = Callable[[str, bytes, int], int]
+"""Where a new share partition of (group, topic id, partition) starts."""
+
+
+@dataclass(frozen=True, slots=True)
+class ShareSettings:
+    limits: ShareLimits = field(default_factory=ShareLimits)
+    auto_offset_reset: str = "latest"
+
+    @classmethod
+    def from_properties(cls, props: dict[str, object]) -> ShareSettings:
+        def number(key: str, default: int) -> int:
+            value = props.get(key)
+            return default if value is None else int(str(value))
+
+        limits = ShareLimits(
+            lock_duration_ms=number("group.share.record.lock.duration.ms", 30_000),
+            delivery_count_limit=number("group.share.delivery.count.limit", 5),
+            max_in_flight=number("group.share.partition.max.record.locks", 2000),
+        )
+        reset = str(props.get("share.auto.offset.reset") or "latest").lower()
+        if reset not in ("latest", "earliest"):
+            raise ValueError(f"share.auto.offset.reset must be latest or earliest, not {reset!r}")
+        return cls(limits, reset)
+
+
+class SharePartitionManager:
+    def __init__(self, settings: ShareSettings) -> None:
+        self.settings = settings
+        self.partitions: dict[ShareKey, SharePartition] = {}
+        self.sessions = ShareSessionCache()
+
+    def get(self, group_id: str, key: PartitionKey, start: Callable[[], int]) -> SharePartition:
+        """The share partition, created at ``start()`` the first time it is read."""
+        full = (group_id, key[0], key[1])
+        partition = self.partitions.get(full)
+        if partition is None:
+            partition = SharePartition(start(), self.settings.limits)
+            self.partitions[full] = partition
+        return partition
+
+    def existing(self, group_id: str, key: PartitionKey) -> SharePartition | None:
+        return self.partitions.get((group_id, key[0], key[1]))
+
+    def release_member(self, group_id: str, member_id: str, keys: set[PartitionKey]) -> None:
+        for key in keys:
+            partition = self.existing(group_id, key)
+            if partition is not None:
+                partition.release_member(member_id)
+
+    def forget_partition(self, topic_id: bytes, index: int) -> None:
+        """This broker no longer leads the partition: its share state goes with it."""
+        for key in [k for k in self.partitions if k[1] == topic_id and k[2] == index]:
+            del self.partitions[key]
