@@ -38,7 +38,12 @@ SUPPORTED_FEATURES: dict[str, tuple[int, int]] = {
 def api_versions_features(finalized: Mapping[str, int], metadata_offset: int) -> dict[str, Any]:
     """The ApiVersions v3+ feature fields for a metadata image whose feature
     levels are ``finalized`` and whose last applied record is ``metadata_offset``."""
-    levels = {METADATA_VERSION: METADATA_VERSION_RANGE[1], GROUP_VERSION: 1, SHARE_VERSION: 1, **finalized}
+    levels = {
+        METADATA_VERSION: METADATA_VERSION_RANGE[1],
+        GROUP_VERSION: 1,
+        SHARE_VERSION: 1,
+        **finalized,
+    }
     return {
         "supported_features": [
             {"name": name, "min_version": low, "max_version": high}
