@@ -241,6 +241,24 @@ _KEYS: list[ConfigKey] = [
         "Share groups: records in flight per share partition.",
     ),
     ConfigKey(
+        "share.coordinator.state.topic.num.partitions",
+        int,
+        50,
+        "Partitions of __share_group_state.",
+    ),
+    ConfigKey(
+        "share.coordinator.state.topic.replication.factor",
+        int,
+        3,
+        "Replication of __share_group_state (capped at the live brokers).",
+    ),
+    ConfigKey(
+        "share.coordinator.state.topic.min.isr",
+        int,
+        2,
+        "min.insync.replicas of __share_group_state.",
+    ),
+    ConfigKey(
         "share.auto.offset.reset",
         str,
         "latest",

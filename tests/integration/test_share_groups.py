@@ -33,6 +33,7 @@ SHARE_SETTINGS = {
     "group.share.delivery.count.limit": str(DELIVERY_LIMIT),
     "group.share.heartbeat.interval.ms": "300",
     "group.share.session.timeout.ms": "6000",
+    "share.coordinator.state.topic.num.partitions": "4",
 }
 
 Received = tuple[int, int]  # partition, offset

@@ -8,11 +8,13 @@ come in through ``LogReader`` so this module stays free of the broker.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from samsa.share.sessions import PartitionKey, ShareSessionCache
-from samsa.share.share_partition import ShareLimits, SharePartition
+from samsa.share.share_partition import ShareLimits, SharePartition, StateBatch
 
 ShareKey = tuple[str, bytes, int]
 """(group id, topic id, partition)."""
@@ -43,20 +45,78 @@ class ShareSettings:
         return cls(limits, reset)
 
 
+class Persister(Protocol):
+    """Durable share-partition state (``__share_group_state`` through the share coordinator)."""
+
+    async def read(
+        self, group_id: str, topic_id: bytes, partition: int, leader_epoch: int
+    ) -> tuple[int, int, list[StateBatch]] | None: ...
+
+    async def write(
+        self,
+        group_id: str,
+        topic_id: bytes,
+        partition: int,
+        *,
+        state_epoch: int,
+        leader_epoch: int,
+        start_offset: int,
+        batches: list[StateBatch],
+    ) -> None: ...
+
+
 class SharePartitionManager:
-    def __init__(self, settings: ShareSettings) -> None:
+    def __init__(self, settings: ShareSettings, persister: Persister | None = None) -> None:
         self.settings = settings
+        self.persister = persister
         self.partitions: dict[ShareKey, SharePartition] = {}
         self.sessions = ShareSessionCache()
+        self._loading: dict[ShareKey, asyncio.Lock] = {}
 
-    def get(self, group_id: str, key: PartitionKey, start: Callable[[], int]) -> SharePartition:
-        """The share partition, created at ``start()`` the first time it is read."""
+    async def ensure(
+        self, group_id: str, key: PartitionKey, leader_epoch: int, start: Callable[[], int]
+    ) -> SharePartition:
+        """The share partition as of this leader epoch: a new leader (or this broker
+        leading again) reads the persisted state first, so records acknowledged
+        under an earlier leader are not delivered again; a share partition with no
+        state starts at ``start()`` and persists that start at once."""
         full = (group_id, key[0], key[1])
         partition = self.partitions.get(full)
-        if partition is None:
-            partition = SharePartition(start(), self.settings.limits)
+        if partition is not None and partition.leader_epoch == leader_epoch:
+            return partition
+        async with self._loading.setdefault(full, asyncio.Lock()):
+            partition = self.partitions.get(full)
+            if partition is not None and partition.leader_epoch == leader_epoch:
+                return partition
+            stored = None
+            if self.persister is not None:
+                stored = await self.persister.read(group_id, key[0], key[1], leader_epoch)
+            if stored is None:
+                partition = SharePartition(start(), self.settings.limits)
+            else:
+                state_epoch, start_offset, batches = stored
+                partition = SharePartition(start_offset, self.settings.limits)
+                partition.restore(start_offset, batches)
+                partition.state_epoch = state_epoch
+            partition.leader_epoch = leader_epoch
+            if stored is None:
+                await self.persist(group_id, key, partition)
             self.partitions[full] = partition
-        return partition
+            return partition
+
+    async def persist(self, group_id: str, key: PartitionKey, partition: SharePartition) -> None:
+        """Write the share partition's state; raises KafkaError when it was not written."""
+        if self.persister is None:
+            return
+        await self.persister.write(
+            group_id,
+            key[0],
+            key[1],
+            state_epoch=partition.state_epoch,
+            leader_epoch=partition.leader_epoch,
+            start_offset=partition.start_offset,
+            batches=partition.state_batches(),
+        )
 
     def existing(self, group_id: str, key: PartitionKey) -> SharePartition | None:
         return self.partitions.get((group_id, key[0], key[1]))

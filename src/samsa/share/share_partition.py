@@ -81,6 +81,8 @@ class SharePartition:
         self.records: dict[int, InFlightRecord] = {}
         self._next_deadline: int | None = None
         self.state_epoch = 0
+        self.leader_epoch = -1
+        """The data partition's leader epoch this state was loaded under."""
 
     @property
     def next_deadline(self) -> int | None:

@@ -21,6 +21,8 @@ from samsa.errors import ErrorCode, KafkaError
 from samsa.protocol.record_batch import iter_batches
 from samsa.replication.replica_manager import FetchWaiter
 from samsa.server.router import Body, Router
+from samsa.server.share_wiring import API_KEYS as STATE_API_KEYS
+from samsa.server.share_wiring import ShareStateService
 from samsa.share.manager import SharePartitionManager, ShareSettings
 from samsa.share.sessions import FINAL_EPOCH, INITIAL_EPOCH, ShareSession, ShareSessionError
 from samsa.share.share_partition import SharePartition
@@ -36,13 +38,24 @@ PartitionKey = tuple[bytes, int]
 def register(router: Router, broker: BrokerApi) -> None:
     if broker.share_partitions is None:
         broker.share_partitions = SharePartitionManager(
-            ShareSettings.from_properties(dict(broker.config.items()))
+            ShareSettings.from_properties(dict(broker.config.items())),
+            ShareStateService(broker),
         )
     manager: SharePartitionManager = broker.share_partitions
     router.register(SHARE_FETCH, lambda ctx, req: ShareFetch(broker, manager, req).run())
     router.register(
         SHARE_ACKNOWLEDGE, lambda ctx, req: ShareFetch(broker, manager, req).acknowledge_only()
     )
+    service = manager.persister
+    assert isinstance(service, ShareStateService)
+    for api, key in STATE_API_KEYS.items():
+        router.register(key, partial(_share_state, service, api))
+
+
+async def _share_state(service: ShareStateService, api: str, ctx: Any, req: Body) -> Body:
+    """Read/Write/Initialize/DeleteShareGroupState: the share coordinator's APIs."""
+    coordinator = await service.coordinator()
+    return await coordinator.handle(api, req)
 
 
 def wall_ms() -> int:
@@ -63,7 +76,7 @@ class ShareFetch:
 
     # --------------------------------------------------------------- entry
 
-    def acknowledge_only(self) -> Body:
+    async def acknowledge_only(self) -> Body:
         """ShareAcknowledge (79)."""
         error = self._check_request(acks_allowed=True)
         if error is not None:
@@ -80,7 +93,7 @@ class ShareFetch:
             )
         except ShareSessionError as exc:
             return _top_error(exc.code, str(exc), with_lock=False)
-        results = self._apply_acknowledgements()
+        results = await self._apply_acknowledgements()
         if self.epoch == FINAL_EPOCH:
             self._close(session)
         return {
@@ -93,7 +106,7 @@ class ShareFetch:
             "node_endpoints": [],
         }
 
-    def run(self) -> Body | Any:
+    async def run(self) -> Body:
         """ShareFetch (78)."""
         error = self._check_request(acks_allowed=self.epoch != INITIAL_EPOCH)
         if error is not None:
@@ -110,14 +123,14 @@ class ShareFetch:
         for topic in self.req.get("topics") or ():
             for p in topic["partitions"]:
                 session.partitions.add((bytes(topic["topic_id"]), p["partition_index"]))
-        acks = self._apply_acknowledgements()
+        acks = await self._apply_acknowledgements()
         if self.epoch == FINAL_EPOCH:
             self._close(session)
             return self._response({}, acks)
-        entries = self._acquire_all(session)
+        entries = await self._acquire_all(session)
         if any(e.get("acquired_records") for e in entries.values()) or self.req["max_wait_ms"] <= 0:
             return self._response(entries, acks)
-        return self._wait_then_acquire(session, acks)
+        return await self._wait_then_acquire(session, acks)
 
     async def _wait_then_acquire(
         self, session: ShareSession, acks: dict[PartitionKey, tuple[ErrorCode, str | None]]
@@ -133,7 +146,7 @@ class ShareFetch:
             replicas.unpark(keys, waiter)
         if self.manager.sessions.sessions.get((self.group_id, self.member_id)) is not session:
             return self._response({}, acks)
-        return self._response(self._acquire_all(session), acks)
+        return self._response(await self._acquire_all(session), acks)
 
     def _wait_ms(self, session: ShareSession) -> int:
         """``max_wait_ms``, cut short when an acquisition lock expires sooner (its
@@ -170,8 +183,11 @@ class ShareFetch:
 
     # ------------------------------------------------------- acknowledge
 
-    def _apply_acknowledgements(self) -> dict[PartitionKey, tuple[ErrorCode, str | None]]:
+    async def _apply_acknowledgements(self) -> dict[PartitionKey, tuple[ErrorCode, str | None]]:
+        """Apply each partition's acknowledgements, then persist the partitions they
+        changed before answering (an answered acknowledgement survives fail-over)."""
         results: dict[PartitionKey, tuple[ErrorCode, str | None]] = {}
+        changed: dict[PartitionKey, SharePartition] = {}
         now = wall_ms()
         for topic in self.req.get("topics") or ():
             topic_id = bytes(topic["topic_id"])
@@ -185,7 +201,7 @@ class ShareFetch:
                     results[key] = (error, None)
                     continue
                 share = self.manager.existing(self.group_id, key)
-                if share is None:
+                if share is None or share.leader_epoch != partition.leader_epoch:
                     results[key] = (ErrorCode.INVALID_RECORD_STATE, "nothing was acquired")
                     continue
                 share.expire(now)
@@ -196,6 +212,18 @@ class ShareFetch:
                         for b in batches
                     ],
                 )
+                if results[key][0] is ErrorCode.NONE:
+                    changed[key] = share
+        if changed:
+            written = await asyncio.gather(
+                *(self.manager.persist(self.group_id, k, sp) for k, sp in changed.items()),
+                return_exceptions=True,
+            )
+            for key, outcome in zip(changed, written, strict=True):
+                if isinstance(outcome, KafkaError):
+                    results[key] = (outcome.code, str(outcome))
+                elif isinstance(outcome, BaseException):
+                    raise outcome
         return results
 
     # ------------------------------------------------------------ acquire
@@ -209,7 +237,7 @@ class ShareFetch:
             return None, ErrorCode.NOT_LEADER_OR_FOLLOWER
         return partition, ErrorCode.NONE
 
-    def _acquire_all(self, session: ShareSession) -> dict[PartitionKey, Body]:
+    async def _acquire_all(self, session: ShareSession) -> dict[PartitionKey, Body]:
         entries: dict[PartitionKey, Body] = {}
         remaining = int(self.req.get("max_bytes") or 0x7FFFFFFF)
         max_records = int(self.req.get("max_records") or 500)
@@ -219,8 +247,13 @@ class ShareFetch:
             if partition is None:
                 entries[key] = self._partition_entry(key, error, None)
                 continue
-            share = self.manager.get(self.group_id, key, partial(self._start_offset, partition))
             try:
+                share = await self.manager.ensure(
+                    self.group_id,
+                    key,
+                    partition.leader_epoch,
+                    partial(self._start_offset, partition),
+                )
                 entries[key] = self._acquire(key, partition, share, remaining, max_records, now)
             except KafkaError as exc:
                 entries[key] = self._partition_entry(key, exc.code, str(exc))
