@@ -42,7 +42,7 @@ def test_accepted_records_move_the_start_offset_and_are_never_redelivered() -> N
     sp = partition()
     sp.acquire("a", [(0, 9)], max_records=10, now_ms=0)
     assert sp.acknowledge("a", [(0, 9, [ACCEPT])]) == (ErrorCode.NONE, None)
-    assert sp.start_offset == 10 and not sp.records
+    assert sp.start_offset == 10 and not sp.runs
     assert sp.fetch_offset(now_ms=10_000) == 10
     assert sp.acquire("b", [(0, 9)], max_records=10, now_ms=10_000) == []
 
