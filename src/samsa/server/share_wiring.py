@@ -131,7 +131,23 @@ class ShareStateService:
                 for b in batches
             ],
         }
-        result = await self._call("write", group_id, topic_id, body)
+        self._check(await self._call("write", group_id, topic_id, body))
+
+    async def initialize(
+        self, group_id: str, topic_id: bytes, partition: int, start_offset: int
+    ) -> None:
+        """Start a share partition's state over at ``start_offset`` with the next state
+        epoch, which fences writes of a leader still holding the older state."""
+        stored = await self.read(group_id, topic_id, partition, -1)
+        state_epoch = 0 if stored is None else stored[0] + 1
+        body = {"partition": partition, "state_epoch": state_epoch, "start_offset": start_offset}
+        self._check(await self._call("initialize", group_id, topic_id, body))
+
+    async def delete(self, group_id: str, topic_id: bytes, partition: int) -> None:
+        self._check(await self._call("delete", group_id, topic_id, {"partition": partition}))
+
+    @staticmethod
+    def _check(result: Body) -> None:
         code = ErrorCode(result["error_code"])
         if code is not ErrorCode.NONE:
             raise KafkaError(code, result.get("error_message") or code.name)

@@ -127,6 +127,19 @@ class SharePartitionManager:
             if partition is not None:
                 partition.release_member(member_id)
 
+    def forget(self, group_id: str, topic_id: bytes, index: int) -> None:
+        """Drop the cached state of one share partition (its offsets were reset or
+        deleted): the next read loads it again."""
+        self.partitions.pop((group_id, topic_id, index), None)
+
+    def forget_idle(self, group_id: str, keys: set[PartitionKey]) -> None:
+        """A new share session of the group: share partitions with nothing acquired
+        are loaded again, so offsets reset through another broker take effect."""
+        for key in keys:
+            partition = self.partitions.get((group_id, key[0], key[1]))
+            if partition is not None and not partition.has_acquired():
+                del self.partitions[(group_id, key[0], key[1])]
+
     def forget_partition(self, topic_id: bytes, index: int) -> None:
         """This broker no longer leads the partition: its share state goes with it."""
         for key in [k for k in self.partitions if k[1] == topic_id and k[2] == index]:

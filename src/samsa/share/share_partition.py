@@ -325,6 +325,9 @@ class SharePartition:
 
     # ------------------------------------------------------------- state
 
+    def has_acquired(self) -> bool:
+        return any(run.state is RecordState.ACQUIRED for run in self.runs)
+
     def counts(self) -> dict[RecordState, int]:
         out = dict.fromkeys(RecordState, 0)
         for run in self.runs:

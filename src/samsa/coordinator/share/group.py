@@ -31,6 +31,9 @@ class ShareGroup:
     assignment_epoch: int = 0
     members: dict[str, ShareMember] = field(default_factory=dict)
     topics: TopicMetadata = field(default_factory=dict)
+    read_topics: TopicMetadata = field(default_factory=dict)
+    """Every topic the group has subscribed to since it was created: its share
+    partitions keep their state (and offsets to describe) after the members leave."""
 
     @property
     def state(self) -> str:

@@ -168,6 +168,7 @@ class ShareGroupManager:
             return
         group.group_epoch += 1
         group.topics = topics
+        group.read_topics.update(topics)
         previous = {m.member_id: m.assignment for m in group.members.values()}
         target = share_assignment(subscriptions, topics, previous)
         for member in group.members.values():

@@ -20,6 +20,7 @@ from samsa.server.handlers import (
     produce,
     producer_ids,
     share,
+    share_admin,
     transaction_admin,
     transactions,
 )
@@ -45,6 +46,7 @@ def register_all(router: Router, broker: BrokerApi, listener: str) -> None:
         transactions,
         transaction_admin,
         share,
+        share_admin,
     ):
         module.register(router, broker)
     forwarded.register(router, broker)

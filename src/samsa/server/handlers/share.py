@@ -123,6 +123,8 @@ class ShareFetch:
         for topic in self.req.get("topics") or ():
             for p in topic["partitions"]:
                 session.partitions.add((bytes(topic["topic_id"]), p["partition_index"]))
+        if self.epoch == INITIAL_EPOCH:
+            self.manager.forget_idle(self.group_id, session.partitions)
         acks = await self._apply_acknowledgements()
         if self.epoch == FINAL_EPOCH:
             self._close(session)
