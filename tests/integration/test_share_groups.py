@@ -239,3 +239,66 @@ def test_share_group_describe_and_bad_requests(
     assert no_session["error_code"] == 122  # SHARE_SESSION_NOT_FOUND
     left = client.call(76, 1, {"group_id": "described", "member_id": "m-1", "member_epoch": -1})
     assert left["error_code"] == 0 and left["member_epoch"] == -1
+
+
+def test_share_group_offsets_describe_reset_and_delete(
+    share_broker: BrokerProcess, topic_name: str
+) -> None:
+    boot = share_broker.bootstrap
+    create_topic(boot, topic_name, 1)
+    produce(boot, topic_name, [(0, f"r{i}".encode()) for i in range(10)])
+    client = RawClient(boot)
+    reader = Polling(share_consumer(boot, "offsets"), topic_name)
+    try:
+        wait_until(lambda: len(reader.delivered()) >= 10, 30, "the ten records")
+        busy = client.call(
+            91,
+            0,
+            {
+                "group_id": "offsets",
+                "topics": [
+                    {
+                        "topic_name": topic_name,
+                        "partitions": [{"partition_index": 0, "start_offset": 0}],
+                    }
+                ],
+            },
+        )
+        assert busy["error_code"] == 68  # NON_EMPTY_GROUP: its members read the current state
+    finally:
+        reader.close()  # acknowledges what it read and leaves
+
+    def start_offset() -> int:
+        body = {"groups": [{"group_id": "offsets", "topics": None}]}
+        (group,) = client.call(90, 0, body)["groups"]
+        (topic,) = group["topics"]
+        assert topic["topic_name"] == topic_name
+        return int(topic["partitions"][0]["start_offset"])
+
+    wait_until(lambda: start_offset() == 10, 30, "the start offset past the ten records")
+    reset = client.call(
+        91,
+        0,
+        {
+            "group_id": "offsets",
+            "topics": [
+                {
+                    "topic_name": topic_name,
+                    "partitions": [{"partition_index": 0, "start_offset": 6}],
+                }
+            ],
+        },
+    )
+    assert reset["error_code"] == 0
+    assert reset["responses"][0]["partitions"][0]["error_code"] == 0
+    assert start_offset() == 6
+    again = Polling(share_consumer(boot, "offsets"), topic_name)
+    try:
+        wait_until(lambda: len(again.delivered()) >= 4, 30, "the records after the reset")
+        assert sorted(o for _, o in again.delivered()) == [6, 7, 8, 9]
+    finally:
+        again.close()
+    deleted = client.call(92, 0, {"group_id": "offsets", "topics": [{"topic_name": topic_name}]})
+    assert deleted["error_code"] == 0 and deleted["responses"][0]["error_code"] == 0
+    body = {"groups": [{"group_id": "offsets", "topics": None}]}
+    assert client.call(90, 0, body)["groups"][0]["topics"] == []
