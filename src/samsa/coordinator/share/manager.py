@@ -20,6 +20,7 @@ import logging
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from samsa.coordinator.consumer.heartbeat_request import GroupError, error_response
 from samsa.coordinator.consumer.timers import Deadline, MemberTimers
 from samsa.coordinator.registry import GroupRegistry
 from samsa.coordinator.share.assignor import share_assignment
@@ -34,25 +35,6 @@ Body = dict[str, Any]
 TopicLookup = Callable[[], Mapping[str, tuple[bytes, int]]]
 LEAVE_GROUP_MEMBER_EPOCH = -1
 ASSIGNOR_NAME = "simple"
-
-
-class ShareGroupError(Exception):
-    def __init__(self, code: ErrorCode, message: str | None = None) -> None:
-        super().__init__(message or code.name)
-        self.code = code
-        self.message = message
-
-
-def heartbeat_error(code: ErrorCode, message: str | None) -> Body:
-    return {
-        "throttle_time_ms": 0,
-        "error_code": int(code),
-        "error_message": message,
-        "member_id": None,
-        "member_epoch": -1,
-        "heartbeat_interval_ms": 0,
-        "assignment": None,
-    }
 
 
 class ShareGroupManager:
@@ -79,32 +61,32 @@ class ShareGroupManager:
         """ShareGroupHeartbeat (76); runs to completion on the event loop, so no lock."""
         try:
             return self._heartbeat(req, client_id, client_host)
-        except ShareGroupError as exc:
-            return heartbeat_error(exc.code, exc.message)
+        except GroupError as exc:
+            return error_response(exc.code, exc.message)
 
     def _heartbeat(self, req: Body, client_id: str, client_host: str) -> Body:
         group_id: str = req["group_id"]
         member_id: str = req["member_id"] or ""
         epoch: int = req["member_epoch"]
         if not group_id:
-            raise ShareGroupError(ErrorCode.INVALID_REQUEST, "GroupId can't be empty.")
+            raise GroupError(ErrorCode.INVALID_REQUEST, "GroupId can't be empty.")
         if not member_id:
-            raise ShareGroupError(ErrorCode.INVALID_REQUEST, "MemberId can't be empty.")
+            raise GroupError(ErrorCode.INVALID_REQUEST, "MemberId can't be empty.")
         if epoch == 0 and not req.get("subscribed_topic_names"):
-            raise ShareGroupError(
+            raise GroupError(
                 ErrorCode.INVALID_REQUEST, "SubscribedTopicNames must be set in first request."
             )
         if epoch < LEAVE_GROUP_MEMBER_EPOCH:
-            raise ShareGroupError(ErrorCode.INVALID_REQUEST, f"MemberEpoch {epoch} is invalid.")
+            raise GroupError(ErrorCode.INVALID_REQUEST, f"MemberEpoch {epoch} is invalid.")
         error = self.registry.check(group_id)
         if error is not None:
-            raise ShareGroupError(error)
+            raise GroupError(error)
         group = self.groups.get(group_id)
         if epoch == LEAVE_GROUP_MEMBER_EPOCH:
             return self._leave(group, member_id)
         if group is None:
             if self.in_use_elsewhere(group_id):
-                raise ShareGroupError(
+                raise GroupError(
                     ErrorCode.GROUP_ID_NOT_FOUND, f"Group {group_id} is not a share group."
                 )
             group = ShareGroup(group_id, self.registry.partition_for(group_id))
@@ -113,12 +95,12 @@ class ShareGroupManager:
         changed = False
         if member is None:
             if epoch != 0:
-                raise ShareGroupError(
+                raise GroupError(
                     ErrorCode.UNKNOWN_MEMBER_ID,
                     f"Member {member_id} is not a member of group {group_id}.",
                 )
             if len(group.members) >= self.config.max_size:
-                raise ShareGroupError(
+                raise GroupError(
                     ErrorCode.GROUP_MAX_SIZE_REACHED,
                     f"The share group has reached its maximum capacity of"
                     f" {self.config.max_size} members.",
@@ -127,7 +109,7 @@ class ShareGroupManager:
             group.members[member_id] = member
             changed = True
         elif epoch not in (0, member.member_epoch):
-            raise ShareGroupError(
+            raise GroupError(
                 ErrorCode.FENCED_MEMBER_EPOCH,
                 f"Member {member_id} sent epoch {epoch}, its epoch is {member.member_epoch}.",
             )
@@ -180,7 +162,7 @@ class ShareGroupManager:
 
     def _leave(self, group: ShareGroup | None, member_id: str) -> Body:
         if group is None or member_id not in group.members:
-            raise ShareGroupError(
+            raise GroupError(
                 ErrorCode.UNKNOWN_MEMBER_ID, f"Member {member_id} is not in the group."
             )
         self.remove_member(group, member_id)

@@ -1,14 +1,7 @@
 """ShareGroupDescribe (key 77): a share group's epochs, members and their assignments (v1, Kafka 4.1)."""
 
+from samsa.protocol.messages.consumer_group_describe import ASSIGNMENT
 from samsa.protocol.schema import F, api
-
-_ASSIGNMENT = [
-    F(
-        "topic_partitions",
-        "[]struct",
-        fields=[F("topic_id", "uuid"), F("topic_name", "string"), F("partitions", "[]int32")],
-    ),
-]
 
 API = api(
     77,
@@ -42,7 +35,7 @@ API = api(
                         F("client_id", "string"),
                         F("client_host", "string"),
                         F("subscribed_topic_names", "[]string"),
-                        F("assignment", "struct", fields=_ASSIGNMENT),
+                        F("assignment", "struct", fields=ASSIGNMENT),
                     ],
                 ),
                 F("authorized_operations", "int32", default=-2147483648),

@@ -6,9 +6,8 @@ Unlike ConsumerGroupHeartbeat there are no owned partitions to reconcile: severa
 members may share each partition, so the coordinator hands out its target at once.
 """
 
+from samsa.protocol.messages.consumer_group_heartbeat import TOPIC_PARTITIONS
 from samsa.protocol.schema import F, api
-
-TOPIC_PARTITIONS = [F("topic_id", "uuid"), F("partitions", "[]int32")]
 
 API = api(
     76,

@@ -6,7 +6,7 @@ when it takes the partition over and writes it after acknowledgements, and
 the group coordinator initializes and deletes it.  All v0 in Kafka 4.1.
 """
 
-from samsa.protocol.schema import F, api
+from samsa.protocol.schema import F, Field, api
 
 STATE_BATCH = [
     F("first_offset", "int64"),
@@ -16,7 +16,7 @@ STATE_BATCH = [
 ]
 
 
-def _request(partition_fields: list) -> list:  # type: ignore[type-arg]
+def _request(partition_fields: list[Field]) -> list[Field]:
     return [
         F("group_id", "string"),
         F(
@@ -30,7 +30,7 @@ def _request(partition_fields: list) -> list:  # type: ignore[type-arg]
     ]
 
 
-def _response(partition_fields: list) -> list:  # type: ignore[type-arg]
+def _response(partition_fields: list[Field]) -> list[Field]:
     return [
         F(
             "results",

@@ -143,23 +143,7 @@ def loading_response(key: int, version: int, req: Body, error: ErrorCode) -> Bod
             "member_epoch": -1,
             "heartbeat_interval_ms": 0,
         }
-    if key == 77:  # ShareGroupDescribe
-        return {
-            "throttle_time_ms": 0,
-            "groups": [
-                {
-                    "error_code": error,
-                    "group_id": g,
-                    "group_state": "",
-                    "group_epoch": -1,
-                    "assignment_epoch": -1,
-                    "assignor_name": "",
-                    "members": [],
-                }
-                for g in req["group_ids"]
-            ],
-        }
-    if key == 69:  # ConsumerGroupDescribe
+    if key in (69, 77):  # ConsumerGroupDescribe, ShareGroupDescribe
         return {
             "throttle_time_ms": 0,
             "groups": [
