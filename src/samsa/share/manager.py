@@ -39,10 +39,8 @@ class ShareSettings:
             delivery_count_limit=number("group.share.delivery.count.limit", 5),
             max_in_flight=number("group.share.partition.max.record.locks", 2000),
         )
-        reset = str(props.get("share.auto.offset.reset") or "latest").lower()
-        if reset not in ("latest", "earliest"):
-            raise ValueError(f"share.auto.offset.reset must be latest or earliest, not {reset!r}")
-        return cls(limits, reset)
+        # Values come checked by BrokerConfig (Kafka's bounds, latest or earliest).
+        return cls(limits, str(props.get("share.auto.offset.reset") or "latest").lower())
 
 
 class Persister(Protocol):
