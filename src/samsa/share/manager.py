@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from samsa.share.sessions import PartitionKey, ShareSessionCache
+from samsa.share.sessions import PartitionKey, ShareSession, ShareSessionCache
 from samsa.share.share_partition import ShareLimits, SharePartition, StateBatch
 
 ShareKey = tuple[str, bytes, int]
@@ -27,6 +27,9 @@ StartOffset = Callable[[str, bytes, int], int]
 class ShareSettings:
     limits: ShareLimits = field(default_factory=ShareLimits)
     auto_offset_reset: str = "latest"
+    session_idle_ms: int = 45_000
+    """A share session unused this long is dropped (``group.share.session.timeout.ms``:
+    its member is out of the group by then)."""
 
     @classmethod
     def from_properties(cls, props: dict[str, object]) -> ShareSettings:
@@ -40,7 +43,11 @@ class ShareSettings:
             max_in_flight=number("group.share.partition.max.record.locks", 2000),
         )
         # Values come checked by BrokerConfig (Kafka's bounds, latest or earliest).
-        return cls(limits, str(props.get("share.auto.offset.reset") or "latest").lower())
+        return cls(
+            limits,
+            str(props.get("share.auto.offset.reset") or "latest").lower(),
+            number("group.share.session.timeout.ms", 45_000),
+        )
 
 
 class Persister(Protocol):
@@ -118,6 +125,14 @@ class SharePartitionManager:
 
     def existing(self, group_id: str, key: PartitionKey) -> SharePartition | None:
         return self.partitions.get((group_id, key[0], key[1]))
+
+    def open_session(self, group_id: str, member_id: str, epoch: int, now_ms: int) -> ShareSession:
+        """The request's share session (see ``ShareSessionCache``); opening one also
+        drops idle sessions and gives back what their members had acquired."""
+        if epoch == 0:
+            for idle in self.sessions.evict_idle(now_ms, self.settings.session_idle_ms):
+                self.release_member(idle.group_id, idle.member_id, idle.partitions)
+        return self.sessions.open_or_advance(group_id, member_id, epoch, now_ms)
 
     def release_member(self, group_id: str, member_id: str, keys: set[PartitionKey]) -> None:
         for key in keys:

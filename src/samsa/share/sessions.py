@@ -27,6 +27,7 @@ class ShareSession:
     member_id: str
     epoch: int = 1
     partitions: set[PartitionKey] = field(default_factory=set)
+    last_used_ms: int = 0
 
 
 class ShareSessionError(Exception):
@@ -39,12 +40,14 @@ class ShareSessionCache:
     def __init__(self) -> None:
         self.sessions: dict[SessionKey, ShareSession] = {}
 
-    def open_or_advance(self, group_id: str, member_id: str, epoch: int) -> ShareSession:
+    def open_or_advance(
+        self, group_id: str, member_id: str, epoch: int, now_ms: int = 0
+    ) -> ShareSession:
         """The session a request at ``epoch`` works in (a new one at epoch 0);
         raises SHARE_SESSION_NOT_FOUND or INVALID_SHARE_SESSION_EPOCH."""
         key = (group_id, member_id)
         if epoch == INITIAL_EPOCH:
-            opened = ShareSession(group_id, member_id)
+            opened = ShareSession(group_id, member_id, last_used_ms=now_ms)
             self.sessions[key] = opened
             return opened
         session = self.sessions.get(key)
@@ -61,7 +64,16 @@ class ShareSessionCache:
                 f"share session epoch {epoch}, expected {session.epoch}",
             )
         session.epoch += 1
+        session.last_used_ms = now_ms
         return session
+
+    def evict_idle(self, now_ms: int, idle_ms: int) -> list[ShareSession]:
+        """Drop sessions unused for ``idle_ms`` (their consumer died without closing
+        them); the caller releases what they had acquired."""
+        idle = [s for s in self.sessions.values() if now_ms - s.last_used_ms > idle_ms]
+        for session in idle:
+            del self.sessions[(session.group_id, session.member_id)]
+        return idle
 
     def close(self, group_id: str, member_id: str) -> None:
         self.sessions.pop((group_id, member_id), None)

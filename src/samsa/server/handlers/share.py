@@ -88,8 +88,8 @@ class ShareFetch:
                 with_lock=False,
             )
         try:
-            session = self.manager.sessions.open_or_advance(
-                self.group_id, self.member_id, self.epoch
+            session = self.manager.open_session(
+                self.group_id, self.member_id, self.epoch, wall_ms()
             )
         except ShareSessionError as exc:
             return _top_error(exc.code, str(exc), with_lock=False)
@@ -112,8 +112,8 @@ class ShareFetch:
         if error is not None:
             return _top_error(error[0], error[1], with_lock=True)
         try:
-            session = self.manager.sessions.open_or_advance(
-                self.group_id, self.member_id, self.epoch
+            session = self.manager.open_session(
+                self.group_id, self.member_id, self.epoch, wall_ms()
             )
         except ShareSessionError as exc:
             return _top_error(exc.code, str(exc), with_lock=True)
