@@ -96,6 +96,9 @@ class SharePartition:
         self.state_epoch = 0
         self.leader_epoch = -1
         """The data partition's leader epoch this state was loaded under."""
+        self.archived_total = 0
+        """Records archived (rejected, or at the delivery limit) since this leader
+        loaded the partition: what an operator looks at for poison records."""
 
     @property
     def next_deadline(self) -> int | None:
@@ -301,8 +304,9 @@ class SharePartition:
         else:
             self._finish(run, RecordState.AVAILABLE)
 
-    @staticmethod
-    def _finish(run: InFlightRun, state: RecordState) -> None:
+    def _finish(self, run: InFlightRun, state: RecordState) -> None:
+        if state is RecordState.ARCHIVED:
+            self.archived_total += run.size
         run.state = state
         run.member_id = None
         run.lock_deadline_ms = 0
