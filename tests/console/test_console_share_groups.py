@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from confluent_kafka import AcknowledgeType, Producer, ShareConsumer
 from confluent_kafka.admin import AdminClient, NewTopic
+from playwright.sync_api import expect
 
 from .conftest import api, console_address, console_broker
 
 
-def test_share_groups_show_members_and_records_by_state(tmp_path: Path) -> None:
+def test_share_groups_show_members_and_records_by_state(tmp_path: Path, page: Any) -> None:
     settings = {
         "share.auto.offset.reset": "earliest",
         "share.coordinator.state.topic.num.partitions": "1",
@@ -56,5 +58,11 @@ def test_share_groups_show_members_and_records_by_state(tmp_path: Path) -> None:
             assert partition["log_end_offset"] == 6
             assert partition["archived_total"] == 1
             assert partition["in_flight"]["available"] == 2
+
+            page.goto(url)
+            cells = page.locator('#share-groups tr[data-share-group="console-share"] td')
+            expect(cells.nth(1)).to_have_text("Stable")
+            expect(cells.nth(3)).to_have_text("2")
+            expect(cells.nth(4)).to_have_text("1")
         finally:
             consumer.close()
