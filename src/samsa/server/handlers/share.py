@@ -18,9 +18,9 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from samsa.errors import ErrorCode, KafkaError
-from samsa.protocol.record_batch import iter_batches
 from samsa.replication.replica_manager import FetchWaiter
 from samsa.server.router import Body, Router
+from samsa.server.share_records import batch_spans, cut
 from samsa.server.share_wiring import API_KEYS as STATE_API_KEYS
 from samsa.server.share_wiring import ShareStateService
 from samsa.share.manager import SharePartitionManager, ShareSettings
@@ -288,18 +288,15 @@ class ShareFetch:
         if offset >= partition.high_watermark:
             return entry
         read = partition.read_for_consumer(offset, max(max_bytes, 1), min_one=True)
-        data = read.records
-        raw = data if isinstance(data, bytes) else data.read_bytes()
-        spans = [(pos, h.size, h.base_offset, h.last_offset) for pos, h in iter_batches(raw)]
+        spans = batch_spans(read.records, max(offset, share.end_offset) + max_records)
         acquired = share.acquire(
-            self.member_id, [(base, last) for _, _, base, last in spans], max_records, now
+            self.member_id, [(s.base_offset, s.last_offset) for s in spans], max_records, now
         )
         if not acquired:
             return entry
         first, last = acquired[0].first_offset, acquired[-1].last_offset
-        used = [(pos, size) for pos, size, base, end in spans if end >= first and base <= last]
-        begin, stop = used[0][0], used[-1][0] + used[-1][1]
-        entry["records"] = raw[begin:stop] if (begin, stop) != (0, len(raw)) else raw
+        used = [s for s in spans if s.last_offset >= first and s.base_offset <= last]
+        entry["records"] = cut(read.records, used[0].position, used[-1].position + used[-1].size)
         entry["acquired_records"] = [
             {
                 "first_offset": r.first_offset,
