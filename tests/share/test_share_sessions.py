@@ -9,7 +9,7 @@ import pytest
 from samsa.errors import ErrorCode
 from samsa.share.manager import SharePartitionManager, ShareSettings
 from samsa.share.sessions import ShareSessionCache, ShareSessionError
-from samsa.share.share_partition import RecordState, ShareLimits
+from samsa.share.share_partition import RecordState, ShareLimits, StateBatch
 
 T = b"t" * 16
 
@@ -41,3 +41,32 @@ def test_an_idle_session_is_dropped_and_its_records_offered_again() -> None:
     assert ("g", "dead") not in manager.sessions.sessions
     assert ("g", "alive") in manager.sessions.sessions
     assert share.counts()[RecordState.AVAILABLE] == 10
+
+
+class StalePersister:
+    """Answers reads with a fixed state, as a share coordinator does while this
+    leader's latest write is still on its way."""
+
+    def __init__(self, state_epoch: int) -> None:
+        self.state_epoch = state_epoch
+
+    async def read(
+        self, group_id: str, topic_id: bytes, partition: int, leader_epoch: int
+    ) -> tuple[int, int, list[StateBatch]] | None:
+        return self.state_epoch, 0, []
+
+    async def write(self, *args: object, **kwargs: object) -> None:
+        return None
+
+
+def test_a_new_session_keeps_acknowledgements_whose_write_is_in_flight() -> None:
+    persister = StalePersister(state_epoch=0)
+    manager = SharePartitionManager(ShareSettings(), persister)
+    share = asyncio.run(manager.ensure("g", (T, 0), 0, lambda: 0))
+    share.acquire("a", [(0, 9)], max_records=10, now_ms=0)
+    share.acknowledge("a", [(0, 9, [1])])
+    asyncio.run(manager.revalidate("g", {(T, 0)}))
+    assert manager.existing("g", (T, 0)) is share and share.start_offset == 10
+    persister.state_epoch = 1  # the offsets were reset through another broker
+    asyncio.run(manager.revalidate("g", {(T, 0)}))
+    assert manager.existing("g", (T, 0)) is None

@@ -145,13 +145,24 @@ class SharePartitionManager:
         deleted): the next read loads it again."""
         self.partitions.pop((group_id, topic_id, index), None)
 
-    def forget_idle(self, group_id: str, keys: set[PartitionKey]) -> None:
-        """A new share session of the group: share partitions with nothing acquired
-        are loaded again, so offsets reset through another broker take effect."""
+    async def revalidate(self, group_id: str, keys: set[PartitionKey]) -> None:
+        """A new share session of the group: a cached share partition whose stored
+        state was started over (a new state epoch: its offsets were reset through
+        any broker) or deleted is loaded again.  Only the state epoch is compared,
+        never the offsets: a write of this leader still in flight must not make it
+        drop acknowledgements it has applied."""
+        if self.persister is None:
+            return
         for key in keys:
-            partition = self.partitions.get((group_id, key[0], key[1]))
-            if partition is not None and not partition.has_acquired():
-                del self.partitions[(group_id, key[0], key[1])]
+            full = (group_id, key[0], key[1])
+            partition = self.partitions.get(full)
+            if partition is None or partition.has_acquired():
+                continue
+            async with self._loading.setdefault(full, asyncio.Lock()):
+                stored = await self.persister.read(group_id, key[0], key[1], partition.leader_epoch)
+                started_over = stored is None or stored[0] != partition.state_epoch
+                if started_over and self.partitions.get(full) is partition:
+                    del self.partitions[full]
 
     def forget_partition(self, topic_id: bytes, index: int) -> None:
         """This broker no longer leads the partition: its share state goes with it."""

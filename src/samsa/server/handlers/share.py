@@ -124,7 +124,9 @@ class ShareFetch:
             for p in topic["partitions"]:
                 session.partitions.add((bytes(topic["topic_id"]), p["partition_index"]))
         if self.epoch == INITIAL_EPOCH:
-            self.manager.forget_idle(self.group_id, session.partitions)
+            # On failure the cached state is kept; it is read again on the next load.
+            with contextlib.suppress(KafkaError):
+                await self.manager.revalidate(self.group_id, session.partitions)
         acks = await self._apply_acknowledgements()
         if self.epoch == FINAL_EPOCH:
             self._close(session)
@@ -224,6 +226,8 @@ class ShareFetch:
             for key, outcome in zip(changed, written, strict=True):
                 if isinstance(outcome, KafkaError):
                     results[key] = (outcome.code, str(outcome))
+                    if outcome.code is ErrorCode.FENCED_STATE_EPOCH:  # offsets were reset
+                        self.manager.forget(self.group_id, *key)
                 elif isinstance(outcome, BaseException):
                     raise outcome
         return results
