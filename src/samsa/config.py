@@ -41,6 +41,25 @@ def _list(value: str) -> list[str]:
     return [part.strip() for part in value.split(",") if part.strip()]
 
 
+def _int_between(low: int, high: int) -> Callable[[str], int]:
+    """An int within [low, high] (Kafka's ``atLeast``/``between`` validators)."""
+
+    def parse(value: str) -> int:
+        number = int(value)
+        if not low <= number <= high:
+            raise ValueError(f"must be between {low} and {high}")
+        return number
+
+    return parse
+
+
+def _share_offset_reset(value: str) -> str:
+    lowered = value.strip().lower()
+    if lowered not in ("latest", "earliest"):
+        raise ValueError("must be latest or earliest")
+    return lowered
+
+
 _KEYS: list[ConfigKey] = [
     ConfigKey("node.id", int, 1, "This broker's id; also the controller id on a single node."),
     ConfigKey(
@@ -209,6 +228,62 @@ _KEYS: list[ConfigKey] = [
         "KIP-848 server-side assignors; the first is the default.",
     ),
     ConfigKey("group.consumer.max.size", int, INT32_MAX, "Members per consumer group."),
+    ConfigKey(
+        "group.share.session.timeout.ms",
+        int,
+        45000,
+        "Share groups: a member silent this long is removed.",
+    ),
+    ConfigKey(
+        "group.share.heartbeat.interval.ms",
+        int,
+        5000,
+        "Share groups: how often members are told to heartbeat.",
+    ),
+    ConfigKey("group.share.max.size", int, 200, "Members per share group."),
+    ConfigKey(
+        "group.share.record.lock.duration.ms",
+        _int_between(1000, 3_600_000),
+        30000,
+        "Share groups: how long an acquired record stays with its consumer.",
+    ),
+    ConfigKey(
+        "group.share.delivery.count.limit",
+        _int_between(2, 10),
+        5,
+        "Share groups: deliveries of a record before it is archived.",
+    ),
+    ConfigKey(
+        "group.share.partition.max.record.locks",
+        _int_between(100, 10_000),
+        2000,
+        "Share groups: records in flight per share partition.",
+    ),
+    ConfigKey(
+        "share.coordinator.state.topic.num.partitions",
+        int,
+        50,
+        "Partitions of __share_group_state.",
+    ),
+    ConfigKey(
+        "share.coordinator.state.topic.replication.factor",
+        int,
+        3,
+        "Replication of __share_group_state (capped at the live brokers).",
+    ),
+    ConfigKey(
+        "share.coordinator.state.topic.min.isr",
+        int,
+        2,
+        "min.insync.replicas of __share_group_state.",
+    ),
+    ConfigKey(
+        "share.auto.offset.reset",
+        _share_offset_reset,
+        "latest",
+        "Share groups: where a share partition starts (latest or earliest); the"
+        " default of Kafka's group config of the same name.",
+    ),
     ConfigKey("offsets.topic.num.partitions", int, 50, "Partitions of __consumer_offsets."),
     ConfigKey(
         "offsets.topic.segment.bytes",

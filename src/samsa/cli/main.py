@@ -31,6 +31,7 @@ def build_parser() -> argparse.ArgumentParser:
         consume_command,
         groups_command,
         produce_command,
+        share_groups_command,
         topics_command,
         transactions_command,
         users_command,
@@ -41,6 +42,7 @@ def build_parser() -> argparse.ArgumentParser:
     produce_command.add_parser(sub)
     consume_command.add_parser(sub)
     groups_command.add_parser(sub)
+    share_groups_command.add_parser(sub)
     transactions_command.add_parser(sub)
     cluster_command.add_parser(sub)
     bench_command.add_parser(sub)

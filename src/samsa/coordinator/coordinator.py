@@ -28,6 +28,7 @@ from samsa.coordinator.membership import JoinRequest, Membership
 from samsa.coordinator.offsets import OffsetManager, OffsetToCommit, PartitionExists
 from samsa.coordinator.rebalance import Rebalancer, TransitionListener
 from samsa.coordinator.registry import GroupRegistry
+from samsa.coordinator.share import ShareGroupConfig, ShareGroupManager
 from samsa.coordinator.store import OffsetsStore
 from samsa.coordinator.txn_offsets import TxnOffsets
 from samsa.errors import ErrorCode
@@ -88,6 +89,7 @@ class GroupCoordinator:
         on_transition: TransitionListener | None = None,
         consumer_config: ConsumerGroupConfig | None = None,
         topics: TopicLookup = _no_topics,
+        share_config: ShareGroupConfig | None = None,
     ) -> None:
         self.config = config
         self.registry = GroupRegistry(store, config, time_ms)
@@ -101,6 +103,9 @@ class GroupCoordinator:
         )
         self.consumer_admin = ConsumerGroupAdmin(self.consumer)
         self.offsets.in_use_elsewhere = self.consumer_admin.has_members
+        self.share = ShareGroupManager(
+            self.registry, share_config or ShareGroupConfig(), topics, self._not_share_group
+        )
 
     # ------------------------------------------------------------ lifecycle
 
@@ -127,6 +132,7 @@ class GroupCoordinator:
     def unload(self, partition: int) -> None:
         """Stop coordinating ``partition``: waiting requests get NOT_COORDINATOR and retry elsewhere."""
         self.consumer.unload(partition)
+        self.share.unload(partition)
         for group in self.registry.unload(partition):
             self.rebalancer.cancel_all(group)
             for member in group.members.values():
@@ -140,6 +146,7 @@ class GroupCoordinator:
         for partition in sorted(self.registry.owned):
             self.unload(partition)
         self.consumer.shutdown()
+        self.share.shutdown()
         await self.rebalancer.drain()
 
     async def expire_offsets(self, now_ms: int | None = None) -> int:
@@ -469,6 +476,13 @@ class GroupCoordinator:
         ]
         if not types or "consumer" in {t.lower() for t in types}:
             listed += self.consumer_admin.listed({s.lower() for s in states} if states else None)
+        if not types or "share" in {t.lower() for t in types}:
+            wanted = {s.lower() for s in states} if states else None
+            listed += [
+                {"group_id": g, "protocol_type": "share", "group_state": st, "group_type": "share"}
+                for g, st in self.share.list_entries()
+                if wanted is None or st.lower() in wanted
+            ]
         return {"throttle_time_ms": 0, "error_code": int(error), "groups": listed}
 
     async def describe_groups(self, request: Body, version: int) -> Body:
@@ -531,4 +545,22 @@ class GroupCoordinator:
         return {
             "throttle_time_ms": 0,
             "groups": [self.consumer_admin.describe(g) for g in request.get("group_ids") or ()],
+        }
+
+    # ------------------------------------------------------ share groups
+
+    def _not_share_group(self, group_id: str) -> bool:
+        return group_id in self.consumer.groups or group_id in self.registry.groups
+
+    async def share_group_heartbeat(
+        self, request: Body, version: int, *, client_id: str = "", client_host: str = ""
+    ) -> Body:
+        """ShareGroupHeartbeat (76)."""
+        return self.share.heartbeat(request, client_id=client_id, client_host=client_host)
+
+    async def share_group_describe(self, request: Body, version: int) -> Body:
+        """ShareGroupDescribe (77)."""
+        return {
+            "throttle_time_ms": 0,
+            "groups": [self.share.describe(g) for g in request.get("group_ids") or ()],
         }

@@ -103,6 +103,8 @@ class Broker:
         self.fetch_sessions = FetchSessionCache(
             self.config["max.incremental.fetch.session.cache.slots"]
         )
+        self.share_partitions: Any = None
+        """The share partitions this broker leads (``samsa.share``), made by the handlers."""
         self.metrics: BrokerMetrics | None = None
         self._http_endpoints: list[HttpEndpoint] = []
         self._reconciled = False

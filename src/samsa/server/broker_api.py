@@ -51,6 +51,7 @@ class BrokerApi(Protocol):
     cleaner_task: CleanerTask | None
     fetch_sessions: FetchSessionCache
     log_dir_failures: LogDirFailureHandler
+    share_partitions: Any
 
     @property
     def image(self) -> MetadataImage: ...

@@ -56,6 +56,25 @@ class GroupState:
     committed: dict[tuple[str, int], int]
 
 
+@dataclass(frozen=True, slots=True)
+class SharePartitionState:
+    group_id: str
+    topic: str
+    partition: int
+    start_offset: int
+    in_flight: dict[str, int]
+    """Records between the start offset and the end of the window, by state."""
+    archived_total: int
+
+
+@dataclass(frozen=True, slots=True)
+class ShareGroupState:
+    group_id: str
+    state: str
+    group_epoch: int
+    members: tuple[MemberState, ...]
+
+
 def masked(name: str, value: str | None) -> str | None:
     """Configs that may hold secrets are never shown."""
     return MASK if value is not None and any(m in name for m in SECRET_MARKERS) else value
@@ -117,6 +136,47 @@ class BrokerView:
                 )
             )
         return sorted(out, key=lambda g: g.group_id)
+
+    def share_groups(self) -> list[ShareGroupState]:
+        """The share groups this broker coordinates (members and their partitions)."""
+        coordinator = self._broker.groups
+        if coordinator is None:
+            return []
+        names = {tid: t.name for tid, t in self._broker.image.topics_by_id.items()}
+        out = []
+        for group in list(coordinator.share.groups.values()):
+            members = tuple(
+                MemberState(
+                    m.member_id,
+                    m.client_id,
+                    m.client_host,
+                    {names.get(t, t.hex()): sorted(ps) for t, ps in m.assignment.items()},
+                )
+                for m in sorted(group.members.values(), key=lambda m: m.member_id)
+            )
+            out.append(ShareGroupState(group.group_id, group.state, group.group_epoch, members))
+        return sorted(out, key=lambda g: g.group_id)
+
+    def share_partitions(self) -> list[SharePartitionState]:
+        """The share partitions of the topic partitions this broker leads."""
+        manager = self._broker.share_partitions
+        if manager is None:
+            return []
+        names = {tid: t.name for tid, t in self._broker.image.topics_by_id.items()}
+        out = []
+        for (group_id, topic_id, index), sp in list(manager.partitions.items()):
+            counts = {state.name.lower(): n for state, n in sp.counts().items()}
+            out.append(
+                SharePartitionState(
+                    group_id,
+                    names.get(topic_id, topic_id.hex()),
+                    index,
+                    sp.start_offset,
+                    counts,
+                    sp.archived_total,
+                )
+            )
+        return sorted(out, key=lambda s: (s.group_id, s.topic, s.partition))
 
     def transaction_states(self) -> dict[str, int]:
         """Transactional ids this broker coordinates, by Kafka's state name."""

@@ -20,6 +20,8 @@ METADATA_VERSION = "metadata.version"
 KRAFT_VERSION = "kraft.version"
 GROUP_VERSION = "group.version"
 """Level 1 is the KIP-848 consumer group protocol (ConsumerGroupHeartbeat)."""
+SHARE_VERSION = "share.version"
+"""Level 1 is share groups (KIP-932), as Kafka 4.1 finalizes it to enable them."""
 
 METADATA_VERSION_RANGE = (7, 27)
 """Kafka's MetadataVersion 3.3-IV3 (level 7, the oldest KRaft log Kafka 4 reads)
@@ -29,13 +31,19 @@ SUPPORTED_FEATURES: dict[str, tuple[int, int]] = {
     METADATA_VERSION: METADATA_VERSION_RANGE,
     KRAFT_VERSION: (0, 1),
     GROUP_VERSION: (0, 1),
+    SHARE_VERSION: (0, 1),
 }
 
 
 def api_versions_features(finalized: Mapping[str, int], metadata_offset: int) -> dict[str, Any]:
     """The ApiVersions v3+ feature fields for a metadata image whose feature
     levels are ``finalized`` and whose last applied record is ``metadata_offset``."""
-    levels = {METADATA_VERSION: METADATA_VERSION_RANGE[1], GROUP_VERSION: 1, **finalized}
+    levels = {
+        METADATA_VERSION: METADATA_VERSION_RANGE[1],
+        GROUP_VERSION: 1,
+        SHARE_VERSION: 1,
+        **finalized,
+    }
     return {
         "supported_features": [
             {"name": name, "min_version": low, "max_version": high}

@@ -138,6 +138,7 @@ async def start_group_coordinator(broker: BrokerApi) -> None:
     the partitions this broker leads (the others are coordinated elsewhere)."""
     from samsa.coordinator import GroupCoordinator
     from samsa.coordinator.consumer import ConsumerGroupConfig
+    from samsa.coordinator.share import ShareGroupConfig
 
     config = broker.config
     partitions = int(config["offsets.topic.num.partitions"])
@@ -169,6 +170,7 @@ async def start_group_coordinator(broker: BrokerApi) -> None:
         group_config,
         partition_exists=partition_exists,
         consumer_config=ConsumerGroupConfig.from_properties(dict(config.items())),
+        share_config=ShareGroupConfig.from_properties(dict(config.items())),
         topics=topics,
     )
     started = time.monotonic()

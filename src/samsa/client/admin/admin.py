@@ -48,6 +48,13 @@ from samsa.client.admin.scram_users import (
     alter_user_scram_credentials,
     describe_user_scram_credentials,
 )
+from samsa.client.admin.share_groups import (
+    ShareGroupDescription,
+    alter_share_group_offsets,
+    delete_share_group_offsets,
+    describe_share_group,
+    list_share_group_offsets,
+)
 from samsa.client.admin.topic_configs import describe_topic_configs
 from samsa.client.admin.transactions import (
     ProducerState,
@@ -354,6 +361,32 @@ class Admin:
     ) -> dict[str, ConsumerGroupDescription | None]:
         """KIP-848 groups with epochs and target assignments (None: not such a group)."""
         return describe_consumer_groups(self, group_ids, self._ms(timeout))
+
+    @retry_coordinator_errors
+    def describe_share_group(
+        self, group_id: str, timeout: float | None = None
+    ) -> ShareGroupDescription | None:
+        """A share group's members and assignment (None: no such share group)."""
+        return describe_share_group(self, group_id, self._ms(timeout))
+
+    @retry_coordinator_errors
+    def list_share_group_offsets(
+        self, group_id: str, timeout: float | None = None
+    ) -> dict[TopicPartition, int]:
+        """Each partition's start offset in the share group (-1: no state yet)."""
+        return list_share_group_offsets(self, group_id, self._ms(timeout))
+
+    @retry_coordinator_errors
+    def alter_share_group_offsets(
+        self, group_id: str, offsets: Mapping[TopicPartition, int], timeout: float | None = None
+    ) -> None:
+        alter_share_group_offsets(self, group_id, offsets, self._ms(timeout))
+
+    @retry_coordinator_errors
+    def delete_share_group_offsets(
+        self, group_id: str, topics: Iterable[str], timeout: float | None = None
+    ) -> None:
+        delete_share_group_offsets(self, group_id, topics, self._ms(timeout))
 
     @retry_coordinator_errors
     def delete_groups(self, group_ids: Iterable[str], timeout: float | None = None) -> None:

@@ -2,7 +2,7 @@
 
 from samsa.protocol.schema import F, api
 
-_ASSIGNMENT = [
+ASSIGNMENT = [
     F(
         "topic_partitions",
         "[]struct",
@@ -44,8 +44,8 @@ API = api(
                         F("client_host", "string"),
                         F("subscribed_topic_names", "[]string"),
                         F("subscribed_topic_regex", "string", nullable="0+", default=None),
-                        F("assignment", "struct", fields=_ASSIGNMENT),
-                        F("target_assignment", "struct", fields=_ASSIGNMENT),
+                        F("assignment", "struct", fields=ASSIGNMENT),
+                        F("target_assignment", "struct", fields=ASSIGNMENT),
                     ],
                 ),
                 F("authorized_operations", "int32", default=-2147483648),

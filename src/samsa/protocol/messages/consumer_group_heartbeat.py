@@ -8,7 +8,7 @@ topic regex and has the client generate its own member id (KIP-1082).
 
 from samsa.protocol.schema import F, api
 
-_TOPIC_PARTITIONS = [F("topic_id", "uuid"), F("partitions", "[]int32")]
+TOPIC_PARTITIONS = [F("topic_id", "uuid"), F("partitions", "[]int32")]
 
 API = api(
     68,
@@ -30,7 +30,7 @@ API = api(
             "[]struct",
             nullable="0+",
             default=None,
-            fields=_TOPIC_PARTITIONS,
+            fields=TOPIC_PARTITIONS,
         ),
     ],
     response=[
@@ -45,7 +45,7 @@ API = api(
             "struct",
             nullable="0+",
             default=None,
-            fields=[F("topic_partitions", "[]struct", fields=_TOPIC_PARTITIONS)],
+            fields=[F("topic_partitions", "[]struct", fields=TOPIC_PARTITIONS)],
         ),
     ],
 )

@@ -15,7 +15,7 @@ import time
 from importlib import resources
 from typing import TYPE_CHECKING
 
-from samsa.server.console import actions, cluster, groups, messages, topics
+from samsa.server.console import actions, cluster, groups, messages, share_groups, topics
 from samsa.server.console.context import ConsoleContext
 from samsa.server.http_endpoint import (
     HttpEndpoint,
@@ -97,6 +97,7 @@ def console_endpoint(
             "/api/groups/*": lambda r: groups.describe_group(
                 ctx, r.path.removeprefix("/api/groups/"), r
             ),
+            "/api/share-groups": lambda r: share_groups.list_share_groups(ctx, r),
             "/api/rates": rates,
             "/api/*": lambda r: _no_api(r.path),
         },

@@ -5,9 +5,9 @@
 
 async function refreshOverview() {
   const filter = encodeURIComponent(state.topicFilter);
-  const [topics, groups, rates] = await Promise.all([
+  const [topics, groups, rates, shares] = await Promise.all([
     get(`/api/topics?offset=${state.topicsAt}&limit=${PAGE}&q=${filter}`),
-    get("/api/groups"), get("/api/rates"),
+    get("/api/groups"), get("/api/rates"), get("/api/share-groups"),
   ]);
   $("#topic-count").textContent = `(${count(topics.total)})`;
   fill("#topics", topics.topics.map((t) => {
@@ -24,6 +24,16 @@ async function refreshOverview() {
   fill("#groups", groups.groups.map((g) => {
     const tr = row([link(g.group, groupHref(g.group)), g.state, g.members, count(g.lag)], [2, 3]);
     tr.dataset.group = g.group;
+    return tr;
+  }));
+  $("#share-group-count").textContent = `(${count(shares.total)})`;
+  fill("#share-groups", shares.groups.map((g) => {
+    const inFlight = g.partitions.reduce((n, p) =>
+      n + Object.values(p.in_flight).reduce((a, b) => a + b, 0), 0);
+    const archived = g.partitions.reduce((n, p) => n + p.archived_total, 0);
+    const tr = row([g.group, g.state || "-", g.members.length, count(inFlight), count(archived)],
+      [2, 3, 4]);
+    tr.dataset.shareGroup = g.group;
     return tr;
   }));
   addRatePoint(rates);

@@ -20,6 +20,8 @@ from samsa.server.handlers import (
     produce,
     producer_ids,
     scram_users,
+    share,
+    share_admin,
     transaction_admin,
     transactions,
 )
@@ -44,6 +46,8 @@ def register_all(router: Router, broker: BrokerApi, listener: str) -> None:
         groups,
         transactions,
         transaction_admin,
+        share,
+        share_admin,
     ):
         module.register(router, broker)
     forwarded.register(router, broker)

@@ -30,13 +30,16 @@ APIS = {
     47: "offset_delete",
     68: "consumer_group_heartbeat",
     69: "consumer_group_describe",
+    76: "share_group_heartbeat",
+    77: "share_group_describe",
 }
 
 
 JOIN_GROUP = 11
 DESCRIBE_GROUPS = 15
 CONSUMER_GROUP_HEARTBEAT = 68
-WITH_CLIENT = frozenset({JOIN_GROUP, CONSUMER_GROUP_HEARTBEAT})
+SHARE_GROUP_HEARTBEAT = 76
+WITH_CLIENT = frozenset({JOIN_GROUP, CONSUMER_GROUP_HEARTBEAT, SHARE_GROUP_HEARTBEAT})
 
 
 def register(router: Router, broker: BrokerApi) -> None:
@@ -133,14 +136,14 @@ def loading_response(key: int, version: int, req: Body, error: ErrorCode) -> Bod
             "member_id": req.get("member_id", ""),
             "members": [],
         }
-    if key == CONSUMER_GROUP_HEARTBEAT:
+    if key in (CONSUMER_GROUP_HEARTBEAT, SHARE_GROUP_HEARTBEAT):
         return {
             "throttle_time_ms": 0,
             "error_code": error,
             "member_epoch": -1,
             "heartbeat_interval_ms": 0,
         }
-    if key == 69:  # ConsumerGroupDescribe
+    if key in (69, 77):  # ConsumerGroupDescribe, ShareGroupDescribe
         return {
             "throttle_time_ms": 0,
             "groups": [

@@ -1,0 +1,58 @@
+"""ShareAcknowledge (key 79): acknowledge acquired records without fetching more (v1, Kafka 4.1)."""
+
+from samsa.protocol.messages.share_fetch import (
+    ACKNOWLEDGEMENT_BATCH,
+    CURRENT_LEADER,
+    NODE_ENDPOINTS,
+)
+from samsa.protocol.schema import F, api
+
+API = api(
+    79,
+    "ShareAcknowledge",
+    valid="1",
+    flexible="0+",
+    request=[
+        F("group_id", "string", nullable="0+", default=None),
+        F("member_id", "string", nullable="0+"),
+        F("share_session_epoch", "int32"),
+        F(
+            "topics",
+            "[]struct",
+            fields=[
+                F("topic_id", "uuid"),
+                F(
+                    "partitions",
+                    "[]struct",
+                    fields=[
+                        F("partition_index", "int32"),
+                        F("acknowledgement_batches", "[]struct", fields=ACKNOWLEDGEMENT_BATCH),
+                    ],
+                ),
+            ],
+        ),
+    ],
+    response=[
+        F("throttle_time_ms", "int32"),
+        F("error_code", "int16"),
+        F("error_message", "string", nullable="0+", default=None),
+        F(
+            "responses",
+            "[]struct",
+            fields=[
+                F("topic_id", "uuid"),
+                F(
+                    "partitions",
+                    "[]struct",
+                    fields=[
+                        F("partition_index", "int32"),
+                        F("error_code", "int16"),
+                        F("error_message", "string", nullable="0+", default=None),
+                        F("current_leader", "struct", fields=CURRENT_LEADER),
+                    ],
+                ),
+            ],
+        ),
+        NODE_ENDPOINTS,
+    ],
+)

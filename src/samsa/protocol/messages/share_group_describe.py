@@ -1,0 +1,45 @@
+"""ShareGroupDescribe (key 77): a share group's epochs, members and their assignments (v1, Kafka 4.1)."""
+
+from samsa.protocol.messages.consumer_group_describe import ASSIGNMENT
+from samsa.protocol.schema import F, api
+
+API = api(
+    77,
+    "ShareGroupDescribe",
+    valid="1",
+    flexible="0+",
+    request=[
+        F("group_ids", "[]string"),
+        F("include_authorized_operations", "bool"),
+    ],
+    response=[
+        F("throttle_time_ms", "int32"),
+        F(
+            "groups",
+            "[]struct",
+            fields=[
+                F("error_code", "int16"),
+                F("error_message", "string", nullable="0+", default=None),
+                F("group_id", "string"),
+                F("group_state", "string"),
+                F("group_epoch", "int32"),
+                F("assignment_epoch", "int32"),
+                F("assignor_name", "string"),
+                F(
+                    "members",
+                    "[]struct",
+                    fields=[
+                        F("member_id", "string"),
+                        F("rack_id", "string", nullable="0+", default=None),
+                        F("member_epoch", "int32"),
+                        F("client_id", "string"),
+                        F("client_host", "string"),
+                        F("subscribed_topic_names", "[]string"),
+                        F("assignment", "struct", fields=ASSIGNMENT),
+                    ],
+                ),
+                F("authorized_operations", "int32", default=-2147483648),
+            ],
+        ),
+    ],
+)

@@ -1,0 +1,1 @@
+"""Share partitions (KIP-932) on the partition leader: acquisition, acknowledgement, sessions."""
