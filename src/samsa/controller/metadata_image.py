@@ -39,6 +39,7 @@ from samsa.controller.registrations import (
 )
 from samsa.controller.topic_validation import collision_key
 from samsa.protocol.metadata_records import MetadataRecord
+from samsa.security.authorizer.acl import AclBinding, binding_from
 
 log = logging.getLogger(__name__)
 
@@ -82,6 +83,8 @@ class MetadataImage:
             "ProducerIdsRecord": self._replay_producer_ids,
             "FeatureLevelRecord": self._replay_feature_level,
             "NoOpRecord": self._replay_noop,
+            "AccessControlEntryRecord": self._replay_acl,
+            "RemoveAccessControlEntryRecord": self._replay_remove_acl,
         }
 
     def _reset(self) -> None:
@@ -98,6 +101,7 @@ class MetadataImage:
         self.brokers_to_isrs = BrokersToIsrs()
         self.reassigning: set[tuple[bytes, int]] = set()
         self.imbalanced: set[tuple[bytes, int]] = set()
+        self.acls: dict[bytes, AclBinding] = {}
 
     def load_snapshot(self, records: Iterable[MetadataRecord], end_offset: int, epoch: int) -> None:
         """Rebuild this image in place from a snapshot's records (holders of the
@@ -124,6 +128,25 @@ class MetadataImage:
     def replay_all(self, records: list[MetadataRecord]) -> None:
         for record in records:
             self.replay(record)
+
+    def _replay_acl(self, body: Mapping[str, Any]) -> None:
+        acl_id = bytes(body["id"])
+        if acl_id in self.acls:
+            raise MetadataReplayError(f"AccessControlEntryRecord: ACL {acl_id.hex()} exists")
+        self.acls[acl_id] = binding_from(
+            body["resource_type"],
+            body["resource_name"],
+            body["pattern_type"],
+            body["principal"],
+            body["host"],
+            body["operation"],
+            body["permission_type"],
+        )
+
+    def _replay_remove_acl(self, body: Mapping[str, Any]) -> None:
+        acl_id = bytes(body["id"])
+        if self.acls.pop(acl_id, None) is None:
+            raise MetadataReplayError(f"RemoveAccessControlEntryRecord: no ACL {acl_id.hex()}")
 
     def _replay_topic(self, body: Mapping[str, Any]) -> None:
         name, topic_id = body["name"], bytes(body["topic_id"])
@@ -349,6 +372,7 @@ class MetadataImage:
             and self.configs == other.configs
             and self.next_producer_id == other.next_producer_id
             and self.features == other.features
+            and self.acls == other.acls
         )
 
     __hash__ = None  # type: ignore[assignment]

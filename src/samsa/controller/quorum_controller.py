@@ -33,6 +33,7 @@ import random
 from collections.abc import Mapping
 from typing import Any
 
+from samsa.controller.acl_control import AclControl
 from samsa.controller.alter_partition import AlterPartitionControl
 from samsa.controller.cluster_control import ClusterControl
 from samsa.controller.config_control import ConfigControl
@@ -70,6 +71,7 @@ class QuorumController:
         self.cluster = ClusterControl(image, self.config, self.replication)
         self.reassignments = ReassignmentControl(image, self.configs)
         self._next_rebalance_ms: int | None = None
+        self.acls = AclControl(image, self.rng)
 
     def activate(self, now_ms: int) -> None:
         """This node became the active controller at ``now_ms``."""
@@ -96,6 +98,13 @@ class QuorumController:
 
     def allocate_producer_ids(self, request: Request) -> ControllerResult:
         return allocate_producer_ids(self.image, request)
+
+    # ------------------------------------------------------------------ ACLs
+    def create_acls(self, request: Request) -> ControllerResult:
+        return self.acls.create_acls(request)
+
+    def delete_acls(self, request: Request) -> ControllerResult:
+        return self.acls.delete_acls(request)
 
     # ------------------------------------------------------------------ brokers
     def register_broker(self, request: Request, next_offset: int, now_ms: int) -> ControllerResult:

@@ -5,12 +5,13 @@ to ``image`` (``MetadataImage.__eq__``, ``images_equal``); that round trip is
 the contract snapshots rely on.  The order is Kafka's ``MetadataImage.write``
 order where it matters: feature levels first (a reader needs metadata.version
 before anything else), then brokers, topics with their partitions, configs, and
-the producer id mark.  A broker's fenced and controlled-shutdown state travel
+the producer id mark, ACLs.  A broker's fenced and controlled-shutdown state travel
 inside its RegisterBrokerRecord, so one record per broker is enough.
 """
 
 from __future__ import annotations
 
+from samsa.controller.acl_control import acl_record
 from samsa.controller.metadata_image import MetadataImage
 from samsa.protocol.metadata_records import MetadataRecord, make_record
 
@@ -49,6 +50,7 @@ def snapshot_records(image: MetadataImage) -> list[MetadataRecord]:
                     value=value,
                 )
             )
+    records.extend(acl_record(acl_id, acl) for acl_id, acl in image.acls.items())
     if image.next_producer_id > 0:
         records.append(
             make_record(

@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from samsa.node_settings import NodeSettings
     from samsa.raft.driver import RaftDriver
     from samsa.replication.replica_manager import ReplicaManager
+    from samsa.security.authorizer.standard import StandardAuthorizer
     from samsa.server.broker_lifecycle import BrokerLifecycle
     from samsa.server.cleaner_task import CleanerTask
     from samsa.server.controller_link import ControllerLink
@@ -48,6 +49,7 @@ class BrokerApi(Protocol):
     lifecycle: BrokerLifecycle | None
     cleaner_task: CleanerTask | None
     fetch_sessions: FetchSessionCache
+    authorizer: StandardAuthorizer | None
 
     @property
     def image(self) -> MetadataImage: ...
@@ -94,6 +96,7 @@ class NodeApi(Protocol):
     raft: RaftDriver | None
     loader: MetadataLoader | None
     link: ControllerLink | None
+    authorizer: StandardAuthorizer | None
 
     def advertised(self, listener: Listener) -> tuple[str, int]: ...
 

@@ -51,6 +51,8 @@ class Connection(asyncio.BufferedProtocol):
         self.server = server
         self.transport: asyncio.Transport | None = None
         self.peer = "?"
+        self.host = ""
+        """The peer's address without the port, as ACLs name hosts."""
         self._frames = FrameReader(server.unauthenticated_request_size)
         self.principal: KafkaPrincipal = ANONYMOUS
         """Who is on the other end (a TLS client certificate, a SASL login)."""
@@ -77,6 +79,7 @@ class Connection(asyncio.BufferedProtocol):
         self.transport = transport
         peer = transport.get_extra_info("peername")
         self.peer = f"{peer[0]}:{peer[1]}" if peer else "?"
+        self.host = peer[0] if peer else ""
         quotas = self.server.quotas
         if quotas is not None and peer:
             if not quotas.admit(peer[0]):

@@ -56,6 +56,7 @@ from samsa.raft.quorum_state_file import read_election_state
 from samsa.raft.records import Endpoint
 from samsa.raft.voters import VoterNode, VoterSet
 from samsa.server import meta_properties
+from samsa.server.authorization import AclPublisher, build_authorizer
 from samsa.server.bind_failure import explain_bind_failure
 from samsa.server.connection_quotas import ConnectionQuotas
 from samsa.server.controller_link import ControllerLink
@@ -101,6 +102,9 @@ class Node:
         self.controller: ControllerServer | None = None
         self.broker: Any = None
         self.link: ControllerLink | None = None
+        self.authorizer = build_authorizer(config)
+        """The ACL decisions (None: authorization off), shared by the broker's
+        and the controller's listeners and fed by the metadata image."""
         controller_listener = self.controller_listener_name
         to_controllers = channel_security(
             config,
@@ -318,6 +322,8 @@ class Node:
             snapshot_interval_ms=config["metadata.log.max.snapshot.interval.ms"],
         )
         self.loader = loader
+        if self.authorizer is not None:
+            loader.add_publisher(AclPublisher(self.authorizer, loader.image))
         self.raft = RaftDriver(
             machine,
             raft_log,

@@ -1,0 +1,55 @@
+"""DeleteAcls (key 31): remove the ACL bindings matching each filter.
+
+Transcribed from Kafka's DeleteAclsRequest/DeleteAclsResponse.json: v1 adds
+the pattern type, v2 is flexible, v3 adds the USER resource type.
+"""
+
+from samsa.protocol.schema import F, api
+
+API = api(
+    31,
+    "DeleteAcls",
+    valid="0-3",
+    flexible="2+",
+    request=[
+        F(
+            "filters",
+            "[]struct",
+            fields=[
+                F("resource_type_filter", "int8"),
+                F("resource_name_filter", "string", nullable="0+"),
+                F("pattern_type_filter", "int8", "1+", default=3),
+                F("principal_filter", "string", nullable="0+"),
+                F("host_filter", "string", nullable="0+"),
+                F("operation", "int8"),
+                F("permission_type", "int8"),
+            ],
+        ),
+    ],
+    response=[
+        F("throttle_time_ms", "int32"),
+        F(
+            "filter_results",
+            "[]struct",
+            fields=[
+                F("error_code", "int16"),
+                F("error_message", "string", nullable="0+"),
+                F(
+                    "matching_acls",
+                    "[]struct",
+                    fields=[
+                        F("error_code", "int16"),
+                        F("error_message", "string", nullable="0+"),
+                        F("resource_type", "int8"),
+                        F("resource_name", "string"),
+                        F("pattern_type", "int8", "1+", default=3),
+                        F("principal", "string"),
+                        F("host", "string"),
+                        F("operation", "int8"),
+                        F("permission_type", "int8"),
+                    ],
+                ),
+            ],
+        ),
+    ],
+)
