@@ -43,6 +43,7 @@ from samsa.controller.legacy_migration import (
     legacy_records,
     retire_legacy_metadata,
 )
+from samsa.controller.metadata_image import MetadataImage
 from samsa.errors import ConfigError
 from samsa.listeners import Listener
 from samsa.net import ChannelPool
@@ -56,6 +57,7 @@ from samsa.raft.quorum_state_file import read_election_state
 from samsa.raft.records import Endpoint
 from samsa.raft.voters import VoterNode, VoterSet
 from samsa.server import meta_properties
+from samsa.server.access import guard_all
 from samsa.server.authorization import AclPublisher, build_authorizer
 from samsa.server.bind_failure import explain_bind_failure
 from samsa.server.connection_quotas import ConnectionQuotas
@@ -121,6 +123,12 @@ class Node:
         )
         self._migrated_from: Path | None = None
         self._migration: asyncio.Task[None] | None = None
+
+    @property
+    def image(self) -> MetadataImage:
+        """The committed metadata (what the authorization checks name topics by)."""
+        assert self.loader is not None
+        return self.loader.image
 
     # ------------------------------------------------------------------ addresses
     def _current_setting(self, name: str) -> Any:
@@ -414,6 +422,8 @@ class Node:
             quorum_handlers.register_starting_fetch(
                 router, raft, lambda: self.routing.wait_complete(name)
             )
+        if self.authorizer is not None:
+            guard_all(router, self.authorizer, self)
         return router
 
     async def stop(self) -> None:

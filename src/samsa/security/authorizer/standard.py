@@ -184,6 +184,35 @@ class StandardAuthorizer:
                     if bucket:
                         yield from bucket.values()
 
+    def authorize_any(
+        self, principal: str, host: str, operation: AclOperation, resource_type: ResourceType
+    ) -> bool:
+        """Kafka's ``authorizeByResourceType``: may the principal perform
+        ``operation`` on *some* resource of the type?  Yes when an ALLOW names
+        it and no DENY covers every name (a LITERAL ``*``).  Asked only by
+        InitProducerId (idempotent producers), so it scans instead of indexing."""
+        if principal in self.super_users:
+            return True
+        allowed_by = _ALLOWED_BY[operation]
+        allowed = False
+        for acl in self._acls.values():
+            if acl.resource_type != resource_type:
+                continue
+            if acl.principal != principal and acl.principal != WILDCARD_PRINCIPAL:
+                continue
+            if acl.host != host and acl.host != WILDCARD:
+                continue
+            if acl.permission is Permission.DENY:
+                if (
+                    acl.operation in (operation, AclOperation.ALL)
+                    and acl.name == WILDCARD
+                    and acl.pattern_type is PatternType.LITERAL
+                ):
+                    return False
+            elif acl.operation in allowed_by:
+                allowed = True
+        return allowed
+
     def authorized_operations(
         self,
         principal: str,

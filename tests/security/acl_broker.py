@@ -1,0 +1,64 @@
+"""A real broker with authorization on: a SASL_PLAINTEXT listener with PLAIN
+users, ``admin`` the super user, and clients' settings per user."""
+
+from __future__ import annotations
+
+import socket
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from samsa.testing import BrokerProcess
+
+USERS = {"admin": "admin-pw", "alice": "alice-pw", "bob": "bob-pw"}
+AUTHORIZER = "org.apache.kafka.metadata.authorizer.StandardAuthorizer"
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def plain_jaas(login: str | None = None) -> str:
+    users = " ".join(f'user_{name}="{password}"' for name, password in USERS.items())
+    own = f'username="{login}" password="{USERS[login]}" ' if login else ""
+    return f"org.apache.kafka.common.security.plain.PlainLoginModule required {own}{users};"
+
+
+@dataclass
+class AclBroker:
+    broker: BrokerProcess
+    port: int
+
+    @property
+    def address(self) -> str:
+        return f"127.0.0.1:{self.port}"
+
+    def conf(self, user: str, **extra: Any) -> dict[str, Any]:
+        """confluent-kafka settings logging in as ``user``."""
+        return {
+            "bootstrap.servers": self.address,
+            "security.protocol": "SASL_PLAINTEXT",
+            "sasl.mechanism": "PLAIN",
+            "sasl.username": user,
+            "sasl.password": USERS[user],
+            **extra,
+        }
+
+
+def start_acl_broker(data_dir: Path, extra: dict[str, str] | None = None) -> AclBroker:
+    port = free_port()
+    settings = {
+        "listeners": f"SASL_PLAINTEXT://127.0.0.1:{port},PLAINTEXT://127.0.0.1:0",
+        "inter.broker.listener.name": "PLAINTEXT",
+        "sasl.enabled.mechanisms": "PLAIN",
+        "sasl.jaas.config": plain_jaas(),
+        "authorizer.class.name": AUTHORIZER,
+        "super.users": "User:admin",
+        "connection.failed.authentication.delay.ms": "0",
+        **(extra or {}),
+    }
+    broker = BrokerProcess(data_dir, settings, port=None)
+    broker.start()
+    return AclBroker(broker, port)
