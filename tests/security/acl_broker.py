@@ -3,11 +3,14 @@ users, ``admin`` the super user, and clients' settings per user."""
 
 from __future__ import annotations
 
+import asyncio
 import socket
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from samsa.net.channel import ChannelSecurity
+from samsa.net.channels import ChannelPool
 from samsa.testing import BrokerProcess
 
 USERS = {"admin": "admin-pw", "alice": "alice-pw", "bob": "bob-pw"}
@@ -45,6 +48,24 @@ class AclBroker:
             "sasl.password": USERS[user],
             **extra,
         }
+
+    def call(self, user: str, api_key: int, version: int, body: dict[str, Any]) -> dict[str, Any]:
+        """One request as ``user``, its decoded response: the exact error codes
+        that real clients turn into retries or exceptions."""
+        return call(self.port, user, api_key, version, body)
+
+
+def call(port: int, user: str, api_key: int, version: int, body: dict[str, Any]) -> dict[str, Any]:
+    async def run() -> dict[str, Any]:
+        security = ChannelSecurity(None, "PLAIN", user, USERS[user])
+        pool = ChannelPool(client_id=f"acl-test-{user}", security=security)
+        try:
+            channel = pool.to_address("127.0.0.1", port)
+            return await channel.request(api_key, version, body, timeout_ms=15000)
+        finally:
+            await pool.close()
+
+    return asyncio.run(run())
 
 
 def start_acl_broker(data_dir: Path, extra: dict[str, str] | None = None) -> AclBroker:
