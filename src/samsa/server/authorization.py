@@ -1,11 +1,8 @@
-"""The broker's side of authorization: the authorizer kept in step with the
-metadata image, and the one question handlers ask of it.
+"""The node's authorizer: built from its settings, kept in step with the image.
 
 ``authorizer.class.name`` set to Kafka's StandardAuthorizer turns it on; with
-nothing set, ``build_authorizer`` gives None and every check below is one
-attribute read, so the single-node default pays nothing.  A request the node
-makes of itself (the web console's, with no connection) is trusted, as
-Kafka trusts its own in-process calls.
+nothing set, ``build_authorizer`` gives None and no handler is wrapped with a
+check (``samsa.server.access``), so the single-node default pays nothing.
 """
 
 from __future__ import annotations
@@ -13,7 +10,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from samsa.errors import ConfigError
-from samsa.security.authorizer.acl import AclOperation, ResourceType
 from samsa.security.authorizer.standard import (
     AUTHORIZER_CLASS,
     StandardAuthorizer,
@@ -24,13 +20,7 @@ if TYPE_CHECKING:
     from samsa.config import BrokerConfig
     from samsa.controller.metadata_delta import MetadataDelta
     from samsa.controller.metadata_image import MetadataImage
-    from samsa.server.router import RequestContext
 
-CLUSTER = ResourceType.CLUSTER
-TOPIC = ResourceType.TOPIC
-GROUP = ResourceType.GROUP
-TRANSACTIONAL_ID = ResourceType.TRANSACTIONAL_ID
-CLUSTER_NAME = "kafka-cluster"
 _LEGACY_CLASS = "kafka.security.authorizer.AclAuthorizer"
 
 
@@ -64,25 +54,3 @@ class AclPublisher:
 
     def on_image(self, image: MetadataImage) -> None:
         self.authorizer.replace_all(image.acls)
-
-
-def allowed(
-    authorizer: StandardAuthorizer | None,
-    ctx: RequestContext,
-    operation: AclOperation,
-    resource_type: ResourceType,
-    name: str,
-) -> bool:
-    """May the caller of ``ctx`` perform ``operation`` on the resource?"""
-    if authorizer is None:
-        return True
-    conn = ctx.connection
-    if conn is None:
-        return True
-    return authorizer.authorize(str(conn.principal), conn.host, operation, resource_type, name)
-
-
-def cluster_allowed(
-    authorizer: StandardAuthorizer | None, ctx: RequestContext, operation: AclOperation
-) -> bool:
-    return allowed(authorizer, ctx, operation, CLUSTER, CLUSTER_NAME)

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from samsa.controller.acl_control import request_filter
 from samsa.errors import ErrorCode, KafkaError
 from samsa.security.authorizer.acl import AclBinding, AclOperation, InvalidAcl
-from samsa.server.authorization import cluster_allowed
+from samsa.server.access.base import can_cluster
 from samsa.server.router import Body, RequestContext, Router
 
 if TYPE_CHECKING:
@@ -36,7 +36,7 @@ def describe_acls(broker: BrokerApi, ctx: RequestContext, req: Body) -> Body:
     answer: Body = {"throttle_time_ms": 0, "error_code": 0, "error_message": None, "resources": []}
     if authorizer is None:
         return {**answer, "error_code": ErrorCode.SECURITY_DISABLED, "error_message": _DISABLED}
-    if not cluster_allowed(authorizer, ctx, AclOperation.DESCRIBE):
+    if not can_cluster(authorizer, ctx, AclOperation.DESCRIBE):
         return {
             **answer,
             "error_code": ErrorCode.CLUSTER_AUTHORIZATION_FAILED,
@@ -72,7 +72,7 @@ async def change_acls(broker: BrokerApi, api_key: int, ctx: RequestContext, req:
     authorizer = broker.authorizer
     if authorizer is None:
         return _failed(api_key, req, ErrorCode.SECURITY_DISABLED, _DISABLED)
-    if not cluster_allowed(authorizer, ctx, AclOperation.ALTER):
+    if not can_cluster(authorizer, ctx, AclOperation.ALTER):
         return _failed(
             api_key, req, ErrorCode.CLUSTER_AUTHORIZATION_FAILED, "Cluster authorization failed."
         )
