@@ -14,6 +14,8 @@ from samsa.net.channels import ChannelPool
 from samsa.testing import BrokerProcess
 
 USERS = {"admin": "admin-pw", "alice": "alice-pw", "bob": "bob-pw"}
+STARTUP_TIMEOUT_S = 90.0
+"""Samsa starts in about a second; a loaded machine can take far longer."""
 AUTHORIZER = "org.apache.kafka.metadata.authorizer.StandardAuthorizer"
 
 
@@ -81,5 +83,5 @@ def start_acl_broker(data_dir: Path, extra: dict[str, str] | None = None) -> Acl
         **(extra or {}),
     }
     broker = BrokerProcess(data_dir, settings, port=None)
-    broker.start()
+    broker.start(timeout=STARTUP_TIMEOUT_S)
     return AclBroker(broker, port)

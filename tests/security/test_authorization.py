@@ -291,3 +291,56 @@ def test_acls_survive_a_restart(acl_broker: AclBroker, admin: AdminClient) -> No
     assert produce_error(acl_broker.conf("bob"), topic) is None
     error = produce_error(acl_broker.conf("alice"), topic)
     assert error is not None and error.code() == KafkaError.TOPIC_AUTHORIZATION_FAILED
+
+
+def test_incremental_fetch_session_loses_a_revoked_topic(
+    acl_broker: AclBroker, admin: AdminClient
+) -> None:
+    """A KIP-227 session keeps serving partitions from earlier requests; once
+    READ is revoked, new data there is refused, not sent."""
+    topic = unique("session")
+    create_topic(admin, topic)
+    assert produce_error(acl_broker.conf("admin"), topic) is None
+    read = binding("bob", AclOperation.READ, topic)
+    grant(admin, read)
+    partition = {
+        "partition": 0,
+        "current_leader_epoch": -1,
+        "fetch_offset": 0,
+        "last_fetched_epoch": -1,
+        "log_start_offset": -1,
+        "partition_max_bytes": 1 << 20,
+    }
+    fetch = {
+        "replica_id": -1,
+        "max_wait_ms": 0,
+        "min_bytes": 0,
+        "max_bytes": 1 << 20,
+        "isolation_level": 0,
+        "session_id": 0,
+        "session_epoch": 0,
+        "topics": [{"topic": topic, "partitions": [partition]}],
+        "forgotten_topics_data": [],
+        "rack_id": "",
+    }
+    first = acl_broker.call("bob", 1, 12, fetch)
+    assert first["error_code"] == 0 and first["session_id"] != 0
+    assert first["responses"][0]["partitions"][0]["error_code"] == 0
+
+    as_filter = AclBindingFilter(
+        ResourceType.TOPIC,
+        topic,
+        LITERAL,
+        "User:bob",
+        None,
+        AclOperation.ANY,
+        AclPermissionType.ANY,
+    )
+    admin.delete_acls([as_filter])[as_filter].result(30)
+    assert produce_error(acl_broker.conf("admin"), topic) is None
+    incremental = {**fetch, "session_id": first["session_id"], "session_epoch": 1, "topics": []}
+    second = acl_broker.call("bob", 1, 12, incremental)
+    served = [p for t in second["responses"] for p in t["partitions"]]
+    assert served, "the new record makes the session answer for the partition"
+    assert all(p["error_code"] == ErrorCode.TOPIC_AUTHORIZATION_FAILED for p in served)
+    assert all(not p["records"] for p in served)

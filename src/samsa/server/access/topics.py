@@ -176,8 +176,13 @@ def fetch_check(broker_image: Callable[[], Any]) -> Any:
                 return can(auth, ctx, _Op.READ, TOPIC, name)
 
         allowed_req, denied = split_topics(req, FETCH_SHAPE, allowed, name_of)
+        result = inner(ctx, allowed_req)
+        if req.get("session_epoch", -1) > 0:
+            # An incremental fetch also serves partitions the session remembers
+            # from earlier requests: refuse those whose READ was revoked since.
+            result = then(result, lambda body: _revoke(body, allowed, name_of))
         if not denied:
-            return inner(ctx, req)
+            return result
         code = ErrorCode.TOPIC_AUTHORIZATION_FAILED
         entries = []
         for entry, name in denied:
@@ -185,9 +190,25 @@ def fetch_check(broker_image: Callable[[], Any]) -> Any:
             entries.append(
                 denied_entry(FETCH_SHAPE, entry, name if not by_id else "", code, **extra)
             )
-        return merge_denied(inner(ctx, allowed_req), FETCH_SHAPE, entries)
+        return merge_denied(result, FETCH_SHAPE, entries)
 
     return check
+
+
+def _revoke(
+    body: Body | None, allowed: Callable[[str], bool], name_of: Callable[[Body], str]
+) -> Body | None:
+    for topic in (body or {}).get("responses") or []:
+        if allowed(name_of(topic)):
+            continue
+        for partition in topic["partitions"]:
+            partition.update(
+                error_code=ErrorCode.TOPIC_AUTHORIZATION_FAILED,
+                high_watermark=-1,
+                records=None,
+                aborted_transactions=None,
+            )
+    return body
 
 
 def guard(router: Router, auth: StandardAuthorizer, broker: Any) -> None:
