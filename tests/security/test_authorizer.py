@@ -156,3 +156,32 @@ def test_filters_any_and_match() -> None:
 def test_invalid_bindings_are_refused(binding: AclBinding) -> None:
     with pytest.raises(InvalidAcl):
         binding.validate()
+
+
+def test_authorizer_settings() -> None:
+    from samsa.config import BrokerConfig
+    from samsa.errors import ConfigError
+    from samsa.server.authorization import build_authorizer
+
+    assert build_authorizer(BrokerConfig({})) is None
+    auth = build_authorizer(
+        BrokerConfig(
+            {
+                "authorizer.class.name": "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
+                "super.users": "User:admin;User:broker",
+                "allow.everyone.if.no.acl.found": "true",
+            }
+        )
+    )
+    assert auth is not None and auth.super_users == {"User:admin", "User:broker"}
+    assert auth.allow_if_no_acl_found
+    with pytest.raises(ConfigError, match=r"authorizer\.class\.name"):
+        build_authorizer(BrokerConfig({"authorizer.class.name": "com.example.Mine"}))
+
+
+def test_authorize_any_for_idempotent_producers() -> None:
+    auth = authorizer(acl("orders", Op.WRITE))
+    assert auth.authorize_any("User:alice", "h", Op.WRITE, R.TOPIC)
+    assert not auth.authorize_any("User:bob", "h", Op.WRITE, R.TOPIC)
+    auth.add(b"\x09" * 16, acl("*", Op.WRITE, DENY))
+    assert not auth.authorize_any("User:alice", "h", Op.WRITE, R.TOPIC)

@@ -7,6 +7,7 @@ check (``samsa.server.access``), so the single-node default pays nothing.
 
 from __future__ import annotations
 
+import logging
 from typing import TYPE_CHECKING
 
 from samsa.errors import ConfigError
@@ -20,6 +21,9 @@ if TYPE_CHECKING:
     from samsa.config import BrokerConfig
     from samsa.controller.metadata_delta import MetadataDelta
     from samsa.controller.metadata_image import MetadataImage
+    from samsa.net.channel import ChannelSecurity
+
+log = logging.getLogger("samsa.server")
 
 _LEGACY_CLASS = "kafka.security.authorizer.AclAuthorizer"
 
@@ -54,3 +58,27 @@ class AclPublisher:
 
     def on_image(self, image: MetadataImage) -> None:
         self.authorizer.replace_all(image.acls)
+
+
+def warn_unless_super_user(
+    authorizer: StandardAuthorizer | None, security: ChannelSecurity | None, listener: str
+) -> None:
+    """Nodes call each other's CLUSTER_ACTION APIs (Raft, registration,
+    heartbeats, follower fetches): as in Kafka, the principal they log in as
+    must be a super user, or the cluster cannot form.  A TLS principal is the
+    certificate's subject, known only once connected, so it is not checked."""
+    if authorizer is None:
+        return
+    if security is None:
+        principal = "User:ANONYMOUS"
+    elif security.username:
+        principal = f"User:{security.username}"
+    else:
+        return
+    if principal not in authorizer.super_users:
+        log.warning(
+            "authorizer: nodes reach listener %s as %s, which is not in super.users; "
+            "their requests to each other will be refused",
+            listener,
+            principal,
+        )

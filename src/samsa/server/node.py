@@ -58,7 +58,11 @@ from samsa.raft.records import Endpoint
 from samsa.raft.voters import VoterNode, VoterSet
 from samsa.server import meta_properties
 from samsa.server.access import guard_all
-from samsa.server.authorization import AclPublisher, build_authorizer
+from samsa.server.authorization import (
+    AclPublisher,
+    build_authorizer,
+    warn_unless_super_user,
+)
 from samsa.server.bind_failure import explain_bind_failure
 from samsa.server.connection_quotas import ConnectionQuotas
 from samsa.server.controller_link import ControllerLink
@@ -115,6 +119,8 @@ class Node:
             "sasl.mechanism.controller.protocol",
             standalone=self.settings.standalone,
         )
+        if not self.settings.standalone:
+            warn_unless_super_user(self.authorizer, to_controllers, controller_listener)
         self._controller_channels = ChannelPool(
             client_id=f"samsa-node-{self.node_id}", security=to_controllers
         )
