@@ -56,6 +56,8 @@ class Connection(asyncio.BufferedProtocol):
         self._frames = FrameReader(server.unauthenticated_request_size)
         self.principal: KafkaPrincipal = ANONYMOUS
         """Who is on the other end (a TLS client certificate, a SASL login)."""
+        self._named: KafkaPrincipal | None = None
+        self._principal_name = ""
         self.authenticated = not server.requires_authentication
         self.sasl: Any = None
         """The SASL exchange in progress on a SASL listener (see ``sasl_gate``)."""
@@ -119,6 +121,15 @@ class Connection(asyncio.BufferedProtocol):
             self.close(str(exc))
             return
         self.accept(frames)
+
+    @property
+    def principal_name(self) -> str:
+        """``str(self.principal)``, formatted once: ACL checks ask on every request."""
+        principal = self.principal
+        if principal is not self._named:
+            self._named = principal
+            self._principal_name = str(principal)
+        return self._principal_name
 
     def authenticated_as(self, principal: KafkaPrincipal) -> None:
         """SASL succeeded: requests of any size and any API from now on."""

@@ -36,7 +36,7 @@ from samsa.security.authorizer.acl import (
 )
 
 _O = AclOperation
-_IMPLIED_BY: dict[AclOperation, frozenset[AclOperation]] = {
+_IMPLIED_BY: dict[int, frozenset[AclOperation]] = {
     _O.DESCRIBE: frozenset({_O.DESCRIBE, _O.READ, _O.WRITE, _O.DELETE, _O.ALTER, _O.ALL}),
     _O.DESCRIBE_CONFIGS: frozenset({_O.DESCRIBE_CONFIGS, _O.ALTER_CONFIGS, _O.ALL}),
 }
@@ -47,14 +47,14 @@ AUTHORIZER_CLASS = "org.apache.kafka.metadata.authorizer.StandardAuthorizer"
 """The ``authorizer.class.name`` that turns authorization on, as in Kafka."""
 
 AclId = bytes
-_Key = tuple[ResourceType, str]
+_Key = tuple[int, str]
 
 
 def _allowed_by(operation: AclOperation) -> frozenset[AclOperation]:
     return _IMPLIED_BY.get(operation) or frozenset({operation, _O.ALL})
 
 
-_ALLOWED_BY = {op: _allowed_by(op) for op in AclOperation}
+_ALLOWED_BY: dict[int, frozenset[AclOperation]] = {op: _allowed_by(op) for op in AclOperation}
 
 
 def parse_super_users(value: str) -> frozenset[str]:
@@ -73,10 +73,10 @@ class StandardAuthorizer:
         self._acls: dict[AclId, AclBinding] = {}
         self._literal: dict[_Key, dict[AclId, AclBinding]] = {}
         self._prefixed: dict[_Key, dict[AclId, AclBinding]] = {}
-        self._prefix_lengths: dict[ResourceType, dict[int, int]] = {}
+        self._prefix_lengths: dict[int, dict[int, int]] = {}
         """Per type, how many PREFIXED names of each length exist: which
         prefixes of a resource name are worth looking up."""
-        self._cache: dict[tuple[str, str, AclOperation, ResourceType, str], bool] = {}
+        self._cache: dict[tuple[str, str, int, int, str], bool] = {}
 
     # ------------------------------------------------------------------ changes
     def add(self, acl_id: AclId, acl: AclBinding) -> None:
@@ -128,10 +128,11 @@ class StandardAuthorizer:
         self,
         principal: str,
         host: str,
-        operation: AclOperation,
-        resource_type: ResourceType,
+        operation: int,
+        resource_type: int,
         name: str,
     ) -> bool:
+        # Callers on hot paths pass plain ints: an IntEnum hashes in Python code.
         key = (principal, host, operation, resource_type, name)
         decision = self._cache.get(key)
         if decision is None:
@@ -145,8 +146,8 @@ class StandardAuthorizer:
         self,
         principal: str,
         host: str,
-        operation: AclOperation,
-        resource_type: ResourceType,
+        operation: int,
+        resource_type: int,
         name: str,
     ) -> bool:
         if principal in self.super_users:
@@ -161,7 +162,7 @@ class StandardAuthorizer:
             if acl.host != host and acl.host != WILDCARD:
                 continue
             if acl.permission is Permission.DENY:
-                if acl.operation is operation or acl.operation is AclOperation.ALL:
+                if acl.operation == operation or acl.operation is AclOperation.ALL:
                     return False
             elif acl.operation in allowed_by:
                 allowed = True
@@ -169,7 +170,7 @@ class StandardAuthorizer:
             return self.allow_if_no_acl_found
         return allowed
 
-    def _applying(self, resource_type: ResourceType, name: str) -> Iterable[AclBinding]:
+    def _applying(self, resource_type: int, name: str) -> Iterable[AclBinding]:
         literal = self._literal
         for key in ((resource_type, name), (resource_type, WILDCARD)):
             bucket = literal.get(key)

@@ -27,7 +27,7 @@ def can(
     conn = ctx.connection
     if conn is None:  # the node's own call (the console): trusted
         return True
-    return auth.authorize(str(conn.principal), conn.host, operation, resource_type, name)
+    return auth.authorize(conn.principal_name, conn.host, operation, resource_type, name)
 
 
 def can_cluster(auth: StandardAuthorizer, ctx: RequestContext, operation: AclOperation) -> bool:

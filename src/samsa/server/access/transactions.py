@@ -48,7 +48,7 @@ def check_init_producer_id(
     conn = ctx.connection
     if conn is None or can_cluster(auth, ctx, _Op.IDEMPOTENT_WRITE):
         return inner(ctx, req)
-    if auth.authorize_any(str(conn.principal), conn.host, _Op.WRITE, TOPIC):
+    if auth.authorize_any(conn.principal_name, conn.host, _Op.WRITE, TOPIC):
         return inner(ctx, req)
     return whole(ErrorCode.CLUSTER_AUTHORIZATION_FAILED, producer_id=-1, producer_epoch=-1)
 
