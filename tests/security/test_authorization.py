@@ -8,9 +8,13 @@ hiding what a principal may not describe, and ACLs surviving a restart.
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
 import time
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from confluent_kafka import Consumer, KafkaError, KafkaException, Producer
@@ -25,7 +29,7 @@ from confluent_kafka.admin import (
     ResourcePatternType,
     ResourceType,
 )
-from tests.security.acl_broker import AclBroker, start_acl_broker
+from tests.security.acl_broker import USERS, AclBroker, start_acl_broker
 
 from samsa.errors import ErrorCode
 
@@ -344,3 +348,51 @@ def test_incremental_fetch_session_loses_a_revoked_topic(
     assert served, "the new record makes the session answer for the partition"
     assert all(p["error_code"] == ErrorCode.TOPIC_AUTHORIZATION_FAILED for p in served)
     assert all(not p["records"] for p in served)
+
+
+def _samsa_acls(acl_broker: AclBroker, config: Path, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "samsa.cli", "acls", *args, "--command-config", str(config),
+         "--bootstrap-server", acl_broker.address],
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+
+
+def _login(tmp_path: Path, user: str) -> Path:
+    path = tmp_path / f"{user}.properties"
+    path.write_text(
+        "security.protocol=SASL_PLAINTEXT\nsasl.mechanism=PLAIN\n"
+        "sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required "
+        f'username="{user}" password="{USERS[user]}";\n'
+    )
+    return path
+
+
+def test_samsa_acls_command(acl_broker: AclBroker, admin: AdminClient, tmp_path: Path) -> None:
+    topic = unique("cli")
+    create_topic(admin, topic)
+    as_admin = _login(tmp_path, "admin")
+    created = _samsa_acls(
+        acl_broker, as_admin, "create", "--principal", "User:bob", "--operation", "Write",
+        "--operation", "Describe", "--topic", topic,
+    )  # fmt: skip
+    assert created.returncode == 0, created.stderr
+    assert "Created 2 ACL(s)" in created.stdout
+    assert produce_error(acl_broker.conf("bob"), topic) is None
+
+    listed = _samsa_acls(acl_broker, as_admin, "list", "--topic", topic, "--output", "json")
+    assert listed.returncode == 0, listed.stderr
+    assert sorted((e["principal"], e["operation"]) for e in json.loads(listed.stdout)) == [
+        ("User:bob", "DESCRIBE"),
+        ("User:bob", "WRITE"),
+    ]
+    refused = _samsa_acls(acl_broker, _login(tmp_path, "alice"), "list")
+    assert refused.returncode == 2
+    assert refused.stderr.strip().startswith("samsa acls: CLUSTER_AUTHORIZATION_FAILED")
+    assert len(refused.stderr.strip().splitlines()) == 1
+
+    deleted = _samsa_acls(acl_broker, as_admin, "delete", "--topic", topic)
+    assert deleted.returncode == 0, deleted.stderr
+    assert "Deleted 2 ACL(s)." in deleted.stdout
+    error = produce_error(acl_broker.conf("bob"), topic)
+    assert error is not None and error.code() == KafkaError.TOPIC_AUTHORIZATION_FAILED

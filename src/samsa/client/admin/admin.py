@@ -17,6 +17,13 @@ import logging
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from samsa.client.admin.acls import (
+    AclEntry,
+    AclEntryFilter,
+    create_acls,
+    delete_acls,
+    describe_acls,
+)
 from samsa.client.admin.consumer_groups import ConsumerGroupDescription, describe_consumer_groups
 from samsa.client.admin.elections import ElectionType, elect_leaders
 from samsa.client.admin.group_offsets import alter_group_offsets, delete_group_offsets
@@ -548,6 +555,21 @@ class Admin:
     ) -> dict[str, dict[str, str | None]]:  # fmt: skip
         """Configs of many topics in one request: topic -> name -> value."""
         return describe_topic_configs(self, topics, keys, self._ms(timeout))
+
+    def create_acls(self, entries: Iterable[AclEntry], timeout: float | None = None) -> None:
+        create_acls(self, entries, self._ms(timeout))
+
+    def describe_acls(
+        self, acl_filter: AclEntryFilter | None = None, timeout: float | None = None
+    ) -> list[AclEntry]:
+        """The ACLs matching ``acl_filter`` (default: all of them)."""
+        return describe_acls(self, acl_filter or AclEntryFilter(), self._ms(timeout))
+
+    def delete_acls(
+        self, filters: Iterable[AclEntryFilter], timeout: float | None = None
+    ) -> list[AclEntry]:
+        """Delete the ACLs each filter matches; the ones deleted."""
+        return delete_acls(self, filters, self._ms(timeout))
 
     def list_transactions(
         self, states: Iterable[str] = (), producer_ids: Iterable[int] = (),

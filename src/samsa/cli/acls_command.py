@@ -1,0 +1,224 @@
+"""``samsa acls create|list|delete``: kafka-acls.sh, through the Kafka API.
+
+ACLs are only worth changing on a secured broker, so every subcommand takes
+``--command-config FILE`` (Kafka's client properties: ``security.protocol``,
+``sasl.mechanism``, ``sasl.jaas.config``, ``ssl.*``) to log in as a principal
+allowed to change them (a super user).  Names are Kafka's (``--operation
+Read``, ``--topic``, ``--resource-pattern-type prefixed``).
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from samsa.cli.common import (
+    CliError,
+    add_connection_args,
+    add_output_arg,
+    add_subcommand,
+    console,
+    guarded,
+    print_json,
+    print_table,
+)
+from samsa.client.admin import AclEntry, AclEntryFilter, Admin
+from samsa.config import parse_properties
+from samsa.errors import SamsaError
+from samsa.security.authorizer.acl import (
+    CLUSTER_NAME,
+    AclOperation,
+    PatternType,
+    Permission,
+    ResourceType,
+)
+
+_RESOURCES = (
+    ("topic", ResourceType.TOPIC),
+    ("group", ResourceType.GROUP),
+    ("transactional_id", ResourceType.TRANSACTIONAL_ID),
+)
+
+
+def add_parser(sub: Any) -> None:
+    p = sub.add_parser(
+        "acls",
+        help="create, list and delete ACLs (the broker needs an authorizer)",
+        epilog="example:\n  samsa acls create --principal User:alice --operation Write "
+        "--topic orders --command-config admin.properties",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    actions = p.add_subparsers(dest="acls_action", required=True, metavar="ACTION")
+
+    a = add_subcommand(
+        actions,
+        "create",
+        "allow (or deny) a principal operations on a resource",
+        "samsa acls create --principal User:alice --operation Read --operation Describe "
+        "--topic orders",
+    )
+    _resource_args(a)
+    a.add_argument("--principal", required=True, metavar="TYPE:NAME", help="e.g. User:alice")
+    a.add_argument(
+        "--operation", action="append", required=True, metavar="OP",
+        help="Read, Write, Create, Delete, Alter, Describe, ClusterAction, DescribeConfigs, "
+        "AlterConfigs, IdempotentWrite, All (repeatable)",
+    )  # fmt: skip
+    a.add_argument("--host", default="*", help="the client address it applies to (default *)")
+    a.add_argument("--deny", action="store_true", help="a DENY entry (default ALLOW)")
+    _common_args(a)
+    a.set_defaults(run=guarded("acls", run_create))
+
+    for name, text, run in (
+        ("list", "the ACLs matching the options (all by default)", run_list),
+        ("delete", "delete the ACLs matching the options", run_delete),
+    ):
+        a = add_subcommand(actions, name, text, f"samsa acls {name} --topic orders")
+        _resource_args(a)
+        a.add_argument("--principal", metavar="TYPE:NAME", help="only this principal's")
+        _common_args(a)
+        if name == "list":
+            add_output_arg(a)
+        a.set_defaults(run=guarded("acls", run))
+
+
+def _resource_args(a: argparse.ArgumentParser) -> None:
+    a.add_argument("--topic", metavar="NAME", help="a topic (* for every topic)")
+    a.add_argument("--group", metavar="NAME", help="a consumer group (* for every group)")
+    a.add_argument("--transactional-id", metavar="ID", help="a transactional id")
+    a.add_argument("--cluster", action="store_true", help="the cluster itself")
+    a.add_argument(
+        "--resource-pattern-type", choices=("literal", "prefixed"), default="literal",
+        help="prefixed: every resource whose name starts with NAME (default literal)",
+    )  # fmt: skip
+
+
+def _common_args(a: argparse.ArgumentParser) -> None:
+    a.add_argument(
+        "--command-config", type=Path, metavar="FILE",
+        help="client properties to log in with (security.protocol, sasl.*, ssl.*)",
+    )  # fmt: skip
+    add_connection_args(a)
+
+
+def _open_admin(args: argparse.Namespace) -> Admin:
+    extra: dict[str, str] = {}
+    if args.command_config is not None:
+        try:
+            extra = parse_properties(args.command_config.read_text())
+        except OSError as exc:
+            raise CliError(f"cannot read --command-config {args.command_config}: {exc}") from None
+        except SamsaError as exc:
+            raise CliError(f"--command-config {args.command_config}: {exc}") from None
+    config = {
+        **extra,
+        "bootstrap.servers": args.bootstrap,
+        "request.timeout.ms": max(int(args.timeout * 1000), 1),
+        "client.id": "samsa-cli",
+    }
+    try:
+        return Admin(config)
+    except SamsaError as exc:
+        raise CliError(f"bad client settings: {exc}") from None
+
+
+def _resource(args: argparse.Namespace, required: bool) -> tuple[int, str | None]:
+    chosen = [(rtype, getattr(args, attr)) for attr, rtype in _RESOURCES if getattr(args, attr)]
+    if args.cluster:
+        chosen.append((ResourceType.CLUSTER, CLUSTER_NAME))
+    if len(chosen) > 1:
+        raise CliError("name one resource: --topic, --group, --transactional-id or --cluster")
+    if not chosen:
+        if required:
+            raise CliError("name a resource: --topic, --group, --transactional-id or --cluster")
+        return ResourceType.ANY, None
+    return chosen[0]
+
+
+def _operation(text: str) -> AclOperation:
+    key = text.replace("-", "").replace("_", "").upper()
+    for op in AclOperation:
+        if op.name.replace("_", "") == key and op not in (AclOperation.ANY, AclOperation.UNKNOWN):
+            return op
+    raise CliError(f"unknown operation {text!r} (e.g. Read, Write, Describe, All)")
+
+
+def _pattern(args: argparse.Namespace) -> PatternType:
+    return PatternType.PREFIXED if args.resource_pattern_type == "prefixed" else PatternType.LITERAL
+
+
+def _principal(text: str | None) -> str | None:
+    if text is not None and ":" not in text:
+        raise CliError(f"principal {text!r} must be TYPE:NAME, e.g. User:alice")
+    return text
+
+
+def run_create(args: argparse.Namespace) -> int:
+    rtype, name = _resource(args, required=True)
+    assert name is not None
+    principal = _principal(args.principal)
+    assert principal is not None
+    permission = Permission.DENY if args.deny else Permission.ALLOW
+    entries = [
+        AclEntry(rtype, name, _pattern(args), principal, args.host, _operation(op), permission)
+        for op in args.operation
+    ]
+    with _open_admin(args) as admin:
+        admin.create_acls(entries, timeout=args.timeout)
+    print(f"Created {len(entries)} ACL(s) on {ResourceType(rtype).name} {name}.")
+    return 0
+
+
+def _filter(args: argparse.Namespace) -> AclEntryFilter:
+    rtype, name = _resource(args, required=False)
+    pattern = _pattern(args) if name is not None else PatternType.ANY
+    return AclEntryFilter(rtype, name, pattern, _principal(args.principal))
+
+
+def run_list(args: argparse.Namespace) -> int:
+    with _open_admin(args) as admin:
+        entries = admin.describe_acls(_filter(args), timeout=args.timeout)
+    rows = sorted(_row(e) for e in entries)
+    if args.output == "json":
+        keys = ("resource_type", "name", "pattern_type", "principal", "host", "operation",
+                "permission")  # fmt: skip
+        print_json([dict(zip(keys, row, strict=True)) for row in rows])
+        return 0
+    print_table(
+        console(),
+        ["RESOURCE", "NAME", "PATTERN", "PRINCIPAL", "HOST", "OPERATION", "PERMISSION"],
+        rows,
+    )
+    return 0
+
+
+def run_delete(args: argparse.Namespace) -> int:
+    acl_filter = _filter(args)
+    if acl_filter.name is None and acl_filter.principal is None:
+        raise CliError("name a resource or --principal: refusing to delete every ACL")
+    with _open_admin(args) as admin:
+        deleted = admin.delete_acls([acl_filter], timeout=args.timeout)
+    for row in sorted(_row(e) for e in deleted):
+        print("Deleted " + " ".join(row))
+    print(f"Deleted {len(deleted)} ACL(s).")
+    return 0
+
+
+def _row(entry: AclEntry) -> tuple[str, ...]:
+    return (
+        _name(ResourceType, entry.resource_type),
+        entry.name,
+        _name(PatternType, entry.pattern_type),
+        entry.principal,
+        entry.host,
+        _name(AclOperation, entry.operation),
+        _name(Permission, entry.permission),
+    )
+
+
+def _name(enum: Any, code: int) -> str:
+    try:
+        return str(enum(code).name)
+    except ValueError:
+        return str(code)
