@@ -7,7 +7,6 @@ what it removes is gone from DescribeAcls.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -15,21 +14,12 @@ from confluent_kafka import KafkaError, Producer
 from confluent_kafka.admin import AdminClient, NewTopic
 from tests.kafka_tools.conftest import TEST_TIMEOUT_S, KafkaTools
 from tests.kafka_tools.tool_classes import ACLS
-from tests.security.acl_broker import USERS, AclBroker, start_acl_broker
+from tests.security.acl_broker import USERS, AclBroker
+from tests.security.acl_broker import acl_broker as acl_broker
 
 from samsa.testing_kafka_reference import KafkaReference
 
 pytestmark = pytest.mark.timeout(TEST_TIMEOUT_S)
-
-
-@pytest.fixture(scope="module")
-def acl_broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AclBroker]:
-    broker = start_acl_broker(tmp_path_factory.mktemp("acl-tool") / "data")
-    try:
-        yield broker
-    finally:
-        broker.broker.stop()
-        broker.broker.kill()
 
 
 def _produce_error(conf: dict, topic: str) -> KafkaError | None:

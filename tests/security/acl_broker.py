@@ -5,9 +5,12 @@ from __future__ import annotations
 
 import asyncio
 import socket
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from samsa.net.channel import ChannelSecurity
 from samsa.net.channels import ChannelPool
@@ -17,6 +20,18 @@ USERS = {"admin": "admin-pw", "alice": "alice-pw", "bob": "bob-pw"}
 STARTUP_TIMEOUT_S = 90.0
 """Samsa starts in about a second; a loaded machine can take far longer."""
 AUTHORIZER = "org.apache.kafka.metadata.authorizer.StandardAuthorizer"
+
+
+DESCRIBE_ALL_ACLS = {
+    "resource_type_filter": 1,
+    "resource_name_filter": None,
+    "pattern_type_filter": 1,
+    "principal_filter": None,
+    "host_filter": None,
+    "operation": 1,
+    "permission_type": 1,
+}
+"""A DescribeAcls request body matching every ACL (ANY everywhere)."""
 
 
 def free_port() -> int:
@@ -85,3 +100,14 @@ def start_acl_broker(data_dir: Path, extra: dict[str, str] | None = None) -> Acl
     broker = BrokerProcess(data_dir, settings, port=None)
     broker.start(timeout=STARTUP_TIMEOUT_S)
     return AclBroker(broker, port)
+
+
+@pytest.fixture(scope="module")
+def acl_broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AclBroker]:
+    """One broker with authorization on, shared by a test module."""
+    broker = start_acl_broker(tmp_path_factory.mktemp("acl") / "data")
+    try:
+        yield broker
+    finally:
+        broker.broker.stop()
+        broker.broker.kill()

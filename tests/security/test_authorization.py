@@ -13,7 +13,6 @@ import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -29,7 +28,8 @@ from confluent_kafka.admin import (
     ResourcePatternType,
     ResourceType,
 )
-from tests.security.acl_broker import USERS, AclBroker, start_acl_broker
+from tests.security.acl_broker import DESCRIBE_ALL_ACLS, USERS, AclBroker
+from tests.security.acl_broker import acl_broker as acl_broker
 
 from samsa.errors import ErrorCode
 
@@ -37,16 +37,6 @@ pytestmark = pytest.mark.timeout(180)
 
 LITERAL, PREFIXED = ResourcePatternType.LITERAL, ResourcePatternType.PREFIXED
 ALLOW, DENY = AclPermissionType.ALLOW, AclPermissionType.DENY
-
-
-@pytest.fixture(scope="module")
-def acl_broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AclBroker]:
-    broker = start_acl_broker(tmp_path_factory.mktemp("acl") / "data")
-    try:
-        yield broker
-    finally:
-        broker.broker.stop()
-        broker.broker.kill()
 
 
 @pytest.fixture(scope="module")
@@ -216,15 +206,7 @@ def test_acl_apis_need_the_cluster(acl_broker: AclBroker, admin: AdminClient) ->
     with pytest.raises(KafkaException) as caught:
         alice.create_acls([acl])[acl].result(30)
     assert error_code(caught.value) == KafkaError.CLUSTER_AUTHORIZATION_FAILED
-    describe = {
-        "resource_type_filter": 1,
-        "resource_name_filter": None,
-        "pattern_type_filter": 1,
-        "principal_filter": None,
-        "host_filter": None,
-        "operation": 1,
-        "permission_type": 1,
-    }
+    describe = DESCRIBE_ALL_ACLS
     # librdkafka reports DescribeAcls' top-level error as an empty list: ask raw.
     answer = acl_broker.call("alice", 29, 3, describe)
     assert answer["error_code"] == ErrorCode.CLUSTER_AUTHORIZATION_FAILED

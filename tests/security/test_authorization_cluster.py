@@ -16,21 +16,11 @@ from pathlib import Path
 import pytest
 from confluent_kafka import KafkaError, Producer
 from confluent_kafka.admin import AdminClient, NewTopic
-from tests.security.acl_broker import AUTHORIZER, USERS, call, plain_jaas
+from tests.security.acl_broker import AUTHORIZER, DESCRIBE_ALL_ACLS, USERS, call, plain_jaas
 
 from samsa.testing_cluster import LocalCluster, wait_until
 
 pytestmark = pytest.mark.timeout(240)
-
-DESCRIBE_ALL_ACLS = {
-    "resource_type_filter": 1,
-    "resource_name_filter": None,
-    "pattern_type_filter": 1,
-    "principal_filter": None,
-    "host_filter": None,
-    "operation": 1,
-    "permission_type": 1,
-}
 
 
 def _conf(address: str, user: str) -> dict[str, object]:

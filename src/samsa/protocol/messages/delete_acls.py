@@ -4,6 +4,7 @@ Transcribed from Kafka's DeleteAclsRequest/DeleteAclsResponse.json: v1 adds
 the pattern type, v2 is flexible, v3 adds the USER resource type.
 """
 
+from samsa.protocol.messages.describe_acls import ACL_FILTER
 from samsa.protocol.schema import F, api
 
 API = api(
@@ -12,19 +13,7 @@ API = api(
     valid="0-3",
     flexible="2+",
     request=[
-        F(
-            "filters",
-            "[]struct",
-            fields=[
-                F("resource_type_filter", "int8"),
-                F("resource_name_filter", "string", nullable="0+"),
-                F("pattern_type_filter", "int8", "1+", default=3),
-                F("principal_filter", "string", nullable="0+"),
-                F("host_filter", "string", nullable="0+"),
-                F("operation", "int8"),
-                F("permission_type", "int8"),
-            ],
-        ),
+        F("filters", "[]struct", fields=ACL_FILTER),
     ],
     response=[
         F("throttle_time_ms", "int32"),

@@ -6,20 +6,23 @@ adds the pattern type, v2 is flexible, v3 adds the USER resource type.
 
 from samsa.protocol.schema import F, api
 
+ACL_FILTER = [
+    F("resource_type_filter", "int8"),
+    F("resource_name_filter", "string", nullable="0+"),
+    F("pattern_type_filter", "int8", "1+", default=3),
+    F("principal_filter", "string", nullable="0+"),
+    F("host_filter", "string", nullable="0+"),
+    F("operation", "int8"),
+    F("permission_type", "int8"),
+]
+"""An ACL filter's fields, the request itself here and each of DeleteAcls' filters."""
+
 API = api(
     29,
     "DescribeAcls",
     valid="0-3",
     flexible="2+",
-    request=[
-        F("resource_type_filter", "int8"),
-        F("resource_name_filter", "string", nullable="0+"),
-        F("pattern_type_filter", "int8", "1+", default=3),
-        F("principal_filter", "string", nullable="0+"),
-        F("host_filter", "string", nullable="0+"),
-        F("operation", "int8"),
-        F("permission_type", "int8"),
-    ],
+    request=ACL_FILTER,
     response=[
         F("throttle_time_ms", "int32"),
         F("error_code", "int16"),

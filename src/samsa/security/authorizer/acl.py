@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import IntEnum
+from typing import Any
 
 
 class ResourceType(IntEnum):
@@ -120,14 +121,20 @@ def binding_from(
 ) -> AclBinding:
     """A binding from wire or record codes; unknown codes become UNKNOWN."""
     return AclBinding(
-        ResourceType(_parse(ResourceType, resource_type)),
-        name,
-        PatternType(_parse(PatternType, pattern_type)),
-        principal,
-        host,
-        AclOperation(_parse(AclOperation, operation)),
-        Permission(_parse(Permission, permission)),
+        name=name,
+        principal=principal,
+        host=host,
+        **_codes(resource_type, pattern_type, operation, permission),
     )
+
+
+def _codes(resource_type: int, pattern_type: int, operation: int, permission: int) -> Any:
+    return {
+        "resource_type": ResourceType(_parse(ResourceType, resource_type)),
+        "pattern_type": PatternType(_parse(PatternType, pattern_type)),
+        "operation": AclOperation(_parse(AclOperation, operation)),
+        "permission": Permission(_parse(Permission, permission)),
+    }
 
 
 @dataclass(frozen=True, slots=True)
@@ -183,11 +190,8 @@ def filter_from(
     permission: int,
 ) -> AclFilter:
     return AclFilter(
-        ResourceType(_parse(ResourceType, resource_type)),
-        name,
-        PatternType(_parse(PatternType, pattern_type)),
-        principal,
-        host,
-        AclOperation(_parse(AclOperation, operation)),
-        Permission(_parse(Permission, permission)),
+        name=name,
+        principal=principal,
+        host=host,
+        **_codes(resource_type, pattern_type, operation, permission),
     )

@@ -57,6 +57,13 @@ def _allowed_by(operation: AclOperation) -> frozenset[AclOperation]:
 _ALLOWED_BY: dict[int, frozenset[AclOperation]] = {op: _allowed_by(op) for op in AclOperation}
 
 
+def _names(acl: AclBinding, principal: str, host: str) -> bool:
+    """Does the ACL speak of this principal (or ``User:*``) from this host (or ``*``)?"""
+    return (acl.principal == principal or acl.principal == WILDCARD_PRINCIPAL) and (
+        acl.host == host or acl.host == WILDCARD
+    )
+
+
 def parse_super_users(value: str) -> frozenset[str]:
     """``super.users``: principals separated by semicolons (``User:admin;User:broker``)."""
     return frozenset(p.strip() for p in value.split(";") if p.strip())
@@ -157,9 +164,7 @@ class StandardAuthorizer:
         allowed_by = _ALLOWED_BY[operation]
         for acl in self._applying(resource_type, name):
             found = True
-            if acl.principal != principal and acl.principal != WILDCARD_PRINCIPAL:
-                continue
-            if acl.host != host and acl.host != WILDCARD:
+            if not _names(acl, principal, host):
                 continue
             if acl.permission is Permission.DENY:
                 if acl.operation == operation or acl.operation is AclOperation.ALL:
@@ -197,11 +202,7 @@ class StandardAuthorizer:
         allowed_by = _ALLOWED_BY[operation]
         allowed = False
         for acl in self._acls.values():
-            if acl.resource_type != resource_type:
-                continue
-            if acl.principal != principal and acl.principal != WILDCARD_PRINCIPAL:
-                continue
-            if acl.host != host and acl.host != WILDCARD:
+            if acl.resource_type != resource_type or not _names(acl, principal, host):
                 continue
             if acl.permission is Permission.DENY:
                 if (

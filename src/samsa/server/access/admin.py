@@ -16,6 +16,7 @@ from samsa.server.access.base import (
     CLUSTER_NAME,
     GROUP,
     TOPIC,
+    append_entries,
     can,
     can_cluster,
     cluster_check,
@@ -74,13 +75,7 @@ def entries_check(
             for e in denied
         ]
         kept = [e for e in entries if e not in denied]
-
-        def finish(body: Body | None) -> Body | None:
-            if body is not None:
-                body[response_field] = list(body.get(response_field) or []) + refused
-            return body
-
-        return then(inner(ctx, {**req, request_field: kept}), finish)
+        return append_entries(inner(ctx, {**req, request_field: kept}), response_field, refused)
 
     return check
 
@@ -113,13 +108,8 @@ def delete_topics_check(broker: Any) -> Any:
             for e in denied
         ]
 
-        def finish(body: Body | None) -> Body | None:
-            if body is not None:
-                body["responses"] = list(body.get("responses") or []) + refused
-            return body
-
         kept = [e for e in entries if e not in denied]
-        return then(inner(ctx, {**req, "topics": kept}), finish)
+        return append_entries(inner(ctx, {**req, "topics": kept}), "responses", refused)
 
     return check
 
@@ -150,13 +140,7 @@ def configs_check(operation: AclOperation, response_field: str) -> Any:
         ]
         denied_resources = [r for r, _ in denied]
         kept = [r for r in resources if r not in denied_resources]
-
-        def finish(body: Body | None) -> Body | None:
-            if body is not None:
-                body[response_field] = list(body.get(response_field) or []) + refused
-            return body
-
-        return then(inner(ctx, {**req, "resources": kept}), finish)
+        return append_entries(inner(ctx, {**req, "resources": kept}), response_field, refused)
 
     return check
 

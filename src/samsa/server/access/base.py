@@ -54,6 +54,39 @@ def then(result: HandlerResult, finish: Callable[[Body | None], Body | None]) ->
     return later(result)
 
 
+def append_entries(result: HandlerResult, field: str, entries: list[Body]) -> HandlerResult:
+    """The handler's answer with the refused ``entries`` added to its ``field`` list."""
+
+    def finish(body: Body | None) -> Body | None:
+        if body is not None:
+            body[field] = list(body.get(field) or []) + entries
+        return body
+
+    return then(result, finish)
+
+
+def visible_only(
+    auth: StandardAuthorizer,
+    ctx: RequestContext,
+    result: HandlerResult,
+    field: str,
+    key: str,
+    resource_type: ResourceType,
+) -> HandlerResult:
+    """A listing (ListGroups, ListTransactions) without what the caller may not DESCRIBE."""
+
+    def finish(body: Body | None) -> Body | None:
+        if body is not None:
+            body[field] = [
+                item
+                for item in body.get(field) or []
+                if can(auth, ctx, AclOperation.DESCRIBE, resource_type, item[key])
+            ]
+        return body
+
+    return then(result, finish)
+
+
 def whole(code: int, **fields: Any) -> Body:
     """A response refusing the whole request (absent fields take their defaults)."""
     return {"throttle_time_ms": 0, "error_code": code, **fields}
@@ -90,13 +123,7 @@ def names_check(
         refused = set(denied)
         kept = [n for n in names if n not in refused]
         entries = [{response_key: n, "error_code": code, "error_message": None} for n in denied]
-
-        def finish(body: Body | None) -> Body | None:
-            if body is not None:
-                body[response_field] = list(body.get(response_field) or []) + entries
-            return body
-
-        return then(inner(ctx, {**req, request_field: kept}), finish)
+        return append_entries(inner(ctx, {**req, request_field: kept}), response_field, entries)
 
     return check
 

@@ -13,11 +13,13 @@ from samsa.server.access.base import (
     GROUP,
     TOPIC,
     TRANSACTIONAL_ID,
+    append_entries,
     can,
     can_cluster,
     names_check,
     one_check,
     then,
+    visible_only,
     whole,
 )
 from samsa.server.access.base import (
@@ -125,13 +127,8 @@ def check_find_coordinator(
         for k in denied
     ]
 
-    def finish(body: Body | None) -> Body | None:
-        if body is not None:
-            body["coordinators"] = list(body.get("coordinators") or []) + entries
-        return body
-
     kept = [k for k in keys if k not in denied]
-    return then(inner(ctx, {**req, "coordinator_keys": kept}), finish)
+    return append_entries(inner(ctx, {**req, "coordinator_keys": kept}), "coordinators", entries)
 
 
 def check_list_groups(
@@ -139,17 +136,7 @@ def check_list_groups(
 ) -> Any:
     if can_cluster(auth, ctx, _Op.DESCRIBE):
         return inner(ctx, req)
-
-    def finish(body: Body | None) -> Body | None:
-        if body is not None:
-            body["groups"] = [
-                g
-                for g in body.get("groups") or []
-                if can(auth, ctx, _Op.DESCRIBE, GROUP, g["group_id"])
-            ]
-        return body
-
-    return then(inner(ctx, req), finish)
+    return visible_only(auth, ctx, inner(ctx, req), "groups", "group_id", GROUP)
 
 
 def with_group_operations(check: Any) -> Any:

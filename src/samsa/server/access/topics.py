@@ -20,6 +20,7 @@ from samsa.security.authorizer.standard import StandardAuthorizer
 from samsa.server.access.base import (
     TOPIC,
     TRANSACTIONAL_ID,
+    append_entries,
     can,
     can_cluster,
     then,
@@ -99,18 +100,8 @@ def denied_entry(shape: TopicShape, entry: Body, name: str, code: int, **extra: 
     }
 
 
-def merge_denied(
-    result: HandlerResult,
-    shape: TopicShape,
-    denied: list[Body],
-) -> HandlerResult:
-    def finish(body: Body | None) -> Body | None:
-        if body is None:
-            return None
-        body[shape.resp_topics] = list(body.get(shape.resp_topics) or []) + denied
-        return body
-
-    return then(result, finish)
+def merge_denied(result: HandlerResult, shape: TopicShape, denied: list[Body]) -> HandlerResult:
+    return append_entries(result, shape.resp_topics, denied)
 
 
 def topic_check(operation: AclOperation, shape: TopicShape = PLAIN) -> Any:

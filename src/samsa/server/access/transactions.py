@@ -18,7 +18,7 @@ from samsa.server.access.base import (
     can,
     can_cluster,
     names_check,
-    then,
+    visible_only,
     whole,
 )
 from samsa.server.access.base import (
@@ -124,16 +124,9 @@ def check_txn_offset_commit(
 def check_list_transactions(
     auth: StandardAuthorizer, ctx: RequestContext, req: Body, inner: Handler
 ) -> Any:
-    def finish(body: Body | None) -> Body | None:
-        if body is not None:
-            body["transaction_states"] = [
-                t
-                for t in body.get("transaction_states") or []
-                if can(auth, ctx, _Op.DESCRIBE, TRANSACTIONAL_ID, t["transactional_id"])
-            ]
-        return body
-
-    return then(inner(ctx, req), finish)
+    return visible_only(
+        auth, ctx, inner(ctx, req), "transaction_states", "transactional_id", TRANSACTIONAL_ID
+    )
 
 
 def guard(router: Router, auth: StandardAuthorizer, broker: Any) -> None:
