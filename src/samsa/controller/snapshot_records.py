@@ -4,8 +4,8 @@ Replaying ``snapshot_records(image)`` into an empty image gives an image equal
 to ``image`` (``MetadataImage.__eq__``, ``images_equal``); that round trip is
 the contract snapshots rely on.  The order is Kafka's ``MetadataImage.write``
 order where it matters: feature levels first (a reader needs metadata.version
-before anything else), then brokers, topics with their partitions, configs, and
-the producer id mark, ACLs.  A broker's fenced and controlled-shutdown state travel
+before anything else), then brokers, topics with their partitions, configs,
+ACLs and the producer id mark.  A broker's fenced and controlled-shutdown state travel
 inside its RegisterBrokerRecord, so one record per broker is enough.
 """
 
