@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from samsa.security.authorizer.acl import (
+from samsa.protocol.acl import (
     AclBinding,
     AclFilter,
     AclOperation,

@@ -23,11 +23,13 @@ from samsa.cli.common import (
     print_json,
     print_table,
 )
-from samsa.client.admin import AclEntry, AclEntryFilter, Admin
+from samsa.client.admin import Admin
 from samsa.config import parse_properties
 from samsa.errors import SamsaError
-from samsa.security.authorizer.acl import (
+from samsa.protocol.acl import (
     CLUSTER_NAME,
+    AclBinding,
+    AclFilter,
     AclOperation,
     PatternType,
     Permission,
@@ -123,7 +125,7 @@ def _open_admin(args: argparse.Namespace) -> Admin:
         raise CliError(f"bad client settings: {exc}") from None
 
 
-def _resource(args: argparse.Namespace, required: bool) -> tuple[int, str | None]:
+def _resource(args: argparse.Namespace, required: bool) -> tuple[ResourceType, str | None]:
     chosen = [(rtype, getattr(args, attr)) for attr, rtype in _RESOURCES if getattr(args, attr)]
     if args.cluster:
         chosen.append((ResourceType.CLUSTER, CLUSTER_NAME))
@@ -161,19 +163,21 @@ def run_create(args: argparse.Namespace) -> int:
     assert principal is not None
     permission = Permission.DENY if args.deny else Permission.ALLOW
     entries = [
-        AclEntry(rtype, name, _pattern(args), principal, args.host, _operation(op), permission)
+        AclBinding(rtype, name, _pattern(args), principal, args.host, _operation(op), permission)
         for op in args.operation
     ]
     with _open_admin(args) as admin:
         admin.create_acls(entries, timeout=args.timeout)
-    print(f"Created {len(entries)} ACL(s) on {ResourceType(rtype).name} {name}.")
+    print(f"Created {len(entries)} ACL(s) on {rtype.name} {name}.")
     return 0
 
 
-def _filter(args: argparse.Namespace) -> AclEntryFilter:
+def _filter(args: argparse.Namespace) -> AclFilter:
     rtype, name = _resource(args, required=False)
     pattern = _pattern(args) if name is not None else PatternType.ANY
-    return AclEntryFilter(rtype, name, pattern, _principal(args.principal))
+    return AclFilter(
+        rtype, name, pattern, _principal(args.principal), None, AclOperation.ANY, Permission.ANY
+    )
 
 
 def run_list(args: argparse.Namespace) -> int:
@@ -205,20 +209,13 @@ def run_delete(args: argparse.Namespace) -> int:
     return 0
 
 
-def _row(entry: AclEntry) -> tuple[str, ...]:
+def _row(acl: AclBinding) -> tuple[str, ...]:
     return (
-        _name(ResourceType, entry.resource_type),
-        entry.name,
-        _name(PatternType, entry.pattern_type),
-        entry.principal,
-        entry.host,
-        _name(AclOperation, entry.operation),
-        _name(Permission, entry.permission),
+        acl.resource_type.name,
+        acl.name,
+        acl.pattern_type.name,
+        acl.principal,
+        acl.host,
+        acl.operation.name,
+        acl.permission.name,
     )
-
-
-def _name(enum: Any, code: int) -> str:
-    try:
-        return str(enum(code).name)
-    except ValueError:
-        return str(code)

@@ -17,8 +17,7 @@ from typing import Any
 from samsa.controller.controller_result import ControllerResult
 from samsa.controller.metadata_image import MetadataImage
 from samsa.errors import ErrorCode
-from samsa.protocol.metadata_records import MetadataRecord, make_record
-from samsa.security.authorizer.acl import (
+from samsa.protocol.acl import (
     AclBinding,
     AclFilter,
     InvalidAcl,
@@ -26,6 +25,7 @@ from samsa.security.authorizer.acl import (
     binding_from,
     filter_from,
 )
+from samsa.protocol.metadata_records import MetadataRecord, make_record
 
 Request = Mapping[str, Any]
 

@@ -26,8 +26,8 @@ from typing import Any
 
 from samsa.controller.metadata_image import MetadataImage, TopicImage
 from samsa.controller.registrations import BrokerRegistration, PartitionRegistration
+from samsa.protocol.acl import AclBinding
 from samsa.protocol.metadata_records import MetadataRecord
-from samsa.security.authorizer.acl import AclBinding
 
 _TOPIC_RECORDS = frozenset({"TopicRecord", "RemoveTopicRecord"})
 _ACL_RECORDS = frozenset({"AccessControlEntryRecord", "RemoveAccessControlEntryRecord"})

@@ -38,8 +38,8 @@ from samsa.controller.registrations import (
     PartitionRegistration,
 )
 from samsa.controller.topic_validation import collision_key
+from samsa.protocol.acl import AclBinding, binding_from
 from samsa.protocol.metadata_records import MetadataRecord
-from samsa.security.authorizer.acl import AclBinding, binding_from
 
 log = logging.getLogger(__name__)
 

@@ -11,7 +11,7 @@ sets are the upper bound it filters.
 
 from __future__ import annotations
 
-from samsa.security.authorizer.acl import AclOperation
+from samsa.protocol.acl import AclOperation
 
 AUTHORIZED_OPS_UNSET = -(2**31)  # what Kafka sends when the client did not ask
 

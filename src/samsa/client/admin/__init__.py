@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from samsa.client.admin.acls import AclEntry, AclEntryFilter
 from samsa.client.admin.admin import EARLIEST, LATEST, Admin
 from samsa.client.admin.elections import ElectionType
 from samsa.client.admin.quorum import QuorumInfo, ReplicaInfo
@@ -22,8 +21,6 @@ from samsa.client.admin.results import (
 __all__ = [
     "EARLIEST",
     "LATEST",
-    "AclEntry",
-    "AclEntryFilter",
     "Admin",
     "BrokerInfo",
     "ClusterDescription",

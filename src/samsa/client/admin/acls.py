@@ -1,72 +1,47 @@
 """ACLs through CreateAcls (30), DescribeAcls (29) and DeleteAcls (31).
 
-Entries carry Kafka's numeric codes (resource type, pattern type, operation,
-permission), as on the wire: the client depends on the protocol only, and a
-tool names them for people.  Any broker answers; it forwards changes to the
-active controller.
+Bindings and filters are the protocol's (``samsa.protocol.acl``), Kafka's
+codes included.  Any broker answers; it forwards changes to the active
+controller.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
 from typing import Any
 
 from samsa.client.admin.item_errors import item_error
 from samsa.client.admin.plumbing import AdminPlumbing
+from samsa.protocol.acl import AclBinding, AclFilter, PatternType, binding_from
 
 DESCRIBE_ACLS, CREATE_ACLS, DELETE_ACLS = 29, 30, 31
-ANY, LITERAL = 1, 3
 
 
-@dataclass(frozen=True, slots=True)
-class AclEntry:
-    resource_type: int
-    name: str
-    pattern_type: int
-    principal: str
-    host: str
-    operation: int
-    permission: int
+def filter_request(acl_filter: AclFilter) -> dict[str, Any]:
+    return {
+        "resource_type_filter": acl_filter.resource_type,
+        "resource_name_filter": acl_filter.name,
+        "pattern_type_filter": acl_filter.pattern_type,
+        "principal_filter": acl_filter.principal,
+        "host_filter": acl_filter.host,
+        "operation": acl_filter.operation,
+        "permission_type": acl_filter.permission,
+    }
 
 
-@dataclass(frozen=True, slots=True)
-class AclEntryFilter:
-    """Which entries to list or delete; ``None`` strings and ANY (1) codes match all."""
-
-    resource_type: int = ANY
-    name: str | None = None
-    pattern_type: int = ANY
-    principal: str | None = None
-    host: str | None = None
-    operation: int = ANY
-    permission: int = ANY
-
-    def request(self) -> dict[str, Any]:
-        return {
-            "resource_type_filter": self.resource_type,
-            "resource_name_filter": self.name,
-            "pattern_type_filter": self.pattern_type,
-            "principal_filter": self.principal,
-            "host_filter": self.host,
-            "operation": self.operation,
-            "permission_type": self.permission,
-        }
-
-
-def create_acls(admin: AdminPlumbing, entries: Iterable[AclEntry], timeout_ms: int) -> None:
-    """Create every entry; the first refused one raises (entries before it stay)."""
+def create_acls(admin: AdminPlumbing, bindings: Iterable[AclBinding], timeout_ms: int) -> None:
+    """Create every binding; the first refused one raises (those before it stay)."""
     creations = [
         {
-            "resource_type": e.resource_type,
-            "resource_name": e.name,
-            "resource_pattern_type": e.pattern_type,
-            "principal": e.principal,
-            "host": e.host,
-            "operation": e.operation,
-            "permission_type": e.permission,
+            "resource_type": b.resource_type,
+            "resource_name": b.name,
+            "resource_pattern_type": b.pattern_type,
+            "principal": b.principal,
+            "host": b.host,
+            "operation": b.operation,
+            "permission_type": b.permission,
         }
-        for e in entries
+        for b in bindings
     ]
     resp = admin._call(None, CREATE_ACLS, {"creations": creations}, timeout_ms)
     for creation, result in zip(creations, resp["results"], strict=True):
@@ -77,18 +52,16 @@ def create_acls(admin: AdminPlumbing, entries: Iterable[AclEntry], timeout_ms: i
             raise error
 
 
-def describe_acls(
-    admin: AdminPlumbing, acl_filter: AclEntryFilter, timeout_ms: int
-) -> list[AclEntry]:
-    resp = admin._call(None, DESCRIBE_ACLS, acl_filter.request(), timeout_ms)
+def describe_acls(admin: AdminPlumbing, acl_filter: AclFilter, timeout_ms: int) -> list[AclBinding]:
+    resp = admin._call(None, DESCRIBE_ACLS, filter_request(acl_filter), timeout_ms)
     error = item_error(resp["error_code"], resp["error_message"], "describe ACLs")
     if error is not None:
         raise error
     return [
-        AclEntry(
+        binding_from(
             resource["resource_type"],
             resource["resource_name"],
-            resource.get("pattern_type", LITERAL),
+            resource.get("pattern_type", PatternType.LITERAL),
             acl["principal"],
             acl["host"],
             acl["operation"],
@@ -100,25 +73,26 @@ def describe_acls(
 
 
 def delete_acls(
-    admin: AdminPlumbing, filters: Iterable[AclEntryFilter], timeout_ms: int
-) -> list[AclEntry]:
-    """Delete what each filter matches; the entries deleted."""
-    resp = admin._call(None, DELETE_ACLS, {"filters": [f.request() for f in filters]}, timeout_ms)
-    deleted = []
+    admin: AdminPlumbing, filters: Iterable[AclFilter], timeout_ms: int
+) -> list[AclBinding]:
+    """Delete what each filter matches; the bindings deleted."""
+    body = {"filters": [filter_request(f) for f in filters]}
+    resp = admin._call(None, DELETE_ACLS, body, timeout_ms)
+    deleted: list[AclBinding] = []
     for result in resp["filter_results"]:
         error = item_error(result["error_code"], result["error_message"], "delete ACLs")
         if error is not None:
             raise error
-        for m in result["matching_acls"]:
-            deleted.append(
-                AclEntry(
-                    m["resource_type"],
-                    m["resource_name"],
-                    m.get("pattern_type", LITERAL),
-                    m["principal"],
-                    m["host"],
-                    m["operation"],
-                    m["permission_type"],
-                )
+        deleted.extend(
+            binding_from(
+                m["resource_type"],
+                m["resource_name"],
+                m.get("pattern_type", PatternType.LITERAL),
+                m["principal"],
+                m["host"],
+                m["operation"],
+                m["permission_type"],
             )
+            for m in result["matching_acls"]
+        )
     return deleted

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from samsa.security.authorizer.acl import (
+from samsa.protocol.acl import (
     WILDCARD,
     WILDCARD_PRINCIPAL,
     AclBinding,

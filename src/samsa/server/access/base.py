@@ -6,7 +6,7 @@ import inspect
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from samsa.security.authorizer.acl import AclOperation, ResourceType
+from samsa.protocol.acl import AclOperation, ResourceType
 from samsa.security.authorizer.standard import StandardAuthorizer
 from samsa.server.router import Body, Handler, HandlerResult, RequestContext, Router
 

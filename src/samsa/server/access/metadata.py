@@ -9,8 +9,8 @@ from __future__ import annotations
 from typing import Any
 
 from samsa.errors import ErrorCode
+from samsa.protocol.acl import AclOperation
 from samsa.protocol.schema import ZERO_UUID
-from samsa.security.authorizer.acl import AclOperation
 from samsa.security.authorizer.standard import StandardAuthorizer
 from samsa.server.access.base import TOPIC, can, can_cluster, then
 from samsa.server.access.base import guard as guard_one

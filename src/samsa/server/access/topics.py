@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from samsa.errors import ErrorCode
-from samsa.security.authorizer.acl import AclOperation
+from samsa.protocol.acl import AclOperation
 from samsa.security.authorizer.standard import StandardAuthorizer
 from samsa.server.access.base import (
     TOPIC,

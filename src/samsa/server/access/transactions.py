@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from samsa.errors import ErrorCode
-from samsa.security.authorizer.acl import AclOperation
+from samsa.protocol.acl import AclOperation
 from samsa.security.authorizer.standard import StandardAuthorizer
 from samsa.server.access.base import (
     GROUP,

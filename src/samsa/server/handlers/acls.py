@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from samsa.controller.acl_control import request_filter
 from samsa.errors import ErrorCode, KafkaError
-from samsa.security.authorizer.acl import AclBinding, AclOperation, InvalidAcl
+from samsa.protocol.acl import AclBinding, AclOperation, InvalidAcl
 from samsa.server.access.base import can_cluster
 from samsa.server.router import Body, RequestContext, Router
 

@@ -6,6 +6,10 @@ starts with *name* (PREFIXED).  A filter selects bindings for DescribeAcls and
 DeleteAcls: ANY matches every value, a null string matches every string, and
 the MATCH pattern type matches the bindings that would apply to one named
 resource (its literal, the ``*`` wildcard and every prefix of it).
+
+It sits in the protocol package, as Kafka's sits in its clients: the wire
+(Create/Describe/DeleteAcls), the metadata records, the authorizer, the
+admin client and the CLI all speak it.
 """
 
 from __future__ import annotations
@@ -195,3 +199,9 @@ def filter_from(
         host=host,
         **_codes(resource_type, pattern_type, operation, permission),
     )
+
+
+ANY_ACL = AclFilter(
+    ResourceType.ANY, None, PatternType.ANY, None, None, AclOperation.ANY, Permission.ANY
+)
+"""The filter every binding matches."""
