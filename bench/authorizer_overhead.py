@@ -127,7 +127,7 @@ def one_run(authorizer_on: bool, args: argparse.Namespace, run: int) -> dict[str
         settings |= {"authorizer.class.name": AUTHORIZER, "super.users": "User:admin"}
     with tempfile.TemporaryDirectory(prefix="samsa-authz-bench-") as tmp:
         broker = BrokerProcess(Path(tmp) / "data", settings, port=None)
-        bootstrap = broker.start()
+        bootstrap = broker.start(timeout=120)
         up = time.perf_counter()
         try:
             setup = 0.0

@@ -21,7 +21,6 @@ from samsa.protocol.acl import (
     AclBinding,
     AclFilter,
     InvalidAcl,
-    PatternType,
     binding_from,
     filter_from,
 )
@@ -45,11 +44,11 @@ def acl_record(acl_id: bytes, acl: AclBinding) -> MetadataRecord:
 
 
 def creation_binding(entry: Mapping[str, Any]) -> AclBinding:
-    """A CreateAcls ``creations`` entry (v0 has no pattern type: LITERAL)."""
+    """A CreateAcls ``creations`` entry."""
     return binding_from(
         entry["resource_type"],
         entry["resource_name"],
-        entry.get("resource_pattern_type", PatternType.LITERAL),
+        entry["resource_pattern_type"],
         entry["principal"],
         entry["host"],
         entry["operation"],
@@ -62,7 +61,7 @@ def request_filter(entry: Mapping[str, Any]) -> AclFilter:
     return filter_from(
         entry["resource_type_filter"],
         entry["resource_name_filter"],
-        entry.get("pattern_type_filter", PatternType.LITERAL),
+        entry["pattern_type_filter"],
         entry["principal_filter"],
         entry["host_filter"],
         entry["operation"],

@@ -12,7 +12,7 @@ from typing import Any
 
 from samsa.client.admin.item_errors import item_error
 from samsa.client.admin.plumbing import AdminPlumbing
-from samsa.protocol.acl import AclBinding, AclFilter, PatternType, binding_from
+from samsa.protocol.acl import AclBinding, AclFilter, binding_from
 
 DESCRIBE_ACLS, CREATE_ACLS, DELETE_ACLS = 29, 30, 31
 
@@ -61,7 +61,7 @@ def describe_acls(admin: AdminPlumbing, acl_filter: AclFilter, timeout_ms: int) 
         binding_from(
             resource["resource_type"],
             resource["resource_name"],
-            resource.get("pattern_type", PatternType.LITERAL),
+            resource["pattern_type"],
             acl["principal"],
             acl["host"],
             acl["operation"],
@@ -87,7 +87,7 @@ def delete_acls(
             binding_from(
                 m["resource_type"],
                 m["resource_name"],
-                m.get("pattern_type", PatternType.LITERAL),
+                m["pattern_type"],
                 m["principal"],
                 m["host"],
                 m["operation"],

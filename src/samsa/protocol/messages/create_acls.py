@@ -1,7 +1,8 @@
 """CreateAcls (key 30): add ACL bindings (written by the controller as records).
 
 Transcribed from Kafka's CreateAclsRequest/CreateAclsResponse.json: v1 adds
-the pattern type, v2 is flexible, v3 adds the USER resource type.
+the pattern type, v2 is flexible, v3 adds the USER resource type; Kafka 4
+removed v0 (KIP-896), and so does Samsa.
 """
 
 from samsa.protocol.schema import F, api
@@ -9,7 +10,7 @@ from samsa.protocol.schema import F, api
 API = api(
     30,
     "CreateAcls",
-    valid="0-3",
+    valid="1-3",
     flexible="2+",
     request=[
         F(

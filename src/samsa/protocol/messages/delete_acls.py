@@ -1,7 +1,8 @@
 """DeleteAcls (key 31): remove the ACL bindings matching each filter.
 
 Transcribed from Kafka's DeleteAclsRequest/DeleteAclsResponse.json: v1 adds
-the pattern type, v2 is flexible, v3 adds the USER resource type.
+the pattern type, v2 is flexible, v3 adds the USER resource type; Kafka 4
+removed v0 (KIP-896), and so does Samsa.
 """
 
 from samsa.protocol.messages.describe_acls import ACL_FILTER
@@ -10,7 +11,7 @@ from samsa.protocol.schema import F, api
 API = api(
     31,
     "DeleteAcls",
-    valid="0-3",
+    valid="1-3",
     flexible="2+",
     request=[
         F("filters", "[]struct", fields=ACL_FILTER),

@@ -1,7 +1,8 @@
 """DescribeAcls (key 29): the ACL bindings matching one filter.
 
 Transcribed from Kafka's DescribeAclsRequest/DescribeAclsResponse.json: v1
-adds the pattern type, v2 is flexible, v3 adds the USER resource type.
+adds the pattern type, v2 is flexible, v3 adds the USER resource type; Kafka 4
+removed v0 (KIP-896), and so does Samsa.
 """
 
 from samsa.protocol.schema import F, api
@@ -20,7 +21,7 @@ ACL_FILTER = [
 API = api(
     29,
     "DescribeAcls",
-    valid="0-3",
+    valid="1-3",
     flexible="2+",
     request=ACL_FILTER,
     response=[
