@@ -156,6 +156,25 @@ def test_metadata_hides_undescribable_topics(acl_broker: AclBroker, admin: Admin
     assert named.error.code() == KafkaError.TOPIC_AUTHORIZATION_FAILED
     assert hidden in admin.list_topics(timeout=10).topics
 
+    # Metadata v12 by topic id is judged by the topic's name too.
+    def by_id(user: str, name: str) -> dict:
+        request = {
+            "allow_auto_topic_creation": False,
+            "include_topic_authorized_operations": False,
+        }
+        topic_id = acl_broker.call(
+            "admin", 3, 12, {**request, "topics": [{"topic_id": b"\0" * 16, "name": name}]}
+        )["topics"][0]["topic_id"]
+        answer = acl_broker.call(
+            user, 3, 12, {**request, "topics": [{"topic_id": topic_id, "name": None}]}
+        )
+        return answer["topics"][0]
+
+    assert by_id("bob", hidden)["error_code"] == ErrorCode.TOPIC_AUTHORIZATION_FAILED
+    assert by_id("bob", hidden)["partitions"] == []
+    described = by_id("bob", seen)
+    assert described["error_code"] == 0 and described["name"] == seen
+
 
 def test_create_and_delete_topics(acl_broker: AclBroker, admin: AdminClient) -> None:
     alice = AdminClient(acl_broker.conf("alice"))

@@ -33,8 +33,18 @@ def metadata_check(broker: Any) -> Any:
             kept = []
             for entry in requested:
                 name = entry.get("name")
+                topic_id = ZERO_UUID
                 if name is None:
-                    kept.append(entry)
+                    # Asked by id (v10+): judged by the name the id has now.
+                    topic_id = bytes(entry.get("topic_id") or ZERO_UUID)
+                    topic = broker.image.topics_by_id.get(topic_id)
+                    if topic is None:
+                        kept.append(entry)  # the handler answers UNKNOWN_TOPIC_ID
+                        continue
+                    if can(auth, ctx, _Op.DESCRIBE, TOPIC, topic.name):
+                        kept.append(entry)
+                    else:
+                        refused.append(_refused(None, topic_id))
                     continue
                 ok = can(auth, ctx, _Op.DESCRIBE, TOPIC, name)
                 if ok and auto_create and name not in broker.image.topics:
@@ -44,15 +54,7 @@ def metadata_check(broker: Any) -> Any:
                 if ok:
                     kept.append(entry)
                 else:
-                    refused.append(
-                        {
-                            "error_code": ErrorCode.TOPIC_AUTHORIZATION_FAILED,
-                            "name": name,
-                            "topic_id": ZERO_UUID,
-                            "is_internal": False,
-                            "partitions": [],
-                        }
-                    )
+                    refused.append(_refused(name, topic_id))
             if refused:
                 req = {**req, "topics": kept}
 
@@ -80,6 +82,16 @@ def metadata_check(broker: Any) -> Any:
         return then(inner(ctx, req), finish)
 
     return check
+
+
+def _refused(name: str | None, topic_id: bytes) -> Body:
+    return {
+        "error_code": ErrorCode.TOPIC_AUTHORIZATION_FAILED,
+        "name": name,
+        "topic_id": topic_id,
+        "is_internal": False,
+        "partitions": [],
+    }
 
 
 def guard(router: Router, auth: StandardAuthorizer, broker: Any) -> None:
