@@ -447,6 +447,19 @@ _KEYS: list[ConfigKey] = [
         "SCRAM users the controller writes once if the metadata log lacks them, as "
         "kafka-storage format --add-scram: 'SCRAM-SHA-256=[name=alice,password=...]' ...",
     ),
+    ConfigKey(
+        "authorizer.class.name",
+        str,
+        "",
+        "org.apache.kafka.metadata.authorizer.StandardAuthorizer turns ACLs on (empty: off).",
+    ),
+    ConfigKey("super.users", str, "", "Principals allowed everything (User:a;User:b)."),
+    ConfigKey(
+        "allow.everyone.if.no.acl.found",
+        _bool,
+        False,
+        "Allow a resource that no ACL names (else only super users may use it).",
+    ),
     ConfigKey("controller.quorum.election.timeout.ms", int, 1000, "Raft election timeout."),
     ConfigKey("controller.quorum.fetch.timeout.ms", int, 2000, "Raft follower's leader timeout."),
     ConfigKey("controller.quorum.election.backoff.max.ms", int, 1000, "Raft election backoff cap."),

@@ -152,7 +152,7 @@ def test_offsets_and_epochs_of_the_last_record() -> None:
 @pytest.mark.parametrize(
     "record",
     [
-        MetadataRecord("AccessControlEntryRecord", 0, {}),
+        MetadataRecord("DelegationTokenRecord", 0, {}),
         MetadataRecord("MysteryRecord", 0, {}),
     ],
 )

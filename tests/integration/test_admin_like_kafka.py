@@ -17,7 +17,16 @@ from confluent_kafka import (
     TopicCollection,
     TopicPartition,
 )
-from confluent_kafka.admin import AclOperation, AdminClient, NewTopic, OffsetSpec
+from confluent_kafka.admin import (
+    AclBinding,
+    AclOperation,
+    AclPermissionType,
+    AdminClient,
+    NewTopic,
+    OffsetSpec,
+    ResourcePatternType,
+    ResourceType,
+)
 
 from samsa.testing import BrokerProcess
 
@@ -118,3 +127,20 @@ def test_delete_records_needs_the_delete_policy(broker: BrokerProcess, topic_nam
 
     allowed = TopicPartition(deletable, 0, 2)
     assert client.delete_records([allowed])[allowed].result(10).low_watermark == 2
+
+
+def test_acl_apis_without_an_authorizer_answer_security_disabled(broker: BrokerProcess) -> None:
+    """As Kafka: no ``authorizer.class.name``, no ACLs to create or list."""
+    admin = AdminClient({"bootstrap.servers": broker.bootstrap})
+    acl = AclBinding(
+        ResourceType.TOPIC,
+        "t",
+        ResourcePatternType.LITERAL,
+        "User:a",
+        "*",
+        Op.READ,
+        AclPermissionType.ALLOW,
+    )
+    with pytest.raises(KafkaException) as caught:
+        admin.create_acls([acl])[acl].result(30)
+    assert caught.value.args[0].code() == KafkaError.SECURITY_DISABLED

@@ -200,6 +200,8 @@ def test_api_keys_are_kafkas() -> None:
         "FeatureLevelRecord": 12,
         "ProducerIdsRecord": 15,
         "BrokerRegistrationChangeRecord": 17,
+        "AccessControlEntryRecord": 18,
+        "RemoveAccessControlEntryRecord": 19,
         "NoOpRecord": 20,
         "BeginTransactionRecord": 23,
         "EndTransactionRecord": 24,

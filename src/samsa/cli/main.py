@@ -25,6 +25,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     from samsa.cli import (
+        acls_command,
         bench_command,
         broker_command,
         cluster_command,
@@ -47,6 +48,7 @@ def build_parser() -> argparse.ArgumentParser:
     cluster_command.add_parser(sub)
     bench_command.add_parser(sub)
     users_command.add_parser(sub)
+    acls_command.add_parser(sub)
     return parser
 
 

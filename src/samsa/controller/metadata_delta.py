@@ -26,9 +26,11 @@ from typing import Any
 
 from samsa.controller.metadata_image import MetadataImage, TopicImage
 from samsa.controller.registrations import BrokerRegistration, PartitionRegistration
+from samsa.protocol.acl import AclBinding
 from samsa.protocol.metadata_records import MetadataRecord
 
 _TOPIC_RECORDS = frozenset({"TopicRecord", "RemoveTopicRecord"})
+_ACL_RECORDS = frozenset({"AccessControlEntryRecord", "RemoveAccessControlEntryRecord"})
 _PARTITION_RECORDS = frozenset({"PartitionRecord", "PartitionChangeRecord"})
 _BROKER_RECORDS = {
     "RegisterBrokerRecord": "broker_id",
@@ -93,6 +95,7 @@ class MetadataDelta:
         self._producer_ids_before: int | None = None
         self._features_before: dict[str, int] | None = None
         self.record_count = 0
+        self._acls_changed: set[bytes] = set()
 
     def replay(self, record: MetadataRecord, offset: int | None = None, epoch: int = -1) -> None:
         body = record.body
@@ -111,6 +114,8 @@ class MetadataDelta:
             self._producer_ids_before = self.image.next_producer_id
         elif name == "FeatureLevelRecord" and self._features_before is None:
             self._features_before = dict(self.image.features)
+        elif name in _ACL_RECORDS:
+            self._acls_changed.add(bytes(body["id"]))
         self.image.replay(record, offset, epoch)
         self.record_count += 1
 
@@ -235,9 +240,15 @@ class MetadataDelta:
         before = self._features_before
         return before is not None and before != self.image.features
 
+    @property
+    def changed_acls(self) -> dict[bytes, AclBinding | None]:
+        """ACL ids the batch created or removed, with the ACL now (None: removed)."""
+        return {acl_id: self.image.acls.get(acl_id) for acl_id in self._acls_changed}
+
     def is_empty(self) -> bool:
         return not (
-            self.created_topics
+            self._acls_changed
+            or self.created_topics
             or self.deleted_topics
             or self.partition_changes()
             or self.changed_brokers

@@ -39,6 +39,7 @@ from samsa.controller.registrations import (
 )
 from samsa.controller.scram_image import ScramImage, ScramReplayError
 from samsa.controller.topic_validation import collision_key
+from samsa.protocol.acl import AclBinding, binding_from
 from samsa.protocol.metadata_records import MetadataRecord
 
 log = logging.getLogger(__name__)
@@ -85,6 +86,8 @@ class MetadataImage:
             "NoOpRecord": self._replay_noop,
             "UserScramCredentialRecord": self._replay_scram(ScramImage.replay_upsert),
             "RemoveUserScramCredentialRecord": self._replay_scram(ScramImage.replay_remove),
+            "AccessControlEntryRecord": self._replay_acl,
+            "RemoveAccessControlEntryRecord": self._replay_remove_acl,
         }
 
     def _reset(self) -> None:
@@ -102,6 +105,7 @@ class MetadataImage:
         self.reassigning: set[tuple[bytes, int]] = set()
         self.imbalanced: set[tuple[bytes, int]] = set()
         self.scram = ScramImage()
+        self.acls: dict[bytes, AclBinding] = {}
 
     def load_snapshot(self, records: Iterable[MetadataRecord], end_offset: int, epoch: int) -> None:
         """Rebuild this image in place from a snapshot's records (holders of the
@@ -128,6 +132,25 @@ class MetadataImage:
     def replay_all(self, records: list[MetadataRecord]) -> None:
         for record in records:
             self.replay(record)
+
+    def _replay_acl(self, body: Mapping[str, Any]) -> None:
+        acl_id = bytes(body["id"])
+        if acl_id in self.acls:
+            raise MetadataReplayError(f"AccessControlEntryRecord: ACL {acl_id.hex()} exists")
+        self.acls[acl_id] = binding_from(
+            body["resource_type"],
+            body["resource_name"],
+            body["pattern_type"],
+            body["principal"],
+            body["host"],
+            body["operation"],
+            body["permission_type"],
+        )
+
+    def _replay_remove_acl(self, body: Mapping[str, Any]) -> None:
+        acl_id = bytes(body["id"])
+        if self.acls.pop(acl_id, None) is None:
+            raise MetadataReplayError(f"RemoveAccessControlEntryRecord: no ACL {acl_id.hex()}")
 
     def _replay_topic(self, body: Mapping[str, Any]) -> None:
         name, topic_id = body["name"], bytes(body["topic_id"])
@@ -365,6 +388,7 @@ class MetadataImage:
             and self.next_producer_id == other.next_producer_id
             and self.features == other.features
             and self.scram == other.scram
+            and self.acls == other.acls
         )
 
     __hash__ = None  # type: ignore[assignment]

@@ -33,6 +33,7 @@ import random
 from collections.abc import Mapping
 from typing import Any
 
+from samsa.controller.acl_control import AclControl
 from samsa.controller.alter_partition import AlterPartitionControl
 from samsa.controller.cluster_control import ClusterControl
 from samsa.controller.config_control import ConfigControl
@@ -72,6 +73,7 @@ class QuorumController:
         self.reassignments = ReassignmentControl(image, self.configs)
         self.scram = ScramControl(image)
         self._next_rebalance_ms: int | None = None
+        self.acls = AclControl(image, self.rng)
 
     def activate(self, now_ms: int) -> None:
         """This node became the active controller at ``now_ms``."""
@@ -101,6 +103,13 @@ class QuorumController:
 
     def alter_user_scram_credentials(self, request: Request) -> ControllerResult:
         return self.scram.alter_credentials(request)
+
+    # ------------------------------------------------------------------ ACLs
+    def create_acls(self, request: Request) -> ControllerResult:
+        return self.acls.create_acls(request)
+
+    def delete_acls(self, request: Request) -> ControllerResult:
+        return self.acls.delete_acls(request)
 
     # ------------------------------------------------------------------ brokers
     def register_broker(self, request: Request, next_offset: int, now_ms: int) -> ControllerResult:

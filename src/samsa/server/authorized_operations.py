@@ -2,7 +2,7 @@
 
 A client that asks for them (``include_*_authorized_operations``) gets one bit
 per Kafka ``AclOperation`` code the caller may perform on the resource.  With
-no authorizer (Samsa has none yet) Kafka answers every operation that *applies
+no authorizer Kafka answers every operation that *applies
 to the resource type* (``AclEntry.supportedOperations``), not every operation
 there is: a topic is never CLUSTER_ACTION, a cluster is never READ.  UIs read
 these fields to decide which buttons to show.  When an authorizer exists, these
@@ -11,26 +11,9 @@ sets are the upper bound it filters.
 
 from __future__ import annotations
 
-from enum import IntEnum
+from samsa.protocol.acl import AclOperation
 
 AUTHORIZED_OPS_UNSET = -(2**31)  # what Kafka sends when the client did not ask
-
-
-class AclOperation(IntEnum):
-    """Kafka's ``AclOperation`` codes (the bit positions on the wire)."""
-
-    READ = 3
-    WRITE = 4
-    CREATE = 5
-    DELETE = 6
-    ALTER = 7
-    DESCRIBE = 8
-    CLUSTER_ACTION = 9
-    DESCRIBE_CONFIGS = 10
-    ALTER_CONFIGS = 11
-    IDEMPOTENT_WRITE = 12
-    CREATE_TOKENS = 13
-    DESCRIBE_TOKENS = 14
 
 
 def bit_field(operations: frozenset[AclOperation]) -> int:

@@ -36,6 +36,7 @@ from samsa.listeners import Listener
 from samsa.net import ChannelPool
 from samsa.replication.config import ReplicationConfig
 from samsa.replication.replica_manager import ReplicaManager
+from samsa.security.authorizer.standard import StandardAuthorizer
 from samsa.server.bind_failure import explain_bind_failure
 from samsa.server.broker_lifecycle import BrokerLifecycle, Registration
 from samsa.server.cleaner_task import CleanerTask
@@ -89,6 +90,7 @@ class Broker:
         assert node.loader is not None and node.link is not None
         self.loader: MetadataLoader = node.loader
         self.controller: ControllerLink = node.link
+        self.authorizer: StandardAuthorizer | None = node.authorizer
         self._tasks: list[asyncio.Task[Any]] = []
         self.groups: Any = None
         self._groups_ready = False

@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from samsa.node_settings import NodeSettings
     from samsa.raft.driver import RaftDriver
     from samsa.replication.replica_manager import ReplicaManager
+    from samsa.security.authorizer.standard import StandardAuthorizer
     from samsa.server.broker_lifecycle import BrokerLifecycle
     from samsa.server.cleaner_task import CleanerTask
     from samsa.server.controller_link import ControllerLink
@@ -52,6 +53,7 @@ class BrokerApi(Protocol):
     fetch_sessions: FetchSessionCache
     log_dir_failures: LogDirFailureHandler
     share_partitions: Any
+    authorizer: StandardAuthorizer | None
 
     @property
     def image(self) -> MetadataImage: ...
@@ -99,6 +101,7 @@ class NodeApi(Protocol):
     loader: MetadataLoader | None
     link: ControllerLink | None
     log_dir_failures: LogDirFailureChannel
+    authorizer: StandardAuthorizer | None
 
     def advertised(self, listener: Listener) -> tuple[str, int]: ...
 

@@ -159,7 +159,7 @@ def not_controller(response: Body) -> bool:
     """
     if response.get("error_code") == ErrorCode.NOT_CONTROLLER:
         return True
-    for key in ("topics", "results"):
+    for key in ("topics", "results", "filter_results"):
         items = response.get(key)
         if isinstance(items, list) and items:
             codes = {item.get("error_code") for item in items if isinstance(item, dict)}

@@ -45,6 +45,7 @@ ALTER_PARTITION_REASSIGNMENTS, LIST_PARTITION_REASSIGNMENTS = 45, 46
 ALTER_PARTITION, BROKER_REGISTRATION, BROKER_HEARTBEAT, UNREGISTER_BROKER = 56, 62, 63, 64
 ALLOCATE_PRODUCER_IDS = 67
 ALTER_USER_SCRAM_CREDENTIALS = 51
+CREATE_ACLS, DELETE_ACLS = 30, 31
 DESCRIBE_QUORUM, ADD_RAFT_VOTER, REMOVE_RAFT_VOTER = 55, 80, 81
 QUORUM_APIS = frozenset({DESCRIBE_QUORUM, ADD_RAFT_VOTER, REMOVE_RAFT_VOTER})
 
@@ -64,6 +65,8 @@ CONTROLLER_APIS = frozenset(
         UNREGISTER_BROKER,
         ALLOCATE_PRODUCER_IDS,
         ALTER_USER_SCRAM_CREDENTIALS,
+        CREATE_ACLS,
+        DELETE_ACLS,
     }
 )
 POLL_INTERVAL_S = 0.2
@@ -194,6 +197,10 @@ class ControllerServer:
                 result = controller.alter_partition_reassignments(body)
             elif api_key == ALTER_USER_SCRAM_CREDENTIALS:
                 result = controller.alter_user_scram_credentials(body)
+            elif api_key == CREATE_ACLS:
+                result = controller.create_acls(body)
+            elif api_key == DELETE_ACLS:
+                result = controller.delete_acls(body)
             else:
                 raise ValueError(f"api key {api_key} is not a controller API")
             if not await self._commit(result.records):
@@ -363,5 +370,20 @@ def not_controller_response(api_key: int, body: Body) -> Body:
             "error_code": code,
             "producer_id_start": -1,
             "producer_id_len": 0,
+        }
+    if api_key == CREATE_ACLS:
+        return {
+            "throttle_time_ms": 0,
+            "results": [
+                {"error_code": code, "error_message": message} for _ in body.get("creations", [])
+            ],
+        }
+    if api_key == DELETE_ACLS:
+        return {
+            "throttle_time_ms": 0,
+            "filter_results": [
+                {"error_code": code, "error_message": message, "matching_acls": []}
+                for _ in body.get("filters", [])
+            ],
         }
     return {"error_code": code}

@@ -51,9 +51,13 @@ class Connection(asyncio.BufferedProtocol):
         self.server = server
         self.transport: asyncio.Transport | None = None
         self.peer = "?"
+        self.host = ""
+        """The peer's address without the port, as ACLs name hosts."""
         self._frames = FrameReader(server.unauthenticated_request_size)
         self.principal: KafkaPrincipal = ANONYMOUS
         """Who is on the other end (a TLS client certificate, a SASL login)."""
+        self._named: KafkaPrincipal | None = None
+        self._principal_name = ""
         self.authenticated = not server.requires_authentication
         self.sasl: Any = None
         """The SASL exchange in progress on a SASL listener (see ``sasl_gate``)."""
@@ -77,6 +81,7 @@ class Connection(asyncio.BufferedProtocol):
         self.transport = transport
         peer = transport.get_extra_info("peername")
         self.peer = f"{peer[0]}:{peer[1]}" if peer else "?"
+        self.host = peer[0] if peer else ""
         quotas = self.server.quotas
         if quotas is not None and peer:
             if not quotas.admit(peer[0]):
@@ -116,6 +121,15 @@ class Connection(asyncio.BufferedProtocol):
             self.close(str(exc))
             return
         self.accept(frames)
+
+    @property
+    def principal_name(self) -> str:
+        """``str(self.principal)``, formatted once: ACL checks ask on every request."""
+        principal = self.principal
+        if principal is not self._named:
+            self._named = principal
+            self._principal_name = str(principal)
+        return self._principal_name
 
     def authenticated_as(self, principal: KafkaPrincipal) -> None:
         """SASL succeeded: requests of any size and any API from now on."""

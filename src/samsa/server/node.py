@@ -46,6 +46,7 @@ from samsa.controller.legacy_migration import (
     legacy_records,
     retire_legacy_metadata,
 )
+from samsa.controller.metadata_image import MetadataImage
 from samsa.errors import ConfigError, ErrorCode, KafkaError
 from samsa.listeners import Listener
 from samsa.net import ChannelPool
@@ -61,6 +62,12 @@ from samsa.raft.records import Endpoint
 from samsa.raft.voters import VoterNode, VoterSet
 from samsa.security.scram_spec import parse_scram_specs
 from samsa.server import meta_properties
+from samsa.server.access import guard_all
+from samsa.server.authorization import (
+    AclPublisher,
+    build_authorizer,
+    warn_unless_super_user,
+)
 from samsa.server.bind_failure import explain_bind_failure
 from samsa.server.connection_quotas import ConnectionQuotas
 from samsa.server.controller_link import ControllerLink
@@ -109,6 +116,9 @@ class Node:
         self.controller: ControllerServer | None = None
         self.broker: Any = None
         self.link: ControllerLink | None = None
+        self.authorizer = build_authorizer(config)
+        """The ACL decisions (None: authorization off), shared by the broker's
+        and the controller's listeners and fed by the metadata image."""
         controller_listener = self.controller_listener_name
         to_controllers = channel_security(
             config,
@@ -117,6 +127,8 @@ class Node:
             "sasl.mechanism.controller.protocol",
             standalone=self.settings.standalone,
         )
+        if not self.settings.standalone:
+            warn_unless_super_user(self.authorizer, to_controllers, controller_listener)
         self._controller_channels = ChannelPool(
             client_id=f"samsa-node-{self.node_id}", security=to_controllers
         )
@@ -133,6 +145,12 @@ class Node:
         """Set when the node itself must stop (every log dir failed); the CLI then
         stops it as on SIGTERM and exits with ``exit_code``."""
         self.exit_code = 0
+
+    @property
+    def image(self) -> MetadataImage:
+        """The committed metadata (what the authorization checks name topics by)."""
+        assert self.loader is not None
+        return self.loader.image
 
     # ------------------------------------------------------------------ addresses
     def _current_setting(self, name: str) -> Any:
@@ -359,6 +377,8 @@ class Node:
             snapshot_interval_ms=config["metadata.log.max.snapshot.interval.ms"],
         )
         self.loader = loader
+        if self.authorizer is not None:
+            loader.add_publisher(AclPublisher(self.authorizer, loader.image))
         self.raft = RaftDriver(
             machine,
             raft_log,
@@ -455,6 +475,8 @@ class Node:
             quorum_handlers.register_starting_fetch(
                 router, raft, lambda: self.routing.wait_complete(name)
             )
+        if self.authorizer is not None:
+            guard_all(router, self.authorizer, self)
         return router
 
     def _on_log_dir_offline(self, log_dir: str, reason: str) -> None:

@@ -17,6 +17,7 @@ import logging
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from samsa.client.admin.acls import create_acls, delete_acls, describe_acls
 from samsa.client.admin.consumer_groups import ConsumerGroupDescription, describe_consumer_groups
 from samsa.client.admin.elections import ElectionType, elect_leaders
 from samsa.client.admin.group_offsets import alter_group_offsets, delete_group_offsets
@@ -79,6 +80,7 @@ from samsa.client.consumer.records import OffsetAndMetadata
 from samsa.client.errors import KafkaTimeoutError
 from samsa.client.metadata import TopicPartition
 from samsa.errors import ErrorCode, KafkaError
+from samsa.protocol.acl import ANY_ACL, AclBinding, AclFilter
 from samsa.protocol.consumer_protocol import decode_assignment
 
 __all__ = ["EARLIEST", "LATEST", "Admin"]
@@ -605,6 +607,21 @@ class Admin:
     ) -> dict[str, dict[str, str | None]]:  # fmt: skip
         """Configs of many topics in one request: topic -> name -> value."""
         return describe_topic_configs(self, topics, keys, self._ms(timeout))
+
+    def create_acls(self, bindings: Iterable[AclBinding], timeout: float | None = None) -> None:
+        create_acls(self, bindings, self._ms(timeout))
+
+    def describe_acls(
+        self, acl_filter: AclFilter = ANY_ACL, timeout: float | None = None
+    ) -> list[AclBinding]:
+        """The ACLs matching ``acl_filter`` (default: all of them)."""
+        return describe_acls(self, acl_filter, self._ms(timeout))
+
+    def delete_acls(
+        self, filters: Iterable[AclFilter], timeout: float | None = None
+    ) -> list[AclBinding]:
+        """Delete the ACLs each filter matches; the ones deleted."""
+        return delete_acls(self, filters, self._ms(timeout))
 
     def list_transactions(
         self, states: Iterable[str] = (), producer_ids: Iterable[int] = (),

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from samsa.server.handlers import (
+    acls,
     admin_configs,
     admin_topics,
     cluster,
@@ -48,6 +49,7 @@ def register_all(router: Router, broker: BrokerApi, listener: str) -> None:
         transaction_admin,
         share,
         share_admin,
+        acls,
     ):
         module.register(router, broker)
     forwarded.register(router, broker)
