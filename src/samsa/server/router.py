@@ -82,6 +82,9 @@ class Router:
     def handler(self, api_key: int) -> Handler | None:
         return self._handlers.get(api_key)
 
+    def api_keys(self) -> list[int]:
+        return list(self._handlers)
+
     def call(self, api_key: int, version: int, body: Body, client_id: str) -> HandlerResult:
         """Run the handler of a request built in this process, as if it came off
         the wire without its bytes (the web console's reads and actions): the

@@ -34,6 +34,7 @@ DESCRIBE_LOG_DIRS, CREATE_PARTITIONS, ELECT_LEADERS = 35, 37, 43
 INCREMENTAL_ALTER_CONFIGS = 44
 ALTER_PARTITION_REASSIGNMENTS, LIST_PARTITION_REASSIGNMENTS = 45, 46
 DESCRIBE_CLUSTER = 60
+DESCRIBE_USER_SCRAM_CREDENTIALS, ALTER_USER_SCRAM_CREDENTIALS = 50, 51
 _Op = AclOperation
 TOPIC_DENIED = ErrorCode.TOPIC_AUTHORIZATION_FAILED
 CLUSTER_DENIED = ErrorCode.CLUSTER_AUTHORIZATION_FAILED
@@ -161,6 +162,28 @@ def check_describe_cluster(
     return then(result, finish)
 
 
+def alter_scram_check(
+    auth: StandardAuthorizer, ctx: RequestContext, req: Body, inner: Handler
+) -> Any:
+    """AlterUserScramCredentials needs the cluster's ALTER; refused, every user
+    named is answered CLUSTER_AUTHORIZATION_FAILED (the response has no
+    top-level error)."""
+    if can_cluster(auth, ctx, _Op.ALTER):
+        return inner(ctx, req)
+    users = dict.fromkeys(
+        entry["name"] for field in ("deletions", "upsertions") for entry in req.get(field) or []
+    )
+    results = [
+        {
+            "user": user,
+            "error_code": CLUSTER_DENIED,
+            "error_message": "Cluster authorization failed.",
+        }
+        for user in users
+    ]
+    return {"throttle_time_ms": 0, "results": results}
+
+
 def guard(router: Router, auth: StandardAuthorizer, broker: Any) -> None:
     guard_one(
         router,
@@ -193,3 +216,10 @@ def guard(router: Router, auth: StandardAuthorizer, broker: Any) -> None:
         router, LIST_PARTITION_REASSIGNMENTS, auth, cluster_check(_Op.DESCRIBE, CLUSTER_DENIED)
     )
     guard_one(router, DESCRIBE_CLUSTER, auth, check_describe_cluster)
+    guard_one(
+        router,
+        DESCRIBE_USER_SCRAM_CREDENTIALS,
+        auth,
+        cluster_check(_Op.DESCRIBE, CLUSTER_DENIED),
+    )
+    guard_one(router, ALTER_USER_SCRAM_CREDENTIALS, auth, alter_scram_check)
