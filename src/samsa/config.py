@@ -74,6 +74,10 @@ _KEYS: list[ConfigKey] = [
         INT32_MAX,
         "Connections one client address may hold open (more are closed at once).",
     ),
+    ConfigKey("quota.window.num", int, 11, "Samples a client quota's rate is measured over."),
+    ConfigKey(
+        "quota.window.size.seconds", int, 1, "Length of each client quota sample, in seconds."
+    ),
     ConfigKey("log.segment.bytes", int, 1073741824, "Segment size before rolling."),
     ConfigKey("log.roll.ms", int, 604800000, "Segment age before rolling."),
     ConfigKey(

@@ -1,7 +1,8 @@
 """The cluster metadata image, built only by replaying Kafka's metadata records.
 
 What the image holds: topics (name, id, partitions), brokers (registrations),
-configs per (resource type, resource name), the next producer id, feature levels,
+configs per (resource type, resource name), client quotas per entity, the next
+producer id, feature levels,
 and the offset and epoch of the last record applied.  ``replay`` is the only
 mutator; every node (controller or broker) builds the same image from the same
 committed records, so there is nothing else to keep in sync.
@@ -38,6 +39,7 @@ from samsa.controller.registrations import (
     PartitionRegistration,
 )
 from samsa.controller.topic_validation import collision_key
+from samsa.protocol.metadata.quotas import Entity, make_entity
 from samsa.protocol.metadata_records import MetadataRecord
 
 log = logging.getLogger(__name__)
@@ -82,6 +84,7 @@ class MetadataImage:
             "ProducerIdsRecord": self._replay_producer_ids,
             "FeatureLevelRecord": self._replay_feature_level,
             "NoOpRecord": self._replay_noop,
+            "ClientQuotaRecord": self._replay_client_quota,
         }
 
     def _reset(self) -> None:
@@ -98,6 +101,7 @@ class MetadataImage:
         self.brokers_to_isrs = BrokersToIsrs()
         self.reassigning: set[tuple[bytes, int]] = set()
         self.imbalanced: set[tuple[bytes, int]] = set()
+        self.client_quotas: dict[Entity, dict[str, float]] = {}
 
     def load_snapshot(self, records: Iterable[MetadataRecord], end_offset: int, epoch: int) -> None:
         """Rebuild this image in place from a snapshot's records (holders of the
@@ -308,6 +312,17 @@ class MetadataImage:
     def _replay_noop(self, body: Mapping[str, Any]) -> None:
         pass
 
+    def _replay_client_quota(self, body: Mapping[str, Any]) -> None:
+        entity = make_entity([(e["entity_type"], e["entity_name"]) for e in body["entity"]])
+        if body.get("remove"):
+            values = self.client_quotas.get(entity)
+            if values is not None:
+                values.pop(body["key"], None)
+                if not values:
+                    del self.client_quotas[entity]
+        else:
+            self.client_quotas.setdefault(entity, {})[body["key"]] = float(body["value"])
+
     # ------------------------------------------------------------------ reads
     def partition(self, topic_id: bytes, partition_id: int) -> PartitionRegistration | None:
         topic = self.topics_by_id.get(topic_id)
@@ -349,6 +364,7 @@ class MetadataImage:
             and self.configs == other.configs
             and self.next_producer_id == other.next_producer_id
             and self.features == other.features
+            and self.client_quotas == other.client_quotas
         )
 
     __hash__ = None  # type: ignore[assignment]

@@ -34,6 +34,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from samsa.controller.alter_partition import AlterPartitionControl
+from samsa.controller.client_quota_control import ClientQuotaControl
 from samsa.controller.cluster_control import ClusterControl
 from samsa.controller.config_control import ConfigControl
 from samsa.controller.controller_config import ControllerConfig
@@ -69,6 +70,7 @@ class QuorumController:
         self.topics = TopicControl(image, self.config, self.configs, self.rng)
         self.cluster = ClusterControl(image, self.config, self.replication)
         self.reassignments = ReassignmentControl(image, self.configs)
+        self.client_quotas = ClientQuotaControl(image)
         self._next_rebalance_ms: int | None = None
 
     def activate(self, now_ms: int) -> None:
@@ -93,6 +95,9 @@ class QuorumController:
 
     def alter_configs(self, request: Request) -> ControllerResult:
         return self.configs.alter_configs(request)
+
+    def alter_client_quotas(self, request: Request) -> ControllerResult:
+        return self.client_quotas.alter_client_quotas(request)
 
     def allocate_producer_ids(self, request: Request) -> ControllerResult:
         return allocate_producer_ids(self.image, request)

@@ -4,13 +4,14 @@ Replaying ``snapshot_records(image)`` into an empty image gives an image equal
 to ``image`` (``MetadataImage.__eq__``, ``images_equal``); that round trip is
 the contract snapshots rely on.  The order is Kafka's ``MetadataImage.write``
 order where it matters: feature levels first (a reader needs metadata.version
-before anything else), then brokers, topics with their partitions, configs, and
-the producer id mark.  A broker's fenced and controlled-shutdown state travel
+before anything else), then brokers, topics with their partitions, configs, client
+quotas, and the producer id mark.  A broker's fenced and controlled-shutdown state travel
 inside its RegisterBrokerRecord, so one record per broker is enough.
 """
 
 from __future__ import annotations
 
+from samsa.controller.client_quota_control import quota_record
 from samsa.controller.metadata_image import MetadataImage
 from samsa.protocol.metadata_records import MetadataRecord, make_record
 
@@ -49,6 +50,9 @@ def snapshot_records(image: MetadataImage) -> list[MetadataRecord]:
                     value=value,
                 )
             )
+    for entity, quotas in image.client_quotas.items():
+        for key, rate in sorted(quotas.items()):
+            records.append(quota_record(entity, key, rate, remove=False))
     if image.next_producer_id > 0:
         records.append(
             make_record(

@@ -28,7 +28,7 @@ from typing import Any
 
 from samsa.errors import DecodeError
 from samsa.protocol.compiler import Decoder, Encoder, decoder_for, encoder_for
-from samsa.protocol.metadata import brokers, cluster, topics
+from samsa.protocol.metadata import brokers, cluster, quotas, topics
 from samsa.protocol.primitives import read_uvarint, uvarint_bytes
 from samsa.protocol.schema import DataSchema, Field
 
@@ -48,7 +48,9 @@ FRAME_VERSION = 1
 
 _MAX_SHORT = 32767
 
-_BY_KEY: dict[int, DataSchema] = dict(brokers.RECORDS + topics.RECORDS + cluster.RECORDS)
+_BY_KEY: dict[int, DataSchema] = dict(
+    brokers.RECORDS + topics.RECORDS + cluster.RECORDS + quotas.RECORDS
+)
 
 METADATA_SCHEMAS: dict[str, DataSchema] = {s.name: s for s in _BY_KEY.values()}
 """Every metadata record Samsa knows, by Kafka's record name."""

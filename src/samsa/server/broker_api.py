@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from samsa.node_settings import NodeSettings
     from samsa.raft.driver import RaftDriver
     from samsa.replication.replica_manager import ReplicaManager
+    from samsa.security.quotas import ClientQuotaManager
     from samsa.server.broker_lifecycle import BrokerLifecycle
     from samsa.server.cleaner_task import CleanerTask
     from samsa.server.controller_link import ControllerLink
@@ -48,6 +49,7 @@ class BrokerApi(Protocol):
     lifecycle: BrokerLifecycle | None
     cleaner_task: CleanerTask | None
     fetch_sessions: FetchSessionCache
+    client_quotas: ClientQuotaManager
 
     @property
     def image(self) -> MetadataImage: ...

@@ -62,6 +62,7 @@ class Connection(asyncio.BufferedProtocol):
         self._pending_task: asyncio.Future[None] | None = None
         self._closed = False
         self._reading_paused = False
+        self._muted: asyncio.TimerHandle | None = None
         self._can_write = asyncio.Event()
         self._can_write.set()
         self.last_active = time.monotonic()
@@ -93,6 +94,9 @@ class Connection(asyncio.BufferedProtocol):
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._closed = True
+        if self._muted is not None:
+            self._muted.cancel()
+            self._muted = None
         if self._counted_address is not None and self.server.quotas is not None:
             self.server.quotas.release(self._counted_address)
             self._counted_address = None
@@ -132,9 +136,31 @@ class Connection(asyncio.BufferedProtocol):
             self.transport.pause_reading()
             self._reading_paused = True
 
+    def mute(self, throttle_ms: int) -> None:
+        """Read and handle nothing more from this client for ``throttle_ms`` (KIP-219:
+        the throttled response goes out first, then the channel is muted)."""
+        if self._closed or self.transport is None:
+            return
+        loop = asyncio.get_running_loop()
+        if self._muted is not None:
+            if self._muted.when() >= loop.time() + throttle_ms / 1000:
+                return
+            self._muted.cancel()
+        self._muted = loop.call_later(throttle_ms / 1000, self._unmute)
+        if not self._reading_paused:
+            self.transport.pause_reading()
+            self._reading_paused = True
+
+    def _unmute(self) -> None:
+        self._muted = None
+        self.last_active = time.monotonic()
+        self._process()
+
     # --------------------------------------------------------------- processing
     def _process(self) -> None:
-        while self._queue and not self._busy and not self._closed:
+        if self._muted is not None:
+            return
+        while self._queue and not self._busy and not self._closed and self._muted is None:
             frame = self._queue.popleft()
             try:
                 result = self.server.dispatch(frame, self)
@@ -158,7 +184,12 @@ class Connection(asyncio.BufferedProtocol):
                 self._busy = True
                 self._pending_task = asyncio.ensure_future(self._finish(result))
                 return
-        if self._reading_paused and len(self._queue) < 16 and self.transport is not None:
+        if (
+            self._reading_paused
+            and len(self._queue) < 16
+            and self.transport is not None
+            and self._muted is None
+        ):
             self._reading_paused = False
             self.transport.resume_reading()
 

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 from samsa.server.handlers import (
     admin_configs,
     admin_topics,
+    client_quotas,
     cluster,
     fetch,
     forwarded,
@@ -43,6 +44,7 @@ def register_all(router: Router, broker: BrokerApi, listener: str) -> None:
         groups,
         transactions,
         transaction_admin,
+        client_quotas,
     ):
         module.register(router, broker)
     forwarded.register(router, broker)

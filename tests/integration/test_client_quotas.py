@@ -1,0 +1,214 @@
+"""Client quotas against a real broker: AlterClientQuotas / DescribeClientQuotas on
+the wire, librdkafka throttled by them, quotas kept across a restart.
+
+The broker here measures over ``quota.window.num=2`` windows of one second, so a
+client over its quota is throttled within a second or two and the tests stay
+short; the 30 s rate test (``test_quota_rate.py``) runs with Kafka's defaults.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from confluent_kafka import Consumer, Producer
+from tests.integration.test_bad_input import RawClient
+from tests.integration.test_metrics_endpoint import endpoint_url, scrape, value
+
+from samsa.errors import ErrorCode
+from samsa.testing import BrokerProcess
+
+DESCRIBE, ALTER = 48, 49
+SMALL_WINDOWS = {"quota.window.num": "2", "quota.window.size.seconds": "1"}
+
+
+@pytest.fixture(scope="module")
+def broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BrokerProcess]:
+    proc = BrokerProcess(
+        tmp_path_factory.mktemp("quotas") / "data",
+        SMALL_WINDOWS,
+        args=["--metrics-listen", "127.0.0.1:0"],
+    )
+    proc.start()
+    try:
+        yield proc
+    finally:
+        proc.stop()
+        proc.kill()
+
+
+def entity(**names: str | None) -> list[dict[str, Any]]:
+    return [
+        {"entity_type": kind.replace("_", "-"), "entity_name": name} for kind, name in names.items()
+    ]
+
+
+def alter(
+    client: RawClient, ent: list[dict[str, Any]], validate_only: bool = False, **ops: float | None
+) -> dict[str, Any]:
+    """Set (a number) or remove (None) quota keys of one entity; the entry's answer."""
+    body = {
+        "entries": [
+            {
+                "entity": ent,
+                "ops": [{"key": k, "value": v or 0.0, "remove": v is None} for k, v in ops.items()],
+            }
+        ],
+        "validate_only": validate_only,
+    }
+    answer: dict[str, Any] = client.call(ALTER, 1, body)["entries"][0]
+    return answer
+
+
+def describe(client: RawClient, strict: bool = False, **names: str | None) -> dict[str, Any]:
+    components = [
+        {
+            "entity_type": kind.replace("_", "-"),
+            "match_type": 1 if name is None else 0,
+            "match": name,
+        }
+        for kind, name in names.items()
+    ]
+    return client.call(DESCRIBE, 1, {"components": components, "strict": strict})
+
+
+def quotas_of(answer: dict[str, Any]) -> dict[tuple[tuple[str, str | None], ...], dict]:
+    assert answer["error_code"] == 0, answer
+    return {
+        tuple((e["entity_type"], e["entity_name"]) for e in entry["entity"]): {
+            v["key"]: v["value"] for v in entry["values"]
+        }
+        for entry in answer["entries"]
+    }
+
+
+def test_alter_and_describe_over_the_wire_with_kafkas_errors(broker: BrokerProcess) -> None:
+    client = RawClient(broker.bootstrap)
+    try:
+        ent = entity(user="wire-user", client_id=None)
+        assert alter(client, ent, producer_byte_rate=4096, request_percentage=50.5) == {
+            "error_code": 0,
+            "error_message": None,
+            "entity": ent,
+        }
+        found = quotas_of(describe(client, user="wire-user"))
+        assert found == {
+            (("client-id", None), ("user", "wire-user")): {
+                "producer_byte_rate": 4096.0,
+                "request_percentage": 50.5,
+            }
+        }
+        # strict: only entities with exactly the named types.
+        assert quotas_of(describe(client, strict=True, user="wire-user")) == {}
+        assert alter(client, ent, validate_only=True, consumer_byte_rate=1)["error_code"] == 0
+        bad = alter(client, entity(user="wire-user"), producer_byte_rate=1.5)
+        assert bad["error_code"] == ErrorCode.INVALID_REQUEST
+        assert bad["error_message"] == "Configuration producer_byte_rate must be a Long value"
+        unknown = alter(client, entity(user="wire-user"), not_a_quota=1)
+        assert unknown["error_message"] == "Invalid configuration key not_a_quota"
+        assert alter(client, ent, producer_byte_rate=None)["error_code"] == 0
+        found = quotas_of(describe(client, user="wire-user"))
+        assert found == {(("client-id", None), ("user", "wire-user")): {"request_percentage": 50.5}}
+        assert alter(client, ent, request_percentage=None)["error_code"] == 0
+        assert quotas_of(describe(client, user="wire-user")) == {}
+        dup = describe(client, user="a") | {}
+        assert dup["error_code"] == 0
+        twice = client.call(
+            DESCRIBE,
+            1,
+            {
+                "components": [
+                    {"entity_type": "user", "match_type": 0, "match": "a"},
+                    {"entity_type": "user", "match_type": 1, "match": None},
+                ],
+                "strict": False,
+            },
+        )
+        assert twice["error_code"] == ErrorCode.INVALID_REQUEST and twice["entries"] is None
+    finally:
+        client.close()
+
+
+class ThrottleStats:
+    """Sums librdkafka's per-broker ``throttle`` windows over every stats callback."""
+
+    def __init__(self) -> None:
+        self.sum_ms = 0
+        self.count = 0
+        self.max_ms = 0
+        self.callbacks = 0
+
+    def __call__(self, raw: str) -> None:
+        stats = json.loads(raw)
+        self.callbacks += 1
+        for broker in stats["brokers"].values():
+            if broker.get("nodeid", -1) < 0:
+                continue
+            window = broker["throttle"]
+            self.sum_ms += window["sum"]
+            self.count += window["cnt"]
+            self.max_ms = max(self.max_ms, window["max"])
+
+    def settle(self, client: Producer | Consumer) -> None:
+        """One more full stats interval, so the last window is reported."""
+        seen = self.callbacks
+        deadline = time.monotonic() + 10
+        while self.callbacks < seen + 2 and time.monotonic() < deadline:
+            client.poll(0.1)
+
+
+def throttle_totals(broker: BrokerProcess) -> tuple[float, float]:
+    samples = scrape(endpoint_url(broker, "metrics"))
+    totals = [
+        value(samples, "samsa_client_throttle_time_ms_total", quota_type=q)
+        for q in ("producer_byte_rate", "consumer_byte_rate", "request_percentage")
+    ]
+    return totals[0], totals[1]
+
+
+def test_librdkafka_reports_the_throttle_time_the_broker_sent(
+    broker: BrokerProcess, topic_name: str
+) -> None:
+    client = RawClient(broker.bootstrap)
+    try:
+        assert alter(client, entity(client_id="slow-producer"), producer_byte_rate=100_000) == {
+            "error_code": 0,
+            "error_message": None,
+            "entity": entity(client_id="slow-producer"),
+        }
+    finally:
+        client.close()
+    produced_before, _ = throttle_totals(broker)
+    stats = ThrottleStats()
+    producer = Producer(
+        {
+            "bootstrap.servers": broker.bootstrap,
+            "client.id": "slow-producer",
+            "linger.ms": 5,
+            "batch.size": 20_000,  # many requests, each measured
+            "statistics.interval.ms": 200,
+            "stats_cb": stats,
+        }
+    )
+    started = time.monotonic()
+    payload = b"x" * 1000
+    for _ in range(400):  # 400 KB at 100 KB/s
+        while True:
+            try:
+                producer.produce(topic_name, payload)
+                break
+            except BufferError:
+                producer.poll(0.05)
+    assert producer.flush(60) == 0
+    elapsed = time.monotonic() - started
+    stats.settle(producer)
+    produced_after, _ = throttle_totals(broker)
+    sent_ms = produced_after - produced_before
+    assert sent_ms > 0 and stats.count > 0
+    # Every throttle_time_ms the broker put in a response is in librdkafka's windows.
+    assert stats.sum_ms == sent_ms, (stats.sum_ms, sent_ms, stats.count)
+    # 400 KB at 100 KB/s, one window of burst allowed: at least ~2 s.
+    assert elapsed >= 2.0, elapsed
