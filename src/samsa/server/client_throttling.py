@@ -36,10 +36,6 @@ EXEMPT_FROM_REQUEST_QUOTA = frozenset(
 _REQUEST_PERCENT_PER_SECOND = 100.0
 
 
-def _wall_ms() -> int:
-    return time.time_ns() // 1_000_000
-
-
 def _is_follower_fetch(request: dict[str, Any]) -> bool:
     state = request.get("replica_state")
     replica_id = state.get("replica_id", -1) if state else request.get("replica_id", -1)
@@ -91,6 +87,8 @@ class ClientThrottling:
         manager = self.manager
         if api_key != FETCH or not manager.enabled(QuotaType.FETCH):
             return request
+        if not manager.applies(QuotaType.FETCH, conn.principal.name, header.client_id or ""):
+            return request
         if _is_follower_fetch(request):
             return request
         most = manager.max_value_in_window(
@@ -112,20 +110,22 @@ class ClientThrottling:
         """Record the request's cost; stamp the throttle time and mute the connection."""
         manager = self.manager
         user, client_id = conn.principal.name, header.client_id or ""
-        now_ms = _wall_ms()
+        now_ms = time.time_ns() // 1_000_000
         throttle_ms = 0
-        if api_key == PRODUCE and manager.enabled(QuotaType.PRODUCE):
+        if api_key == PRODUCE and manager.applies(QuotaType.PRODUCE, user, client_id):
             size = produced_bytes(request, response)
             throttle_ms = manager.record(QuotaType.PRODUCE, user, client_id, size, now_ms)
         elif (
             api_key == FETCH
             and response is not None
-            and manager.enabled(QuotaType.FETCH)
+            and manager.applies(QuotaType.FETCH, user, client_id)
             and not _is_follower_fetch(request)
         ):
             size = fetched_bytes(response)
             throttle_ms = manager.record(QuotaType.FETCH, user, client_id, size, now_ms)
-        if manager.enabled(QuotaType.REQUEST) and api_key not in EXEMPT_FROM_REQUEST_QUOTA:
+        if api_key not in EXEMPT_FROM_REQUEST_QUOTA and manager.applies(
+            QuotaType.REQUEST, user, client_id
+        ):
             used = seconds * _REQUEST_PERCENT_PER_SECOND
             throttle_ms = max(
                 throttle_ms, manager.record(QuotaType.REQUEST, user, client_id, used, now_ms)

@@ -20,6 +20,8 @@ from __future__ import annotations
 from samsa.security.quotas.entities import Entity, QuotaKey, QuotaType, resolve
 from samsa.security.quotas.sampled_rate import SampledRate, WindowConfig
 
+_MAX_RESOLVED = 100_000
+
 
 class ThrottleTotals:
     """Throttle time handed out, per quota type, for the metrics endpoint."""
@@ -39,6 +41,8 @@ class ClientQuotaManager:
         self._quotas: dict[Entity, dict[str, float]] = {}
         self._enabled: set[QuotaType] = set()
         self._rates: dict[tuple[QuotaType, QuotaKey], SampledRate] = {}
+        # resolve() walks eight entities; a client's answer is kept until the quotas change.
+        self._resolved: dict[tuple[QuotaType, str, str], tuple[QuotaKey, float] | None] = {}
         self.any_enabled = False
         """False while no client quota is set: the request path checks only this."""
         self.throttled = ThrottleTotals()
@@ -52,12 +56,32 @@ class ClientQuotaManager:
             if any(quota_type.value in values for values in self._quotas.values())
         }
         self.any_enabled = bool(self._enabled)
+        self._resolved.clear()
 
     def enabled(self, quota_type: QuotaType) -> bool:
         return quota_type in self._enabled
 
+    def _resolve(
+        self, quota_type: QuotaType, user: str, client_id: str
+    ) -> tuple[QuotaKey, float] | None:
+        key = (quota_type, user, client_id)
+        try:
+            return self._resolved[key]
+        except KeyError:
+            pass
+        if len(self._resolved) >= _MAX_RESOLVED:
+            self._resolved.clear()
+        found = self._resolved[key] = resolve(self._quotas, quota_type.value, user, client_id)
+        return found
+
+    def applies(self, quota_type: QuotaType, user: str, client_id: str) -> bool:
+        """Whether some quota of this type covers the client (worth measuring it)."""
+        return (
+            quota_type in self._enabled and self._resolve(quota_type, user, client_id) is not None
+        )
+
     def bound(self, quota_type: QuotaType, user: str, client_id: str) -> float | None:
-        found = resolve(self._quotas, quota_type.value, user, client_id)
+        found = self._resolve(quota_type, user, client_id)
         return None if found is None else found[1]
 
     def max_value_in_window(self, quota_type: QuotaType, user: str, client_id: str) -> int | None:
@@ -75,7 +99,7 @@ class ClientQuotaManager:
         """Count ``value`` against the client's quota; the throttle time in ms (0: within it)."""
         if quota_type not in self._enabled:
             return 0
-        found = resolve(self._quotas, quota_type.value, user, client_id)
+        found = self._resolve(quota_type, user, client_id)
         if found is None:
             return 0
         shared_by, bound = found
