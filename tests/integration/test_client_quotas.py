@@ -21,6 +21,7 @@ from tests.integration.test_bad_input import RawClient
 from tests.integration.test_metrics_endpoint import endpoint_url, scrape, value
 
 from samsa.errors import ErrorCode
+from samsa.protocol.api import decode_response, encode_request
 from samsa.testing import BrokerProcess
 
 DESCRIBE, ALTER = 48, 49
@@ -407,3 +408,46 @@ def test_a_producer_is_held_to_its_quota_while_an_unthrottled_one_keeps_its_rate
     )
     assert 0.9 * LIMIT <= limited_rate <= 1.1 * LIMIT
     assert together_rate >= 0.5 * alone_rate
+
+
+def test_a_client_over_its_request_percentage_is_answered_then_muted(
+    broker: BrokerProcess,
+) -> None:
+    """KIP-219: the throttled answer comes at once; the next request on that
+    connection is not read until the throttle time has passed."""
+    admin = RawClient(broker.bootstrap)
+    try:
+        ent = entity(client_id="busy-client")
+        assert alter(admin, ent, request_percentage=0.01)["error_code"] == 0
+    finally:
+        admin.close()
+    client = RawClient(broker.bootstrap)
+    correlation = iter(range(1, 1000))
+
+    def metadata() -> dict[str, Any]:
+        corr = next(correlation)
+        client.send_raw(encode_request(3, 9, corr, "busy-client", {"topics": []}))
+        got, body = decode_response(3, 9, memoryview(client.read_frame()))
+        assert got == corr
+        return body
+
+    try:
+        throttle_ms = 0
+        for _ in range(20):  # 0.01% of a second is 0.1 ms of handler time per second
+            throttle_ms = metadata()["throttle_time_ms"]
+            if throttle_ms:
+                break
+        assert throttle_ms > 0
+        asked = time.monotonic()
+        metadata()
+        assert (time.monotonic() - asked) * 1000 >= throttle_ms * 0.9
+    finally:
+        client.close()
+        admin = RawClient(broker.bootstrap)
+        try:
+            assert (
+                alter(admin, entity(client_id="busy-client"), request_percentage=None)["error_code"]
+                == 0
+            )
+        finally:
+            admin.close()
