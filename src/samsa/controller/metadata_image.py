@@ -229,15 +229,7 @@ class MetadataImage:
 
     def _replay_config(self, body: Mapping[str, Any]) -> None:
         key = (body["resource_type"], body["resource_name"])
-        value = body.get("value")
-        if value is None:
-            current = self.configs.get(key)
-            if current is not None:
-                current.pop(body["name"], None)
-                if not current:
-                    del self.configs[key]
-        else:
-            self.configs.setdefault(key, {})[body["name"]] = value
+        _set_or_remove(self.configs, key, body["name"], body.get("value"))
 
     def _replay_register_broker(self, body: Mapping[str, Any]) -> None:
         registration = BrokerRegistration.from_record(body)
@@ -314,14 +306,8 @@ class MetadataImage:
 
     def _replay_client_quota(self, body: Mapping[str, Any]) -> None:
         entity = make_entity([(e["entity_type"], e["entity_name"]) for e in body["entity"]])
-        if body.get("remove"):
-            values = self.client_quotas.get(entity)
-            if values is not None:
-                values.pop(body["key"], None)
-                if not values:
-                    del self.client_quotas[entity]
-        else:
-            self.client_quotas.setdefault(entity, {})[body["key"]] = float(body["value"])
+        value = None if body.get("remove") else float(body["value"])
+        _set_or_remove(self.client_quotas, entity, body["key"], value)
 
     # ------------------------------------------------------------------ reads
     def partition(self, topic_id: bytes, partition_id: int) -> PartitionRegistration | None:
@@ -374,6 +360,19 @@ class MetadataImage:
             f"MetadataImage(topics={len(self.topics)}, partitions={self.partition_count()}, "
             f"brokers={sorted(self.brokers)}, offset={self.last_offset})"
         )
+
+
+def _set_or_remove(owners: dict[Any, dict[str, Any]], owner: Any, name: str, value: Any) -> None:
+    """Set ``owners[owner][name]``, or with a None value remove it (and the owner
+    once it has nothing left): how ConfigRecords and ClientQuotaRecords apply."""
+    if value is not None:
+        owners.setdefault(owner, {})[name] = value
+        return
+    current = owners.get(owner)
+    if current is not None:
+        current.pop(name, None)
+        if not current:
+            del owners[owner]
 
 
 def images_equal(a: MetadataImage, b: MetadataImage) -> bool:
