@@ -108,6 +108,8 @@ class ClientThrottling:
         seconds: float,
     ) -> None:
         """Record the request's cost; stamp the throttle time and mute the connection."""
+        if api_key == FETCH and _is_follower_fetch(request):
+            return  # replication is exempt from every client quota, as in Kafka
         manager = self.manager
         user, client_id = conn.principal.name, header.client_id or ""
         now_ms = time.time_ns() // 1_000_000
@@ -119,7 +121,6 @@ class ClientThrottling:
             api_key == FETCH
             and response is not None
             and manager.applies(QuotaType.FETCH, user, client_id)
-            and not _is_follower_fetch(request)
         ):
             size = fetched_bytes(response)
             throttle_ms = manager.record(QuotaType.FETCH, user, client_id, size, now_ms)
