@@ -131,6 +131,15 @@ def test_alter_and_describe_over_the_wire_with_kafkas_errors(broker: BrokerProce
             },
         )
         assert twice["error_code"] == ErrorCode.INVALID_REQUEST and twice["entries"] is None
+        assert (
+            twice["error_message"] == "Entity type user cannot appear more than once in the filter."
+        )
+        group = client.call(
+            DESCRIBE,
+            1,
+            {"components": [{"entity_type": "group", "match_type": 2, "match": None}]},
+        )
+        assert group["error_code"] == ErrorCode.UNSUPPORTED_VERSION
     finally:
         client.close()
 

@@ -3,8 +3,8 @@
 Describing reads this broker's metadata image, as Kafka's brokers answer from
 their ``ClientQuotasImage``: the filter's components each match an entity
 type by exact name (0), default (1) or any name (2); ``strict`` also leaves
-out entities that have types the filter does not name.  A bad filter is
-INVALID_REQUEST for the whole request, with Kafka's wording.  Changes are the
+out entities that have types the filter does not name.  A bad filter fails the
+whole request with Kafka's error and wording.  Changes are the
 controller's (``client_quota_control``) and are forwarded to it.
 """
 
@@ -12,9 +12,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from samsa.controller.client_quota_control import InvalidQuota
 from samsa.errors import ErrorCode, KafkaError
-from samsa.protocol.metadata.quotas import ENTITY_TYPES, Entity
+from samsa.protocol.metadata.quotas import CLIENT_ID, ENTITY_TYPES, IP, USER, Entity
 from samsa.server.router import Body, RequestContext, Router
 
 if TYPE_CHECKING:
@@ -33,6 +32,14 @@ def register(router: Router, broker: BrokerApi) -> None:
 Filter = dict[str, tuple[int, str | None]]
 
 
+class FilterError(ValueError):
+    """A filter Kafka's ``ClientQuotasImage.describe`` refuses; its words, its code."""
+
+    def __init__(self, message: str, code: ErrorCode = ErrorCode.INVALID_REQUEST) -> None:
+        super().__init__(message)
+        self.code = code
+
+
 def _filter(components: list[Body]) -> Filter:
     wanted: Filter = {}
     for component in components:
@@ -41,15 +48,29 @@ def _filter(components: list[Body]) -> Filter:
             component["match_type"],
             component["match"],
         )
+        if not entity_type:
+            raise FilterError("Invalid empty entity type.")
         if entity_type in wanted:
-            raise InvalidQuota(f"Duplicate {entity_type} filter component entity type")
+            raise FilterError(
+                f"Entity type {entity_type} cannot appear more than once in the filter."
+            )
         if entity_type not in ENTITY_TYPES:
-            raise InvalidQuota(f"Unknown entity type: {entity_type}")
+            raise FilterError(
+                f"Unsupported entity type {entity_type}", ErrorCode.UNSUPPORTED_VERSION
+            )
         if match_type == MATCH_EXACT and match is None:
-            raise InvalidQuota("Exact match needs a name to match")
+            raise FilterError("Request specified MATCH_TYPE_EXACT, but set match string to null.")
+        if match_type in (MATCH_DEFAULT, MATCH_SPECIFIED) and match is not None:
+            name = "MATCH_TYPE_DEFAULT" if match_type == MATCH_DEFAULT else "MATCH_TYPE_SPECIFIED"
+            raise FilterError(f"Request specified {name}, but also specified a match string.")
         if match_type not in (MATCH_EXACT, MATCH_DEFAULT, MATCH_SPECIFIED):
-            raise InvalidQuota(f"Unknown match type: {match_type}")
+            raise FilterError(f"Unknown match type {match_type}")
         wanted[entity_type] = (match_type, match)
+    if IP in wanted and (USER in wanted or CLIENT_ID in wanted):
+        raise FilterError(
+            "Invalid entity filter component combination. IP filter component should not "
+            "be used with user or clientId filter component."
+        )
     return wanted
 
 
@@ -71,10 +92,10 @@ def _matches(entity: Entity, wanted: Filter, strict: bool) -> bool:
 def handle_describe(broker: BrokerApi, ctx: RequestContext, req: Body) -> Body:
     try:
         wanted = _filter(req["components"])
-    except InvalidQuota as exc:
+    except FilterError as exc:
         return {
             "throttle_time_ms": 0,
-            "error_code": ErrorCode.INVALID_REQUEST,
+            "error_code": exc.code,
             "error_message": str(exc),
             "entries": None,
         }
