@@ -67,7 +67,7 @@ def test_bad_entries_get_kafkas_invalid_request_and_the_good_ones_go_ahead() -> 
         _entry([("ip", "not-an-ip")], ("connection_creation_rate", 1, False)),
         _entry([("user", "a")], ("no_such_rate", 1, False)),
         _entry([("user", "a")], ("producer_byte_rate", 1.5, False)),
-        _entry([("user", "a")], ("consumer_byte_rate", -5, False)),
+        _entry([("user", "")], ("consumer_byte_rate", 5, False)),
         _entry([("user", "a")], ("consumer_byte_rate", 2048, False)),
     )
     invalid = ErrorCode.INVALID_REQUEST
@@ -75,8 +75,12 @@ def test_bad_entries_get_kafkas_invalid_request_and_the_good_ones_go_ahead() -> 
     messages = [message for _, message in codes]
     assert messages[0] == "Invalid empty client quota entity"
     assert messages[1] == "Unhandled client quota entity type: group"
+    assert messages[2] == "Invalid empty client quota entity, duplicate entity entry user"
+    assert messages[3] == "Invalid empty client quota entity"
+    assert messages[4] == "not-an-ip is not a valid IP or resolvable host."
     assert messages[5] == "Invalid configuration key no_such_rate"
     assert messages[6] == "Configuration producer_byte_rate must be a Long value"
+    assert messages[7] == "Empty user not supported"
     assert len(records) == 1
 
 

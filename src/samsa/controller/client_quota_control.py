@@ -2,7 +2,8 @@
 
 Kafka's ``ClientQuotaControlManager``.  Each entry is answered on its own: an
 entry with a bad entity or a bad key/value gets INVALID_REQUEST with Kafka's
-message and writes nothing, the others go ahead.  A set writes a record only
+message and writes nothing, the others go ahead.  As in Kafka, values are not
+range-checked (a rate of 0 or less holds the client back for the whole window).  A set writes a record only
 when the value changes, a remove only when the key is set, so a repeated
 command leaves the log as it was.  With ``validate_only`` the answers are the
 same and no record is written.
@@ -18,7 +19,6 @@ from samsa.controller.controller_result import ControllerResult
 from samsa.controller.metadata_image import MetadataImage
 from samsa.errors import ErrorCode
 from samsa.protocol.metadata.quotas import (
-    CLIENT_ID,
     CLIENT_KEYS,
     ENTITY_TYPES,
     IP,
@@ -46,16 +46,16 @@ def validate_entity(pairs: list[Mapping[str, Any]]) -> Entity:
         if entity_type not in ENTITY_TYPES:
             raise InvalidQuota(f"Unhandled client quota entity type: {entity_type}")
         if entity_type in seen:
-            raise InvalidQuota(f"Duplicate {entity_type} entity")
-        if name is not None and not name and entity_type != CLIENT_ID:
-            raise InvalidQuota(f"Empty {entity_type} entity name")
+            raise InvalidQuota(
+                f"Invalid empty client quota entity, duplicate entity entry {entity_type}"
+            )
+        if name is not None and not name:
+            raise InvalidQuota(f"Empty {entity_type} not supported")
         seen[entity_type] = name
     if IP in seen:
         if len(seen) > 1:
-            raise InvalidQuota(
-                "Invalid quota entity combination, IP entity should not be combined with "
-                "User or ClientId",
-            )
+            # Kafka answers the combination as it answers an empty entity.
+            raise InvalidQuota("Invalid empty client quota entity")
         address = seen[IP]
         if address is not None:
             try:
@@ -116,10 +116,7 @@ class ClientQuotaControl:
         records = []
         for op in entry["ops"]:
             key = op["key"]
-            if op["remove"]:
-                allowed = IP_KEYS if entity[0][0] == IP else CLIENT_KEYS
-                if key not in allowed:
-                    raise InvalidQuota(f"Invalid configuration key {key}")
+            if op["remove"]:  # as in Kafka, removing a key that is not set is no error
                 if key in current:
                     records.append(quota_record(entity, key, 0.0, True))
                 continue
