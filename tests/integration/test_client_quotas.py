@@ -1,9 +1,11 @@
 """Client quotas against a real broker: AlterClientQuotas / DescribeClientQuotas on
-the wire, librdkafka throttled by them, quotas kept across a restart.
+the wire, librdkafka throttled by them (its statistics report the broker's
+throttle times), a consumer's fetches bounded, KIP-219 muting, quotas kept across
+a restart, and one 30 s run holding a producer to 1 MB/s.
 
 The broker here measures over ``quota.window.num=2`` windows of one second, so a
 client over its quota is throttled within a second or two and the tests stay
-short; the 30 s rate test (``test_quota_rate.py``) runs with Kafka's defaults.
+short (and the 30 s average is steady: see that test's docstring).
 """
 
 from __future__ import annotations
