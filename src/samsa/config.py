@@ -93,6 +93,23 @@ _KEYS: list[ConfigKey] = [
         INT32_MAX,
         "Connections one client address may hold open (more are closed at once).",
     ),
+    ConfigKey(
+        "max.connections.per.ip.overrides",
+        str,
+        "",
+        "host:count pairs overriding max.connections.per.ip for those addresses.",
+    ),
+    ConfigKey(
+        "max.connections",
+        int,
+        INT32_MAX,
+        "Connections the broker holds open (new ones wait for a slot); per listener too, "
+        "as listener.name.<l>.max.connections.",
+    ),
+    ConfigKey("quota.window.num", int, 11, "Samples a client quota's rate is measured over."),
+    ConfigKey(
+        "quota.window.size.seconds", int, 1, "Length of each client quota sample, in seconds."
+    ),
     ConfigKey("log.segment.bytes", int, 1073741824, "Segment size before rolling."),
     ConfigKey("log.roll.ms", int, 604800000, "Segment age before rolling."),
     ConfigKey(
@@ -534,7 +551,9 @@ def _listener_key(name: str) -> tuple[str, str] | None:
     listener, sep, key = name[len(LISTENER_PREFIX) :].partition(".")
     if not sep or not listener:
         return None
-    if key.startswith(("ssl.", "sasl.", "connection.failed.")) and key in KEYS:
+    if (key.startswith(("ssl.", "sasl.", "connection.failed.")) or key == "max.connections") and (
+        key in KEYS
+    ):
         return listener.upper(), key
     mechanism, sep, rest = key.partition(".")
     if sep and rest == "sasl.jaas.config":

@@ -86,6 +86,8 @@ _OTHER_DYNAMIC = frozenset(
         "log.cleaner.backoff.ms",
         "max.connections.per.ip",
         "producer.id.expiration.ms",
+        "max.connections",
+        "max.connections.per.ip.overrides",
         # Set and cleared by kafka-reassign-partitions --throttle around a move;
         # kept and described, but Samsa does not throttle replication.
         "leader.replication.throttled.rate",

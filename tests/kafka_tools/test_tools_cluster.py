@@ -9,9 +9,13 @@ import re
 from pathlib import Path
 
 import pytest
+from confluent_kafka import Producer
+from tests.integration.test_bad_input import RawClient
+from tests.integration.test_client_quotas import describe, quotas_of
 from tests.kafka_tools.conftest import TEST_TIMEOUT_S, KafkaTools, write_json
 from tests.kafka_tools.tool_classes import (
     BROKER_API_VERSIONS,
+    CONFIGS,
     CONSOLE_CONSUMER,
     CONSOLE_PRODUCER,
     CONSUMER_GROUPS,
@@ -153,3 +157,72 @@ def test_reassign_with_throttle(cluster_tools: KafkaTools, tmp_path: Path) -> No
         REASSIGN_PARTITIONS, "--reassignment-json-file", plan, "--execute", "--throttle", "100000"
     )
     assert "Successfully started partition reassignment for throttled-0" in started
+
+
+def test_client_quotas_set_by_kafka_configs_apply_on_every_node(
+    cluster_tools: KafkaTools, samsa_cluster: LocalCluster
+) -> None:
+    """kafka-configs writes quotas through one node (forwarded to the controller);
+    every node describes them, and every node throttles the client by them."""
+    client = ["--entity-type", "clients", "--entity-name", "cluster-limited"]
+    altered = cluster_tools.admin(
+        CONFIGS, "--alter", *client, "--add-config", "producer_byte_rate=2000"
+    )
+    assert "Completed updating config for client cluster-limited." in altered
+    user = ["--entity-type", "users", "--entity-name", "quota-user"]
+    cluster_tools.admin(
+        CONFIGS,
+        "--alter",
+        *user,
+        "--add-config",
+        "consumer_byte_rate=1048576,request_percentage=150",
+    )
+    described = cluster_tools.admin(CONFIGS, "--describe", *client)
+    assert "Quota configs for client-id 'cluster-limited' are producer_byte_rate=2000.0" in (
+        described
+    )
+    for node_id in sorted(samsa_cluster.nodes):  # each node answers from its own image
+        raw = RawClient(samsa_cluster.client_address(node_id))
+        try:
+            assert quotas_of(describe(raw, client_id="cluster-limited")) == {
+                (("client-id", "cluster-limited"),): {"producer_byte_rate": 2000.0}
+            }
+        finally:
+            raw.close()
+    # For users the tool also asks DescribeUserScramCredentials, which fails (and
+    # makes it exit 1) until SCRAM credentials are served; the quota line comes first.
+    described = cluster_tools.run(
+        CONFIGS, "--bootstrap-server", cluster_tools.bootstrap, "--describe", *user, check=False
+    )
+    assert "user-principal 'quota-user'" in described
+    assert "consumer_byte_rate=1048576.0" in described and "request_percentage=150.0" in described
+
+    # One partition led by each node: each node's own quota of 2000 B/s (with its
+    # ten-window allowance of 20 KB) throttles the 25 KB written to it.
+    cluster_tools.admin(TOPICS, "--create", "--topic", "quota-rf1", "--replica-assignment", "1,2,3")
+    throttled_by: set[int] = set()
+
+    def stats(raw: str) -> None:
+        for broker in json.loads(raw)["brokers"].values():
+            if broker["nodeid"] >= 0 and broker["throttle"]["cnt"]:
+                throttled_by.add(broker["nodeid"])
+
+    producer = Producer(
+        {
+            "bootstrap.servers": samsa_cluster.bootstrap,
+            "client.id": "cluster-limited",
+            "linger.ms": 5,
+            "batch.size": 5000,
+            "statistics.interval.ms": 200,
+            "stats_cb": stats,
+        }
+    )
+    for i in range(75):
+        producer.produce("quota-rf1", b"q" * 1000, partition=i % 3)
+    assert producer.flush(60) == 0
+
+    def every_node_throttled() -> bool:
+        producer.poll(0.2)
+        return throttled_by == {1, 2, 3}
+
+    wait_until(every_node_throttled, 10, "a throttle from every node in librdkafka's stats")

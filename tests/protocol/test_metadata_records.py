@@ -198,6 +198,7 @@ def test_api_keys_are_kafkas() -> None:
         "UnfenceBrokerRecord": 8,
         "RemoveTopicRecord": 9,
         "FeatureLevelRecord": 12,
+        "ClientQuotaRecord": 14,
         "ProducerIdsRecord": 15,
         "BrokerRegistrationChangeRecord": 17,
         "AccessControlEntryRecord": 18,

@@ -112,3 +112,16 @@ def test_scram_apis_need_the_cluster() -> None:
             "error_message": "Cluster authorization failed.",
         }
     ]
+
+
+def test_client_quota_apis_need_the_clusters_configs() -> None:
+    describe = _guarded(48)
+    refused = _call(describe, 48, "User:alice", {"components": []})
+    assert refused["error_code"] == ErrorCode.CLUSTER_AUTHORIZATION_FAILED
+    alter = _guarded(49)
+    entity = [{"entity_type": "user", "entity_name": "bob"}]
+    body = {"entries": [{"entity": entity, "ops": []}], "validate_only": False}
+    assert _call(alter, 49, "User:admin", body) is SENTINEL
+    answer = _call(alter, 49, "User:alice", body)
+    assert [e["error_code"] for e in answer["entries"]] == [ErrorCode.CLUSTER_AUTHORIZATION_FAILED]
+    assert answer["entries"][0]["entity"] == entity

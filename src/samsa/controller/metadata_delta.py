@@ -94,6 +94,7 @@ class MetadataDelta:
         self._configs_changed: set[tuple[int, str]] = set()
         self._producer_ids_before: int | None = None
         self._features_before: dict[str, int] | None = None
+        self.client_quotas_changed = False
         self.record_count = 0
         self._acls_changed: set[bytes] = set()
 
@@ -110,6 +111,8 @@ class MetadataDelta:
                 self._brokers_before[broker_id] = self.image.brokers.get(broker_id)
         elif name == "ConfigRecord":
             self._configs_changed.add((body["resource_type"], body["resource_name"]))
+        elif name == "ClientQuotaRecord":
+            self.client_quotas_changed = True
         elif name == "ProducerIdsRecord" and self._producer_ids_before is None:
             self._producer_ids_before = self.image.next_producer_id
         elif name == "FeatureLevelRecord" and self._features_before is None:

@@ -1,9 +1,10 @@
 """The cluster metadata image, built only by replaying Kafka's metadata records.
 
 What the image holds: topics (name, id, partitions), brokers (registrations),
-configs per (resource type, resource name), the next producer id, feature levels,
-SCRAM credentials (``scram_image``), and the offset and epoch of the last
-record applied.  ``replay`` is the only mutator; every node (controller or broker) builds the same image from the same
+configs per (resource type, resource name), client quotas per entity, the next
+producer id, feature levels, SCRAM credentials (``scram_image``), ACLs, and the
+offset and epoch of the last record applied.  ``replay`` is the only mutator;
+every node (controller or broker) builds the same image from the same
 committed records, so there is nothing else to keep in sync.
 
 Why it is mutable, unlike Kafka's immutable ``MetadataImage``: a cluster holds
@@ -40,6 +41,7 @@ from samsa.controller.registrations import (
 from samsa.controller.scram_image import ScramImage, ScramReplayError
 from samsa.controller.topic_validation import collision_key
 from samsa.protocol.acl import AclBinding, binding_from
+from samsa.protocol.metadata.quotas import Entity, make_entity
 from samsa.protocol.metadata_records import MetadataRecord
 
 log = logging.getLogger(__name__)
@@ -88,6 +90,7 @@ class MetadataImage:
             "RemoveUserScramCredentialRecord": self._replay_scram(ScramImage.replay_remove),
             "AccessControlEntryRecord": self._replay_acl,
             "RemoveAccessControlEntryRecord": self._replay_remove_acl,
+            "ClientQuotaRecord": self._replay_client_quota,
         }
 
     def _reset(self) -> None:
@@ -106,6 +109,7 @@ class MetadataImage:
         self.imbalanced: set[tuple[bytes, int]] = set()
         self.scram = ScramImage()
         self.acls: dict[bytes, AclBinding] = {}
+        self.client_quotas: dict[Entity, dict[str, float]] = {}
 
     def load_snapshot(self, records: Iterable[MetadataRecord], end_offset: int, epoch: int) -> None:
         """Rebuild this image in place from a snapshot's records (holders of the
@@ -252,15 +256,7 @@ class MetadataImage:
 
     def _replay_config(self, body: Mapping[str, Any]) -> None:
         key = (body["resource_type"], body["resource_name"])
-        value = body.get("value")
-        if value is None:
-            current = self.configs.get(key)
-            if current is not None:
-                current.pop(body["name"], None)
-                if not current:
-                    del self.configs[key]
-        else:
-            self.configs.setdefault(key, {})[body["name"]] = value
+        _set_or_remove(self.configs, key, body["name"], body.get("value"))
 
     def _replay_register_broker(self, body: Mapping[str, Any]) -> None:
         registration = BrokerRegistration.from_record(body)
@@ -346,6 +342,11 @@ class MetadataImage:
 
         return replay
 
+    def _replay_client_quota(self, body: Mapping[str, Any]) -> None:
+        entity = make_entity([(e["entity_type"], e["entity_name"]) for e in body["entity"]])
+        value = None if body.get("remove") else float(body["value"])
+        _set_or_remove(self.client_quotas, entity, body["key"], value)
+
     # ------------------------------------------------------------------ reads
     def partition(self, topic_id: bytes, partition_id: int) -> PartitionRegistration | None:
         topic = self.topics_by_id.get(topic_id)
@@ -389,6 +390,7 @@ class MetadataImage:
             and self.features == other.features
             and self.scram == other.scram
             and self.acls == other.acls
+            and self.client_quotas == other.client_quotas
         )
 
     __hash__ = None  # type: ignore[assignment]
@@ -398,6 +400,19 @@ class MetadataImage:
             f"MetadataImage(topics={len(self.topics)}, partitions={self.partition_count()}, "
             f"brokers={sorted(self.brokers)}, offset={self.last_offset})"
         )
+
+
+def _set_or_remove(owners: dict[Any, dict[str, Any]], owner: Any, name: str, value: Any) -> None:
+    """Set ``owners[owner][name]``, or with a None value remove it (and the owner
+    once it has nothing left): how ConfigRecords and ClientQuotaRecords apply."""
+    if value is not None:
+        owners.setdefault(owner, {})[name] = value
+        return
+    current = owners.get(owner)
+    if current is not None:
+        current.pop(name, None)
+        if not current:
+            del owners[owner]
 
 
 def images_equal(a: MetadataImage, b: MetadataImage) -> bool:

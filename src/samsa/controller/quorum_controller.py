@@ -35,6 +35,7 @@ from typing import Any
 
 from samsa.controller.acl_control import AclControl
 from samsa.controller.alter_partition import AlterPartitionControl
+from samsa.controller.client_quota_control import ClientQuotaControl
 from samsa.controller.cluster_control import ClusterControl
 from samsa.controller.config_control import ConfigControl
 from samsa.controller.controller_config import ControllerConfig
@@ -72,6 +73,7 @@ class QuorumController:
         self.cluster = ClusterControl(image, self.config, self.replication)
         self.reassignments = ReassignmentControl(image, self.configs)
         self.scram = ScramControl(image)
+        self.client_quotas = ClientQuotaControl(image)
         self._next_rebalance_ms: int | None = None
         self.acls = AclControl(image, self.rng)
 
@@ -97,6 +99,9 @@ class QuorumController:
 
     def alter_configs(self, request: Request) -> ControllerResult:
         return self.configs.alter_configs(request)
+
+    def alter_client_quotas(self, request: Request) -> ControllerResult:
+        return self.client_quotas.alter_client_quotas(request)
 
     def allocate_producer_ids(self, request: Request) -> ControllerResult:
         return allocate_producer_ids(self.image, request)

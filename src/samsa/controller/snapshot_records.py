@@ -5,14 +5,15 @@ to ``image`` (``MetadataImage.__eq__``, ``images_equal``); that round trip is
 the contract snapshots rely on.  The order is Kafka's ``MetadataImage.write``
 order where it matters: feature levels first (a reader needs metadata.version
 before anything else), then brokers, topics with their partitions, configs,
-SCRAM credentials, ACLs and the producer id mark.  A broker's fenced and
-controlled-shutdown state travel inside its RegisterBrokerRecord, so one
-record per broker is enough.
+client quotas, SCRAM credentials, ACLs and the producer id mark.  A broker's
+fenced and controlled-shutdown state travel inside its RegisterBrokerRecord, so
+one record per broker is enough.
 """
 
 from __future__ import annotations
 
 from samsa.controller.acl_control import acl_record
+from samsa.controller.client_quota_control import quota_record
 from samsa.controller.metadata_image import MetadataImage
 from samsa.controller.scram_control import credential_record
 from samsa.protocol.metadata_records import MetadataRecord, make_record
@@ -55,6 +56,9 @@ def snapshot_records(image: MetadataImage) -> list[MetadataRecord]:
     for user, mechanism, credential in image.scram:
         records.append(credential_record(user, mechanism, credential))
     records.extend(acl_record(acl_id, acl) for acl_id, acl in image.acls.items())
+    for entity, quotas in image.client_quotas.items():
+        for key, rate in sorted(quotas.items()):
+            records.append(quota_record(entity, key, rate, remove=False))
     if image.next_producer_id > 0:
         records.append(
             make_record(

@@ -28,7 +28,7 @@ from typing import Any
 
 from samsa.errors import DecodeError
 from samsa.protocol.compiler import Decoder, Encoder, decoder_for, encoder_for
-from samsa.protocol.metadata import acls, brokers, cluster, topics
+from samsa.protocol.metadata import acls, brokers, cluster, quotas, topics
 from samsa.protocol.metadata import scram as scram_records
 from samsa.protocol.primitives import read_uvarint, uvarint_bytes
 from samsa.protocol.schema import DataSchema, Field
@@ -50,7 +50,7 @@ FRAME_VERSION = 1
 _MAX_SHORT = 32767
 
 _BY_KEY: dict[int, DataSchema] = dict(
-    brokers.RECORDS + topics.RECORDS + cluster.RECORDS + acls.RECORDS
+    brokers.RECORDS + topics.RECORDS + cluster.RECORDS + acls.RECORDS + quotas.RECORDS
 )
 _BY_KEY.update(scram_records.RECORDS)
 

@@ -37,9 +37,11 @@ from samsa.net import ChannelPool
 from samsa.replication.config import ReplicationConfig
 from samsa.replication.replica_manager import ReplicaManager
 from samsa.security.authorizer.standard import StandardAuthorizer
+from samsa.security.quotas import ClientQuotaManager, WindowConfig
 from samsa.server.bind_failure import explain_bind_failure
 from samsa.server.broker_lifecycle import BrokerLifecycle, Registration
 from samsa.server.cleaner_task import CleanerTask
+from samsa.server.client_throttling import ClientThrottling
 from samsa.server.coordinator_start import CoordinatorStarter
 from samsa.server.dynamic_broker_config import DynamicBrokerConfig
 from samsa.server.features import api_versions_features
@@ -116,6 +118,12 @@ class Broker:
             lambda: self.lifecycle.broker_epoch if self.lifecycle is not None else -1,
             self.forward,
         )
+        self.client_quotas = ClientQuotaManager(
+            WindowConfig(
+                self.config["quota.window.num"], self.config["quota.window.size.seconds"] * 1000
+            )
+        )
+        self.throttling = ClientThrottling(self.client_quotas)
         if self.config["metrics.listen"] or self.config["console.listen"]:
             # Counting starts before the first client can connect.
             self.metrics = BrokerMetrics()
@@ -241,6 +249,7 @@ class Broker:
         )
         self.replicas.load_existing()
         self.loader.add_publisher(self)
+        self.client_quotas.update(self.image.client_quotas)
         registration = Registration(
             broker_id=self.node_id,
             cluster_id=self.cluster_id,
@@ -297,6 +306,7 @@ class Broker:
         )
         if self.metrics is not None:
             router.observer = self.metrics
+        router.throttling = self.throttling
 
     async def _bind_http_endpoints(self) -> None:
         """Metrics and console: off unless their listen address is set."""
@@ -387,6 +397,8 @@ class Broker:
         group coordinator following the ``__consumer_offsets`` leaderships.
         Before the first unfencing the image is still catching up: the whole
         image is applied once then (``wait_ready``)."""
+        if delta.client_quotas_changed:
+            self.client_quotas.update(self.image.client_quotas)
         if not self._reconciled:
             return
         self.replicas.apply_delta(delta, self.image, wall_ms())
@@ -417,6 +429,7 @@ class Broker:
             txn_wiring.follow_leadership(self)
 
     def on_image(self, image: MetadataImage) -> None:
+        self.client_quotas.update(image.client_quotas)
         if self._reconciled:
             self.replicas.apply_image(image, wall_ms())
             self._apply_dynamic_broker_configs()

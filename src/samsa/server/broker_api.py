@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from samsa.raft.driver import RaftDriver
     from samsa.replication.replica_manager import ReplicaManager
     from samsa.security.authorizer.standard import StandardAuthorizer
+    from samsa.security.quotas import ClientQuotaManager
     from samsa.server.broker_lifecycle import BrokerLifecycle
     from samsa.server.cleaner_task import CleanerTask
     from samsa.server.controller_link import ControllerLink
@@ -54,6 +55,7 @@ class BrokerApi(Protocol):
     log_dir_failures: LogDirFailureHandler
     share_partitions: Any
     authorizer: StandardAuthorizer | None
+    client_quotas: ClientQuotaManager
 
     @property
     def image(self) -> MetadataImage: ...

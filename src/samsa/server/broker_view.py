@@ -17,6 +17,7 @@ from samsa.protocol.consumer_protocol import decode_assignment
 from samsa.storage.cleaner_manager import CleanerStats
 
 if TYPE_CHECKING:
+    from samsa.security.quotas import ThrottleTotals
     from samsa.server.broker_api import BrokerApi
     from samsa.server.metrics import BrokerMetrics
 
@@ -87,6 +88,10 @@ class BrokerView:
     @property
     def metrics(self) -> BrokerMetrics | None:
         return self._broker.metrics
+
+    def client_throttling(self) -> ThrottleTotals:
+        """Throttle time handed out per quota type (``ClientQuotaManager``)."""
+        return self._broker.client_quotas.throttled
 
     def partitions(self) -> Iterator[PartitionState]:
         node = self._broker.node_id

@@ -46,6 +46,7 @@ ALTER_PARTITION, BROKER_REGISTRATION, BROKER_HEARTBEAT, UNREGISTER_BROKER = 56, 
 ALLOCATE_PRODUCER_IDS = 67
 ALTER_USER_SCRAM_CREDENTIALS = 51
 CREATE_ACLS, DELETE_ACLS = 30, 31
+ALTER_CLIENT_QUOTAS = 49
 DESCRIBE_QUORUM, ADD_RAFT_VOTER, REMOVE_RAFT_VOTER = 55, 80, 81
 QUORUM_APIS = frozenset({DESCRIBE_QUORUM, ADD_RAFT_VOTER, REMOVE_RAFT_VOTER})
 
@@ -67,6 +68,7 @@ CONTROLLER_APIS = frozenset(
         ALTER_USER_SCRAM_CREDENTIALS,
         CREATE_ACLS,
         DELETE_ACLS,
+        ALTER_CLIENT_QUOTAS,
     }
 )
 POLL_INTERVAL_S = 0.2
@@ -183,6 +185,8 @@ class ControllerServer:
                 result = controller.incremental_alter_configs(body)
             elif api_key == ALLOCATE_PRODUCER_IDS:
                 result = controller.allocate_producer_ids(body)
+            elif api_key == ALTER_CLIENT_QUOTAS:
+                result = controller.alter_client_quotas(body)
             elif api_key == BROKER_REGISTRATION:
                 result = controller.register_broker(body, self._raft.log.end_offset, now)
             elif api_key == BROKER_HEARTBEAT:
@@ -334,6 +338,14 @@ def not_controller_response(api_key: int, body: Body) -> Body:
         }
     if api_key == ELECT_LEADERS:
         return {"throttle_time_ms": 0, "error_code": code, "replica_election_results": []}
+    if api_key == ALTER_CLIENT_QUOTAS:
+        return {
+            "throttle_time_ms": 0,
+            "entries": [
+                {"error_code": code, "error_message": message, "entity": entry["entity"]}
+                for entry in body.get("entries", [])
+            ],
+        }
     if api_key in (ALTER_PARTITION_REASSIGNMENTS, LIST_PARTITION_REASSIGNMENTS):
         return {
             "throttle_time_ms": 0,

@@ -79,6 +79,7 @@ def socket_server(
         requires_authentication=protocol.uses_sasl,
         unauthenticated_request_size=int(lookup("sasl.server.max.receive.size")),
         failed_authentication_delay_ms=delay_ms,
+        listener_name=listener.name,
     )
 
 

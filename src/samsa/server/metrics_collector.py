@@ -50,6 +50,7 @@ class BrokerCollector(Collector):
         yield from self._groups()
         yield from self._transactions()
         yield from self._storage()
+        yield from _throttle_families(self.view)
 
     def _traffic(self) -> Iterator[Metric]:
         m = self.metrics
@@ -252,6 +253,25 @@ class BrokerCollector(Collector):
         for name in sorted(dict(stats.uncleanable)):
             uncleanable.add_metric([name], 1)
         yield uncleanable
+
+
+def _throttle_families(view: BrokerView) -> Iterator[Metric]:
+    """Kafka's per-quota-type ``throttle-time`` sensors, as totals."""
+    throttled = view.client_throttling()
+    time_ms = CounterMetricFamily(
+        "samsa_client_throttle_time_ms",
+        "Throttle time sent to clients over their quota (KIP-219 mutes), by quota type.",
+        labels=["quota_type"],
+    )
+    count = CounterMetricFamily(
+        "samsa_client_throttled_responses",
+        "Responses that throttled a client, by quota type.",
+        labels=["quota_type"],
+    )
+    for quota_type, total in throttled.total_ms.items():
+        time_ms.add_metric([quota_type.value], total)
+        count.add_metric([quota_type.value], throttled.count[quota_type])
+    yield from (time_ms, count)
 
 
 def build_registry(view: BrokerView, metrics: BrokerMetrics) -> CollectorRegistry:

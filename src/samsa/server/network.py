@@ -25,7 +25,7 @@ from typing import IO, Any, cast
 
 from samsa.security.principal import ANONYMOUS, KafkaPrincipal
 from samsa.server import eager
-from samsa.server.connection_quotas import ConnectionQuotas
+from samsa.server.connection_quotas import Admission, ConnectionQuotas
 from samsa.server.framing import FrameReader, FrameTooLarge
 
 log = logging.getLogger("samsa.server")
@@ -66,10 +66,12 @@ class Connection(asyncio.BufferedProtocol):
         self._pending_task: asyncio.Future[None] | None = None
         self._closed = False
         self._reading_paused = False
+        self._muted: asyncio.TimerHandle | None = None
         self._can_write = asyncio.Event()
         self._can_write.set()
         self.last_active = time.monotonic()
         self._counted_address: str | None = None
+        self._waiting_for_slot = False
 
     @property
     def closed(self) -> bool:
@@ -84,11 +86,18 @@ class Connection(asyncio.BufferedProtocol):
         self.host = peer[0] if peer else ""
         quotas = self.server.quotas
         if quotas is not None and peer:
-            if not quotas.admit(peer[0]):
+            admission = quotas.arrive(peer[0], self.server.listener_name, self._slot_granted)
+            if admission is Admission.REFUSE:
                 self._closed = True
                 transport.close()
                 return
-            self._counted_address = peer[0]
+            if admission is Admission.WAIT:
+                # Accepted, but nothing is read until a connection slot frees.
+                self._waiting_for_slot = True
+                transport.pause_reading()
+                self._reading_paused = True
+            else:
+                self._counted_address = peer[0]
         sock = transport.get_extra_info("socket")
         if sock is not None:
             with contextlib.suppress(OSError):
@@ -96,10 +105,30 @@ class Connection(asyncio.BufferedProtocol):
         transport.set_write_buffer_limits(high=4 * 1024 * 1024)
         self.server.connections.add(self)
 
+    def _slot_granted(self, admitted: bool) -> None:
+        """A waiting connection got its slot (or was refused by its per-ip limit)."""
+        self._waiting_for_slot = False
+        transport = self.transport
+        if transport is None or self._closed:
+            return
+        if not admitted:
+            self._closed = True
+            transport.close()
+            return
+        self._counted_address = transport.get_extra_info("peername")[0]
+        self._reading_paused = False
+        transport.resume_reading()
+
     def connection_lost(self, exc: Exception | None) -> None:
         self._closed = True
+        if self._waiting_for_slot and self.server.quotas is not None:
+            self.server.quotas.leave(self._slot_granted)
+            self._waiting_for_slot = False
+        if self._muted is not None:
+            self._muted.cancel()
+            self._muted = None
         if self._counted_address is not None and self.server.quotas is not None:
-            self.server.quotas.release(self._counted_address)
+            self.server.quotas.release(self._counted_address, self.server.listener_name)
             self._counted_address = None
         self.server.connections.discard(self)
         self._can_write.set()
@@ -146,9 +175,31 @@ class Connection(asyncio.BufferedProtocol):
             self.transport.pause_reading()
             self._reading_paused = True
 
+    def mute(self, throttle_ms: int) -> None:
+        """Read and handle nothing more from this client for ``throttle_ms`` (KIP-219:
+        the throttled response goes out first, then the channel is muted)."""
+        if self._closed or self.transport is None:
+            return
+        loop = asyncio.get_running_loop()
+        if self._muted is not None:
+            if self._muted.when() >= loop.time() + throttle_ms / 1000:
+                return
+            self._muted.cancel()
+        self._muted = loop.call_later(throttle_ms / 1000, self._unmute)
+        if not self._reading_paused:
+            self.transport.pause_reading()
+            self._reading_paused = True
+
+    def _unmute(self) -> None:
+        self._muted = None
+        self.last_active = time.monotonic()
+        self._process()
+
     # --------------------------------------------------------------- processing
     def _process(self) -> None:
-        while self._queue and not self._busy and not self._closed:
+        if self._muted is not None:
+            return
+        while self._queue and not self._busy and not self._closed and self._muted is None:
             frame = self._queue.popleft()
             try:
                 result = self.server.dispatch(frame, self)
@@ -172,7 +223,12 @@ class Connection(asyncio.BufferedProtocol):
                 self._busy = True
                 self._pending_task = asyncio.ensure_future(self._finish(result))
                 return
-        if self._reading_paused and len(self._queue) < 16 and self.transport is not None:
+        if (
+            self._reading_paused
+            and len(self._queue) < 16
+            and self.transport is not None
+            and self._muted is None
+        ):
             self._reading_paused = False
             self.transport.resume_reading()
 
@@ -307,7 +363,9 @@ class SocketServer:
         requires_authentication: bool = False,
         unauthenticated_request_size: int = 0,
         failed_authentication_delay_ms: int = 0,
+        listener_name: str = "",
     ) -> None:
+        self.listener_name = listener_name
         self.failed_authentication_delay_ms = failed_authentication_delay_ms
         self.dispatch = dispatch
         self.quotas = quotas

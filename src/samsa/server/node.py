@@ -257,7 +257,15 @@ class Node:
         self.cluster_id = meta.cluster_id
         self.directory_id = directory_uuid(meta.directory_id)
 
-        quotas = ConnectionQuotas(lambda: int(self._current_setting("max.connections.per.ip")))
+        quotas = ConnectionQuotas(
+            self._current_setting,
+            {
+                listener.name: int(config.for_listener(listener.name, "max.connections"))
+                for listener in self.settings.listeners
+                if config.is_explicit(f"listener.name.{listener.name.lower()}.max.connections")
+            },
+        )
+        quotas.protected_listener = self.settings.inter_broker_listener_name
         servers = {
             listener.name: socket_server(
                 config,

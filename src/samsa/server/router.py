@@ -28,6 +28,7 @@ from samsa.protocol.messages import APIS
 from samsa.server.network import CloseConnection
 
 if TYPE_CHECKING:
+    from samsa.server.client_throttling import ClientThrottling
     from samsa.server.network import Connection
 
 log = logging.getLogger("samsa.server")
@@ -69,6 +70,8 @@ class Router:
         self.features: Callable[[], Body] | None = None
         """ApiVersions v3+ feature fields (supported and finalized levels), when a
         broker serves this router; a controller-only listener reports none."""
+        self.throttling: ClientThrottling | None = None
+        """Client quotas, on a broker's client listeners (``client_throttling``)."""
         self.register(API_VERSIONS_KEY, self._api_versions)
 
     def register(self, api_key: int, handler: Handler) -> None:
@@ -155,7 +158,13 @@ class Router:
                 f"malformed {APIS[api_key].name} v{version} request: {exc}"
             ) from None
         observer = self.observer
-        started = perf_counter() if observer is not None else 0.0
+        throttling = self.throttling
+        if throttling is not None and (conn is None or not throttling.manager.any_enabled):
+            throttling = None
+        started = perf_counter() if observer is not None or throttling is not None else 0.0
+        if throttling is not None:
+            assert conn is not None
+            request = throttling.before(api_key, header, request, conn)
         try:
             result = handler(RequestContext(header, conn), request)
         except Exception:
@@ -166,13 +175,46 @@ class Router:
             if observer is not None:
                 failed = bool(result.get("error_code"))
                 observer.on_request(api_key, version, perf_counter() - started, failed)
+            if throttling is not None:
+                assert conn is not None
+                throttling.after(api_key, header, request, result, conn, perf_counter() - started)
             return encode_response(api_key, version, correlation_id, result)
         if result is None:
             if observer is not None:
                 observer.on_request(api_key, version, perf_counter() - started, False)
+            if throttling is not None:
+                assert conn is not None
+                throttling.after(api_key, header, request, None, conn, perf_counter() - started)
             return None
         assert inspect.isawaitable(result)
+        if throttling is not None:
+            assert conn is not None
+            return self._finish_throttled(
+                throttling, header, request, conn, result, started, correlation_id
+            )
         return self._finish(api_key, version, correlation_id, result, started)
+
+    async def _finish_throttled(
+        self,
+        throttling: ClientThrottling,
+        header: RequestHeader,
+        request: Body,
+        conn: Connection,
+        pending: Awaitable[Body | None],
+        started: float,
+        correlation_id: int,
+    ) -> list[Any] | None:
+        """``_finish`` for a client with a quota: its cost is known once answered.
+        (Waiting in purgatory is not handler time; only the first, inline step is.)"""
+        api_key, version = header.api_key, header.api_version
+        handler_seconds = perf_counter() - started
+
+        async def answered() -> Body | None:
+            body = await pending
+            throttling.after(api_key, header, request, body, conn, handler_seconds)
+            return body
+
+        return await self._finish(api_key, version, correlation_id, answered(), started)
 
     async def _finish(
         self,

@@ -35,6 +35,7 @@ INCREMENTAL_ALTER_CONFIGS = 44
 ALTER_PARTITION_REASSIGNMENTS, LIST_PARTITION_REASSIGNMENTS = 45, 46
 DESCRIBE_CLUSTER = 60
 DESCRIBE_USER_SCRAM_CREDENTIALS, ALTER_USER_SCRAM_CREDENTIALS = 50, 51
+DESCRIBE_CLIENT_QUOTAS, ALTER_CLIENT_QUOTAS = 48, 49
 _Op = AclOperation
 TOPIC_DENIED = ErrorCode.TOPIC_AUTHORIZATION_FAILED
 CLUSTER_DENIED = ErrorCode.CLUSTER_AUTHORIZATION_FAILED
@@ -184,6 +185,24 @@ def alter_scram_check(
     return {"throttle_time_ms": 0, "results": results}
 
 
+def alter_quotas_check(
+    auth: StandardAuthorizer, ctx: RequestContext, req: Body, inner: Handler
+) -> Any:
+    """AlterClientQuotas needs the cluster's ALTER_CONFIGS; refused, each entry
+    is answered CLUSTER_AUTHORIZATION_FAILED (no top-level error)."""
+    if can_cluster(auth, ctx, _Op.ALTER_CONFIGS):
+        return inner(ctx, req)
+    entries = [
+        {
+            "error_code": CLUSTER_DENIED,
+            "error_message": "Cluster authorization failed.",
+            "entity": entry["entity"],
+        }
+        for entry in req.get("entries") or []
+    ]
+    return {"throttle_time_ms": 0, "entries": entries}
+
+
 def guard(router: Router, auth: StandardAuthorizer, broker: Any) -> None:
     guard_one(
         router,
@@ -223,3 +242,7 @@ def guard(router: Router, auth: StandardAuthorizer, broker: Any) -> None:
         cluster_check(_Op.DESCRIBE, CLUSTER_DENIED),
     )
     guard_one(router, ALTER_USER_SCRAM_CREDENTIALS, auth, alter_scram_check)
+    guard_one(
+        router, DESCRIBE_CLIENT_QUOTAS, auth, cluster_check(_Op.DESCRIBE_CONFIGS, CLUSTER_DENIED)
+    )
+    guard_one(router, ALTER_CLIENT_QUOTAS, auth, alter_quotas_check)

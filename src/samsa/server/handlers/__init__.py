@@ -12,6 +12,7 @@ from samsa.server.handlers import (
     acls,
     admin_configs,
     admin_topics,
+    client_quotas,
     cluster,
     fetch,
     forwarded,
@@ -50,6 +51,7 @@ def register_all(router: Router, broker: BrokerApi, listener: str) -> None:
         share,
         share_admin,
         acls,
+        client_quotas,
     ):
         module.register(router, broker)
     forwarded.register(router, broker)
