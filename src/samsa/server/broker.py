@@ -25,6 +25,7 @@ import logging
 import time
 from collections.abc import Callable, Iterable
 from functools import partial
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from samsa.cancellation import cancel_and_wait
@@ -36,6 +37,7 @@ from samsa.listeners import Listener
 from samsa.net import ChannelPool
 from samsa.replication.config import ReplicationConfig
 from samsa.replication.replica_manager import ReplicaManager
+from samsa.server import meta_properties
 from samsa.server.bind_failure import explain_bind_failure
 from samsa.server.broker_lifecycle import BrokerLifecycle, Registration
 from samsa.server.cleaner_task import CleanerTask
@@ -47,12 +49,12 @@ from samsa.server.handlers import register_all
 from samsa.server.http_endpoint import HttpEndpoint
 from samsa.server.listener_security import channel_security
 from samsa.server.log_dir_failure_handler import LogDirFailureHandler
-from samsa.server.meta_properties import MetaProperties
+from samsa.server.meta_properties import MetaProperties, directory_uuid
 from samsa.server.metrics import BrokerMetrics
 from samsa.server.producer_id_blocks import ProducerIdBlocks
 from samsa.server.router import Router
 from samsa.storage.log_config import LogConfig
-from samsa.storage.log_manager import LogManager
+from samsa.storage.log_dirs import LogDirs
 
 if TYPE_CHECKING:
     from samsa.raft.driver import RaftDriver
@@ -198,21 +200,14 @@ class Broker:
         await self._bind_http_endpoints()
         config = self.config
         defaults = LogConfig.from_dict(self.dynamic_config.topic_defaults())
-        if len(config.log_dirs) > 1:
-            log.warning(
-                "log.dirs names %d dirs; every log is kept in the first (%s) and the others "
-                "are not used: Samsa does not spread partitions over several dirs (JBOD)",
-                len(config.log_dirs),
-                config.data_dir,
-            )
         failures = self.node.log_dir_failures
-        self.log_manager = LogManager(
-            config.data_dir, defaults, clock=wall_ms, failure_channel=failures
+        self.log_manager = LogDirs.open(
+            config.log_dirs, defaults, clock=wall_ms, failure_channel=failures
         )
+        self.directory_ids = self._log_dir_ids(config.log_dirs)
         self.log_dir_failures = LogDirFailureHandler(
             failures,
-            [str(config.data_dir)],
-            _directory_bytes(self.node.directory_id),
+            self.directory_ids,
             lambda: self.lifecycle,
             self.node.request_stop,
         )
@@ -250,6 +245,7 @@ class Broker:
             ],
             rack=config["broker.rack"] or None,
             directory_id=_directory_bytes(self.node.directory_id),
+            other_directory_ids=tuple(self.directory_ids.values())[1:],
         )
         self.lifecycle = BrokerLifecycle(
             registration,
@@ -273,6 +269,15 @@ class Broker:
                 first_unstable_offset=self.replicas.first_open_transaction_offset,
             )
             self.cleaner_task.start()
+
+    def _log_dir_ids(self, dirs: list[Path]) -> dict[str, bytes]:
+        """Each log dir's ``directory.id``: the node's dir was read at its start;
+        every other dir gets a meta.properties of its own (Kafka 3.7+ JBOD)."""
+        ids = {str(dirs[0]): _directory_bytes(self.node.directory_id)}
+        for extra in dirs[1:]:
+            meta = meta_properties.load_or_create(extra, self.node_id, self.cluster_id)
+            ids[str(extra)] = _directory_bytes(directory_uuid(meta.directory_id))
+        return ids
 
     async def wait_ready(self) -> None:
         """Registered, caught up with the metadata and unfenced."""

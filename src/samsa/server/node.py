@@ -26,7 +26,6 @@ write as soon as it is flushed, with no network traffic at all.
 from __future__ import annotations
 
 import asyncio
-import base64
 import contextlib
 import dataclasses
 import logging
@@ -65,6 +64,7 @@ from samsa.server.controller_server import CONTROLLER_APIS, ControllerServer
 from samsa.server.handlers import quorum as quorum_handlers
 from samsa.server.listener_routing import ListenerRouting
 from samsa.server.listener_security import channel_security, secure_router, socket_server
+from samsa.server.meta_properties import directory_uuid
 from samsa.server.metadata_loader import MetadataLoader
 from samsa.server.network import SocketServer
 from samsa.server.router import Router
@@ -75,17 +75,6 @@ log = logging.getLogger("samsa.server")
 
 def wall_ms() -> int:
     return time.time_ns() // 1_000_000
-
-
-def directory_uuid(directory_id: str) -> uuid.UUID | None:
-    """meta.properties' ``directory.id`` (Kafka's base64 Uuid) as a UUID."""
-    if not directory_id:
-        return None
-    padded = directory_id + "=" * (-len(directory_id) % 4)
-    try:
-        return uuid.UUID(bytes=base64.urlsafe_b64decode(padded))
-    except ValueError:
-        return None
 
 
 class Node:
