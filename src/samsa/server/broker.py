@@ -42,6 +42,7 @@ from samsa.server.bind_failure import explain_bind_failure
 from samsa.server.broker_lifecycle import BrokerLifecycle, Registration
 from samsa.server.cleaner_task import CleanerTask
 from samsa.server.coordinator_start import CoordinatorStarter
+from samsa.server.directory_assigner import DirectoryAssigner
 from samsa.server.dynamic_broker_config import DynamicBrokerConfig
 from samsa.server.features import api_versions_features
 from samsa.server.fetch_sessions import FetchSessionCache
@@ -102,6 +103,7 @@ class Broker:
             "transaction coordinator", self._start_transactions
         )
         self.cleaner_task: CleanerTask | None = None
+        self.directory_assigner: DirectoryAssigner | None = None
         self.fetch_sessions = FetchSessionCache(
             self.config["max.incremental.fetch.session.cache.slots"]
         )
@@ -231,6 +233,15 @@ class Broker:
             inter_broker_listener=node_settings.inter_broker_listener_name,
         )
         self.replicas.load_existing()
+        self.directory_assigner = DirectoryAssigner(
+            self.node_id,
+            self.directory_ids,
+            lambda: self.log_dir_failures.offline_dirs(),
+            lambda: self.image,
+            self.replicas.partitions,
+            self.forward,
+            lambda: -1 if self.lifecycle is None else self.lifecycle.broker_epoch,
+        )
         self.loader.add_publisher(self)
         registration = Registration(
             broker_id=self.node_id,
@@ -245,7 +256,11 @@ class Broker:
             ],
             rack=config["broker.rack"] or None,
             directory_id=_directory_bytes(self.node.directory_id),
-            other_directory_ids=tuple(self.directory_ids.values())[1:],
+            other_directory_ids=tuple(
+                d
+                for d in self.directory_ids.values()
+                if d != _directory_bytes(self.node.directory_id)
+            ),
         )
         self.lifecycle = BrokerLifecycle(
             registration,
@@ -271,12 +286,16 @@ class Broker:
             self.cleaner_task.start()
 
     def _log_dir_ids(self, dirs: list[Path]) -> dict[str, bytes]:
-        """Each log dir's ``directory.id``: the node's dir was read at its start;
-        every other dir gets a meta.properties of its own (Kafka 3.7+ JBOD)."""
-        ids = {str(dirs[0]): _directory_bytes(self.node.directory_id)}
-        for extra in dirs[1:]:
-            meta = meta_properties.load_or_create(extra, self.node_id, self.cluster_id)
-            ids[str(extra)] = _directory_bytes(directory_uuid(meta.directory_id))
+        """Each log dir's ``directory.id``: the metadata log's dir was read at the
+        node's start; every other dir gets a meta.properties of its own (Kafka
+        3.7+ JBOD)."""
+        ids = {}
+        for log_dir in dirs:
+            if log_dir == self.config.metadata_log_dir:
+                ids[str(log_dir)] = _directory_bytes(self.node.directory_id)
+                continue
+            meta = meta_properties.load_or_create(log_dir, self.node_id, self.cluster_id)
+            ids[str(log_dir)] = _directory_bytes(directory_uuid(meta.directory_id))
         return ids
 
     async def wait_ready(self) -> None:
@@ -285,6 +304,7 @@ class Broker:
         await self.lifecycle.unfenced.wait()
         self._reconciled = True
         self.replicas.apply_image(self.image, wall_ms())
+        self._assign_replicas_to_dirs()
         self._apply_dynamic_broker_configs()
         if "__consumer_offsets" in self.image.topics:
             self.ensure_group_coordinator()
@@ -375,6 +395,8 @@ class Broker:
             with contextlib.suppress(Exception):
                 await self.transactions.shutdown()
         await self.txn_channels.close()
+        if self.directory_assigner is not None:
+            await self.directory_assigner.stop()
         await self.replicas.stop()
         self.replicas.snapshot_producer_state()
         self.log_manager.close()
@@ -391,6 +413,7 @@ class Broker:
         if not self._reconciled:
             return
         self.replicas.apply_delta(delta, self.image, wall_ms())
+        self._assign_replicas_to_dirs()
         metrics = self.metrics
         if metrics is not None:
             for change in delta.partition_changes():
@@ -420,7 +443,12 @@ class Broker:
     def on_image(self, image: MetadataImage) -> None:
         if self._reconciled:
             self.replicas.apply_image(image, wall_ms())
+            self._assign_replicas_to_dirs()
             self._apply_dynamic_broker_configs()
+
+    def _assign_replicas_to_dirs(self) -> None:
+        if self.directory_assigner is not None:
+            self.directory_assigner.maybe_assign()
 
     def _apply_dynamic_broker_configs(self) -> None:
         """Kafka's DynamicLogConfig and LogCleaner reconfiguration: new topic

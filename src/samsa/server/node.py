@@ -189,7 +189,7 @@ class Node:
     async def start(self) -> None:
         self._loop = asyncio.get_running_loop()
         config = self.config
-        data_dir = config.data_dir
+        data_dir = config.metadata_log_dir
         data_dir.mkdir(parents=True, exist_ok=True)
         if (
             not self.settings.standalone
@@ -415,12 +415,14 @@ class Node:
         return router
 
     def _on_log_dir_offline(self, log_dir: str, reason: str) -> None:
-        """Any thread.  The metadata log shares the data dir: it stops too.  A
-        broker stops itself (log_dir_failure_handler); a controller-only node
-        has nothing left to serve from a failed dir, so it stops here."""
-        if self.raft_log is not None and log_dir == str(self.config.data_dir):
+        """Any thread.  A failed metadata log dir stops the node, whatever its
+        roles, as Kafka's does: nothing here works without the metadata log.
+        A broker's other dirs are its own business (log_dir_failure_handler)."""
+        if log_dir != str(self.config.metadata_log_dir):
+            return
+        if self.raft_log is not None:
             self.raft_log.mark_offline(reason)
-        if not self.settings.is_broker and self._loop is not None:
+        if self._loop is not None:
             why = f"the metadata log dir {log_dir} failed: {reason}"
             self._loop.call_soon_threadsafe(self.request_stop, why, 1)
 

@@ -1,0 +1,112 @@
+"""JBOD on three nodes: an I/O error on one of a leader's two log dirs.
+
+Three combined nodes, each with two log dirs (and the metadata log in a third,
+``metadata.log.dir``, as Kafka allows, so that either data dir may fail);
+acks=all idempotent producers (librdkafka and Samsa) and a consumer run all
+along (``tests.cluster.fault_run``).  The dir holding a partition on the node
+leading it starts failing every write of partition data with EIO
+(``io_faults``).  That dir alone goes offline: the node reports it in its
+heartbeat, the controller moves the leadership of that dir's partitions to
+the other in-sync replicas and takes the node out of their ISR (KIP-858: it
+knows the dir of each replica from AssignReplicasToDirs), while the node keeps
+running and keeps leading the partitions of its first dir.  The producers are
+told (retries), then acknowledged by the new leaders.  After a restart with the
+fault removed, the node recovers the dir and rejoins every ISR, and
+``finish_and_check`` proves that nothing acknowledged was lost, duplicated or
+reordered and that every replica equals its leader.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack
+from pathlib import Path
+from typing import Any
+
+import pytest
+from tests.cluster.fault_run import TOPIC, Run, finish_and_check, open_run
+from tests.cluster.helpers import wait_until
+
+from samsa.storage import io_faults
+from samsa.testing_cluster import LocalCluster
+
+pytestmark = [pytest.mark.integration, pytest.mark.slow]
+
+NODES = [1, 2, 3]
+
+
+@pytest.fixture
+def rules(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    path = tmp_path / "io-faults"
+    path.write_text("")
+    monkeypatch.setenv(io_faults.ENV_VAR, str(path))
+    return path
+
+
+def _dirs(tmp_path: Path, node: int) -> tuple[Path, Path]:
+    return tmp_path / f"node-{node}" / "a", tmp_path / f"node-{node}" / "b"
+
+
+@pytest.fixture
+def run(tmp_path: Path, rules: Path) -> Iterator[Run]:
+    with ExitStack() as stack:
+        cluster = stack.enter_context(LocalCluster(tmp_path, controllers=3))
+        for n in NODES:
+            cluster.nodes[n].settings["metadata.log.dir"] = str(
+                tmp_path / f"node-{n}" / "meta"
+            )  # --data-dir sets log.dirs: two dirs per node
+            first, second = _dirs(tmp_path, n)
+            cluster.nodes[n].data_dir = Path(f"{first},{second}")
+        yield stack.enter_context(open_run(cluster, tmp_path, NODES))
+
+
+@pytest.mark.timeout(180)
+def test_one_failed_dir_moves_its_leaderships_and_the_node_serves_the_other(
+    run: Run, rules: Path, tmp_path: Path, record_property: Callable[[str, Any], None]
+) -> None:
+    view = run.agreed_view()
+    assert view is not None
+    partition = 0
+    victim = view[partition].leader
+    dirs = _dirs(tmp_path, victim)
+    failing, working = dirs if (dirs[0] / f"{TOPIC}-{partition}").is_dir() else dirs[::-1]
+    kept = {
+        p for p, v in view.items() if v.leader == victim and (working / f"{TOPIC}-{p}").is_dir()
+    }
+    node = run.cluster.nodes[victim]
+
+    def fault() -> None:
+        rules.write_text(f"write {failing}/\n")
+        assert node.wait_for_log(f"log dir {failing} is offline", 30), node.log_text()[-3000:]
+
+        def moved() -> bool:
+            now = run.agreed_view()
+            return (
+                now is not None
+                and now[partition].leader not in (victim, -1)
+                and victim not in now[partition].isr
+            )
+
+        wait_until(moved, 30, f"leadership of {TOPIC}-{partition} off node {victim}")
+        assert node.running, "the node has a working dir left: it must keep running"
+        now = run.agreed_view()
+        assert now is not None
+        for p in kept:  # the first dir's leaderships stay
+            assert now[p].leader == victim, (p, now[p])
+        run.wait_progress(f"dir {failing} of node {victim} failed")
+        node.stop()
+        rules.write_text("")
+        run.cluster.start([victim])
+        run.wait_healthy(f"node {victim} restarted after its dir failed")
+        run.wait_progress(f"node {victim} restarted after its dir failed")
+
+    start, end = run.fault(f"EIO on dir {failing.name} of leader {victim}", fault)
+    told = run.retries_between(start, end)
+    assert told > 0, "no producer was told of the failed dir: silence"
+    line = (
+        f"one of two dirs failed on leader {victim}: partition {partition} moved, "
+        f"{len(kept)} kept on the node, producer retries {told}"
+    )
+    print(line)
+    record_property("figures", line)
+    finish_and_check(run, record_property)
