@@ -27,20 +27,11 @@ import pytest
 from tests.cluster.fault_run import TOPIC, Run, finish_and_check, open_run
 from tests.cluster.helpers import wait_until
 
-from samsa.storage import io_faults
 from samsa.testing_cluster import LocalCluster
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
 NODES = [1, 2, 3]
-
-
-@pytest.fixture
-def rules(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    path = tmp_path / "io-faults"
-    path.write_text("")
-    monkeypatch.setenv(io_faults.ENV_VAR, str(path))
-    return path
 
 
 def _dirs(tmp_path: Path, node: int) -> tuple[Path, Path]:

@@ -49,11 +49,8 @@ def _produce(bootstrap: str, values: dict[int, list[bytes]]) -> dict[int, list[o
 
 
 def test_an_io_error_in_one_dir_leaves_the_other_serving(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, record_property: object
+    tmp_path: Path, rules: Path, record_property: object
 ) -> None:
-    rules = tmp_path / "io-faults"
-    rules.write_text("")
-    monkeypatch.setenv("SAMSA_IO_FAULTS", str(rules))
     first, second = tmp_path / "a", tmp_path / "b"
     # --data-dir sets log.dirs, a comma-separated list.
     broker = BrokerProcess(Path(f"{first},{second}"))
