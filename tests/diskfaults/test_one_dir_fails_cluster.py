@@ -19,11 +19,13 @@ reordered and that every replica equals its leader.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from contextlib import ExitStack
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
+from confluent_kafka import Producer
+from confluent_kafka.admin import AdminClient, NewTopic
 from tests.cluster.fault_run import TOPIC, Run, finish_and_check, open_run
 from tests.cluster.helpers import wait_until
 
@@ -32,6 +34,7 @@ from samsa.testing_cluster import LocalCluster
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
 NODES = [1, 2, 3]
+KEPT = "kept"
 
 
 def _dirs(tmp_path: Path, node: int) -> tuple[Path, Path]:
@@ -51,6 +54,40 @@ def run(tmp_path: Path, rules: Path) -> Iterator[Run]:
         yield stack.enter_context(open_run(cluster, tmp_path, NODES))
 
 
+@contextmanager
+def admin_client(bootstrap: str) -> Iterator[AdminClient]:
+    yield AdminClient({"bootstrap.servers": bootstrap})
+
+
+def _leader(run: Run, topic: str, partition: int) -> int:
+    with admin_client(run.bootstrap) as client:
+        return int(client.list_topics(topic, timeout=10).topics[topic].partitions[partition].leader)
+
+
+def _kept_partition(run: Run, victim: int, working: Path) -> int:
+    """A partition ``victim`` leads in its working dir: a topic of two partitions
+    both preferring it, which fewest-first placement puts in different dirs."""
+    others = [n for n in NODES if n != victim]
+    with admin_client(run.bootstrap) as client:
+        futures = client.create_topics(
+            [NewTopic(KEPT, 2, -1, replica_assignment=[[victim, *others], [victim, *others[::-1]]])]
+        )
+        futures[KEPT].result(30)
+    wait_until(
+        lambda: all(_leader(run, KEPT, p) == victim for p in (0, 1)), 30, "victim leads kept"
+    )
+    held = [p for p in (0, 1) if (working / f"{KEPT}-{p}").is_dir()]
+    assert len(held) == 1, f"expected one partition of {KEPT} in {working}: {held}"
+    return held[0]
+
+
+def _produce_one(bootstrap: str, partition: int) -> None:
+    errors: list[object] = []
+    producer = Producer({"bootstrap.servers": bootstrap, "acks": "all"})
+    producer.produce(KEPT, b"kept", partition=partition, on_delivery=lambda e, _m: errors.append(e))
+    assert producer.flush(30) == 0 and errors == [None], errors
+
+
 @pytest.mark.timeout(180)
 def test_one_failed_dir_moves_its_leaderships_and_the_node_serves_the_other(
     run: Run, rules: Path, tmp_path: Path, record_property: Callable[[str, Any], None]
@@ -61,9 +98,7 @@ def test_one_failed_dir_moves_its_leaderships_and_the_node_serves_the_other(
     victim = view[partition].leader
     dirs = _dirs(tmp_path, victim)
     failing, working = dirs if (dirs[0] / f"{TOPIC}-{partition}").is_dir() else dirs[::-1]
-    kept = {
-        p for p, v in view.items() if v.leader == victim and (working / f"{TOPIC}-{p}").is_dir()
-    }
+    kept = _kept_partition(run, victim, working)
     node = run.cluster.nodes[victim]
 
     def fault() -> None:
@@ -82,8 +117,9 @@ def test_one_failed_dir_moves_its_leaderships_and_the_node_serves_the_other(
         assert node.running, "the node has a working dir left: it must keep running"
         now = run.agreed_view()
         assert now is not None
-        for p in kept:  # the first dir's leaderships stay
-            assert now[p].leader == victim, (p, now[p])
+        # The working dir's leadership stays, and it takes acks=all records.
+        assert _leader(run, KEPT, kept) == victim
+        _produce_one(run.bootstrap, kept)
         run.wait_progress(f"dir {failing} of node {victim} failed")
         node.stop()
         rules.write_text("")
@@ -96,7 +132,7 @@ def test_one_failed_dir_moves_its_leaderships_and_the_node_serves_the_other(
     assert told > 0, "no producer was told of the failed dir: silence"
     line = (
         f"one of two dirs failed on leader {victim}: partition {partition} moved, "
-        f"{len(kept)} kept on the node, producer retries {told}"
+        f"{KEPT}-{kept} still led by it, producer retries {told}"
     )
     print(line)
     record_property("figures", line)
