@@ -234,6 +234,11 @@ class ReplicaManager:
             if leader == NO_LEADER or self._addresses is None or not self._addresses.known(leader):
                 fetchers.remove_partitions([key])
                 continue
+            if partition.log.offline:
+                # Its dir failed: a fetch could only fail to append, and one that
+                # found nothing new would look caught up and rejoin the ISR.
+                fetchers.remove_partitions([key])
+                continue
             if restart or self._needs_fetcher(key):
                 to_fetch[key] = InitialFetchState(
                     leader, partition.leader_epoch, partition.high_watermark
