@@ -71,8 +71,14 @@ _KEYS: list[ConfigKey] = [
         "",
         "Address clients are told to connect to (default: the bound one).",
     ),
-    ConfigKey("log.dirs", str, "./samsa-data", "Data directory (Samsa uses the first entry)."),
+    ConfigKey("log.dirs", str, "./samsa-data", "Data dirs, comma-separated (one per disk)."),
     ConfigKey("log.dir", str, "", "Alias of log.dirs used when log.dirs is unset."),
+    ConfigKey(
+        "metadata.log.dir",
+        str,
+        "",
+        "Dir of the metadata log and the node's meta.properties (default: the first log dir).",
+    ),
     ConfigKey("num.partitions", int, 1, "Partitions of auto-created topics."),
     ConfigKey("default.replication.factor", int, 1, "Replication factor of auto-created topics."),
     ConfigKey(
@@ -635,8 +641,14 @@ class BrokerConfig:
         return self.log_dirs[0]
 
     @property
+    def metadata_log_dir(self) -> Path:
+        """Where the metadata log lives (Kafka's ``metadata.log.dir``): its own dir,
+        else the first log dir.  If it fails, the node stops."""
+        return Path(self["metadata.log.dir"]) if self["metadata.log.dir"] else self.data_dir
+
+    @property
     def log_dirs(self) -> list[Path]:
-        """Every dir ``log.dirs`` (or ``log.dir``) names; Samsa uses the first."""
+        """Every dir ``log.dirs`` (or ``log.dir``) names (JBOD)."""
         dirs = (
             _list(self["log.dirs"]) if self.is_explicit("log.dirs") or not self["log.dir"] else []
         )

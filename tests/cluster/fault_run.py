@@ -262,13 +262,21 @@ def replica_batches(data_dir: Path, partition: int) -> list[BatchId]:
     mean equal logs.  (Read while the broker runs: nothing writes once the
     producers stopped and the followers caught up.)"""
     out: list[BatchId] = []
-    for segment in sorted((data_dir / f"{TOPIC}-{partition}").glob("*.log")):
+    for segment in sorted(replica_dir(data_dir, partition).glob("*.log")):
         data = segment.read_bytes()
         out.extend(
             (h.base_offset, h.last_offset, h.partition_leader_epoch, h.crc)
             for _, h in iter_batches(data)
         )
     return out
+
+
+def replica_dir(data_dir: Path, partition: int) -> Path:
+    """The partition's dir on a node; ``data_dir`` may name several log dirs
+    (JBOD, comma-separated), one of which holds it."""
+    name = f"{TOPIC}-{partition}"
+    dirs = [Path(d) for d in str(data_dir).split(",")]
+    return next((d / name for d in dirs if (d / name).is_dir()), dirs[0] / name)
 
 
 def replicas_agree(run: Run, ends: dict[int, int]) -> int:

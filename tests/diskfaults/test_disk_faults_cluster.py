@@ -34,22 +34,12 @@ import pytest
 from tests.cluster.fault_run import TOPIC, Run, finish_and_check, open_run
 from tests.diskfaults.disk import fill, small_tmpfs
 
-from samsa.storage import io_faults
 from samsa.testing_cluster import LocalCluster
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
 NODES = [1, 2, 3]
 STORAGE_ERROR_TEXTS = ("KAFKA_STORAGE_ERROR", "Disk error")
-
-
-@pytest.fixture
-def rules(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """The io_faults rules file every node of the run reads (empty: no fault)."""
-    path = tmp_path / "io-faults"
-    path.write_text("")
-    monkeypatch.setenv(io_faults.ENV_VAR, str(path))
-    return path
 
 
 @pytest.fixture

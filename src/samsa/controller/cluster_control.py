@@ -30,6 +30,7 @@ from typing import Any
 from samsa.controller.broker_heartbeats import BrokerControlState, BrokerHeartbeatManager
 from samsa.controller.controller_config import ControllerConfig
 from samsa.controller.controller_result import ControllerResult
+from samsa.controller.directory_assignment import take_offline_dirs_out
 from samsa.controller.metadata_image import FENCE, UNFENCE, MetadataImage
 from samsa.controller.pending import PendingChanges
 from samsa.controller.registrations import BrokerRegistration
@@ -199,6 +200,8 @@ class ClusterControl:
         pending = PendingChanges(self.image)
         if next_state is not current:
             self._transition(pending, registration, next_state)
+        if request.get("offline_log_dirs") and not next_state.fenced:
+            take_offline_dirs_out(pending, self.replication, broker_id, request["offline_log_dirs"])
         response = {
             "throttle_time_ms": 0,
             "error_code": 0,

@@ -40,6 +40,7 @@ from samsa.controller.cluster_control import ClusterControl
 from samsa.controller.config_control import ConfigControl
 from samsa.controller.controller_config import ControllerConfig
 from samsa.controller.controller_result import ControllerResult
+from samsa.controller.directory_assignment import assign_replicas_to_dirs
 from samsa.controller.metadata_image import MetadataImage
 from samsa.controller.pending import PendingChanges
 from samsa.controller.producer_ids import allocate_producer_ids
@@ -134,6 +135,9 @@ class QuorumController:
     # ------------------------------------------------------------------ partitions
     def alter_partition(self, request: Request) -> ControllerResult:
         return self.isr.alter_partition(request)
+
+    def assign_replicas_to_dirs(self, request: Request) -> ControllerResult:
+        return assign_replicas_to_dirs(self.image, request)
 
     def elect_leaders(self, request: Request) -> ControllerResult:
         return self.replication.elect_leaders(request)

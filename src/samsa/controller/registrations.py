@@ -40,8 +40,16 @@ NO_RECOVERY_STATE_CHANGE = -1
 """The leader_recovery_state field of a PartitionChangeRecord that changes nothing."""
 
 
+UNASSIGNED_DIRECTORY = b"\x00" * 16
+"""Kafka's DirectoryId.UNASSIGNED: a replica whose log dir is not known yet."""
+
+
 def _replica_tuple(value: Sequence[int] | None) -> tuple[int, ...]:
     return tuple(value) if value else ()
+
+
+def _directory_tuple(value: Sequence[bytes] | None) -> tuple[bytes, ...]:
+    return tuple(bytes(d) for d in value) if value else ()
 
 
 class PartitionRegistration:
@@ -49,6 +57,7 @@ class PartitionRegistration:
 
     __slots__ = (
         "adding_replicas",
+        "directories",
         "isr",
         "leader",
         "leader_epoch",
@@ -66,6 +75,8 @@ class PartitionRegistration:
     leader_epoch: int
     partition_epoch: int
     leader_recovery_state: int
+    directories: tuple[bytes, ...]
+    """Each replica's log dir id (KIP-858), in ``replicas`` order; empty while unknown."""
 
     def __init__(
         self,
@@ -78,6 +89,7 @@ class PartitionRegistration:
         removing_replicas: tuple[int, ...] = (),
         adding_replicas: tuple[int, ...] = (),
         leader_recovery_state: int = LeaderRecoveryState.RECOVERED,
+        directories: tuple[bytes, ...] = (),
     ) -> None:
         self.replicas = replicas
         # Share the replicas tuple when the ISR is the same: most partitions are
@@ -89,6 +101,7 @@ class PartitionRegistration:
         self.leader_epoch = leader_epoch
         self.partition_epoch = partition_epoch
         self.leader_recovery_state = int(leader_recovery_state)
+        self.directories = directories
 
     @classmethod
     def from_record(cls, body: Mapping[str, Any]) -> PartitionRegistration:
@@ -102,6 +115,7 @@ class PartitionRegistration:
             removing_replicas=_replica_tuple(body.get("removing_replicas")),
             adding_replicas=_replica_tuple(body.get("adding_replicas")),
             leader_recovery_state=body.get("leader_recovery_state", 0),
+            directories=_directory_tuple(body.get("directories")),
         )
 
     def merge(self, change: Mapping[str, Any]) -> PartitionRegistration:
@@ -117,6 +131,7 @@ class PartitionRegistration:
         adding = change.get("adding_replicas")
         leader = change.get("leader", NO_LEADER_CHANGE)
         recovery = change.get("leader_recovery_state", NO_RECOVERY_STATE_CHANGE)
+        directories = change.get("directories")
         if leader == NO_LEADER_CHANGE:
             new_leader, new_leader_epoch = self.leader, self.leader_epoch
         else:
@@ -132,7 +147,27 @@ class PartitionRegistration:
             leader_recovery_state=(
                 self.leader_recovery_state if recovery == NO_RECOVERY_STATE_CHANGE else recovery
             ),
+            directories=(
+                self._directories_after(replicas)
+                if directories is None
+                else _directory_tuple(directories)
+            ),
         )
+
+    def _directories_after(self, replicas: list[int] | None) -> tuple[bytes, ...]:
+        """Directories stay with their replicas when the replicas change; a new
+        replica's dir is unknown until its broker assigns it."""
+        if replicas is None or not self.directories:
+            return self.directories
+        known = dict(zip(self.replicas, self.directories, strict=False))
+        return tuple(known.get(r, UNASSIGNED_DIRECTORY) for r in replicas)
+
+    def directory_of(self, broker_id: int) -> bytes | None:
+        """The log dir holding ``broker_id``'s replica, or None while unknown."""
+        if broker_id not in self.replicas or len(self.directories) != len(self.replicas):
+            return None
+        directory = self.directories[self.replicas.index(broker_id)]
+        return None if directory == UNASSIGNED_DIRECTORY else directory
 
     def record_fields(self) -> dict[str, Any]:
         """The PartitionRecord fields (without topic and partition ids) that rebuild
@@ -146,6 +181,7 @@ class PartitionRegistration:
             "leader_recovery_state": self.leader_recovery_state,
             "leader_epoch": self.leader_epoch,
             "partition_epoch": self.partition_epoch,
+            "directories": list(self.directories),
         }
 
     @property
@@ -180,6 +216,7 @@ class PartitionRegistration:
             and self.removing_replicas == other.removing_replicas
             and self.adding_replicas == other.adding_replicas
             and self.leader_recovery_state == other.leader_recovery_state
+            and self.directories == other.directories
         )
 
     def __hash__(self) -> int:

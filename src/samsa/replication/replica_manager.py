@@ -60,6 +60,7 @@ from samsa.replication.partition_base import PartitionBase
 from samsa.storage.log import Log
 from samsa.storage.log_config import LogConfig
 from samsa.storage.log_dir_failure import io_errors_fail_dir
+from samsa.storage.log_dirs import LogDirs
 from samsa.storage.log_manager import LogManager
 from samsa.storage.producer_state import ProducerStateManager
 from samsa.storage.transaction_replay import replay_log
@@ -74,7 +75,7 @@ TopicPartition = tuple[str, int]
 class ReplicaManager:
     def __init__(
         self,
-        log_manager: LogManager,
+        log_manager: LogManager | LogDirs,
         time_ms: Callable[[], int],
         *,
         node_id: int = NO_LEADER,
@@ -83,7 +84,9 @@ class ReplicaManager:
         alter_partition: AlterPartitionSender | None = None,
         inter_broker_listener: str = "PLAINTEXT",
     ) -> None:
-        self.log_manager = log_manager
+        self.log_manager = (
+            log_manager if isinstance(log_manager, LogDirs) else LogDirs([log_manager])
+        )
         self.node_id = node_id
         self.config = config or ReplicationConfig()
         self.inter_broker_listener = inter_broker_listener
@@ -92,7 +95,9 @@ class ReplicaManager:
         self._partitions: dict[TopicPartition, Partition] = {}
         self._purgatory = FetchPurgatory()
         self._fresh = FreshLeaderships()
-        self._checkpointed = read_high_watermarks(log_manager.data_dir)
+        self._checkpointed: dict[TopicPartition, int] = {}
+        for manager in self.log_manager.managers:  # each dir checkpoints its own
+            self._checkpointed.update(read_high_watermarks(manager.data_dir))
         self._image: MetadataImage | None = None
         self._addresses = (
             None if channels is None else BrokerAddresses(channels, inter_broker_listener, node_id)
@@ -227,6 +232,11 @@ class ReplicaManager:
             if fetchers is None:
                 continue
             if leader == NO_LEADER or self._addresses is None or not self._addresses.known(leader):
+                fetchers.remove_partitions([key])
+                continue
+            if partition.log.offline:
+                # Its dir failed: a fetch could only fail to append, and one that
+                # found nothing new would look caught up and rejoin the ISR.
                 fetchers.remove_partitions([key])
                 continue
             if restart or self._needs_fetcher(key):
@@ -396,9 +406,10 @@ class ReplicaManager:
         return None if partition is None else partition.producer_state.first_open_offset()
 
     def snapshot_producer_state(self) -> None:
-        if self.log_manager.offline:
-            return  # nothing more is written to a failed dir; recovery rebuilds the state
         for partition in self._partitions.values():
+            manager = self.log_manager.manager_of(partition.topic, partition.index)
+            if manager is None or manager.offline:
+                continue  # nothing more is written to a failed dir; recovery rebuilds it
             partition.producer_state.take_snapshot(partition.log.log_end_offset)
 
     def high_watermarks(self) -> dict[TopicPartition, int]:
@@ -409,11 +420,15 @@ class ReplicaManager:
         self._write_high_watermarks(self.high_watermarks())
 
     def _write_high_watermarks(self, marks: dict[TopicPartition, int]) -> None:
-        """An I/O error takes the data dir offline, as one of a log would."""
-        if self.log_manager.offline:
-            return
-        with io_errors_fail_dir(self.log_manager.report_io_error, "writing high watermarks"):
-            write_high_watermarks(self.log_manager.data_dir, marks)
+        """Each dir's file holds the marks of its own partitions (as Kafka's); an
+        I/O error takes that dir offline, as one of a log would."""
+        for manager in self.log_manager.managers:
+            if manager.offline:
+                continue
+            held = manager.all_logs()
+            ours = {key: mark for key, mark in marks.items() if key in held}
+            with io_errors_fail_dir(manager.report_io_error, "writing high watermarks"):
+                write_high_watermarks(manager.data_dir, ours)
 
     def start(self) -> None:
         """Start the ISR expiry and checkpoint loops (idempotent).  Must run on the

@@ -25,6 +25,7 @@ import logging
 import time
 from collections.abc import Callable, Iterable
 from functools import partial
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from samsa.cancellation import cancel_and_wait
@@ -38,11 +39,13 @@ from samsa.replication.config import ReplicationConfig
 from samsa.replication.replica_manager import ReplicaManager
 from samsa.security.authorizer.standard import StandardAuthorizer
 from samsa.security.quotas import ClientQuotaManager, WindowConfig
+from samsa.server import meta_properties
 from samsa.server.bind_failure import explain_bind_failure
 from samsa.server.broker_lifecycle import BrokerLifecycle, Registration
 from samsa.server.cleaner_task import CleanerTask
 from samsa.server.client_throttling import ClientThrottling
 from samsa.server.coordinator_start import CoordinatorStarter
+from samsa.server.directory_assigner import DirectoryAssigner
 from samsa.server.dynamic_broker_config import DynamicBrokerConfig
 from samsa.server.features import api_versions_features
 from samsa.server.fetch_sessions import FetchSessionCache
@@ -50,12 +53,12 @@ from samsa.server.handlers import register_all
 from samsa.server.http_endpoint import HttpEndpoint
 from samsa.server.listener_security import channel_security
 from samsa.server.log_dir_failure_handler import LogDirFailureHandler
-from samsa.server.meta_properties import MetaProperties
+from samsa.server.meta_properties import MetaProperties, directory_uuid
 from samsa.server.metrics import BrokerMetrics
 from samsa.server.producer_id_blocks import ProducerIdBlocks
 from samsa.server.router import Router
 from samsa.storage.log_config import LogConfig
-from samsa.storage.log_manager import LogManager
+from samsa.storage.log_dirs import LogDirs
 
 if TYPE_CHECKING:
     from samsa.raft.driver import RaftDriver
@@ -104,6 +107,7 @@ class Broker:
             "transaction coordinator", self._start_transactions
         )
         self.cleaner_task: CleanerTask | None = None
+        self.directory_assigner: DirectoryAssigner | None = None
         self.fetch_sessions = FetchSessionCache(
             self.config["max.incremental.fetch.session.cache.slots"]
         )
@@ -210,21 +214,14 @@ class Broker:
         await self._bind_http_endpoints()
         config = self.config
         defaults = LogConfig.from_dict(self.dynamic_config.topic_defaults())
-        if len(config.log_dirs) > 1:
-            log.warning(
-                "log.dirs names %d dirs; every log is kept in the first (%s) and the others "
-                "are not used: Samsa does not spread partitions over several dirs (JBOD)",
-                len(config.log_dirs),
-                config.data_dir,
-            )
         failures = self.node.log_dir_failures
-        self.log_manager = LogManager(
-            config.data_dir, defaults, clock=wall_ms, failure_channel=failures
+        self.log_manager = LogDirs.open(
+            config.log_dirs, defaults, clock=wall_ms, failure_channel=failures
         )
+        self.directory_ids = self._log_dir_ids(config.log_dirs)
         self.log_dir_failures = LogDirFailureHandler(
             failures,
-            [str(config.data_dir)],
-            _directory_bytes(self.node.directory_id),
+            self.directory_ids,
             lambda: self.lifecycle,
             self.node.request_stop,
         )
@@ -248,6 +245,15 @@ class Broker:
             inter_broker_listener=node_settings.inter_broker_listener_name,
         )
         self.replicas.load_existing()
+        self.directory_assigner = DirectoryAssigner(
+            self.node_id,
+            self.directory_ids,
+            lambda: self.log_dir_failures.offline_dirs(),
+            lambda: self.image,
+            self.replicas.partitions,
+            self.forward,
+            lambda: -1 if self.lifecycle is None else self.lifecycle.broker_epoch,
+        )
         self.loader.add_publisher(self)
         self.client_quotas.update(self.image.client_quotas)
         registration = Registration(
@@ -263,6 +269,11 @@ class Broker:
             ],
             rack=config["broker.rack"] or None,
             directory_id=_directory_bytes(self.node.directory_id),
+            other_directory_ids=tuple(
+                d
+                for d in self.directory_ids.values()
+                if d != _directory_bytes(self.node.directory_id)
+            ),
         )
         self.lifecycle = BrokerLifecycle(
             registration,
@@ -287,12 +298,26 @@ class Broker:
             )
             self.cleaner_task.start()
 
+    def _log_dir_ids(self, dirs: list[Path]) -> dict[str, bytes]:
+        """Each log dir's ``directory.id``: the metadata log's dir was read at the
+        node's start; every other dir gets a meta.properties of its own (Kafka
+        3.7+ JBOD)."""
+        ids = {}
+        for log_dir in dirs:
+            if log_dir == self.config.metadata_log_dir:
+                ids[str(log_dir)] = _directory_bytes(self.node.directory_id)
+                continue
+            meta = meta_properties.load_or_create(log_dir, self.node_id, self.cluster_id)
+            ids[str(log_dir)] = _directory_bytes(directory_uuid(meta.directory_id))
+        return ids
+
     async def wait_ready(self) -> None:
         """Registered, caught up with the metadata and unfenced."""
         assert self.lifecycle is not None
         await self.lifecycle.unfenced.wait()
         self._reconciled = True
         self.replicas.apply_image(self.image, wall_ms())
+        self._assign_replicas_to_dirs()
         self._apply_dynamic_broker_configs()
         if "__consumer_offsets" in self.image.topics:
             self.ensure_group_coordinator()
@@ -384,6 +409,8 @@ class Broker:
             with contextlib.suppress(Exception):
                 await self.transactions.shutdown()
         await self.txn_channels.close()
+        if self.directory_assigner is not None:
+            await self.directory_assigner.stop()
         await self.replicas.stop()
         self.replicas.snapshot_producer_state()
         self.log_manager.close()
@@ -402,6 +429,7 @@ class Broker:
         if not self._reconciled:
             return
         self.replicas.apply_delta(delta, self.image, wall_ms())
+        self._assign_replicas_to_dirs()
         metrics = self.metrics
         if metrics is not None:
             for change in delta.partition_changes():
@@ -432,7 +460,12 @@ class Broker:
         self.client_quotas.update(image.client_quotas)
         if self._reconciled:
             self.replicas.apply_image(image, wall_ms())
+            self._assign_replicas_to_dirs()
             self._apply_dynamic_broker_configs()
+
+    def _assign_replicas_to_dirs(self) -> None:
+        if self.directory_assigner is not None:
+            self.directory_assigner.maybe_assign()
 
     def _apply_dynamic_broker_configs(self) -> None:
         """Kafka's DynamicLogConfig and LogCleaner reconfiguration: new topic

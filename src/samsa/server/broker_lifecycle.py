@@ -50,6 +50,8 @@ class Registration:
     """(name, advertised host, advertised port, security protocol id)."""
     rack: str | None
     directory_id: bytes
+    other_directory_ids: tuple[bytes, ...] = ()
+    """The broker's other log dirs (JBOD); ``directory_id`` is the metadata log's."""
 
 
 ControllerCall = Callable[[int, int, dict[str, Any]], Awaitable[dict[str, Any]]]
@@ -149,7 +151,7 @@ class BrokerLifecycle:
             ],
             "rack": reg.rack,
             "is_migrating_zk_broker": False,
-            "log_dirs": [reg.directory_id],
+            "log_dirs": [reg.directory_id, *reg.other_directory_ids],
             "previous_broker_epoch": -1,
         }
         try:

@@ -22,6 +22,7 @@ import time
 from collections.abc import Callable
 
 from samsa.storage.cleaner_manager import InjectedCrash, LogCleaner
+from samsa.storage.log_dirs import LogDirs
 from samsa.storage.log_manager import LogManager
 
 log = logging.getLogger("samsa.server")
@@ -37,24 +38,33 @@ def _kill_self(point: str) -> None:
 
 
 class CleanerTask:
-    """Owns the LogCleaner of one data directory and its periodic task."""
+    """Owns a LogCleaner per log dir (each keeps its ``cleaner-offset-checkpoint``
+    in its own dir, as Kafka's does) and their periodic task."""
 
     def __init__(
         self,
-        log_manager: LogManager,
+        log_manager: LogManager | LogDirs,
         *,
         backoff_ms: int,
         first_unstable_offset: Callable[[tuple[str, int]], int | None] | None = None,
     ) -> None:
-        self.log_manager = log_manager
         self.backoff_ms = backoff_ms
         crash_at = os.environ.get(CRASH_ENV) or None
-        self.cleaner = LogCleaner(
-            log_manager.data_dir,
-            crash_at=crash_at,
-            on_crash=_kill_self if crash_at else None,
-            first_unstable_offset=first_unstable_offset,
-        )
+        managers = log_manager.managers if isinstance(log_manager, LogDirs) else [log_manager]
+        self._cleaners = [
+            (
+                manager,
+                LogCleaner(
+                    manager.data_dir,
+                    crash_at=crash_at,
+                    on_crash=_kill_self if crash_at else None,
+                    first_unstable_offset=first_unstable_offset,
+                ),
+            )
+            for manager in managers
+        ]
+        self.cleaner = self._cleaners[0][1]
+        """The first dir's cleaner (its stats are the ones reported)."""
         self._stopping = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
 
@@ -63,7 +73,8 @@ class CleanerTask:
 
     async def stop(self) -> None:
         """End a running pass at the next batch and wait for it."""
-        self.cleaner.stop()
+        for _, cleaner in self._cleaners:
+            cleaner.stop()
         self._stopping.set()
         if self._task is not None:
             with contextlib.suppress(asyncio.CancelledError):
@@ -85,4 +96,6 @@ class CleanerTask:
         return self._stopping.is_set()
 
     def _pass(self) -> None:
-        self.cleaner.run_pass(self.log_manager.all_logs(), time.time_ns() // 1_000_000)
+        for manager, cleaner in self._cleaners:
+            if not manager.offline:
+                cleaner.run_pass(manager.all_logs(), time.time_ns() // 1_000_000)

@@ -43,6 +43,7 @@ CREATE_TOPICS, DELETE_TOPICS, ALTER_CONFIGS, CREATE_PARTITIONS = 19, 20, 33, 37
 ELECT_LEADERS, INCREMENTAL_ALTER_CONFIGS = 43, 44
 ALTER_PARTITION_REASSIGNMENTS, LIST_PARTITION_REASSIGNMENTS = 45, 46
 ALTER_PARTITION, BROKER_REGISTRATION, BROKER_HEARTBEAT, UNREGISTER_BROKER = 56, 62, 63, 64
+ASSIGN_REPLICAS_TO_DIRS = 73
 ALLOCATE_PRODUCER_IDS = 67
 ALTER_USER_SCRAM_CREDENTIALS = 51
 CREATE_ACLS, DELETE_ACLS = 30, 31
@@ -69,6 +70,7 @@ CONTROLLER_APIS = frozenset(
         CREATE_ACLS,
         DELETE_ACLS,
         ALTER_CLIENT_QUOTAS,
+        ASSIGN_REPLICAS_TO_DIRS,
     }
 )
 POLL_INTERVAL_S = 0.2
@@ -205,6 +207,8 @@ class ControllerServer:
                 result = controller.create_acls(body)
             elif api_key == DELETE_ACLS:
                 result = controller.delete_acls(body)
+            elif api_key == ASSIGN_REPLICAS_TO_DIRS:
+                result = controller.assign_replicas_to_dirs(body)
             else:
                 raise ValueError(f"api key {api_key} is not a controller API")
             if not await self._commit(result.records):
@@ -356,6 +360,8 @@ def not_controller_response(api_key: int, body: Body) -> Body:
         }
     if api_key == ALTER_PARTITION:
         return {"throttle_time_ms": 0, "error_code": code, "topics": []}
+    if api_key == ASSIGN_REPLICAS_TO_DIRS:
+        return {"throttle_time_ms": 0, "error_code": code, "directories": []}
     if api_key == BROKER_REGISTRATION:
         return {"throttle_time_ms": 0, "error_code": code, "broker_epoch": -1}
     if api_key == BROKER_HEARTBEAT:

@@ -9,8 +9,10 @@ the broker's part, on the event loop whatever thread the error came from:
   BrokerHeartbeat v1), as Kafka's brokers tell it since KIP-858;
 * the dir shows in ``/metrics`` (``samsa_offline_log_dirs``) and in
   DescribeLogDirs (KAFKA_STORAGE_ERROR for that dir);
-* when no log dir is left, which with Samsa's one data dir is the first
-  failure, the broker stops, as Kafka's does ("all log dirs have failed"):
+* while other log dirs work (JBOD), the broker keeps serving their
+  partitions;
+* when no log dir is left (with a single dir, at its first failure), the
+  broker stops, as Kafka's does ("all log dirs have failed"):
   a controlled shutdown moves its leaderships to the other in-sync replicas,
   nothing more is written to the failed dir (no checkpoints, no clean-shutdown
   marker), and the process exits with status 1.  Once the disk works again a
@@ -39,14 +41,13 @@ class LogDirFailureHandler:
     def __init__(
         self,
         channel: LogDirFailureChannel,
-        log_dirs: list[str],
-        directory_id: bytes,
+        directory_ids: dict[str, bytes],
         lifecycle: Callable[[], BrokerLifecycle | None],
         request_stop: Callable[[str, int], None],
     ) -> None:
         self.channel = channel
-        self.log_dirs = list(log_dirs)
-        self._directory_id = directory_id
+        self.log_dirs = list(directory_ids)
+        self._directory_ids = directory_ids
         self._lifecycle = lifecycle
         self._request_stop = request_stop
         self._loop = asyncio.get_running_loop()
@@ -63,7 +64,7 @@ class LogDirFailureHandler:
     def _handle(self, log_dir: str, reason: str) -> None:
         lifecycle = self._lifecycle()
         if lifecycle is not None:
-            lifecycle.report_offline_log_dir(self._directory_id)
+            lifecycle.report_offline_log_dir(self._directory_ids[log_dir])
         offline = self.channel.offline_dirs()
         if any(d not in offline for d in self.log_dirs):
             return

@@ -25,6 +25,17 @@ def random_cluster_id() -> str:
     return base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
 
 
+def directory_uuid(directory_id: str) -> uuid.UUID | None:
+    """meta.properties' ``directory.id`` (Kafka's base64 Uuid) as a UUID."""
+    if not directory_id:
+        return None
+    padded = directory_id + "=" * (-len(directory_id) % 4)
+    try:
+        return uuid.UUID(bytes=base64.urlsafe_b64decode(padded))
+    except ValueError:
+        return None
+
+
 @dataclass(frozen=True)
 class MetaProperties:
     cluster_id: str

@@ -26,7 +26,6 @@ write as soon as it is flushed, with no network traffic at all.
 from __future__ import annotations
 
 import asyncio
-import base64
 import contextlib
 import dataclasses
 import logging
@@ -75,6 +74,7 @@ from samsa.server.controller_server import CONTROLLER_APIS, ControllerServer
 from samsa.server.handlers import quorum as quorum_handlers
 from samsa.server.listener_routing import ListenerRouting
 from samsa.server.listener_security import channel_security, secure_router, socket_server
+from samsa.server.meta_properties import directory_uuid
 from samsa.server.metadata_loader import MetadataLoader
 from samsa.server.network import SocketServer
 from samsa.server.router import Router
@@ -86,17 +86,6 @@ log = logging.getLogger("samsa.server")
 
 def wall_ms() -> int:
     return time.time_ns() // 1_000_000
-
-
-def directory_uuid(directory_id: str) -> uuid.UUID | None:
-    """meta.properties' ``directory.id`` (Kafka's base64 Uuid) as a UUID."""
-    if not directory_id:
-        return None
-    padded = directory_id + "=" * (-len(directory_id) % 4)
-    try:
-        return uuid.UUID(bytes=base64.urlsafe_b64decode(padded))
-    except ValueError:
-        return None
 
 
 class Node:
@@ -242,7 +231,7 @@ class Node:
     async def start(self) -> None:
         self._loop = asyncio.get_running_loop()
         config = self.config
-        data_dir = config.data_dir
+        data_dir = config.metadata_log_dir
         data_dir.mkdir(parents=True, exist_ok=True)
         if (
             not self.settings.standalone
@@ -488,12 +477,14 @@ class Node:
         return router
 
     def _on_log_dir_offline(self, log_dir: str, reason: str) -> None:
-        """Any thread.  The metadata log shares the data dir: it stops too.  A
-        broker stops itself (log_dir_failure_handler); a controller-only node
-        has nothing left to serve from a failed dir, so it stops here."""
-        if self.raft_log is not None and log_dir == str(self.config.data_dir):
+        """Any thread.  A failed metadata log dir stops the node, whatever its
+        roles, as Kafka's does: nothing here works without the metadata log.
+        A broker's other dirs are its own business (log_dir_failure_handler)."""
+        if log_dir != str(self.config.metadata_log_dir):
+            return
+        if self.raft_log is not None:
             self.raft_log.mark_offline(reason)
-        if not self.settings.is_broker and self._loop is not None:
+        if self._loop is not None:
             why = f"the metadata log dir {log_dir} failed: {reason}"
             self._loop.call_soon_threadsafe(self.request_stop, why, 1)
 
