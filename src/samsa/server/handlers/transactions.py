@@ -26,6 +26,8 @@ END_TXN = 26
 WRITE_TXN_MARKERS = 27
 TXN_OFFSET_COMMIT = 28
 OFFSET_COMMIT = 8
+END_TXN_V2 = 5
+"""EndTxn v5+ is a transaction version 2 client: the epoch is bumped on every commit/abort."""
 
 
 def register(router: Router, broker: BrokerApi) -> None:
@@ -154,11 +156,18 @@ async def add_offsets(broker: BrokerApi, ctx: RequestContext, req: Body) -> Body
 
 async def end_txn(broker: BrokerApi, ctx: RequestContext, req: Body) -> Body:
     coordinator, error = _coordinator(broker)
-    if error is None:
-        error = await coordinator.end_txn(
-            req["transactional_id"], req["producer_id"], req["producer_epoch"], req["committed"]
-        )
-    return {"throttle_time_ms": 0, "error_code": error}
+    producer_id, producer_epoch = -1, -1
+    args = (req["transactional_id"], req["producer_id"], req["producer_epoch"], req["committed"])
+    if error is None and ctx.version >= END_TXN_V2:
+        error, producer_id, producer_epoch = await coordinator.end_txn_v2(*args)
+    elif error is None:
+        error = await coordinator.end_txn(*args)
+    return {
+        "throttle_time_ms": 0,
+        "error_code": error,
+        "producer_id": producer_id,
+        "producer_epoch": producer_epoch,
+    }
 
 
 async def txn_offset_commit(broker: BrokerApi, ctx: RequestContext, req: Body) -> Body:
