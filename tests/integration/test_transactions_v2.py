@@ -1,0 +1,132 @@
+"""Transaction version 2 (KIP-890 part 2) on the wire, spoken by a raw client.
+
+``transaction.version`` is not advertised yet, so no real client speaks it to
+Samsa; these drive the pieces a version 2 producer uses: Produce v12 (the
+leader adds the partition to the transaction itself) and EndTxn v5 (the epoch
+is bumped on every commit/abort and answered), beside a classic client.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from tests.integration.test_bad_input import RawClient
+from tests.integration.test_transactions import new_topic, read_all, stable_end, transaction
+from tests.integration.test_transactions import producer as classic_producer
+
+from samsa.errors import ErrorCode
+from samsa.protocol.record_builder import RecordBatchBuilder
+from samsa.testing import BrokerProcess
+
+pytestmark = pytest.mark.integration
+
+
+@pytest.fixture(scope="module")
+def txn_broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BrokerProcess]:
+    proc = BrokerProcess(tmp_path_factory.mktemp("tv2") / "data")
+    proc.start()
+    try:
+        yield proc
+    finally:
+        proc.stop()
+        proc.kill()
+
+
+class RawTxnProducer:
+    def __init__(self, bootstrap: str, transactional_id: str) -> None:
+        self.client = RawClient(bootstrap)
+        self.transactional_id = transactional_id
+        self.sequence = 0
+        deadline = time.monotonic() + 20
+        while True:  # the coordinator may still be loading __transaction_state
+            init = self.client.call(
+                22, 5, {"transactional_id": transactional_id, "transaction_timeout_ms": 60000}
+            )
+            if init["error_code"] == 0 or time.monotonic() > deadline:
+                break
+            time.sleep(0.05)
+        assert init["error_code"] == 0
+        self.pid, self.epoch = init["producer_id"], init["producer_epoch"]
+
+    def produce(self, topic: str, value: bytes, *, epoch: int | None = None) -> int:
+        builder = RecordBatchBuilder(
+            producer_id=self.pid,
+            producer_epoch=self.epoch if epoch is None else epoch,
+            base_sequence=self.sequence,
+            is_transactional=True,
+        )
+        builder.append(1_000, b"k", value)
+        body = {
+            "transactional_id": self.transactional_id,
+            "acks": -1,
+            "timeout_ms": 5000,
+            "topic_data": [
+                {"name": topic, "partition_data": [{"index": 0, "records": builder.build()}]}
+            ],
+        }
+        answer = self.client.call(0, 12, body)["responses"][0]["partition_responses"][0]
+        if answer["error_code"] == 0:
+            self.sequence += 1
+        return int(answer["error_code"])
+
+    def end(self, commit: bool, *, epoch: int | None = None) -> dict[str, Any]:
+        answer: dict[str, Any] = self.client.call(
+            26,
+            5,
+            {
+                "transactional_id": self.transactional_id,
+                "producer_id": self.pid,
+                "producer_epoch": self.epoch if epoch is None else epoch,
+                "committed": commit,
+            },
+        )
+        return answer
+
+
+def test_produce_v12_adds_the_partition_and_end_txn_v5_bumps_the_epoch(
+    txn_broker: BrokerProcess,
+) -> None:
+    bootstrap = txn_broker.bootstrap
+    topic = new_topic(bootstrap)
+    p = RawTxnProducer(bootstrap, f"tv2-{topic}")
+    first = p.epoch
+    # No AddPartitionsToTxn: the leader adds the partition for a v12 producer.
+    assert p.produce(topic, b"committed") == ErrorCode.NONE
+    assert stable_end(bootstrap, topic) == 0, "the transaction is open"
+    ended = p.end(True)
+    assert (ended["error_code"], ended["producer_id"], ended["producer_epoch"]) == (
+        0,
+        p.pid,
+        first + 1,
+    )
+    # A retry of the same EndTxn is answered as done, with the new epoch.
+    retried = p.end(True)
+    assert (retried["error_code"], retried["producer_epoch"]) == (0, first + 1)
+    p.epoch, p.sequence = first + 1, 0  # a new epoch starts its sequences again
+    assert p.produce(topic, b"aborted") == ErrorCode.NONE
+    ended = p.end(False)
+    assert (ended["error_code"], ended["producer_epoch"]) == (0, first + 2)
+    # A late write at a finished transaction's epoch cannot open a new one.
+    assert p.produce(topic, b"zombie", epoch=first + 1) == ErrorCode.INVALID_PRODUCER_EPOCH
+    values = read_all(bootstrap, topic, "read_committed", lambda v: len(v) >= 1, timeout=5)
+    assert values == [b"committed"]
+    p.client.close()
+
+
+def test_a_classic_producer_keeps_its_epoch_beside_a_version_2_one(
+    txn_broker: BrokerProcess,
+) -> None:
+    bootstrap = txn_broker.bootstrap
+    topic = new_topic(bootstrap)
+    v2 = RawTxnProducer(bootstrap, f"tv2b-{topic}")
+    classic = classic_producer(bootstrap, f"classic-{topic}")
+    assert v2.produce(topic, b"v2") == ErrorCode.NONE
+    transaction(classic, topic, [b"classic-1"], commit=True)
+    assert v2.end(True)["producer_epoch"] == v2.epoch + 1
+    transaction(classic, topic, [b"classic-2"], commit=True)  # same epoch, still accepted
+    values = read_all(bootstrap, topic, "read_committed", lambda v: len(v) >= 3)
+    assert sorted(values) == [b"classic-1", b"classic-2", b"v2"]
+    v2.client.close()
