@@ -130,3 +130,57 @@ def test_a_classic_producer_keeps_its_epoch_beside_a_version_2_one(
     values = read_all(bootstrap, topic, "read_committed", lambda v: len(v) >= 3)
     assert sorted(values) == [b"classic-1", b"classic-2", b"v2"]
     v2.client.close()
+
+
+def test_txn_offset_commit_v5_adds_the_offsets_partition_itself(
+    txn_broker: BrokerProcess,
+) -> None:
+    """A version 2 producer sends no AddOffsetsToTxn: the offsets still count on commit."""
+    import confluent_kafka as ck
+
+    bootstrap = txn_broker.bootstrap
+    topic = new_topic(bootstrap)
+    group = f"g-{topic}"
+    p = RawTxnProducer(bootstrap, f"tv2c-{topic}")
+
+    def commit_offset(offset: int) -> int:
+        body = {
+            "transactional_id": p.transactional_id,
+            "group_id": group,
+            "producer_id": p.pid,
+            "producer_epoch": p.epoch,
+            "generation_id": -1,
+            "member_id": "",
+            "group_instance_id": None,
+            "topics": [
+                {
+                    "name": topic,
+                    "partitions": [
+                        {
+                            "partition_index": 0,
+                            "committed_offset": offset,
+                            "committed_leader_epoch": -1,
+                            "committed_metadata": None,
+                        }
+                    ],
+                }
+            ],
+        }
+        deadline = time.monotonic() + 20
+        while True:  # the group's coordinator may still be loading
+            code = int(p.client.call(28, 5, body)["topics"][0]["partitions"][0]["error_code"])
+            if code != ErrorCode.COORDINATOR_LOAD_IN_PROGRESS or time.monotonic() > deadline:
+                return code
+            time.sleep(0.05)
+
+    assert commit_offset(42) == ErrorCode.NONE
+    assert p.end(True)["error_code"] == 0
+    consumer = ck.Consumer({"bootstrap.servers": bootstrap, "group.id": group})
+    try:
+        committed = consumer.committed([ck.TopicPartition(topic, 0)], timeout=10)
+    finally:
+        consumer.close()
+    assert committed[0].offset == 42
+    # The old epoch is fenced for offsets too.
+    assert commit_offset(43) in (ErrorCode.PRODUCER_FENCED, ErrorCode.INVALID_PRODUCER_EPOCH)
+    p.client.close()

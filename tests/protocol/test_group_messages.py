@@ -462,7 +462,7 @@ EXPECTED = {
     24: ("AddPartitionsToTxn", (0, 5), 3),
     25: ("AddOffsetsToTxn", (0, 3), 3),
     26: ("EndTxn", (0, 5), 3),
-    28: ("TxnOffsetCommit", (0, 3), 3),
+    28: ("TxnOffsetCommit", (0, 5), 3),
     27: ("WriteTxnMarkers", (0, 1), 1),
     66: ("ListTransactions", (0, 0), 0),
     65: ("DescribeTransactions", (0, 0), 0),

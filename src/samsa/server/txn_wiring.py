@@ -97,6 +97,19 @@ async def verify_partitions(
     With ``add`` (KIP-890 part 2, a transaction version 2 producer) the
     coordinator is asked to add the partitions instead: such a producer sends
     no AddPartitionsToTxn of its own."""
+    codes = await ask_coordinator(broker, transactional_id, producer_id, producer_epoch, tps, add)
+    return {tp: _produce_code(code) for tp, code in codes.items()}
+
+
+async def ask_coordinator(
+    broker: BrokerApi,
+    transactional_id: str,
+    producer_id: int,
+    producer_epoch: int,
+    tps: list[TopicPartition],
+    add: bool,
+) -> dict[TopicPartition, ErrorCode]:
+    """The coordinator's own codes for verifying (or adding) ``tps``, wherever it runs."""
     node = broker.transaction_coordinator_node(transactional_id)
     codes: dict[TopicPartition, ErrorCode]
     if node is None:
@@ -116,7 +129,7 @@ async def verify_partitions(
         codes = await _verify_remote(
             broker, node, transactional_id, producer_id, producer_epoch, tps, add
         )
-    return {tp: _produce_code(code) for tp, code in codes.items()}
+    return codes
 
 
 def _produce_code(code: ErrorCode) -> ErrorCode:
