@@ -21,6 +21,9 @@ KRAFT_VERSION = "kraft.version"
 GROUP_VERSION = "group.version"
 """Level 1 is the KIP-848 consumer group protocol (ConsumerGroupHeartbeat)."""
 
+TRANSACTION_VERSION = "transaction.version"
+"""Level 2 is KIP-890 part 2: an epoch bump per transaction, partitions added by the leaders."""
+
 METADATA_VERSION_RANGE = (7, 27)
 """Kafka's MetadataVersion 3.3-IV3 (level 7, the oldest KRaft log Kafka 4 reads)
 to 4.1-IV1 (level 27, Kafka 4.1's latest)."""
@@ -29,13 +32,19 @@ SUPPORTED_FEATURES: dict[str, tuple[int, int]] = {
     METADATA_VERSION: METADATA_VERSION_RANGE,
     KRAFT_VERSION: (0, 1),
     GROUP_VERSION: (0, 1),
+    TRANSACTION_VERSION: (0, 2),
 }
 
 
 def api_versions_features(finalized: Mapping[str, int], metadata_offset: int) -> dict[str, Any]:
     """The ApiVersions v3+ feature fields for a metadata image whose feature
     levels are ``finalized`` and whose last applied record is ``metadata_offset``."""
-    levels = {METADATA_VERSION: METADATA_VERSION_RANGE[1], GROUP_VERSION: 1, **finalized}
+    levels = {
+        METADATA_VERSION: METADATA_VERSION_RANGE[1],
+        GROUP_VERSION: 1,
+        TRANSACTION_VERSION: 2,
+        **finalized,
+    }
     return {
         "supported_features": [
             {"name": name, "min_version": low, "max_version": high}

@@ -7,10 +7,10 @@ Produce range starts at 0 (Kafka 4.x does the same, KAFKA-18659).  ``records``
 stays raw bytes so the broker can validate and append batches without decoding
 individual records.
 
-v10-12 are decodable but not yet advertised: v12 is a transaction version 2
-producer, whose first write to a partition adds it to the transaction
-(KIP-890 part 2), and that is advertised together with ``transaction.version``.
-v10's response fields (KIP-951's leader hints) are tagged and left out.
+v12 is a transaction version 2 producer, whose first write to a partition
+adds it to the transaction (KIP-890 part 2); it is advertised together with
+the ``transaction.version`` feature.  v10's response fields (KIP-951's leader
+hints) are tagged and left out, as a client may do without them.
 """
 
 from samsa.protocol.schema import F, api
@@ -20,7 +20,6 @@ API = api(
     "Produce",
     valid="0-12",
     flexible="9+",
-    advertised="0-9",
     request=[
         F("transactional_id", "string", "3+", nullable="3+", default=None),
         F("acks", "int16"),

@@ -4,8 +4,7 @@ v3 adds the group generation and member fields so the coordinator can fence
 zombie consumers (KIP-447).  v4 only allows TRANSACTION_ABORTABLE; v5 comes
 from a transaction version 2 producer, which sends no AddOffsetsToTxn: the
 group's ``__consumer_offsets`` partition is added to the transaction by the
-broker (KIP-890 part 2).  v4-5 are decodable but advertised together with
-``transaction.version``.
+broker (KIP-890 part 2).
 """
 
 from samsa.protocol.schema import F, api
@@ -15,7 +14,6 @@ API = api(
     "TxnOffsetCommit",
     valid="0-5",
     flexible="3+",
-    advertised="0-3",
     request=[
         F("transactional_id", "string"),
         F("group_id", "string"),
