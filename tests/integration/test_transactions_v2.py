@@ -9,7 +9,6 @@ is bumped on every commit/abort and answered), beside a classic client.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -22,17 +21,6 @@ from samsa.protocol.record_builder import RecordBatchBuilder
 from samsa.testing import BrokerProcess
 
 pytestmark = pytest.mark.integration
-
-
-@pytest.fixture(scope="module")
-def txn_broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BrokerProcess]:
-    proc = BrokerProcess(tmp_path_factory.mktemp("tv2") / "data")
-    proc.start()
-    try:
-        yield proc
-    finally:
-        proc.stop()
-        proc.kill()
 
 
 class RawTxnProducer:
@@ -87,9 +75,9 @@ class RawTxnProducer:
 
 
 def test_produce_v12_adds_the_partition_and_end_txn_v5_bumps_the_epoch(
-    txn_broker: BrokerProcess,
+    broker: BrokerProcess,
 ) -> None:
-    bootstrap = txn_broker.bootstrap
+    bootstrap = broker.bootstrap
     topic = new_topic(bootstrap)
     p = RawTxnProducer(bootstrap, f"tv2-{topic}")
     first = p.epoch
@@ -117,9 +105,9 @@ def test_produce_v12_adds_the_partition_and_end_txn_v5_bumps_the_epoch(
 
 
 def test_a_classic_producer_keeps_its_epoch_beside_a_version_2_one(
-    txn_broker: BrokerProcess,
+    broker: BrokerProcess,
 ) -> None:
-    bootstrap = txn_broker.bootstrap
+    bootstrap = broker.bootstrap
     topic = new_topic(bootstrap)
     v2 = RawTxnProducer(bootstrap, f"tv2b-{topic}")
     classic = classic_producer(bootstrap, f"classic-{topic}")
@@ -133,12 +121,12 @@ def test_a_classic_producer_keeps_its_epoch_beside_a_version_2_one(
 
 
 def test_txn_offset_commit_v5_adds_the_offsets_partition_itself(
-    txn_broker: BrokerProcess,
+    broker: BrokerProcess,
 ) -> None:
     """A version 2 producer sends no AddOffsetsToTxn: the offsets still count on commit."""
     import confluent_kafka as ck
 
-    bootstrap = txn_broker.bootstrap
+    bootstrap = broker.bootstrap
     topic = new_topic(bootstrap)
     group = f"g-{topic}"
     p = RawTxnProducer(bootstrap, f"tv2c-{topic}")

@@ -9,7 +9,6 @@ after each step; a confluent-kafka (classic) transactional producer writes besid
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 import uuid
 from pathlib import Path
@@ -17,7 +16,7 @@ from pathlib import Path
 import confluent_kafka as ck
 import pytest
 from confluent_kafka.admin import AdminClient, NewTopic
-from tests.kafka_tools.conftest import TEST_TIMEOUT_S, TOOL_TIMEOUT_S
+from tests.kafka_tools.conftest import TEST_TIMEOUT_S, TOOL_TIMEOUT_S, compile_java
 
 from samsa.testing import BrokerProcess
 from samsa.testing_cluster import LocalCluster
@@ -29,17 +28,7 @@ JAVA_SOURCE = Path(__file__).parent / "java" / "SamsaTxnV2Producer.java"
 
 
 def compile_producer(reference: KafkaReference, out_dir: Path) -> Path:
-    jars = [str(j) for j in reference.kafka_libs.glob("kafka-clients-*.jar")]
-    javac = shutil.which("javac")
-    if javac is None:
-        pytest.fail("javac not found: the Java client tests need a JDK")
-    subprocess.run(
-        [javac, "-d", str(out_dir), "-cp", ":".join(jars), str(JAVA_SOURCE)],
-        check=True,
-        capture_output=True,
-        timeout=300,
-    )
-    return out_dir
+    return compile_java(reference, JAVA_SOURCE, out_dir, ("kafka-clients-",))
 
 
 def read_committed(bootstrap: str, topic: str, want: int) -> list[bytes]:
