@@ -6,7 +6,6 @@ itself, and writes every new count to an output topic."""
 
 from __future__ import annotations
 
-import shutil
 import struct
 import subprocess
 import threading
@@ -16,7 +15,7 @@ from pathlib import Path
 import pytest
 from confluent_kafka import Consumer, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
-from tests.kafka_tools.conftest import TEST_TIMEOUT_S
+from tests.kafka_tools.conftest import TEST_TIMEOUT_S, compile_java
 
 from samsa.testing import BrokerProcess
 from samsa.testing_kafka_reference import KafkaReference
@@ -28,22 +27,7 @@ LINES = ["the cat sat", "the dog sat on the cat", "Hello hello HELLO", "a b a c 
 
 
 def compile_word_count(reference: KafkaReference, out_dir: Path) -> Path:
-    """javac against only the jars the topology imports (faster than all of Kafka's)."""
-    jars = [
-        str(jar)
-        for jar in reference.kafka_libs.glob("*.jar")
-        if jar.name.startswith(("kafka-streams-", "kafka-clients-"))
-    ]
-    javac = shutil.which("javac")
-    if javac is None:
-        pytest.fail("javac not found: Kafka Streams tests need a JDK")
-    subprocess.run(
-        [javac, "-d", str(out_dir), "-cp", ":".join(jars), str(JAVA_SOURCE)],
-        check=True,
-        capture_output=True,
-        timeout=300,
-    )
-    return out_dir
+    return compile_java(reference, JAVA_SOURCE, out_dir, ("kafka-streams-", "kafka-clients-"))
 
 
 def expected_counts(rounds: int = 1) -> Counter[str]:

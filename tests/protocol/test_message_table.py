@@ -17,7 +17,7 @@ from samsa.protocol.schema import Field
 
 # key: (name, valid, advertised, first flexible version)
 TABLE = {
-    0: ("Produce", (0, 9), (0, 9), 9),
+    0: ("Produce", (0, 12), (0, 12), 9),
     1: ("Fetch", (4, 18), (4, 12), 12),
     2: ("ListOffsets", (1, 10), (1, 10), 6),
     3: ("Metadata", (0, 12), (0, 12), 9),

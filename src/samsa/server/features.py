@@ -23,6 +23,9 @@ GROUP_VERSION = "group.version"
 SHARE_VERSION = "share.version"
 """Level 1 is share groups (KIP-932), as Kafka 4.1 finalizes it to enable them."""
 
+TRANSACTION_VERSION = "transaction.version"
+"""Level 2 is KIP-890 part 2: an epoch bump per transaction, partitions added by the leaders."""
+
 METADATA_VERSION_RANGE = (7, 27)
 """Kafka's MetadataVersion 3.3-IV3 (level 7, the oldest KRaft log Kafka 4 reads)
 to 4.1-IV1 (level 27, Kafka 4.1's latest)."""
@@ -32,6 +35,7 @@ SUPPORTED_FEATURES: dict[str, tuple[int, int]] = {
     KRAFT_VERSION: (0, 1),
     GROUP_VERSION: (0, 1),
     SHARE_VERSION: (0, 1),
+    TRANSACTION_VERSION: (0, 2),
 }
 
 
@@ -42,6 +46,7 @@ def api_versions_features(finalized: Mapping[str, int], metadata_offset: int) ->
         METADATA_VERSION: METADATA_VERSION_RANGE[1],
         GROUP_VERSION: 1,
         SHARE_VERSION: 1,
+        TRANSACTION_VERSION: 2,
         **finalized,
     }
     return {

@@ -85,13 +85,31 @@ async def verify_partitions(
     producer_id: int,
     producer_epoch: int,
     tps: list[TopicPartition],
+    add: bool = False,
 ) -> dict[TopicPartition, ErrorCode]:
     """KIP-890 part 1: before a partition takes the first transactional batch of a
     producer, its leader asks the coordinator whether the partition is in the
     open transaction, so a late write of an aborted or fenced transaction cannot
     open a transaction no coordinator will ever end.  The codes are what the
     produce answers: NONE, INVALID_TXN_STATE, INVALID_PRODUCER_EPOCH, or the
-    retriable NOT_ENOUGH_REPLICAS while the coordinator cannot be asked."""
+    retriable NOT_ENOUGH_REPLICAS while the coordinator cannot be asked.
+
+    With ``add`` (KIP-890 part 2, a transaction version 2 producer) the
+    coordinator is asked to add the partitions instead: such a producer sends
+    no AddPartitionsToTxn of its own."""
+    codes = await ask_coordinator(broker, transactional_id, producer_id, producer_epoch, tps, add)
+    return {tp: _produce_code(code) for tp, code in codes.items()}
+
+
+async def ask_coordinator(
+    broker: BrokerApi,
+    transactional_id: str,
+    producer_id: int,
+    producer_epoch: int,
+    tps: list[TopicPartition],
+    add: bool,
+) -> dict[TopicPartition, ErrorCode]:
+    """The coordinator's own codes for verifying (or adding) ``tps``, wherever it runs."""
     node = broker.transaction_coordinator_node(transactional_id)
     codes: dict[TopicPartition, ErrorCode]
     if node is None:
@@ -100,13 +118,18 @@ async def verify_partitions(
         error = broker.ensure_transaction_coordinator()
         if error is not None:
             codes = dict.fromkeys(tps, error)
+        elif add:
+            code = await broker.transactions.add_partitions(
+                transactional_id, producer_id, producer_epoch, tps
+            )
+            codes = dict.fromkeys(tps, code)
         else:
             codes = broker.transactions.verify(transactional_id, producer_id, producer_epoch, tps)
     else:
         codes = await _verify_remote(
-            broker, node, transactional_id, producer_id, producer_epoch, tps
+            broker, node, transactional_id, producer_id, producer_epoch, tps, add
         )
-    return {tp: _produce_code(code) for tp, code in codes.items()}
+    return codes
 
 
 def _produce_code(code: ErrorCode) -> ErrorCode:
@@ -128,6 +151,7 @@ async def _verify_remote(
     producer_id: int,
     producer_epoch: int,
     tps: list[TopicPartition],
+    add: bool,
 ) -> dict[TopicPartition, ErrorCode]:
     channel = _channel_to(broker, node)
     unreachable = dict.fromkeys(tps, ErrorCode.COORDINATOR_NOT_AVAILABLE)
@@ -140,7 +164,7 @@ async def _verify_remote(
                 "transactional_id": transactional_id,
                 "producer_id": producer_id,
                 "producer_epoch": producer_epoch,
-                "verify_only": True,
+                "verify_only": not add,
                 "topics": [{"name": t, "partitions": ps} for t, ps in by_topic.items()],
             }
         ]

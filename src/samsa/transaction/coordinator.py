@@ -37,6 +37,7 @@ from samsa.protocol.transaction_records import (
 )
 from samsa.transaction.completion import MarkerCompletion
 from samsa.transaction.config import TransactionConfig
+from samsa.transaction.epoch_bump import completed, decide_end_txn_v2, epoch_exhausted
 from samsa.transaction.metadata import MAX_EPOCH, TransactionMetadata, TxnState
 from samsa.transaction.store import MarkerWriter, ProducerIdSource, TransactionStore
 
@@ -283,6 +284,38 @@ class TransactionCoordinator:
             await self.completion.wait(transactional_id, self.config.end_txn_wait_ms / 1000)
         return error
 
+    async def end_txn_v2(
+        self, transactional_id: str, producer_id: int, producer_epoch: int, commit: bool
+    ) -> tuple[ErrorCode, int, int]:
+        """EndTxn v5 (transaction version 2): (error, producer id, epoch to continue with)."""
+        error = self.coordinator_error(transactional_id)
+        if error is not None:
+            return error, -1, -1
+        async with self._lock(transactional_id):
+            meta = self._txns.get(transactional_id)
+            if meta is not None and self.completion.busy(transactional_id):
+                return ErrorCode.CONCURRENT_TRANSACTIONS, -1, -1
+            next_pid = -1
+            if meta is not None and not meta.state.is_prepare and epoch_exhausted(meta):
+                try:
+                    next_pid = await self._allocate()
+                except KafkaError as exc:
+                    log.warning("EndTxn for %r found no producer id: %s", transactional_id, exc)
+                    return ErrorCode.COORDINATOR_NOT_AVAILABLE, -1, -1
+            decision = decide_end_txn_v2(
+                meta, producer_id, producer_epoch, commit, self.time_ms(), next_pid
+            )
+            if decision.prepared is None:
+                return decision.error, decision.producer_id, decision.producer_epoch
+            assert meta is not None
+            error = await self._persist_or_error(decision.prepared)
+            if error is not ErrorCode.NONE:
+                return error, -1, -1
+            # Decided: the markers follow even if this coordinator dies now.
+            self.completion.start(decision.prepared, self._epoch_of(meta))
+        await self.completion.wait(transactional_id, self.config.end_txn_wait_ms / 1000)
+        return ErrorCode.NONE, decision.producer_id, decision.producer_epoch
+
     async def _end_txn(
         self, transactional_id: str, producer_id: int, producer_epoch: int, commit: bool
     ) -> ErrorCode:
@@ -385,10 +418,7 @@ class TransactionCoordinator:
             current = self._txns.get(meta.transactional_id)
             if current is None or not current.state.is_prepare:
                 return
-            done = S.COMPLETE_COMMIT if current.state is S.PREPARE_COMMIT else S.COMPLETE_ABORT
-            await self._persist_or_error(
-                current.but(state=done, partitions=frozenset(), last_update_ms=self.time_ms())
-            )
+            await self._persist_or_error(completed(current, self.time_ms()))
 
     async def _persist(self, meta: TransactionMetadata) -> None:
         code = await self._persist_or_error(meta)
@@ -399,7 +429,7 @@ class TransactionCoordinator:
         partition = self.partition_for(meta.transactional_id)
         record = (
             encode_transaction_key(meta.transactional_id),
-            encode_transaction_value(meta.to_record()),
+            encode_transaction_value(meta.to_record(), meta.record_version),
         )
         try:
             await self.store.append(partition, [record])

@@ -71,6 +71,17 @@ class TransactionMetadata:
     start_ms: int = -1
     last_update_ms: int = -1
     previous_producer_id: int = -1
+    next_producer_id: int = -1
+    """Set while a transaction version 2 commit/abort exhausted the epoch: the
+    producer id the client continues with (at epoch 0) once it completes."""
+    client_transaction_version: int = 0
+    """The transaction version of the client's last EndTxn (2: epoch bump per
+    transaction); stored so a new coordinator completes it the same way."""
+
+    @property
+    def record_version(self) -> int:
+        """TransactionLogValue v1 (tagged fields) for transaction version 2, as Kafka writes."""
+        return 1 if self.client_transaction_version >= 2 else 0
 
     def but(self, **changes: object) -> TransactionMetadata:
         return replace(self, **changes)  # type: ignore[arg-type]
@@ -88,6 +99,8 @@ class TransactionMetadata:
             last_update_ms=self.last_update_ms,
             start_ms=self.start_ms,
             previous_producer_id=self.previous_producer_id,
+            next_producer_id=self.next_producer_id,
+            client_transaction_version=self.client_transaction_version,
         )
 
     @classmethod
@@ -104,4 +117,6 @@ class TransactionMetadata:
             start_ms=value.start_ms,
             last_update_ms=value.last_update_ms,
             previous_producer_id=value.previous_producer_id,
+            next_producer_id=value.next_producer_id,
+            client_transaction_version=value.client_transaction_version,
         )

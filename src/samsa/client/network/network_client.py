@@ -46,7 +46,9 @@ METADATA = 3
 CLIENT_MIN_VERSIONS: dict[int, int] = {0: 3, 1: 4, 2: 1, 3: 1}
 # Newest versions a client sends where brokers speak newer ones among themselves:
 # AddPartitionsToTxn v4+ is the broker-to-coordinator form (KIP-890), as in Kafka.
-CLIENT_MAX_VERSIONS: dict[int, int] = {24: 3}
+# Produce v12, EndTxn v5 and TxnOffsetCommit v5 are transaction version 2
+# (KIP-890 part 2: an epoch bump per transaction), which this client does not do.
+CLIENT_MAX_VERSIONS: dict[int, int] = {24: 3, 0: 9, 26: 3, 28: 3}
 _CLIENT_SOFTWARE_VERSION = "0.1.0"
 
 Connector = Callable[[str, int], SocketLike]

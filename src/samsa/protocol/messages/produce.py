@@ -6,6 +6,11 @@ UNSUPPORTED_VERSION: librdkafka <= 2.11.0 only compresses when the advertised
 Produce range starts at 0 (Kafka 4.x does the same, KAFKA-18659).  ``records``
 stays raw bytes so the broker can validate and append batches without decoding
 individual records.
+
+v12 is a transaction version 2 producer, whose first write to a partition
+adds it to the transaction (KIP-890 part 2); it is advertised together with
+the ``transaction.version`` feature.  v10's response fields (KIP-951's leader
+hints) are tagged and left out, as a client may do without them.
 """
 
 from samsa.protocol.schema import F, api
@@ -13,7 +18,7 @@ from samsa.protocol.schema import F, api
 API = api(
     0,
     "Produce",
-    valid="0-9",
+    valid="0-12",
     flexible="9+",
     request=[
         F("transactional_id", "string", "3+", nullable="3+", default=None),

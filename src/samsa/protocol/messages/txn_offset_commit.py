@@ -1,7 +1,10 @@
 """TxnOffsetCommit (key 28): offsets committed as part of a transaction.
 
 v3 adds the group generation and member fields so the coordinator can fence
-zombie consumers (KIP-447).
+zombie consumers (KIP-447).  v4 only allows TRANSACTION_ABORTABLE; v5 comes
+from a transaction version 2 producer, which sends no AddOffsetsToTxn: the
+group's ``__consumer_offsets`` partition is added to the transaction by the
+broker (KIP-890 part 2).
 """
 
 from samsa.protocol.schema import F, api
@@ -9,7 +12,7 @@ from samsa.protocol.schema import F, api
 API = api(
     28,
     "TxnOffsetCommit",
-    valid="0-3",
+    valid="0-5",
     flexible="3+",
     request=[
         F("transactional_id", "string"),

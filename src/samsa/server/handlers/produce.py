@@ -28,6 +28,9 @@ log = logging.getLogger("samsa.server")
 
 API_KEY = 0
 MIN_SUPPORTED_VERSION = 3
+IMPLICIT_ADD_VERSION = 12
+"""Produce v12+ comes from a transaction version 2 producer (KIP-890 part 2): the
+leader adds a partition to the transaction on its first write there."""
 
 
 def register(router: Router, broker: BrokerApi) -> None:
@@ -58,14 +61,17 @@ def handle_produce(broker: BrokerApi, ctx: RequestContext, req: Body) -> Body | 
     elif acks not in (-1, 0, 1):
         general_error = (ErrorCode.INVALID_REQUIRED_ACKS, f"acks must be -1, 0 or 1, got {acks}")
     transactional_id = req.get("transactional_id")
+    # A transaction version 2 producer never adds partitions itself: the leader
+    # always does it for them, whatever the verification setting (Kafka's too).
+    add = version >= IMPLICIT_ADD_VERSION
     if (
         general_error is None
         and transactional_id is not None
-        and broker.config["transaction.partition.verification.enable"]
+        and (add or broker.config["transaction.partition.verification.enable"])
     ):
         unverified = unverified_partitions(broker, req)
         if unverified:
-            return _verify_then_produce(broker, req, transactional_id, unverified)
+            return _verify_then_produce(broker, req, transactional_id, unverified, add)
     return _produce(broker, req, general_error, {})
 
 
@@ -134,10 +140,11 @@ async def _verify_then_produce(
     req: Body,
     transactional_id: str,
     unverified: dict[tuple[int, int], list[Any]],
+    add: bool,
 ) -> Body | None:
     refused: dict[tuple[str, int], ErrorCode] = {}
     for (producer_id, epoch), tps in unverified.items():
-        codes = await verify_partitions(broker, transactional_id, producer_id, epoch, tps)
+        codes = await verify_partitions(broker, transactional_id, producer_id, epoch, tps, add)
         refused.update({tp: code for tp, code in codes.items() if code is not ErrorCode.NONE})
     if refused:
         log.info("produce of %r refused after verification: %s", transactional_id, refused)

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from samsa.errors import ErrorCode
 from samsa.server.handlers.groups import loading_response
 from samsa.server.router import Body, RequestContext, Router
-from samsa.server.txn_wiring import write_local_marker
+from samsa.server.txn_wiring import ask_coordinator, write_local_marker
 
 if TYPE_CHECKING:
     from samsa.server.broker_api import BrokerApi
@@ -26,6 +26,9 @@ END_TXN = 26
 WRITE_TXN_MARKERS = 27
 TXN_OFFSET_COMMIT = 28
 OFFSET_COMMIT = 8
+END_TXN_V2 = 5
+"""EndTxn v5+ is a transaction version 2 client: the epoch is bumped on every commit/abort."""
+TXN_OFFSET_COMMIT_V2 = 5
 
 
 def register(router: Router, broker: BrokerApi) -> None:
@@ -154,11 +157,18 @@ async def add_offsets(broker: BrokerApi, ctx: RequestContext, req: Body) -> Body
 
 async def end_txn(broker: BrokerApi, ctx: RequestContext, req: Body) -> Body:
     coordinator, error = _coordinator(broker)
-    if error is None:
-        error = await coordinator.end_txn(
-            req["transactional_id"], req["producer_id"], req["producer_epoch"], req["committed"]
-        )
-    return {"throttle_time_ms": 0, "error_code": error}
+    producer_id, producer_epoch = -1, -1
+    args = (req["transactional_id"], req["producer_id"], req["producer_epoch"], req["committed"])
+    if error is None and ctx.version >= END_TXN_V2:
+        error, producer_id, producer_epoch = await coordinator.end_txn_v2(*args)
+    elif error is None:
+        error = await coordinator.end_txn(*args)
+    return {
+        "throttle_time_ms": 0,
+        "error_code": error,
+        "producer_id": producer_id,
+        "producer_epoch": producer_epoch,
+    }
 
 
 async def txn_offset_commit(broker: BrokerApi, ctx: RequestContext, req: Body) -> Body:
@@ -166,8 +176,28 @@ async def txn_offset_commit(broker: BrokerApi, ctx: RequestContext, req: Body) -
     if error is not None:
         # TxnOffsetCommit answers in OffsetCommit's shape: topics of partition errors.
         return loading_response(OFFSET_COMMIT, ctx.version, req, error)
+    if ctx.version >= TXN_OFFSET_COMMIT_V2:
+        error = await _add_offsets_partition(broker, req)
+        if error is not ErrorCode.NONE:
+            return loading_response(OFFSET_COMMIT, ctx.version, req, error)
     result: Body = await broker.groups.txn_offset_commit(req, ctx.version)
     return result
+
+
+async def _add_offsets_partition(broker: BrokerApi, req: Body) -> ErrorCode:
+    """Transaction version 2: the group's offsets partition joins the transaction
+    here, as AddOffsetsToTxn would have; coordinator errors a client would retry
+    become COORDINATOR_NOT_AVAILABLE (it looks the coordinator up again)."""
+    tp = ("__consumer_offsets", broker.groups.partition_for(req["group_id"]))
+    codes = await ask_coordinator(
+        broker, req["transactional_id"], req["producer_id"], req["producer_epoch"], [tp], True
+    )
+    code = codes[tp]
+    if code in (ErrorCode.NOT_COORDINATOR, ErrorCode.COORDINATOR_LOAD_IN_PROGRESS):
+        return ErrorCode.COORDINATOR_NOT_AVAILABLE
+    if code is ErrorCode.INVALID_PRODUCER_ID_MAPPING:
+        return ErrorCode.INVALID_TXN_STATE
+    return code
 
 
 async def write_markers(broker: BrokerApi, ctx: RequestContext, req: Body) -> Body:
