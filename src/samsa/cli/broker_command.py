@@ -22,6 +22,7 @@ from typing import Any
 from samsa.cli import logging_setup
 from samsa.config import BrokerConfig, parse_properties
 from samsa.errors import ConfigError
+from samsa.server.open_files import raise_open_files_limit
 
 READY_PREFIX = "samsa broker listening on "
 CONTROLLER_READY_PREFIX = "samsa controller listening on "
@@ -98,6 +99,7 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as exc:
         raise ConfigError(f"log4j.level: {exc}") from None
     log_startup(config)
+    raise_open_files_limit()
     return asyncio.run(_serve(config))
 
 
