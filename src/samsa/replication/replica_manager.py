@@ -390,8 +390,13 @@ class ReplicaManager:
         return None if partition is None else partition.producer_state.first_open_offset()
 
     def snapshot_producer_state(self) -> None:
+        """Snapshot each partition's producers at its log end, unless a snapshot
+        there exists already (Kafka's rule: an idle partition's shutdown writes,
+        and fsyncs, nothing)."""
         for partition in self._partitions.values():
-            partition.producer_state.take_snapshot(partition.log.log_end_offset)
+            state, end = partition.producer_state, partition.log.log_end_offset
+            if state.latest_snapshot_offset() != end:
+                state.take_snapshot(end)
 
     def high_watermarks(self) -> dict[TopicPartition, int]:
         return {key: p.high_watermark for key, p in self._partitions.items()}
