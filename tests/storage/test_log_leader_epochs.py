@@ -263,3 +263,22 @@ def test_data_passing_an_entry_the_load_cut_rewrites_the_file_first(tmp_path: Pa
     assert checkpoint_of(log) == [(3, 0)]
     log.close()
     assert open_log(tmp_path / "t-0").leader_epoch_cache.entries() == [(3, 0)]
+
+
+def test_a_new_leaders_epoch_reaches_the_file_with_its_first_batch(tmp_path: Path) -> None:
+    """Taking over thousands of idle partitions must not write thousands of
+    files: the entry waits in memory until data of that epoch is appended."""
+    log = leader_log(tmp_path)
+    log.maybe_assign_epoch_start_offset(7, log.log_end_offset)
+    assert log.leader_epoch_cache.entries()[-1] == (7, 12)
+    assert checkpoint_of(log) == [(1, 0), (2, 3), (4, 9)]
+    log.append(make_batch(3), leader_epoch=7)
+    assert checkpoint_of(log) == [(1, 0), (2, 3), (4, 9), (7, 12)]
+
+
+def test_a_new_logs_first_epoch_is_written_before_its_first_batch(tmp_path: Path) -> None:
+    log = open_log(tmp_path / "t-0")
+    log.maybe_assign_epoch_start_offset(0, 0)
+    assert checkpoint_of(log) is None
+    log.append(make_batch(3), leader_epoch=0)
+    assert checkpoint_of(log) == [(0, 0)]

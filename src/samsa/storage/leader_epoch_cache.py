@@ -97,8 +97,10 @@ class LeaderEpochFileCache:
         self._unsynced = False  # written without fsync since the last ``sync``
         # What the file holds, when known: a change back to it is not written.
         self._on_file: tuple[list[int], list[int]] | None = None
-        # The file still holds entries the load cut from memory (harmless until
-        # data passes their start offsets: the Log writes the file before that).
+        # The file differs from memory: it holds entries the load cut (harmless
+        # until data passes their start offsets) or misses a deferred
+        # ``assign_at_end`` (harmless until data of that epoch is written); the
+        # Log writes the file before it appends.
         self.file_ahead = False
         # The newest epoch in the cache, UNDEFINED_EPOCH (-1) when it is empty.
         self.latest_epoch = UNDEFINED_EPOCH
@@ -181,8 +183,19 @@ class LeaderEpochFileCache:
         single-node broker carry epoch -1: the Log never assigns those)."""
         return self.assign_all([EpochEntry(epoch, start_offset)])
 
-    def assign_all(self, entries: Sequence[EpochEntry]) -> bool:
-        """``assign`` each entry in order, writing the file once."""
+    def assign_at_end(self, epoch: int, start_offset: int) -> bool:
+        """``assign`` a new leader's epoch at the log end, writing the file only
+        before the next append (the Log checks ``file_ahead``).
+
+        Until data of that epoch is appended the entry describes nothing on
+        disk, so a crash that loses it loses nothing; a broker that takes over
+        thousands of idle partitions, or restarts with them, thus writes no
+        file for them on its event loop."""
+        return self.assign_all([EpochEntry(epoch, start_offset)], defer=True)
+
+    def assign_all(self, entries: Sequence[EpochEntry], *, defer: bool = False) -> bool:
+        """``assign`` each entry in order, writing the file once (or, ``defer``,
+        before the next append: see ``assign_at_end``)."""
         epochs, starts = (list(column) for column in self._entries)
         changed = False
         for epoch, start_offset in entries:
@@ -201,7 +214,7 @@ class LeaderEpochFileCache:
             starts.append(start_offset)
             changed = True
         if changed:
-            self._write_and_set(epochs, starts)
+            self._write_and_set(epochs, starts, write=not defer)
         return changed
 
     def assign_newer(self, headers: Iterable[BatchHeader]) -> bool:
@@ -274,7 +287,7 @@ class LeaderEpochFileCache:
             self._unsynced = True
             self._on_file = (epochs, starts)
         self._set(epochs, starts)
-        self.file_ahead = self._on_file is not None and self._on_file != self._entries
+        self.file_ahead = self._on_file != self._entries  # None: not known, so write
 
     def _set(self, epochs: list[int], starts: list[int]) -> None:
         self._entries = (epochs, starts)
@@ -336,6 +349,8 @@ def load_leader_epoch_cache(
         cache = LeaderEpochFileCache(path, name, _rebuild(name, batch_headers))
         if log_end_offset > log_start_offset:
             cache.write()  # so the next start need not walk the log again
+        elif not path.exists():
+            cache.read_from_file()  # no file and no entries: they agree
     cache.truncate_from_end(log_end_offset, write=False)
     cache.truncate_from_start(log_start_offset, write=False)
     return cache

@@ -246,7 +246,7 @@ class Log:
             if headers[-1].partition_leader_epoch > self._leader_epochs.latest_epoch:
                 self._leader_epochs.assign_newer(headers)
             elif self._leader_epochs.file_ahead:
-                self._leader_epochs.write()  # before data passes what the load cut
+                self._leader_epochs.write()  # the file must know every epoch on disk
             try:
                 segment.append(records, headers)
             except Exception:
@@ -437,12 +437,12 @@ class Log:
             return self._leader_epochs.end_offset_for(epoch, self._next_offset)
 
     def maybe_assign_epoch_start_offset(self, epoch: int, start_offset: int) -> None:
-        """Record that ``epoch`` starts at ``start_offset`` (a Raft leader does
-        this at the log end when elected, before appending); see
-        LeaderEpochFileCache.assign."""
+        """Record that ``epoch`` starts at ``start_offset`` (a leader does this at
+        the log end when elected, before appending); see
+        LeaderEpochFileCache.assign_at_end: the file follows before an append."""
         with self._lock:
             self._check_open()
-            self._leader_epochs.assign(epoch, start_offset)
+            self._leader_epochs.assign_at_end(epoch, start_offset)
 
     # -- flush ------------------------------------------------------------
 
