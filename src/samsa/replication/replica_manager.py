@@ -122,12 +122,6 @@ class ReplicaManager:
             self._add(topic, index, log_)
 
     def _add(self, topic: str, index: int, log_: Log) -> Partition:
-        partition = self._build(topic, index, log_)
-        self._partitions[(topic, index)] = partition
-        return partition
-
-    def _build(self, topic: str, index: int, log_: Log) -> Partition:
-        """A Partition over ``log_``, not yet hosted (see ``build_missing``)."""
         state = ProducerStateManager(log_.directory)
         replay_log(log_, state, state.load(log_.log_start_offset, log_.log_end_offset))
         partition = Partition(
@@ -145,6 +139,7 @@ class ReplicaManager:
         partition.on_role_change = self._wake_parked
         partition.alter_partition_sink = self._submit_alter_partition
         partition.is_replica_eligible = self._is_replica_eligible
+        self._partitions[(topic, index)] = partition
         return partition
 
     def create(self, topic: str, index: int, config: dict[str, str]) -> Partition:
@@ -245,47 +240,10 @@ class ReplicaManager:
         if partition is not None:
             return partition
         topic, index = key
-        return self._add(topic, index, self._create_log(topic, index, image))
-
-    def _create_log(self, topic: str, index: int, image: MetadataImage) -> Log:
         config = LogConfig.from_dict(
             image.topic_configs(topic), base=self.log_manager.default_config
         )
-        return self.log_manager.create_log(topic, index, config)
-
-    # ------------------------------------------------------------------ many new partitions
-    def missing(self, changes: LocalReplicaChanges) -> dict[TopicPartition, int]:
-        """Partitions ``changes`` place here that are not hosted yet: each with
-        the leader epoch it starts with here, or -1 when it is followed."""
-        out = {
-            key: info.registration.leader_epoch
-            for key, info in changes.leaders.items()
-            if key not in self._partitions
-        }
-        out.update((key, -1) for key in changes.followers if key not in self._partitions)
-        return out
-
-    def build_missing(self, changes: LocalReplicaChanges, image: MetadataImage) -> list[Partition]:
-        """Create the logs of the partitions ``changes`` bring here, and their
-        Partitions, without hosting them yet (``adopt`` does, on the loop).
-
-        Made for a worker thread: the file work of a thousand new partitions
-        (directories, segment files, the leader's epoch entry, which makes
-        ``make_leader`` on the loop write nothing) stays off the event loop.
-        The log manager creates logs under its lock; this only reads
-        ``_partitions``."""
-        built = []
-        for (topic, index), epoch in self.missing(changes).items():
-            log_ = self._create_log(topic, index, image)
-            if epoch >= 0:
-                log_.maybe_assign_epoch_start_offset(epoch, log_.log_end_offset)
-            built.append(self._build(topic, index, log_))
-        return built
-
-    def adopt(self, partitions: Iterable[Partition]) -> None:
-        """Host partitions ``build_missing`` made (those hosted meanwhile are kept)."""
-        for partition in partitions:
-            self._partitions.setdefault((partition.topic, partition.index), partition)
+        return self._add(topic, index, self.log_manager.create_log(topic, index, config))
 
     def _needs_fetcher(self, key: TopicPartition) -> bool:
         fetchers = self._fetchers

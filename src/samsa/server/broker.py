@@ -47,7 +47,6 @@ from samsa.server.handlers import register_all
 from samsa.server.http_endpoint import HttpEndpoint
 from samsa.server.listener_security import channel_security
 from samsa.server.meta_properties import MetaProperties
-from samsa.server.metadata_applier import SerialMetadataApplier
 from samsa.server.metrics import BrokerMetrics
 from samsa.server.producer_id_blocks import ProducerIdBlocks
 from samsa.server.router import Router
@@ -71,9 +70,6 @@ ALLOCATE_PRODUCER_IDS = 67
 # the partition epoch it was based on, a second producer-id block is just skipped.
 RESENDABLE_FORWARDS = frozenset({ALTER_PARTITION, ALLOCATE_PRODUCER_IDS})
 CONTROLLED_SHUTDOWN_TIMEOUT_S = 30.0
-NEW_PARTITIONS_OFF_LOOP = 20
-"""A committed batch bringing this many new partitions here creates their logs in
-a worker thread first (see metadata_applier); fewer are created inline."""
 
 
 def wall_ms() -> int:
@@ -109,7 +105,6 @@ class Broker:
         self.metrics: BrokerMetrics | None = None
         self._http_endpoints: list[HttpEndpoint] = []
         self._reconciled = False
-        self.metadata_applier = SerialMetadataApplier()
         self.lifecycle: BrokerLifecycle | None = None
         self.producer_ids = ProducerIdBlocks(
             self.node_id,
@@ -350,7 +345,6 @@ class Broker:
         if self.cleaner_task is not None:
             await self.cleaner_task.stop()
         await cancel_and_wait(self._tasks)
-        await self.metadata_applier.close()
         if self.groups is not None:
             with contextlib.suppress(Exception):
                 await self.groups.shutdown()
@@ -372,18 +366,7 @@ class Broker:
         image is applied once then (``wait_ready``)."""
         if not self._reconciled:
             return
-        image = self.image
-        changes = delta.local_changes(self.node_id)
-        prepare = None
-        if len(self.replicas.missing(changes)) >= NEW_PARTITIONS_OFF_LOOP:
-            prepare = partial(self.replicas.build_missing, changes, image)
-        self.metadata_applier.submit(partial(self._apply_delta, delta, image), prepare)
-
-    def _apply_delta(self, delta: MetadataDelta, image: MetadataImage, prepared: object) -> None:
-        """``on_delta``'s work on the loop, after the new logs were made (if many)."""
-        if isinstance(prepared, list):
-            self.replicas.adopt(prepared)
-        self.replicas.apply_delta(delta, image, wall_ms())
+        self.replicas.apply_delta(delta, self.image, wall_ms())
         metrics = self.metrics
         if metrics is not None:
             for change in delta.partition_changes():
@@ -412,11 +395,8 @@ class Broker:
 
     def on_image(self, image: MetadataImage) -> None:
         if self._reconciled:
-            self.metadata_applier.submit(lambda _: self._apply_image(image))
-
-    def _apply_image(self, image: MetadataImage) -> None:
-        self.replicas.apply_image(image, wall_ms())
-        self._apply_dynamic_broker_configs()
+            self.replicas.apply_image(image, wall_ms())
+            self._apply_dynamic_broker_configs()
 
     def _apply_dynamic_broker_configs(self) -> None:
         """Kafka's DynamicLogConfig and LogCleaner reconfiguration: new topic
