@@ -289,7 +289,28 @@ def test_load_reads_the_file_and_cuts_it_to_the_log(tmp_path: Path) -> None:
         tmp_path, "t-0", log_start_offset=12, log_end_offset=30, batch_headers=must_not_walk
     )
     assert cache.entries() == [(2, 12), (3, 20)]
+    # The file is not rewritten for the cut (every load cuts again) ...
+    assert file_entries(tmp_path) == [(1, 0), (2, 10), (3, 20), (4, 30)]
+    assert cache.file_ahead
+    # ... until something is written, or the Log's data would pass (4, 30).
+    cache.write()
     assert file_entries(tmp_path) == [(2, 12), (3, 20)]
+    assert not cache.file_ahead
+
+
+def test_a_change_back_to_what_the_file_holds_is_not_written(tmp_path: Path) -> None:
+    """Each restart cuts an idle leader's (epoch, log end) entry and its
+    leadership assigns it again: 10,000 partitions, no file written."""
+    path = tmp_path / LEADER_EPOCH_CHECKPOINT_FILE
+    write_leader_epoch_checkpoint(path, [EpochEntry(3, 0)])
+    before = path.stat().st_mtime_ns, path.stat().st_ino
+    cache = load_leader_epoch_cache(
+        tmp_path, "t-0", log_start_offset=0, log_end_offset=0, batch_headers=list
+    )
+    assert cache.entries() == []
+    assert cache.assign(3, 0)
+    assert cache.entries() == [(3, 0)] and not cache.file_ahead
+    assert (path.stat().st_mtime_ns, path.stat().st_ino) == before
 
 
 def test_load_without_a_file_rebuilds_from_the_batch_headers(tmp_path: Path) -> None:

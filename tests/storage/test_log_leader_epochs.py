@@ -197,6 +197,9 @@ def test_recovery_cutting_a_torn_tail_cuts_its_epoch(tmp_path: Path) -> None:
     reopened = open_log(tmp_path / "t-0")
     assert reopened.log_end_offset == 9
     assert reopened.leader_epoch_cache.entries() == [(1, 0), (2, 3)]
+    # The file keeps (4, 9) until data would pass it (every load cuts it again).
+    assert checkpoint_of(reopened) == [(1, 0), (2, 3), (4, 9)]
+    reopened.append(follower_batch(9, 2), assign_offsets=False)
     assert checkpoint_of(reopened) == [(1, 0), (2, 3)]
 
 
@@ -245,3 +248,40 @@ def test_the_cache_follows_a_renamed_directory(tmp_path: Path) -> None:
         (8, 12),
     ]
     assert not (tmp_path / "t-0").exists()
+
+
+def test_data_passing_an_entry_the_load_cut_rewrites_the_file_first(tmp_path: Path) -> None:
+    """The load cuts entries past the log end in memory only; a follower that
+    then appends older-epoch data past such an entry must not leave it in the
+    file, or the next load would believe that epoch wrote this data."""
+    log = open_log(tmp_path / "t-0")
+    log.append(follower_batch(0, 3), assign_offsets=False)
+    log.close()
+    write_leader_epoch_checkpoint(
+        tmp_path / "t-0" / LEADER_EPOCH_CHECKPOINT_FILE, [EpochEntry(3, 0), EpochEntry(5, 3)]
+    )
+    log = open_log(tmp_path / "t-0")
+    assert log.leader_epoch_cache.entries() == [(3, 0)]
+    log.append(follower_batch(3, 3), assign_offsets=False)
+    assert checkpoint_of(log) == [(3, 0)]
+    log.close()
+    assert open_log(tmp_path / "t-0").leader_epoch_cache.entries() == [(3, 0)]
+
+
+def test_a_new_leaders_epoch_reaches_the_file_with_its_first_batch(tmp_path: Path) -> None:
+    """Taking over thousands of idle partitions must not write thousands of
+    files: the entry waits in memory until data of that epoch is appended."""
+    log = leader_log(tmp_path)
+    log.maybe_assign_epoch_start_offset(7, log.log_end_offset)
+    assert log.leader_epoch_cache.entries()[-1] == (7, 12)
+    assert checkpoint_of(log) == [(1, 0), (2, 3), (4, 9)]
+    log.append(make_batch(3), leader_epoch=7)
+    assert checkpoint_of(log) == [(1, 0), (2, 3), (4, 9), (7, 12)]
+
+
+def test_a_new_logs_first_epoch_is_written_before_its_first_batch(tmp_path: Path) -> None:
+    log = open_log(tmp_path / "t-0")
+    log.maybe_assign_epoch_start_offset(0, 0)
+    assert checkpoint_of(log) is None
+    log.append(make_batch(3), leader_epoch=0)
+    assert checkpoint_of(log) == [(0, 0)]

@@ -106,3 +106,35 @@ def test_recover_handles_tiny_garbage_tails(tmp_path: Path, size: int) -> None:
     result = segment.recover()
     assert result.valid_bytes == good
     assert segment.size == good
+
+
+def _open_files_under(directory: Path) -> list[str]:
+    """Names of the files in ``directory`` this process holds a descriptor on."""
+    names = []
+    for fd in Path("/proc/self/fd").iterdir():
+        try:
+            target = Path(fd.readlink())
+        except OSError:
+            continue
+        if target.parent == directory:
+            names.append(target.suffix)
+    return sorted(names)
+
+
+def test_indexes_hold_a_descriptor_only_while_written(tmp_path: Path) -> None:
+    """10,000 idle partitions must fit the open-file limit: an idle segment
+    keeps only its .log open, a written one its indexes too until it is rolled."""
+    segment = _open(tmp_path, interval=1)
+    assert _open_files_under(tmp_path) == [".log"]
+    offset = _append(segment, 0, 3)
+    _append(segment, offset, 3)
+    assert _open_files_under(tmp_path) == [".index", ".log", ".timeindex"]
+    segment.on_become_inactive()
+    assert _open_files_under(tmp_path) == [".log"]
+    segment.flush()  # what was written through the released descriptors
+    reopened = _open(tmp_path, interval=1)
+    assert reopened.offset_index.entries == segment.offset_index.entries == 1
+    assert reopened.time_index.entries == segment.time_index.entries == 1
+    segment.close()
+    reopened.close()
+    assert _open_files_under(tmp_path) == []

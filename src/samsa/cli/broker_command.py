@@ -23,6 +23,7 @@ from samsa.cli import logging_setup
 from samsa.config import BrokerConfig, parse_properties
 from samsa.errors import ConfigError
 from samsa.security.scram_spec import parse_scram_specs
+from samsa.server.open_files import raise_open_files_limit
 
 READY_PREFIX = "samsa broker listening on "
 CONTROLLER_READY_PREFIX = "samsa controller listening on "
@@ -112,6 +113,7 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as exc:
         raise ConfigError(f"log4j.level: {exc}") from None
     log_startup(config)
+    raise_open_files_limit()
     return asyncio.run(_serve(config))
 
 

@@ -406,11 +406,16 @@ class ReplicaManager:
         return None if partition is None else partition.producer_state.first_open_offset()
 
     def snapshot_producer_state(self) -> None:
+        """Snapshot each partition's producers at its log end, unless no snapshot
+        would be newer than the last (Kafka's rule: an empty or idle partition's
+        shutdown writes, and fsyncs, nothing)."""
         for partition in self._partitions.values():
             manager = self.log_manager.manager_of(partition.topic, partition.index)
             if manager is None or manager.offline:
                 continue  # nothing more is written to a failed dir; recovery rebuilds it
-            partition.producer_state.take_snapshot(partition.log.log_end_offset)
+            state, end = partition.producer_state, partition.log.log_end_offset
+            if end > (state.latest_snapshot_offset() or 0):
+                state.take_snapshot(end)
 
     def high_watermarks(self) -> dict[TopicPartition, int]:
         return {key: p.high_watermark for key, p in self._partitions.items()}

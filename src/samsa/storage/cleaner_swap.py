@@ -154,11 +154,12 @@ def complete_swaps(directory: Path, name: str) -> None:
             if swap.exists():
                 os.replace(swap, directory / segment_file_name(base, suffix))
         logger.warning("[%s] completed interrupted compaction swap of segment %d", name, base)
-    for file_name in os.listdir(directory):
-        if file_name.endswith(SWAP_SUFFIX):
-            logger.info("[%s] removing leftover index swap file %s", name, file_name)
-            (directory / file_name).unlink(missing_ok=True)
-    fsync_dir(directory)
+    leftovers = [n for n in os.listdir(directory) if n.endswith(SWAP_SUFFIX)]
+    for file_name in leftovers:
+        logger.info("[%s] removing leftover index swap file %s", name, file_name)
+        (directory / file_name).unlink(missing_ok=True)
+    if swap_bases or leftovers:  # a directory nothing changed in needs no fsync
+        fsync_dir(directory)
 
 
 def _next_offset(path: Path, base: int) -> int:

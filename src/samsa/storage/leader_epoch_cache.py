@@ -18,9 +18,14 @@ change is visible in memory, so a failed write leaves memory and file as they
 were.  The Log assigns a new epoch *before* it writes the epoch's first batch,
 so the file never misses an epoch that is on disk; entries the file holds
 beyond the data (a crash between the two writes, a truncation whose data
-loss came back) are cut by the truncations at load.  Changes are rare (a new
-leader epoch, a truncation, the log start moving), so each is fsynced at once
-rather than in the background as Kafka does.
+loss came back) are cut by the truncations at load.  The write is atomic but
+not fsynced (atomic_file's ``sync=False``): a process crash keeps it (the page
+cache survives), and against a power loss ``sync`` makes it durable before
+the data it describes -- the Log calls it first thing when it fsyncs
+segments.  An epoch whose entry is lost with the power wrote no durable data,
+so nothing on disk misses its epoch.  This keeps a broker that gains or
+loses leadership of 10,000 partitions from doing 10,000 fsyncs on its event
+loop (Kafka defers these writes too, KAFKA-15046).
 
 Threading: owned by one Log and changed only under the Log's lock.  Each
 change replaces the entries whole, so a reader without the lock (Raft's
@@ -37,6 +42,7 @@ from typing import NamedTuple
 
 from samsa.errors import KafkaError
 from samsa.protocol.record_batch import BatchHeader
+from samsa.storage.atomic_file import sync_file
 from samsa.storage.checkpoint import CorruptCheckpointError
 from samsa.storage.leader_epoch_checkpoint import (
     LEADER_EPOCH_CHECKPOINT_FILE,
@@ -80,7 +86,7 @@ class LeaderEpochFileCache:
     ``latest_epoch`` is a plain attribute, not a property, because the Log
     compares every append's epoch with it; read it, never assign it."""
 
-    __slots__ = ("_entries", "latest_epoch", "name", "path")
+    __slots__ = ("_entries", "_on_file", "_unsynced", "file_ahead", "latest_epoch", "name", "path")
 
     def __init__(self, path: Path | None, name: str, entries: Iterable[EpochEntry] = ()) -> None:
         self.path = path
@@ -88,6 +94,14 @@ class LeaderEpochFileCache:
         # (epochs, starts): replaced whole, never changed in place, so a reader
         # without the Log's lock sees one consistent version.
         self._entries: tuple[list[int], list[int]] = ([], [])
+        self._unsynced = False  # written without fsync since the last ``sync``
+        # What the file holds, when known: a change back to it is not written.
+        self._on_file: tuple[list[int], list[int]] | None = None
+        # The file differs from memory: it holds entries the load cut (harmless
+        # until data passes their start offsets) or misses a deferred
+        # ``assign_at_end`` (harmless until data of that epoch is written); the
+        # Log writes the file before it appends.
+        self.file_ahead = False
         # The newest epoch in the cache, UNDEFINED_EPOCH (-1) when it is empty.
         self.latest_epoch = UNDEFINED_EPOCH
         epochs: list[int] = []
@@ -169,8 +183,19 @@ class LeaderEpochFileCache:
         single-node broker carry epoch -1: the Log never assigns those)."""
         return self.assign_all([EpochEntry(epoch, start_offset)])
 
-    def assign_all(self, entries: Sequence[EpochEntry]) -> bool:
-        """``assign`` each entry in order, writing the file once."""
+    def assign_at_end(self, epoch: int, start_offset: int) -> bool:
+        """``assign`` a new leader's epoch at the log end, writing the file only
+        before the next append (the Log checks ``file_ahead``).
+
+        Until data of that epoch is appended the entry describes nothing on
+        disk, so a crash that loses it loses nothing; a broker that takes over
+        thousands of idle partitions, or restarts with them, thus writes no
+        file for them on its event loop."""
+        return self.assign_all([EpochEntry(epoch, start_offset)], defer=True)
+
+    def assign_all(self, entries: Sequence[EpochEntry], *, defer: bool = False) -> bool:
+        """``assign`` each entry in order, writing the file once (or, ``defer``,
+        before the next append: see ``assign_at_end``)."""
         epochs, starts = (list(column) for column in self._entries)
         changed = False
         for epoch, start_offset in entries:
@@ -189,7 +214,7 @@ class LeaderEpochFileCache:
             starts.append(start_offset)
             changed = True
         if changed:
-            self._write_and_set(epochs, starts)
+            self._write_and_set(epochs, starts, write=not defer)
         return changed
 
     def assign_newer(self, headers: Iterable[BatchHeader]) -> bool:
@@ -199,25 +224,27 @@ class LeaderEpochFileCache:
         new = newer_epochs(headers, self.latest_epoch)
         return self.assign_all(new) if new else False
 
-    def truncate_from_end(self, end_offset: int) -> bool:
+    def truncate_from_end(self, end_offset: int, *, write: bool = True) -> bool:
         """Drop the entries starting at or after ``end_offset`` (the log was
-        truncated to it); True if any went."""
+        truncated to it); True if any went.  ``write=False`` changes memory
+        only (the load, which cuts the file's extra entries every time)."""
         epochs, starts = self._entries
         if end_offset < 0 or not starts or starts[-1] < end_offset:
             return False
         keep = bisect.bisect_left(starts, end_offset)
-        self._write_and_set(epochs[:keep], starts[:keep])
+        self._write_and_set(epochs[:keep], starts[:keep], write=write)
         return True
 
-    def truncate_from_start(self, start_offset: int) -> bool:
+    def truncate_from_start(self, start_offset: int, *, write: bool = True) -> bool:
         """The log start moved to ``start_offset``: entries wholly below it go,
         and the epoch covering it now starts there (an entry at ``start_offset``
-        itself is kept as is).  True if the cache changed."""
+        itself is kept as is).  True if the cache changed.  ``write`` as for
+        ``truncate_from_end``."""
         epochs, starts = self._entries
         covering = bisect.bisect_right(starts, start_offset) - 1
         if covering < 0 or (covering == 0 and starts[0] == start_offset):
             return False
-        self._write_and_set(epochs[covering:], [start_offset, *starts[covering + 1 :]])
+        self._write_and_set(epochs[covering:], [start_offset, *starts[covering + 1 :]], write=write)
         return True
 
     def clear(self) -> None:
@@ -227,16 +254,40 @@ class LeaderEpochFileCache:
     # -- internals ----------------------------------------------------------
 
     def write(self) -> None:
-        """Write the current entries to the file (crash behaviour: atomic_file)."""
+        """Write the current entries to the file (crash behaviour: module doc)."""
         if self.path is not None:
-            write_leader_epoch_checkpoint(self.path, self.entries())
+            write_leader_epoch_checkpoint(self.path, self.entries(), sync=False)
+            self._unsynced = True
+            self._on_file = self._entries
+            self.file_ahead = False
 
-    def _write_and_set(self, epochs: list[int], starts: list[int]) -> None:
-        if self.path is not None:
+    def read_from_file(self) -> None:
+        """Note that the entries are what the file holds (they were just read)."""
+        self._on_file = self._entries
+        self.file_ahead = False
+
+    def sync(self) -> None:
+        """Make the last write durable (see module doc); nothing if it is."""
+        if self._unsynced and self.path is not None:
+            sync_file(self.path)
+            self._unsynced = False
+
+    def _write_and_set(self, epochs: list[int], starts: list[int], *, write: bool = True) -> None:
+        """Write (unless told not to, or the file holds these entries), then set.
+
+        Skipping a write that changes nothing matters at scale: every restart
+        cuts an idle leader's entry at its empty log end and the leadership
+        puts it back, which would be 10,000 file replacements."""
+        if self.path is not None and write and self._on_file != (epochs, starts):
             write_leader_epoch_checkpoint(
-                self.path, [EpochEntry(e, s) for e, s in zip(epochs, starts, strict=True)]
+                self.path,
+                [EpochEntry(e, s) for e, s in zip(epochs, starts, strict=True)],
+                sync=False,
             )
+            self._unsynced = True
+            self._on_file = (epochs, starts)
         self._set(epochs, starts)
+        self.file_ahead = self._on_file != self._entries  # None: not known, so write
 
     def _set(self, epochs: list[int], starts: list[int]) -> None:
         self._entries = (epochs, starts)
@@ -291,14 +342,17 @@ def load_leader_epoch_cache(
         entries = read_leader_epoch_checkpoint(path)
         if entries is not None:
             cache = LeaderEpochFileCache(path, name, entries)
+            cache.read_from_file()
     except (CorruptCheckpointError, OSError, ValueError) as e:
         logger.warning("[%s] rebuilding the leader epoch cache from the log: %s", name, e)
     if cache is None:
         cache = LeaderEpochFileCache(path, name, _rebuild(name, batch_headers))
         if log_end_offset > log_start_offset:
             cache.write()  # so the next start need not walk the log again
-    cache.truncate_from_end(log_end_offset)
-    cache.truncate_from_start(log_start_offset)
+        elif not path.exists():
+            cache.read_from_file()  # no file and no entries: they agree
+    cache.truncate_from_end(log_end_offset, write=False)
+    cache.truncate_from_start(log_start_offset, write=False)
     return cache
 
 

@@ -109,6 +109,9 @@ def read_leader_epoch_checkpoint(path: Path) -> list[EpochEntry] | None:
     return parse_leader_epoch_checkpoint(text, str(path))
 
 
-def write_leader_epoch_checkpoint(path: Path, entries: Iterable[EpochEntry]) -> None:
-    """Atomically replace ``path`` with ``entries`` (see module doc)."""
-    atomic_write(path, format_leader_epoch_checkpoint(entries))
+def write_leader_epoch_checkpoint(
+    path: Path, entries: Iterable[EpochEntry], *, sync: bool = True
+) -> None:
+    """Atomically replace ``path`` with ``entries`` (see module doc and
+    atomic_file for ``sync``)."""
+    atomic_write(path, format_leader_epoch_checkpoint(entries), sync=sync)

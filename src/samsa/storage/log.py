@@ -257,6 +257,8 @@ class Log:
                 segment = self._maybe_roll(len(records), headers, max_batch.max_timestamp, now)
                 if headers[-1].partition_leader_epoch > self._leader_epochs.latest_epoch:
                     self._leader_epochs.assign_newer(headers)
+                elif self._leader_epochs.file_ahead:
+                    self._leader_epochs.write()  # the file must know every epoch on disk
                 try:
                     segment.append(records, headers)
                 except Exception:
@@ -453,12 +455,12 @@ class Log:
             return self._leader_epochs.end_offset_for(epoch, self._next_offset)
 
     def maybe_assign_epoch_start_offset(self, epoch: int, start_offset: int) -> None:
-        """Record that ``epoch`` starts at ``start_offset`` (a Raft leader does
-        this at the log end when elected, before appending); see
-        LeaderEpochFileCache.assign."""
+        """Record that ``epoch`` starts at ``start_offset`` (a leader does this at
+        the log end when elected, before appending); see
+        LeaderEpochFileCache.assign_at_end: the file follows before an append."""
         with self._lock, io_errors_fail_dir(self.io_error_report, f"[{self.name}] epoch"):
             self._check_open()
-            self._leader_epochs.assign(epoch, start_offset)
+            self._leader_epochs.assign_at_end(epoch, start_offset)
 
     # -- flush ------------------------------------------------------------
 
@@ -473,8 +475,9 @@ class Log:
         up_to_offset = min(up_to_offset, self._next_offset)
         if up_to_offset <= self._recovery_point:
             return
-        first = max(0, bisect.bisect_right(self._bases, self._recovery_point) - 1)
         started = time.perf_counter()
+        self._leader_epochs.sync()  # no durable batch without its epoch's entry
+        first = max(0, bisect.bisect_right(self._bases, self._recovery_point) - 1)
         for i in range(first, len(self._segments)):
             if self._bases[i] >= up_to_offset:
                 break
@@ -645,9 +648,13 @@ class Log:
             self.config = config
 
     def close(self) -> None:
-        """fsync everything and close the files (a clean shutdown).  An offline
-        log's files are only closed: its dir can no longer be trusted with a
-        flush, and the next start-up recovers it."""
+        """fsync what is not yet and close the files (a clean shutdown).
+
+        Segments wholly below the recovery point were fsynced when it moved
+        past them, so, as Kafka's shutdown flush, only the rest is: an idle
+        partition closes without a single fsync.  An offline log's files are
+        only closed: its dir can no longer be trusted with a flush, and the
+        next start-up recovers it."""
         with self._lock:
             if self._closed:
                 return
@@ -655,9 +662,7 @@ class Log:
                 self._close_files()
                 return
             self._segments[-1].on_become_inactive()
-            for segment in self._segments:
-                segment.flush()
-            self._recovery_point = self._next_offset
+            self._flush(self._next_offset, self._clock())
             self._close_files()
 
     def _close_files(self) -> None:

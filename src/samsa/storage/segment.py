@@ -219,10 +219,13 @@ class LogSegment:
 
     def on_become_inactive(self) -> None:
         """Record the final max timestamp in the time index when the segment
-        stops being active (roll or close), so it survives a restart."""
+        stops being active (roll or close), so it survives a restart; then close
+        the indexes' descriptors, which only a later write (truncation) reopens."""
         self.time_index.maybe_append(
             self._max_timestamp, self._offset_of_max_timestamp, skip_full_check=True
         )
+        self.offset_index.release()
+        self.time_index.release()
 
     def truncate_to(self, offset: int) -> int:
         """Remove the batch holding ``offset`` and everything after it; return

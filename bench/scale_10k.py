@@ -1,0 +1,148 @@
+"""Kafka's scale of partitions: 10,000 per broker on three brokers, in one run.
+
+Three nodes (controller+broker each) with Kafka's defaults except a 500/2000 ms
+broker heartbeat/session; one topic of ``--partitions`` partitions at RF 3,
+so each broker hosts all of them and leads about a third; idle except for
+``--busy`` partitions a paced producer writes to.  Printed, in order:
+
+1. follower fetch bytes and broker CPU per second while idle, with fetch
+   sessions (the default) and without (``max.incremental.fetch.session.cache.slots=0``
+   on a second cluster), as bench/fetch_sessions_idle.py does;
+2. produce latency (p50/p99/max, acks=all) on the busy partitions while a
+   topic of ``--create`` more partitions is created (target: none over 100 ms);
+3. start-up to serving after SIGKILL and after a clean stop of one broker
+   (targets 10 s and 3 s);
+4. failover of a broker leading a third of the partitions: SIGKILL it and
+   time until no partition names it as leader (target 5 s);
+5. RSS per broker (target 1 GB).
+
+    .venv/bin/python bench/scale_10k.py [--partitions 10000] [--create 1000]
+
+The machine is shared: quote the load beside the figures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import threading
+import time
+from typing import Any
+
+from confluent_kafka import Producer
+
+from _cluster import local_cluster, machine_line, node_metadata, percentile, rss_mb, wait_until
+from fetch_sessions_idle import create, measure
+from samsa.client import Admin
+from samsa.client.admin.results import NewTopic
+from samsa.testing_cluster import LocalCluster
+
+TOPIC = "idle"
+SETTINGS = {"broker.heartbeat.interval.ms": "500", "broker.session.timeout.ms": "2000"}
+
+
+def leaders(cluster: LocalCluster, via: int) -> list[int]:
+    [topic] = node_metadata(cluster, via, [TOPIC])["topics"]
+    return [p["leader_id"] for p in topic["partitions"]]
+
+
+def produce_while_creating(cluster: LocalCluster, busy: int, more: int) -> list[float]:
+    """Latencies of acks=all records to the busy partitions, one in flight,
+    while a topic of ``more`` partitions is created."""
+    producer = Producer({"bootstrap.servers": cluster.bootstrap, "acks": "all", "linger.ms": 0})
+    latencies: list[float] = []
+    stop = threading.Event()
+
+    def run() -> None:
+        i = 0
+        while not stop.is_set():
+            done = threading.Event()
+            started = time.monotonic()
+            producer.produce(
+                TOPIC, b"x" * 100, partition=i % busy, on_delivery=lambda e, m, d=done: d.set()
+            )
+            while not done.is_set():
+                producer.poll(0.005)
+            latencies.append(time.monotonic() - started)
+            i += 1
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    wait_until(lambda: len(latencies) >= 20, 60, "the first busy records")
+    latencies.clear()
+    with Admin({"bootstrap.servers": cluster.bootstrap, "request.timeout.ms": 120000}) as admin:
+        admin.create_topics([NewTopic("more", more, 3, {})], timeout=300)
+    wait_until(
+        lambda: all(
+            len(node_metadata(cluster, n, ["more"])["topics"][0]["partitions"]) == more
+            for n in cluster.nodes
+        ),
+        600,
+        "the new partitions everywhere",
+    )
+    stop.set()
+    thread.join(30)
+    return latencies
+
+
+def restart_time(cluster: LocalCluster, node_id: int, *, kill: bool) -> float:
+    if kill:
+        cluster.kill(node_id)
+    else:
+        cluster.stop(node_id, timeout=300)
+    started = time.monotonic()
+    cluster.start([node_id], timeout=600)
+    return time.monotonic() - started
+
+
+def failover_time(cluster: LocalCluster) -> tuple[int, int, float]:
+    """SIGKILL the broker leading most partitions; seconds until no partition
+    names it as leader."""
+    led_by = collections.Counter(leaders(cluster, 1))
+    victim, led = led_by.most_common(1)[0]
+    survivor = next(n for n in cluster.nodes if n != victim)
+    cluster.kill(victim)
+    started = time.monotonic()
+    wait_until(lambda: victim not in leaders(cluster, survivor), 120, "every partition led again")
+    return victim, led, time.monotonic() - started
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--partitions", type=int, default=10_000)
+    parser.add_argument("--create", type=int, default=1000)
+    parser.add_argument("--busy", type=int, default=10)
+    parser.add_argument("--seconds", type=float, default=10.0)
+    args = parser.parse_args()
+    print(machine_line())
+    print(f"{args.partitions} partitions at RF 3 on 3 brokers, {args.busy} busy", flush=True)
+
+    for mode, slots in (("sessions", "1000"), ("no sessions", "0")):
+        for node_id, sent, received, cpu in measure(args.partitions, args.seconds, slots):
+            print(
+                f"idle, {mode}: broker {node_id} fetch {sent:,.0f} B/s sent "
+                f"{received:,.0f} B/s received, CPU {cpu * 100:.1f}%",
+                flush=True,
+            )
+
+    settings: dict[str, Any] = {**SETTINGS, "metrics.listen": "127.0.0.1:0"}
+    with local_cluster(3, settings=settings) as cluster:
+        create(cluster, args.partitions)
+        latencies = produce_while_creating(cluster, args.busy, args.create)
+        print(
+            f"produce while creating {args.create} partitions: {len(latencies)} records, "
+            f"p50 {percentile(latencies, 50) * 1000:.0f} ms, p99 "
+            f"{percentile(latencies, 99) * 1000:.0f} ms, max {max(latencies) * 1000:.0f} ms",
+            flush=True,
+        )
+        for node_id, node in cluster.nodes.items():
+            assert node.proc is not None
+            print(f"RSS broker {node_id}: {rss_mb(node.proc.pid):.0f} MB", flush=True)
+        print(f"ready after SIGKILL: {restart_time(cluster, 3, kill=True):.1f} s", flush=True)
+        print(f"ready after clean stop: {restart_time(cluster, 3, kill=False):.1f} s", flush=True)
+        victim, led, took = failover_time(cluster)
+        print(f"failover of broker {victim} (leading {led}): every partition led in {took:.1f} s")
+
+
+if __name__ == "__main__":
+    main()
