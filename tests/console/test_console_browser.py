@@ -283,3 +283,32 @@ def test_actions_are_refused_unless_the_broker_allows_them(
     expect(page.locator("#action-result")).to_contain_text("actions are disabled on this broker")
     admin = AdminClient({"bootstrap.servers": broker.bootstrap})
     assert "console-refused" not in admin.list_topics(timeout=10).topics
+
+
+def test_topic_page_shows_open_transactions_and_the_lso_lag(
+    broker: BrokerProcess, console_url: str, page: Any
+) -> None:
+    create(broker, "console-txn", 1)
+    producer = Producer({"bootstrap.servers": broker.bootstrap, "transactional.id": "console-t"})
+    producer.init_transactions(30)
+    producer.begin_transaction()
+    for i in range(7):
+        producer.produce("console-txn", value=b"v%d" % i, partition=0)
+    assert producer.flush(10) == 0
+
+    page.goto(f"{console_url}#/topics/console-txn")
+    cells = page.locator('#partitions tr[data-partition="0"] td')
+    expect(cells.nth(8)).to_have_text("7")  # LSO lag: 7 records read_committed cannot read
+    expect(cells.nth(9)).to_have_text("1")  # one open transaction
+    status, described = api(console_url, "/api/topics/console-txn")
+    assert status == 200
+    row = described["partitions"][0]
+    assert (row["last_stable_offset"], row["lso_lag"], row["open_transactions"]) == (0, 7, 1)
+    snap(page, "topic-open-transaction")
+
+    producer.commit_transaction(30)
+    page.reload()
+    expect(cells.nth(8)).to_have_text("0")
+    expect(cells.nth(9)).to_have_text("0")
+    row = api(console_url, "/api/topics/console-txn")[1]["partitions"][0]
+    assert (row["last_stable_offset"], row["lso_lag"]) == (row["log_end_offset"], 0)

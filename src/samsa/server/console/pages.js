@@ -73,8 +73,8 @@ async function refreshTopic(route) {
     const flags = [p.offline && "offline", p.under_replicated && "under-replicated",
       p.under_min_isr && "under-min-ISR"].filter(Boolean).join(", ");
     const tr = row([p.partition, p.leader < 0 ? "none" : p.leader, p.replicas.join(","),
-      p.isr.join(","), p.log_start_offset, p.log_end_offset, bytes(p.size_bytes), flags || "ok"],
-    [0, 4, 5, 6]);
+      p.isr.join(","), p.log_start_offset, p.log_end_offset, bytes(p.size_bytes), flags || "ok",
+      p.lso_lag, p.open_transactions], [0, 4, 5, 6, 8, 9]);
     tr.dataset.partition = p.partition;
     if (flags) tr.cells[7].classList.add("bad");
     return tr;

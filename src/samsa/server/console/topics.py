@@ -2,8 +2,8 @@
 
 Partitions come from the metadata image (leader, replicas, ISR: the cluster's
 view, so a fenced broker's partitions show as under-replicated on every
-console) with the offsets and size of this broker's replica when it hosts
-one.  Lists are paginated and counted here, so a topic of 10,000 partitions
+console) with the offsets, size, last stable offset and open transactions of
+this broker's replica when it hosts one.  Lists are paginated and counted here, so a topic of 10,000 partitions
 sends one page of rows, never all of them.  Configs come from the
 DescribeConfigs handler itself, so their values and sources are what every
 Kafka client is told.
@@ -85,11 +85,21 @@ def partition_row(
         "log_start_offset": None,
         "log_end_offset": None,
         "size_bytes": None,
+        "last_stable_offset": None,
+        "lso_lag": None,
+        "open_transactions": None,
     }
     if local is not None:
+        high_watermark = local.high_watermark
+        stable = local.last_stable_offset
         row["log_start_offset"] = local.log_start_offset
-        row["log_end_offset"] = local.high_watermark
+        row["log_end_offset"] = high_watermark
         row["size_bytes"] = local.log.size_bytes
+        # What read_committed consumers cannot read yet, and the transactions
+        # holding it back (as this replica knows them).
+        row["last_stable_offset"] = stable
+        row["lso_lag"] = high_watermark - stable
+        row["open_transactions"] = len(local.producer_state.ongoing_transactions())
     return row
 
 
