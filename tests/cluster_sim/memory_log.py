@@ -194,6 +194,13 @@ class MemoryLog:
     def maybe_assign_epoch_start_offset(self, epoch: int, start_offset: int) -> None:
         self._leader_epochs.assign(epoch, start_offset)
 
+    # -- a failed log dir (memory has no disk to fail) --------------------------
+
+    offline = False
+
+    def require_online(self) -> None:
+        """The real log raises KAFKA_STORAGE_ERROR once its dir failed; never here."""
+
     # -- truncation, retention -------------------------------------------------
 
     def truncate_to(self, offset: int) -> bool:
