@@ -116,6 +116,9 @@ class Broker:
         self.metrics: BrokerMetrics | None = None
         self._http_endpoints: list[HttpEndpoint] = []
         self._reconciled = False
+        self._listed_unfenced = asyncio.Event()
+        """Set once this node's image shows its own registration unfenced: a client
+        answered before that would get Metadata without this broker in it."""
         self.lifecycle: BrokerLifecycle | None = None
         self.producer_ids = ProducerIdBlocks(
             self.node_id,
@@ -315,6 +318,13 @@ class Broker:
         """Registered, caught up with the metadata and unfenced."""
         assert self.lifecycle is not None
         await self.lifecycle.unfenced.wait()
+        self._note_own_registration()
+        try:
+            # The heartbeat says unfenced once the controller committed it; the
+            # record reaches this node's image a moment later (bounded wait).
+            await asyncio.wait_for(self._listed_unfenced.wait(), 5.0)
+        except TimeoutError:
+            log.warning("broker %d: unfenced, but not yet so in its metadata", self.node_id)
         self._reconciled = True
         self.replicas.apply_image(self.image, wall_ms())
         self._assign_replicas_to_dirs()
@@ -418,6 +428,11 @@ class Broker:
             log.info("broker %d stopped cleanly", self.node_id)
 
     # ------------------------------------------------------------------ metadata publisher
+    def _note_own_registration(self) -> None:
+        registration = self.image.brokers.get(self.node_id)
+        if registration is not None and not registration.fenced:
+            self._listed_unfenced.set()
+
     def on_delta(self, delta: MetadataDelta) -> None:
         """Apply one committed batch: replicas made leaders or followers (or deleted),
         topic configs, tombstones for a deleted topic's committed offsets, and the
@@ -427,6 +442,7 @@ class Broker:
         if delta.client_quotas_changed:
             self.client_quotas.update(self.image.client_quotas)
         if not self._reconciled:
+            self._note_own_registration()
             return
         self.replicas.apply_delta(delta, self.image, wall_ms())
         self._assign_replicas_to_dirs()
