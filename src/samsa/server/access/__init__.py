@@ -34,7 +34,7 @@ from samsa.server.access import (
     topics,
     transactions,
 )
-from samsa.server.access.base import Check, can_cluster, cluster_check, guard
+from samsa.server.access.base import Check, can_cluster, guard, whole
 from samsa.server.network import CloseConnection
 from samsa.server.router import Body, Handler, RequestContext
 
@@ -50,11 +50,15 @@ OPEN_APIS = frozenset(
 def cluster_action_only(api_key: int) -> Check:
     """The check of an API no module knows: CLUSTER_ACTION, else refused."""
     answers_error = any(f.name == "error_code" for f in APIS[api_key].response)
-    refuse = cluster_check(AclOperation.CLUSTER_ACTION, ErrorCode.CLUSTER_AUTHORIZATION_FAILED)
 
     def check(auth: StandardAuthorizer, ctx: RequestContext, req: Body, inner: Handler) -> Any:
-        if answers_error or can_cluster(auth, ctx, AclOperation.CLUSTER_ACTION):
-            return refuse(auth, ctx, req, inner)
+        if can_cluster(auth, ctx, AclOperation.CLUSTER_ACTION):
+            return inner(ctx, req)
+        if answers_error:
+            return whole(
+                ErrorCode.CLUSTER_AUTHORIZATION_FAILED,
+                error_message="Cluster authorization failed.",
+            )
         raise CloseConnection(f"api key {api_key} refused: cluster authorization failed")
 
     return check
