@@ -87,7 +87,7 @@ class FetcherState:
         # Insertion order is fetch order: partitions that got data move to the
         # end, so a size-limited response cannot starve the ones behind them.
         self._states: dict[TopicPartition, PartitionFetchState] = {}
-        self.session = FetchSessionHandler()
+        self.session = FetchSessionHandler[TopicPartition]()
 
     # ------------------------------------------------------------------ membership
     def add_partitions(
