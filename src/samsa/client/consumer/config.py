@@ -104,6 +104,9 @@ CONSUMER_DEFS: tuple[ConfigDef, ...] = (
     # in 64 KiB reads (~5 % of consuming).  The OS default is also what
     # librdkafka and kafka-python use.
     ConfigDef("receive.buffer.bytes", parse_int, -1, at_least(-1), "-1: OS default"),
+    # Samsa-only (Kafka's client has no such switch): false sends a full Fetch
+    # every time instead of using incremental fetch sessions (KIP-227); for benchmarks.
+    ConfigDef("fetch.sessions.enable", parse_bool, True),
 )
 
 

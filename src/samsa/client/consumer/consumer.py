@@ -377,10 +377,19 @@ class Consumer:
         try:
             if self._coordinator is not None:
                 self._coordinator.close_group(self._timeout_ms(timeout))
+            self._close_fetch_sessions(self._timeout_ms(timeout))
         finally:
             if self._coordinator is not None:
                 self._coordinator.client.close()
             self._client.close()
+
+    def _close_fetch_sessions(self, timeout_ms: int) -> None:
+        """Free our fetch sessions' slots on the brokers (FINAL_EPOCH), as Kafka's
+        consumer does on close; waits at most for an idle long poll to end."""
+        finals = self._fetcher.close_sessions()
+        deadline = monotonic_ms() + min(timeout_ms, self._cfg["fetch.max.wait.ms"] + 1000)
+        while any(not f.done for f in finals) and monotonic_ms() < deadline:
+            self._client.poll(max(1, deadline - monotonic_ms()))
 
     def __enter__(self) -> Consumer:
         return self

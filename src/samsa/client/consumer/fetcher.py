@@ -13,6 +13,16 @@ Seeks and resets bump the partition's ``epoch``; buffered data and responses
 tagged with an older epoch are dropped, so nothing fetched before a seek leaks
 out after it.
 
+Fetch sessions (KIP-227): one ``FetchSessionHandler`` per broker.  The first
+Fetch to a broker names every partition and asks for a session; later ones
+name only the partitions whose fetch offset (or other parameter) changed and
+forget the ones no longer fetched (unassigned, paused, moved to another
+leader, or holding buffered data), so an idle consumer of many partitions
+sends a few dozen bytes per fetch.  A partition of the session missing from
+an incremental answer simply has no news.  Session errors and failed
+requests make the next request full again; ``close`` sends FINAL_EPOCH to
+free the broker's slot.
+
 read_committed: the broker returns data up to the last stable offset plus the
 list of aborted transactions in that range, which ``PartitionRecords`` uses to
 drop aborted batches.  A decoding error (CRC, malformed record) is raised from
@@ -37,6 +47,8 @@ from samsa.client.consumer.records import ConsumerRecord
 from samsa.client.consumer.subscription import SubscriptionState
 from samsa.client.metadata import TopicPartition
 from samsa.errors import ErrorCode, SamsaError
+from samsa.protocol.fetch_session import FINAL_EPOCH, INITIAL_EPOCH, NO_SESSION
+from samsa.protocol.fetch_session import FetchSessionHandler as _SessionHandler
 
 __all__ = ["Fetcher"]
 
@@ -44,6 +56,10 @@ log = logging.getLogger(__name__)
 
 FETCH = 1
 READ_COMMITTED = 1
+
+FetchSessionHandler = _SessionHandler[TopicPartition]
+FetchPart = tuple[TopicPartition, int, int]
+"""A partition to fetch: (partition, its seek epoch, the fetch offset)."""
 
 # Errors that mean "our view of the cluster is stale": refresh metadata, retry.
 _REFRESH_METADATA = frozenset(
@@ -82,6 +98,8 @@ class Fetcher:
         # tp -> (epoch, next offset to fetch); valid only while the epoch matches.
         self._fetch_offsets: dict[TopicPartition, tuple[int, int]] = {}
         self._nodes_in_flight: set[int] = set()
+        self._sessions: dict[int, FetchSessionHandler] = {}
+        self._use_sessions: bool = cfg.get("fetch.sessions.enable", True)
         self._errors: list[SamsaError] = []
         # tp -> (buffered fetch, position, its records from there as an Arrow batch), kept
         # between poll_arrow() calls that take a fetch's records in several slices.
@@ -93,7 +111,7 @@ class Fetcher:
         cluster = self._client.metadata.cluster
         leaders = cluster.leaders
         assignment = self._subs.assignment
-        by_node: dict[int, list[tuple[TopicPartition, int, int]]] = {}
+        by_node: dict[int, list[FetchPart]] = {}
         for tp in self._subs.fetchable():
             st = assignment[tp]
             buf = self._buffers.get(tp)
@@ -114,35 +132,54 @@ class Fetcher:
                 continue
             by_node.setdefault(leader, []).append((tp, st.epoch, offset))
         for node_id, parts in by_node.items():
-            future = self._client.send(node_id, FETCH, self._request(parts))
+            session = self._sessions.setdefault(node_id, FetchSessionHandler())
+            body = self._request(session, parts)
+            future = self._client.send(node_id, FETCH, body)
             self._nodes_in_flight.add(node_id)
-            future.add_callback(partial(self._on_response, node_id, parts))
+            full = body["session_epoch"] in (INITIAL_EPOCH, FINAL_EPOCH)
+            future.add_callback(partial(self._on_response, node_id, parts, full))
         return len(by_node)
 
-    def _request(self, parts: list[tuple[TopicPartition, int, int]]) -> dict[str, Any]:
+    def _request(self, session: FetchSessionHandler, parts: list[FetchPart]) -> dict[str, Any]:
+        wanted = {
+            tp: {
+                "partition": tp.partition,
+                "current_leader_epoch": -1,
+                "fetch_offset": offset,
+                "last_fetched_epoch": -1,
+                "log_start_offset": -1,
+                "partition_max_bytes": self._partition_max_bytes,
+            }
+            for tp, _epoch, offset in parts
+        }
+        if not self._use_sessions:
+            # Session id 0 with epoch -1: a full fetch that asks for no session.
+            return self._body(NO_SESSION, FINAL_EPOCH, wanted, [])
+        return self._body(*session.build(wanted))
+
+    def _body(
+        self,
+        session_id: int,
+        epoch: int,
+        changed: dict[TopicPartition, dict[str, Any]],
+        forgotten: list[TopicPartition],
+    ) -> dict[str, Any]:
         topics: dict[str, list[dict[str, Any]]] = {}
-        for tp, _epoch, offset in parts:
-            topics.setdefault(tp.topic, []).append(
-                {
-                    "partition": tp.partition,
-                    "current_leader_epoch": -1,
-                    "fetch_offset": offset,
-                    "last_fetched_epoch": -1,
-                    "log_start_offset": -1,
-                    "partition_max_bytes": self._partition_max_bytes,
-                }
-            )
+        for tp, data in changed.items():
+            topics.setdefault(tp.topic, []).append(data)
+        gone: dict[str, list[int]] = {}
+        for tp in forgotten:
+            gone.setdefault(tp.topic, []).append(tp.partition)
         return {
             "replica_id": -1,
             "max_wait_ms": self._max_wait_ms,
             "min_bytes": self._min_bytes,
             "max_bytes": self._max_bytes,
             "isolation_level": self._isolation,
-            # Session id 0 with epoch -1: a full fetch, no incremental fetch session.
-            "session_id": 0,
-            "session_epoch": -1,
+            "session_id": session_id,
+            "session_epoch": epoch,
             "topics": [{"topic": t, "partitions": ps} for t, ps in topics.items()],
-            "forgotten_topics_data": [],
+            "forgotten_topics_data": [{"topic": t, "partitions": ps} for t, ps in gone.items()],
             "rack_id": self._rack,
         }
 
@@ -150,24 +187,33 @@ class Fetcher:
     def _on_response(
         self,
         node_id: int,
-        parts: list[tuple[TopicPartition, int, int]],
+        parts: list[FetchPart],
+        full: bool,
         future: RequestFuture,
     ) -> None:
         self._nodes_in_flight.discard(node_id)
+        session = self._sessions[node_id]
         if future.failed:
             log.debug("fetch from node %d failed: %s", node_id, future.exception)
+            session.handle_error()
             self._client.metadata.request_update()
             return
         body = future.value
         top = body.get("error_code", 0)
+        if self._use_sessions and not session.handle_response(body):
+            # The session is gone or out of step: the next request is full.
+            log.info("fetch session with node %d ended by error %d", node_id, top)
+            return
         if top:
             log.warning("fetch from node %d failed with error %d", node_id, top)
             return
         sent = {tp: (epoch, offset) for tp, epoch, offset in parts}
+        answered: set[TopicPartition] = set()
         for topic_resp in body["responses"]:
             topic = topic_resp["topic"]
             for p in topic_resp["partitions"]:
                 tp = TopicPartition(topic, p["partition_index"])
+                answered.add(tp)
                 request = sent.get(tp)
                 st = self._subs.assignment.get(tp)
                 if request is None or st is None or st.epoch != request[0]:
@@ -175,7 +221,20 @@ class Fetcher:
                 if self._fetch_offsets.get(tp) != request:
                     continue
                 self._handle_partition(tp, st, p, request[0], request[1])
+        if not full:
+            self._no_news(sent, answered)
         self.send_fetches()
+
+    def _no_news(
+        self, sent: dict[TopicPartition, tuple[int, int]], answered: set[TopicPartition]
+    ) -> None:
+        """Partitions an incremental answer left out have no records at their offset."""
+        for tp, request in sent.items():
+            if tp in answered or self._fetch_offsets.get(tp) != request:
+                continue
+            st = self._subs.assignment.get(tp)
+            if st is not None and st.epoch == request[0]:
+                st.last_empty_fetch = request[1]
 
     def _handle_partition(
         self, tp: TopicPartition, st: Any, p: dict[str, Any], epoch: int, offset: int
@@ -357,3 +416,15 @@ class Fetcher:
 
     def in_flight(self) -> bool:
         return bool(self._nodes_in_flight)
+
+    def close_sessions(self) -> list[RequestFuture]:
+        """Send each broker a last Fetch with FINAL_EPOCH so it frees our session's
+        slot now rather than when the session is evicted; the caller may wait."""
+        futures = []
+        for node_id, session in self._sessions.items():
+            session_id = session.close()
+            if session_id != NO_SESSION:
+                body = self._body(session_id, FINAL_EPOCH, {}, [])
+                body["max_wait_ms"] = 0
+                futures.append(self._client.send(node_id, FETCH, body))
+        return futures

@@ -99,6 +99,10 @@ class NetworkClient:
             self._connector = lambda h, p: TlsSocket(plain(h, p), ssl_context, h)  # type: ignore[arg-type]
         self.authentication_failure: str | None = None
         """Why the last SASL login failed (the broker's message), if it did."""
+        # Bytes and requests written per api key (Kafka's outgoing-byte-total, by
+        # request type): what an incremental fetch session saves is measured here.
+        self.request_bytes_sent: dict[int, int] = {}
+        self.requests_sent: dict[int, int] = {}
         self._login = (
             None
             if self.security.sasl is None
@@ -287,6 +291,9 @@ class NetworkClient:
             request.api_key, version, request.correlation_id, self.client_id, request.body
         )
         conn.enqueue_parts(parts)
+        key, size = request.api_key, 4 + int.from_bytes(bytes(parts[0][:4]), "big")
+        self.request_bytes_sent[key] = self.request_bytes_sent.get(key, 0) + size
+        self.requests_sent[key] = self.requests_sent.get(key, 0) + 1
         if request.expect_response:
             self.in_flight.add(request)
         else:
