@@ -100,6 +100,7 @@ class Fetcher:
         self._nodes_in_flight: set[int] = set()
         self._sessions: dict[int, FetchSessionHandler] = {}
         self._use_sessions: bool = cfg.get("fetch.sessions.enable", True)
+        self._closed = False
         self._errors: list[SamsaError] = []
         # tp -> (buffered fetch, position, its records from there as an Arrow batch), kept
         # between poll_arrow() calls that take a fetch's records in several slices.
@@ -108,6 +109,8 @@ class Fetcher:
     # -- sending ---------------------------------------------------------------
     def send_fetches(self) -> int:
         """Send a Fetch to every broker that leads a fetchable partition and has none in flight."""
+        if self._closed:
+            return 0
         cluster = self._client.metadata.cluster
         leaders = cluster.leaders
         assignment = self._subs.assignment
@@ -192,6 +195,8 @@ class Fetcher:
         future: RequestFuture,
     ) -> None:
         self._nodes_in_flight.discard(node_id)
+        if self._closed:
+            return  # answers a request of the closed session: nothing to apply or send
         session = self._sessions[node_id]
         if future.failed:
             log.debug("fetch from node %d failed: %s", node_id, future.exception)
@@ -419,7 +424,9 @@ class Fetcher:
 
     def close_sessions(self) -> list[RequestFuture]:
         """Send each broker a last Fetch with FINAL_EPOCH so it frees our session's
-        slot now rather than when the session is evicted; the caller may wait."""
+        slot now rather than when the session is evicted; the caller may wait.
+        No Fetch follows."""
+        self._closed = True
         futures = []
         for node_id, session in self._sessions.items():
             session_id = session.close()

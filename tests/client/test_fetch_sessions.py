@@ -1,0 +1,241 @@
+"""The consumer's incremental fetch sessions (KIP-227) against a real Samsa broker.
+
+An idle consumer of many partitions must send far fewer bytes per fetch once
+its session is open, and whatever changes what it fetches (pause, resume,
+seek, unassign, a session the broker lost, a restarted or sessionless broker)
+must still deliver every record once, in order.  Byte counts come from the
+client's own per-api counters (``NetworkClient.request_bytes_sent``).
+"""
+
+from __future__ import annotations
+
+import socket
+import time
+from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
+
+import pytest
+
+from samsa.client import Admin, Consumer, ConsumerRecord, NewTopic, Producer, TopicPartition
+from samsa.protocol.api import decode_response, encode_request
+from samsa.protocol.fetch_session import FINAL_EPOCH, NO_SESSION
+from samsa.testing import BrokerProcess
+from samsa.testing_cluster import free_ports
+
+pytestmark = pytest.mark.integration
+
+FETCH = 1
+IDLE_WAIT_MS = 100  # fetch.max.wait.ms: how long the broker holds an idle fetch
+
+
+@pytest.fixture(scope="module")
+def node(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BrokerProcess]:
+    broker = BrokerProcess(tmp_path_factory.mktemp("csess"), port=free_ports(1)[0])
+    broker.start()
+    try:
+        yield broker
+    finally:
+        broker.stop()
+
+
+def create_topic(bootstrap: str, topic: str, partitions: int) -> list[TopicPartition]:
+    with Admin({"bootstrap.servers": bootstrap}) as admin:
+        admin.create_topics([NewTopic(topic, partitions, 1)])
+    return [TopicPartition(topic, p) for p in range(partitions)]
+
+
+def produce(bootstrap: str, tps: Iterable[TopicPartition], count: int, tag: str = "") -> None:
+    """``count`` records to each partition, valued ``<partition>-<tag><i>``."""
+    with Producer({"bootstrap.servers": bootstrap, "linger.ms": 5}) as producer:
+        for i in range(count):
+            for tp in tps:
+                producer.send(tp.topic, f"{tp.partition}-{tag}{i}".encode(), partition=tp.partition)
+        producer.flush(30)
+
+
+def consumer(bootstrap: str, **conf: object) -> Consumer:
+    return Consumer(
+        {
+            "bootstrap.servers": bootstrap,
+            "auto.offset.reset": "earliest",
+            "fetch.max.wait.ms": IDLE_WAIT_MS,
+            **conf,
+        }
+    )
+
+
+def fetch_counters(c: Consumer) -> tuple[int, int]:
+    """(Fetch requests, Fetch request bytes) the consumer has written."""
+    net = c._client.client
+    return net.requests_sent.get(FETCH, 0), net.request_bytes_sent.get(FETCH, 0)
+
+
+def poll_until(
+    c: Consumer, done: Callable[[list[ConsumerRecord]], bool], timeout_s: float = 30.0
+) -> list[ConsumerRecord]:
+    got: list[ConsumerRecord] = []
+    deadline = time.monotonic() + timeout_s
+    while not done(got):
+        assert time.monotonic() < deadline, f"gave up after {len(got)} records"
+        got += c.poll(0.05)
+    return got
+
+
+def by_partition(records: list[ConsumerRecord]) -> dict[int, list[int]]:
+    out: dict[int, list[int]] = {}
+    for r in records:
+        out.setdefault(r.partition, []).append(r.offset)
+    return out
+
+
+def assert_exactly(records: list[ConsumerRecord], expected: dict[int, range]) -> None:
+    """Every expected offset once, in order per partition, and nothing else."""
+    assert by_partition(records) == {p: list(offsets) for p, offsets in expected.items()}
+    for r in records:
+        assert r.value.decode().split("-")[0] == str(r.partition)
+
+
+def fetches_done(c: Consumer, count: int, timeout_s: float = 30.0) -> None:
+    """Poll (receiving nothing) until ``count`` Fetch requests have gone out."""
+    deadline = time.monotonic() + timeout_s
+    while fetch_counters(c)[0] < count:
+        assert time.monotonic() < deadline, f"only {fetch_counters(c)[0]} fetches sent"
+        assert c.poll(0.005) == []
+
+
+def test_an_idle_consumer_of_200_partitions_sends_small_fetches_and_gets_every_record(
+    node: BrokerProcess,
+) -> None:
+    tps = create_topic(node.bootstrap, "idle-two-hundred", 200)
+    with consumer(node.bootstrap) as c:
+        c.assign(tps)
+        fetches_done(c, 1)  # the broker holds an idle fetch, so this is the first alone
+        _, full_bytes = fetch_counters(c)
+        fetches_done(c, 11)
+        requests, total = fetch_counters(c)
+        idle_bytes = (total - full_bytes) / (requests - 1)
+        assert full_bytes >= 10 * idle_bytes, (full_bytes, idle_bytes)
+
+        produce(node.bootstrap, tps, 3)
+        got = poll_until(c, lambda got: len(got) >= 600)
+        assert_exactly(got, {p: range(3) for p in range(200)})
+        # Records moved 200 fetch offsets; once drained the fetches are small again.
+        before = fetch_counters(c)
+        fetches_done(c, before[0] + 5)
+        after = fetch_counters(c)
+        assert (after[1] - before[1]) / (after[0] - before[0]) < full_bytes / 5
+
+
+def test_pause_resume_seek_and_unassign_change_what_the_session_fetches(
+    node: BrokerProcess,
+) -> None:
+    tps = create_topic(node.bootstrap, "pause-seek", 4)
+    produce(node.bootstrap, tps, 10)
+    with consumer(node.bootstrap) as c:
+        c.assign(tps)
+        got = poll_until(c, lambda got: len(got) >= 40)
+        assert_exactly(got, {p: range(10) for p in range(4)})
+
+        c.pause([tps[0]])
+        produce(node.bootstrap, tps, 5, "b")
+        got = poll_until(c, lambda got: len(got) >= 15)
+        fetches_done(c, fetch_counters(c)[0] + 3)  # p0's records had time to show up
+        got += c.poll(0)
+        assert_exactly(got, {p: range(10, 15) for p in (1, 2, 3)})
+
+        c.resume([tps[0]])
+        got = poll_until(c, lambda got: len(got) >= 5)
+        assert_exactly(got, {0: range(10, 15)})
+
+        c.seek(tps[1], 3)
+        got = poll_until(c, lambda got: len(got) >= 12)
+        assert_exactly(got, {1: range(3, 15)})
+
+        c.assign([tps[0], tps[1], tps[3]])  # p2 leaves the session
+        produce(node.bootstrap, tps, 2, "c")
+        got = poll_until(c, lambda got: len(got) >= 6)
+        fetches_done(c, fetch_counters(c)[0] + 3)
+        got += c.poll(0)
+        assert_exactly(got, {p: range(15, 17) for p in (0, 1, 3)})
+
+
+def close_session_elsewhere(bootstrap: str, session_id: int) -> None:
+    """End a session from another connection with a FINAL_EPOCH fetch, as a
+    broker evicting it would: its owner's next fetch gets FETCH_SESSION_ID_NOT_FOUND."""
+    host, port = bootstrap.rsplit(":", 1)
+    body = {
+        "replica_id": -1,
+        "max_wait_ms": 0,
+        "min_bytes": 0,
+        "session_id": session_id,
+        "session_epoch": FINAL_EPOCH,
+        "topics": [],
+        "forgotten_topics_data": [],
+    }
+    with socket.create_connection((host, int(port)), timeout=10) as sock:
+        sock.sendall(encode_request(FETCH, 12, 1, "session-thief", body))
+        size = int.from_bytes(recv_exactly(sock, 4), "big")
+        _, resp = decode_response(FETCH, 12, memoryview(recv_exactly(sock, size)))
+    assert resp["error_code"] == 0
+
+
+def recv_exactly(sock: socket.socket, size: int) -> bytes:
+    data = b""
+    while len(data) < size:
+        chunk = sock.recv(size - len(data))
+        assert chunk, "broker closed the connection"
+        data += chunk
+    return data
+
+
+def test_a_session_the_broker_lost_falls_back_to_a_full_fetch(node: BrokerProcess) -> None:
+    tps = create_topic(node.bootstrap, "lost-session", 20)
+    produce(node.bootstrap, tps, 4)
+    with consumer(node.bootstrap) as c:
+        c.assign(tps)
+        got = poll_until(c, lambda got: len(got) >= 80)
+        fetches_done(c, fetch_counters(c)[0] + 2)
+        (session,) = c._fetcher._sessions.values()
+        lost = session.session_id
+        assert lost != NO_SESSION
+
+        close_session_elsewhere(node.bootstrap, lost)
+        produce(node.bootstrap, tps, 4, "b")
+        got += poll_until(c, lambda new: len(new) >= 80)
+        assert_exactly(got, {p: range(8) for p in range(20)})
+        fetches_done(c, fetch_counters(c)[0] + 2)
+        assert session.session_id not in (NO_SESSION, lost)  # a new session took over
+
+
+def test_a_restarted_sessionless_broker_gets_full_fetches_and_loses_nothing(
+    tmp_path: Path,
+) -> None:
+    """The restart drops the connection and every session (the consumer must
+    open a new one), and the restarted broker has no slots: it answers the
+    request for a session with session id 0, so every fetch stays full."""
+    own = BrokerProcess(tmp_path / "data", port=free_ports(1)[0])
+    own.start()
+    try:
+        tps = create_topic(own.bootstrap, "restarts", 30)
+        produce(own.bootstrap, tps, 3)
+        with consumer(own.bootstrap, **{"reconnect.backoff.max.ms": 200}) as c:
+            c.assign(tps)
+            got = poll_until(c, lambda new: len(new) >= 90)
+            fetches_done(c, fetch_counters(c)[0] + 2)
+            (session,) = c._fetcher._sessions.values()
+            assert session.session_id != NO_SESSION and session.next_epoch > 1
+
+            own.stop()
+            own.settings["max.incremental.fetch.session.cache.slots"] = "0"
+            own.start()
+            produce(own.bootstrap, tps, 3, "b")
+            got += poll_until(c, lambda new: len(new) >= 90)
+            before = fetch_counters(c)
+            fetches_done(c, before[0] + 3)
+            after = fetch_counters(c)
+            assert session.session_id == NO_SESSION
+            per_fetch = (after[1] - before[1]) / (after[0] - before[0])
+            assert per_fetch > 30 * 20, per_fetch  # every partition named every time
+            assert_exactly(got, {p: range(6) for p in range(30)})
+    finally:
+        own.stop()
