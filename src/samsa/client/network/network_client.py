@@ -99,10 +99,12 @@ class NetworkClient:
             self._connector = lambda h, p: TlsSocket(plain(h, p), ssl_context, h)  # type: ignore[arg-type]
         self.authentication_failure: str | None = None
         """Why the last SASL login failed (the broker's message), if it did."""
-        # Bytes and requests written per api key (Kafka's outgoing-byte-total, by
-        # request type): what an incremental fetch session saves is measured here.
+        # Bytes and requests written, and response bytes read, per api key (Kafka's
+        # outgoing/incoming-byte-total, by request type): what an incremental fetch
+        # session saves is measured here.
         self.request_bytes_sent: dict[int, int] = {}
         self.requests_sent: dict[int, int] = {}
+        self.response_bytes_received: dict[int, int] = {}
         self._login = (
             None
             if self.security.sasl is None
@@ -378,6 +380,10 @@ class NetworkClient:
                 self._disconnect(node_id, now_ms)
                 return
             req = self.in_flight.complete_next(node_id)
+            key = req.api_key
+            self.response_bytes_received[key] = (
+                self.response_bytes_received.get(key, 0) + 4 + len(frame)
+            )
             try:
                 corr, body = self._decode(req, frame)
             except DecodeError as exc:
