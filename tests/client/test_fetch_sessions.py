@@ -9,8 +9,10 @@ client's own per-api counters (``NetworkClient.request_bytes_sent``).
 
 from __future__ import annotations
 
+import re
 import socket
 import time
+import urllib.request
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
@@ -21,6 +23,7 @@ from samsa.protocol.api import decode_response, encode_request
 from samsa.protocol.fetch_session import FINAL_EPOCH, NO_SESSION
 from samsa.testing import BrokerProcess
 from samsa.testing_cluster import free_ports
+from samsa.testing_kafka import KafkaProcess
 
 pytestmark = pytest.mark.integration
 
@@ -30,7 +33,11 @@ IDLE_WAIT_MS = 100  # fetch.max.wait.ms: how long the broker holds an idle fetch
 
 @pytest.fixture(scope="module")
 def node(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BrokerProcess]:
-    broker = BrokerProcess(tmp_path_factory.mktemp("csess"), port=free_ports(1)[0])
+    broker = BrokerProcess(
+        tmp_path_factory.mktemp("csess"),
+        {"metrics.listen": "127.0.0.1:0"},
+        port=free_ports(1)[0],
+    )
     broker.start()
     try:
         yield broker
@@ -39,8 +46,16 @@ def node(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BrokerProcess]:
 
 
 def create_topic(bootstrap: str, topic: str, partitions: int) -> list[TopicPartition]:
+    """The topic, once every partition has a leader (Kafka elects them a moment
+    after answering), so a consumer's first fetch names them all."""
     with Admin({"bootstrap.servers": bootstrap}) as admin:
         admin.create_topics([NewTopic(topic, partitions, 1)])
+        deadline = time.monotonic() + 30
+        while True:
+            parts = admin.describe_topics([topic])[topic].partitions
+            if len(parts) == partitions and all(p.leader >= 0 for p in parts):
+                break
+            assert time.monotonic() < deadline, f"{topic} has partitions without a leader"
     return [TopicPartition(topic, p) for p in range(partitions)]
 
 
@@ -95,6 +110,15 @@ def assert_exactly(records: list[ConsumerRecord], expected: dict[int, range]) ->
         assert r.value.decode().split("-")[0] == str(r.partition)
 
 
+def assign_resolved(c: Consumer, tps: list[TopicPartition]) -> None:
+    """Assign and look up every position before the first fetch, so that
+    fetch names every partition (a partition whose offset lookup failed at
+    first would join the session later, as a change)."""
+    c.assign(tps)
+    for tp in tps:
+        c.position(tp)
+
+
 def fetches_done(c: Consumer, count: int, timeout_s: float = 30.0) -> None:
     """Poll (receiving nothing) until ``count`` Fetch requests have gone out."""
     deadline = time.monotonic() + timeout_s
@@ -108,7 +132,7 @@ def test_an_idle_consumer_of_200_partitions_sends_small_fetches_and_gets_every_r
 ) -> None:
     tps = create_topic(node.bootstrap, "idle-two-hundred", 200)
     with consumer(node.bootstrap) as c:
-        c.assign(tps)
+        assign_resolved(c, tps)
         fetches_done(c, 1)  # the broker holds an idle fetch, so this is the first alone
         _, full_bytes = fetch_counters(c)
         fetches_done(c, 11)
@@ -207,6 +231,34 @@ def test_a_session_the_broker_lost_falls_back_to_a_full_fetch(node: BrokerProces
         assert session.session_id not in (NO_SESSION, lost)  # a new session took over
 
 
+def open_sessions(broker: BrokerProcess) -> int:
+    """The broker's ``samsa_fetch_sessions`` gauge, from its /metrics."""
+    found = re.search(r"metrics listening on (http://\S+/)", broker.log_text())
+    assert found is not None
+    with urllib.request.urlopen(found.group(1) + "metrics", timeout=10) as response:
+        text = response.read().decode()
+    [value] = re.findall(r"^samsa_fetch_sessions (\S+)$", text, re.MULTILINE)
+    return int(float(value))
+
+
+def test_close_frees_the_session_slot_when_no_fetch_is_parked(node: BrokerProcess) -> None:
+    tps = create_topic(node.bootstrap, "close-final", 5)
+    before = open_sessions(node)
+    c = consumer(node.bootstrap)
+    try:
+        assign_resolved(c, tps)
+        fetches_done(c, 2)
+        assert open_sessions(node) == before + 1
+        c.pause(tps)  # nothing left to fetch: the parked fetch returns, none follows
+        deadline = time.monotonic() + 30
+        while c._fetcher.in_flight():
+            assert time.monotonic() < deadline
+            assert c.poll(0.05) == []
+    finally:
+        c.close()
+    assert open_sessions(node) == before
+
+
 def test_a_restarted_sessionless_broker_gets_full_fetches_and_loses_nothing(
     tmp_path: Path,
 ) -> None:
@@ -239,3 +291,28 @@ def test_a_restarted_sessionless_broker_gets_full_fetches_and_loses_nothing(
             assert_exactly(got, {p: range(6) for p in range(30)})
     finally:
         own.stop()
+
+
+def test_apache_kafka_opens_a_session_for_the_consumer_and_it_gets_every_record(
+    kafka_broker: KafkaProcess,
+) -> None:
+    bootstrap = kafka_broker.bootstrap
+    tps = create_topic(bootstrap, "kafka-sessions", 50)
+    with consumer(bootstrap) as c:
+        assign_resolved(c, tps)
+        fetches_done(c, 1)
+        _, full_bytes = fetch_counters(c)
+        fetches_done(c, 6)
+        requests, total = fetch_counters(c)
+        assert full_bytes >= 10 * (total - full_bytes) / (requests - 1)
+        (session,) = c._fetcher._sessions.values()
+        assert session.session_id != NO_SESSION
+
+        produce(bootstrap, tps, 4)
+        got = poll_until(c, lambda got: len(got) >= 200)
+        c.pause(tps[:10])
+        produce(bootstrap, tps, 2, "b")
+        got += poll_until(c, lambda new: len(new) >= 80)
+        c.resume(tps[:10])
+        got += poll_until(c, lambda new: len(new) >= 20)
+        assert_exactly(got, {p: range(6) for p in range(50)})

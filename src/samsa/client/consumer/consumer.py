@@ -385,9 +385,9 @@ class Consumer:
 
     def _close_fetch_sessions(self, timeout_ms: int) -> None:
         """Free our fetch sessions' slots on the brokers (FINAL_EPOCH), as Kafka's
-        consumer does on close; waits at most for an idle long poll to end."""
+        consumer does on close; the brokers answer those at once."""
         finals = self._fetcher.close_sessions()
-        deadline = monotonic_ms() + min(timeout_ms, self._cfg["fetch.max.wait.ms"] + 1000)
+        deadline = monotonic_ms() + timeout_ms
         while any(not f.done for f in finals) and monotonic_ms() < deadline:
             self._client.poll(max(1, deadline - monotonic_ms()))
 

@@ -423,14 +423,16 @@ class Fetcher:
         return bool(self._nodes_in_flight)
 
     def close_sessions(self) -> list[RequestFuture]:
-        """Send each broker a last Fetch with FINAL_EPOCH so it frees our session's
-        slot now rather than when the session is evicted; the caller may wait.
-        No Fetch follows."""
+        """Stop fetching, and send a last Fetch with FINAL_EPOCH to each broker
+        with no fetch in flight, which answers it at once and frees our
+        session's slot.  Behind a parked long poll it would cost up to
+        ``fetch.max.wait.ms`` on every close, so those sessions are left to the
+        broker's eviction (Kafka's consumer waits instead)."""
         self._closed = True
         futures = []
         for node_id, session in self._sessions.items():
             session_id = session.close()
-            if session_id != NO_SESSION:
+            if session_id != NO_SESSION and node_id not in self._nodes_in_flight:
                 body = self._body(session_id, FINAL_EPOCH, {}, [])
                 body["max_wait_ms"] = 0
                 futures.append(self._client.send(node_id, FETCH, body))
