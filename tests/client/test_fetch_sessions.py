@@ -183,6 +183,43 @@ def test_pause_resume_seek_and_unassign_change_what_the_session_fetches(
         assert_exactly(got, {p: range(15, 17) for p in (0, 1, 3)})
 
 
+def test_a_rebalance_moves_partitions_out_of_one_session_into_another(
+    node: BrokerProcess,
+) -> None:
+    """A loses half its partitions to B: they leave A's session, join B's, and
+    the records produced afterwards reach their new owner once each."""
+    tps = create_topic(node.bootstrap, "rebalance", 6)
+    produce(node.bootstrap, tps, 3)
+    group = {"group.id": "csess-rebalance", "enable.auto.commit": False}
+    group |= {"session.timeout.ms": 6000, "heartbeat.interval.ms": 200}
+    with consumer(node.bootstrap, **group) as a, consumer(node.bootstrap, **group) as b:
+        a.subscribe(["rebalance"])
+        got = poll_until(a, lambda got: len(got) >= 18)
+        assert_exactly(got, {p: range(3) for p in range(6)})
+        a.commit()
+        b.subscribe(["rebalance"])
+        deadline = time.monotonic() + 30
+        while not (a.assignment() and b.assignment() and len(a.assignment() | b.assignment()) == 6):
+            assert time.monotonic() < deadline, (a.assignment(), b.assignment())
+            assert a.poll(0.05) == [] and b.poll(0.05) == []
+        assert not a.assignment() & b.assignment()
+        (a_session,) = a._fetcher._sessions.values()
+        fetches_done(a, fetch_counters(a)[0] + 2)
+        assert set(a_session.partitions) == a.assignment()
+
+        produce(node.bootstrap, tps, 2, "b")
+        got_a: list[ConsumerRecord] = []
+        got_b: list[ConsumerRecord] = []
+        deadline = time.monotonic() + 30
+        while len(got_a) + len(got_b) < 12:
+            assert time.monotonic() < deadline, (len(got_a), len(got_b))
+            got_a += a.poll(0.05)
+            got_b += b.poll(0.05)
+        owned = {tp.partition for tp in a.assignment()}
+        assert_exactly(got_a, {p: range(3, 5) for p in owned})
+        assert_exactly(got_b, {p: range(3, 5) for p in range(6) if p not in owned})
+
+
 def close_session_elsewhere(bootstrap: str, session_id: int) -> None:
     """End a session from another connection with a FINAL_EPOCH fetch, as a
     broker evicting it would: its owner's next fetch gets FETCH_SESSION_ID_NOT_FOUND."""
