@@ -203,7 +203,7 @@ def test_a_rebalance_moves_partitions_out_of_one_session_into_another(
             assert time.monotonic() < deadline, (a.assignment(), b.assignment())
             assert a.poll(0.05) == [] and b.poll(0.05) == []
         assert not a.assignment() & b.assignment()
-        (a_session,) = a._fetcher._sessions.values()
+        (a_session,) = a._fetcher.requests.sessions.values()
         fetches_done(a, fetch_counters(a)[0] + 2)
         assert set(a_session.partitions) == a.assignment()
 
@@ -256,7 +256,7 @@ def test_a_session_the_broker_lost_falls_back_to_a_full_fetch(node: BrokerProces
         c.assign(tps)
         got = poll_until(c, lambda got: len(got) >= 80)
         fetches_done(c, fetch_counters(c)[0] + 2)
-        (session,) = c._fetcher._sessions.values()
+        (session,) = c._fetcher.requests.sessions.values()
         lost = session.session_id
         assert lost != NO_SESSION
 
@@ -311,7 +311,7 @@ def test_a_restarted_sessionless_broker_gets_full_fetches_and_loses_nothing(
             c.assign(tps)
             got = poll_until(c, lambda new: len(new) >= 90)
             fetches_done(c, fetch_counters(c)[0] + 2)
-            (session,) = c._fetcher._sessions.values()
+            (session,) = c._fetcher.requests.sessions.values()
             assert session.session_id != NO_SESSION and session.next_epoch > 1
 
             own.stop()
@@ -342,7 +342,7 @@ def test_apache_kafka_opens_a_session_for_the_consumer_and_it_gets_every_record(
         fetches_done(c, 6)
         requests, total = fetch_counters(c)
         assert full_bytes >= 10 * (total - full_bytes) / (requests - 1)
-        (session,) = c._fetcher._sessions.values()
+        (session,) = c._fetcher.requests.sessions.values()
         assert session.session_id != NO_SESSION
 
         produce(bootstrap, tps, 4)

@@ -76,7 +76,7 @@ steps = st.lists(
 )
 
 
-@settings(max_examples=300, deadline=None, database=None)
+@settings(max_examples=150, deadline=None, database=None)
 @given(steps=steps, slots=st.sampled_from([0, 1, 1000]))
 def test_the_broker_always_reads_exactly_what_the_fetcher_wants(
     steps: list[tuple[dict[Key, int], str]], slots: int

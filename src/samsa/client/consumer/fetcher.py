@@ -13,15 +13,10 @@ Seeks and resets bump the partition's ``epoch``; buffered data and responses
 tagged with an older epoch are dropped, so nothing fetched before a seek leaks
 out after it.
 
-Fetch sessions (KIP-227): one ``FetchSessionHandler`` per broker.  The first
-Fetch to a broker names every partition and asks for a session; later ones
-name only the partitions whose fetch offset (or other parameter) changed and
-forget the ones no longer fetched (unassigned, paused, moved to another
-leader, or holding buffered data), so an idle consumer of many partitions
-sends a few dozen bytes per fetch.  A partition of the session missing from
-an incremental answer simply has no news.  Session errors and failed
-requests make the next request full again; ``close`` sends FINAL_EPOCH to
-free the broker's slot.
+Requests go through a fetch session per broker (``FetchRequests``, KIP-227):
+after the first, they name only what changed, and the answers only the
+partitions with news; a partition of the session missing from an
+incremental answer has no records at its offset.
 
 read_committed: the broker returns data up to the last stable offset plus the
 list of aborted transactions in that range, which ``PartitionRecords`` uses to
@@ -42,22 +37,19 @@ from typing import Any
 
 from samsa.client.consumer.decoder import PartitionRecords
 from samsa.client.consumer.errors import OffsetOutOfRangeError, kafka_error
+from samsa.client.consumer.fetch_requests import READ_COMMITTED, FetchRequests
 from samsa.client.consumer.network import ConsumerNetworkClient, RequestFuture
 from samsa.client.consumer.records import ConsumerRecord
 from samsa.client.consumer.subscription import SubscriptionState
 from samsa.client.metadata import TopicPartition
 from samsa.errors import ErrorCode, SamsaError
-from samsa.protocol.fetch_session import FINAL_EPOCH, INITIAL_EPOCH, NO_SESSION
-from samsa.protocol.fetch_session import FetchSessionHandler as _SessionHandler
 
 __all__ = ["Fetcher"]
 
 log = logging.getLogger(__name__)
 
 FETCH = 1
-READ_COMMITTED = 1
 
-FetchSessionHandler = _SessionHandler[TopicPartition]
 FetchPart = tuple[TopicPartition, int, int]
 """A partition to fetch: (partition, its seek epoch, the fetch offset)."""
 
@@ -85,21 +77,15 @@ class Fetcher:
     ) -> None:
         self._client = client
         self._subs = subscriptions
-        self._max_wait_ms: int = cfg["fetch.max.wait.ms"]
-        self._min_bytes: int = cfg["fetch.min.bytes"]
-        self._max_bytes: int = cfg["fetch.max.bytes"]
-        self._partition_max_bytes: int = cfg["max.partition.fetch.bytes"]
+        self._requests = FetchRequests(cfg)
         self._isolation = READ_COMMITTED if cfg["isolation.level"] == "read_committed" else 0
         self._check_crcs: bool = cfg["check.crcs"]
-        self._rack: str = cfg.get("client.rack") or ""
         self._key_deserializer: Callable[[bytes | None], Any] | None = cfg["key.deserializer"]
         self._value_deserializer: Callable[[bytes | None], Any] | None = cfg["value.deserializer"]
         self._buffers: dict[TopicPartition, deque[PartitionRecords]] = {}
         # tp -> (epoch, next offset to fetch); valid only while the epoch matches.
         self._fetch_offsets: dict[TopicPartition, tuple[int, int]] = {}
         self._nodes_in_flight: set[int] = set()
-        self._sessions: dict[int, FetchSessionHandler] = {}
-        self._use_sessions: bool = cfg.get("fetch.sessions.enable", True)
         self._closed = False
         self._errors: list[SamsaError] = []
         # tp -> (buffered fetch, position, its records from there as an Arrow batch), kept
@@ -135,56 +121,12 @@ class Fetcher:
                 continue
             by_node.setdefault(leader, []).append((tp, st.epoch, offset))
         for node_id, parts in by_node.items():
-            session = self._sessions.setdefault(node_id, FetchSessionHandler())
-            body = self._request(session, parts)
+            body = self._requests.build(node_id, ((tp, offset) for tp, _, offset in parts))
             future = self._client.send(node_id, FETCH, body)
             self._nodes_in_flight.add(node_id)
-            full = body["session_epoch"] in (INITIAL_EPOCH, FINAL_EPOCH)
+            full = self._requests.is_full(body)
             future.add_callback(partial(self._on_response, node_id, parts, full))
         return len(by_node)
-
-    def _request(self, session: FetchSessionHandler, parts: list[FetchPart]) -> dict[str, Any]:
-        wanted = {
-            tp: {
-                "partition": tp.partition,
-                "current_leader_epoch": -1,
-                "fetch_offset": offset,
-                "last_fetched_epoch": -1,
-                "log_start_offset": -1,
-                "partition_max_bytes": self._partition_max_bytes,
-            }
-            for tp, _epoch, offset in parts
-        }
-        if not self._use_sessions:
-            # Session id 0 with epoch -1: a full fetch that asks for no session.
-            return self._body(NO_SESSION, FINAL_EPOCH, wanted, [])
-        return self._body(*session.build(wanted))
-
-    def _body(
-        self,
-        session_id: int,
-        epoch: int,
-        changed: dict[TopicPartition, dict[str, Any]],
-        forgotten: list[TopicPartition],
-    ) -> dict[str, Any]:
-        topics: dict[str, list[dict[str, Any]]] = {}
-        for tp, data in changed.items():
-            topics.setdefault(tp.topic, []).append(data)
-        gone: dict[str, list[int]] = {}
-        for tp in forgotten:
-            gone.setdefault(tp.topic, []).append(tp.partition)
-        return {
-            "replica_id": -1,
-            "max_wait_ms": self._max_wait_ms,
-            "min_bytes": self._min_bytes,
-            "max_bytes": self._max_bytes,
-            "isolation_level": self._isolation,
-            "session_id": session_id,
-            "session_epoch": epoch,
-            "topics": [{"topic": t, "partitions": ps} for t, ps in topics.items()],
-            "forgotten_topics_data": [{"topic": t, "partitions": ps} for t, ps in gone.items()],
-            "rack_id": self._rack,
-        }
 
     # -- receiving -------------------------------------------------------------
     def _on_response(
@@ -197,15 +139,14 @@ class Fetcher:
         self._nodes_in_flight.discard(node_id)
         if self._closed:
             return  # answers a request of the closed session: nothing to apply or send
-        session = self._sessions[node_id]
         if future.failed:
             log.debug("fetch from node %d failed: %s", node_id, future.exception)
-            session.handle_error()
+            self._requests.handle_error(node_id)
             self._client.metadata.request_update()
             return
         body = future.value
         top = body.get("error_code", 0)
-        if self._use_sessions and not session.handle_response(body):
+        if not self._requests.handle_response(node_id, body):
             # The session is gone or out of step: the next request is full.
             log.info("fetch session with node %d ended by error %d", node_id, top)
             return
@@ -422,6 +363,11 @@ class Fetcher:
     def in_flight(self) -> bool:
         return bool(self._nodes_in_flight)
 
+    @property
+    def requests(self) -> FetchRequests:
+        """The Fetch requests and the fetch session with each broker."""
+        return self._requests
+
     def close_sessions(self) -> list[RequestFuture]:
         """Stop fetching, and send a last Fetch with FINAL_EPOCH to each broker
         with no fetch in flight, which answers it at once and frees our
@@ -429,11 +375,5 @@ class Fetcher:
         ``fetch.max.wait.ms`` on every close, so those sessions are left to the
         broker's eviction (Kafka's consumer waits instead)."""
         self._closed = True
-        futures = []
-        for node_id, session in self._sessions.items():
-            session_id = session.close()
-            if session_id != NO_SESSION and node_id not in self._nodes_in_flight:
-                body = self._body(session_id, FINAL_EPOCH, {}, [])
-                body["max_wait_ms"] = 0
-                futures.append(self._client.send(node_id, FETCH, body))
-        return futures
+        finals = self._requests.close(skip=self._nodes_in_flight)
+        return [self._client.send(node_id, FETCH, body) for node_id, body in finals.items()]
