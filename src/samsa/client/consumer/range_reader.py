@@ -80,6 +80,11 @@ class PartitionRangeReader:
             raise ValueError(f"max_rows_per_batch must be >= 1, got {max_rows_per_batch}")
         settings = {k: v for k, v in config.items() if k not in _GROUP_KEYS}
         settings["auto.offset.reset"] = "none"
+        # One partition for one short task: a fetch session would save a few
+        # bytes per fetch and hold one of the broker's slots after the task
+        # ends (the reader mostly closes with a fetch parked, so sends no
+        # FINAL_EPOCH), crowding out consumers that gain from one.
+        settings["fetch.sessions.enable"] = False
         cfg = parse_consumer_config(settings)
         self._tp = TopicPartition(topic, partition)
         self._start, self._end = start_offset, end_offset
