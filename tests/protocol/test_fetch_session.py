@@ -146,3 +146,12 @@ def test_a_topic_id_error_closes_the_session_like_any_other_error() -> None:
         {"error_code": ErrorCode.FETCH_SESSION_TOPIC_ID_ERROR, "session_id": 0}
     )
     assert handler.build(wanted_of({("a", 0): 1}))[:2] == (9, INITIAL_EPOCH)  # close 9, reopen
+
+
+def test_close_after_a_failed_request_still_names_the_session_left_open() -> None:
+    handler = FetchSessionHandler[Key]()
+    handler.build(wanted_of({("a", 0): 1}))
+    assert handler.handle_response({"error_code": 0, "session_id": 42})
+    handler.build(wanted_of({("a", 0): 1}))
+    handler.handle_error()  # the broker may still hold 42
+    assert handler.close() == 42

@@ -105,8 +105,9 @@ class FetchSessionHandler(Generic[K]):
     def close(self) -> int:
         """The session id to send with FINAL_EPOCH (and no partitions) so the
         broker frees its slot, or NO_SESSION when there is none to free; the
-        next request, if any, is full."""
-        session_id = self.session_id if self.next_epoch != INITIAL_EPOCH else NO_SESSION
+        next request, if any, is full.  A session an error left to be closed by
+        the next full request is named too: ending an unknown one is no error."""
+        session_id = self.session_id
         self._start_over(close=False)
         self._in_session = {}
         return session_id
