@@ -29,7 +29,10 @@ def measure(bootstrap: str, partitions: int, seconds: float, sessions: bool) -> 
     """(fetches/s, request B/s, response B/s) of an idle consumer."""
     conf = {"bootstrap.servers": bootstrap, "fetch.sessions.enable": sessions}
     with Consumer({**conf, "auto.offset.reset": "earliest"}) as consumer:
-        consumer.assign([TopicPartition(TOPIC, p) for p in range(partitions)])
+        tps = [TopicPartition(TOPIC, p) for p in range(partitions)]
+        consumer.assign(tps)
+        for tp in tps:  # every partition in the first fetch (Kafka elects leaders lazily)
+            consumer.position(tp, timeout=120)
         net = consumer._client.client
         deadline = time.monotonic() + 60
         while net.requests_sent.get(FETCH, 0) < 3:  # past the first, full fetch
