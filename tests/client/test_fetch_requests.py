@@ -11,6 +11,7 @@ from __future__ import annotations
 from types import SimpleNamespace
 from typing import Any, cast
 
+from samsa.client.consumer.config import parse_consumer_config
 from samsa.client.consumer.fetcher import Fetcher
 from samsa.client.consumer.network import RequestFuture
 from samsa.client.consumer.subscription import SubscriptionState
@@ -62,16 +63,7 @@ def forgotten(body: dict[str, Any]) -> list[int]:
 
 
 def fetcher() -> tuple[Fetcher, SubscriptionState, Network]:
-    cfg: dict[str, Any] = {
-        "fetch.max.wait.ms": 500,
-        "fetch.min.bytes": 1,
-        "fetch.max.bytes": 1 << 20,
-        "max.partition.fetch.bytes": 1 << 20,
-        "isolation.level": "read_uncommitted",
-        "check.crcs": True,
-        "key.deserializer": None,
-        "value.deserializer": None,
-    }
+    cfg = parse_consumer_config({"bootstrap.servers": "127.0.0.1:1"})
     subs = SubscriptionState("earliest")
     subs.assign_from_user(TPS)
     for tp in TPS:
