@@ -47,7 +47,7 @@ def scrape(url: str) -> dict[str, float]:
         text = response.read().decode()
     out: dict[str, float] = {}
     for family in text_string_to_metric_families(text):
-        if family.name in ("samsa_replica_fetch_bytes", "samsa_fetch_sessions"):
+        if family.name in ("samsa_replica_fetch_bytes", "samsa_fetch_sessions", "samsa_partitions"):
             for s in family.samples:
                 out[s.name + s.labels.get("direction", "")] = s.value
     return out
@@ -85,6 +85,14 @@ def measure(partitions: int, seconds: float, slots: str) -> list[tuple[int, floa
         create(cluster, partitions)
         urls = {n: metrics_url(cluster, n) for n in cluster.nodes}
         pids = {n: cluster.nodes[n].proc.pid for n in cluster.nodes}  # type: ignore[union-attr]
+        # A new partition's ISR is whole from the start, so wait until every
+        # broker hosts them all (it creates their logs off its event loop):
+        # before that a follower fetches nothing for them.
+        wait_until(
+            lambda: all(scrape(u).get("samsa_partitions", 0) >= partitions for u in urls.values()),
+            600,
+            "every broker hosting every partition",
+        )
         if slots != "0":
             wait_until(
                 lambda: all(scrape(u).get("samsa_fetch_sessions", 0) >= 2 for u in urls.values()),
