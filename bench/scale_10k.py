@@ -32,7 +32,7 @@ from typing import Any
 from confluent_kafka import Producer
 
 from _cluster import local_cluster, machine_line, node_metadata, percentile, rss_mb, wait_until
-from fetch_sessions_idle import create, measure
+from fetch_sessions_idle import create, measure, metrics_url, scrape
 from samsa.client import Admin
 from samsa.client.admin.results import NewTopic
 from samsa.testing_cluster import LocalCluster
@@ -72,13 +72,12 @@ def produce_while_creating(cluster: LocalCluster, busy: int, more: int) -> list[
     latencies.clear()
     with Admin({"bootstrap.servers": cluster.bootstrap, "request.timeout.ms": 120000}) as admin:
         admin.create_topics([NewTopic("more", more, 3, {})], timeout=300)
+    urls = [metrics_url(cluster, n) for n in cluster.nodes]
+    hosted = len(leaders(cluster, 1)) + more
     wait_until(
-        lambda: all(
-            len(node_metadata(cluster, n, ["more"])["topics"][0]["partitions"]) == more
-            for n in cluster.nodes
-        ),
+        lambda: all(scrape(u).get("samsa_partitions", 0) >= hosted for u in urls),
         600,
-        "the new partitions everywhere",
+        "every broker hosting the new partitions",
     )
     stop.set()
     thread.join(30)

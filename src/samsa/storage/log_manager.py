@@ -201,7 +201,7 @@ class LogManager:
             self.config_for(topic),
             clock=self._clock,
         )
-        fsync_dir(self.data_dir)
+        log.entry_unsynced = True
         return log
 
     def delete_log(self, topic: str, partition: int) -> None:
