@@ -73,7 +73,14 @@ class SerialMetadataApplier:
             while self._queue:
                 prepare, apply = self._queue.popleft()
                 try:
-                    prepared = None if prepare is None else await _in_thread(prepare)
+                    prepared = None
+                    if prepare is not None:
+                        try:
+                            prepared = await _in_thread(prepare)
+                        except Exception:
+                            # Apply it all the same: what the worker could not make
+                            # is made inline, where a failing log dir is handled.
+                            log.exception("preparing committed metadata failed")
                     steps = apply(prepared)
                     if steps is not None:
                         for _ in steps:
