@@ -712,6 +712,11 @@ class Log:
 
     def delete(self) -> None:
         """Close and remove the directory and everything in it."""
+        self.close_for_deletion()
+        self.remove_files()
+
+    def close_for_deletion(self) -> None:
+        """Refuse every read and write from now on (the files go later)."""
         with self._lock:
             if not self._closed:
                 for segment in self._segments:
@@ -719,6 +724,9 @@ class Log:
                     segment.offset_index.close()
                     segment.time_index.close()
                 self._closed = True
+
+    def remove_files(self) -> None:
+        with self._lock:
             shutil.rmtree(self.directory, ignore_errors=True)
 
     def _check_open(self) -> None:
