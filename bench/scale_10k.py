@@ -32,7 +32,7 @@ from typing import Any
 from confluent_kafka import Producer
 
 from _cluster import local_cluster, machine_line, node_metadata, percentile, rss_mb, wait_until
-from fetch_sessions_idle import create, measure, metrics_url, scrape
+from fetch_sessions_idle import KAFKA_CHECKPOINTS, create, measure, metrics_url, scrape
 from samsa.client import Admin
 from samsa.client.admin.results import NewTopic
 from samsa.testing_cluster import LocalCluster
@@ -124,7 +124,7 @@ def main() -> None:
                 flush=True,
             )
 
-    settings: dict[str, Any] = {**SETTINGS, "metrics.listen": "127.0.0.1:0"}
+    settings: dict[str, Any] = {**SETTINGS, **KAFKA_CHECKPOINTS, "metrics.listen": "127.0.0.1:0"}
     with local_cluster(3, settings=settings) as cluster:
         create(cluster, args.partitions)
         latencies = produce_while_creating(cluster, args.busy, args.create)

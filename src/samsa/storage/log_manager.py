@@ -174,6 +174,11 @@ class LogManager:
         with self._lock:
             return dict(self._logs)
 
+    def log_count(self) -> int:
+        """How many logs this dir holds (without copying them, as ``all_logs``
+        does: choosing a dir for each of thousands of new partitions did)."""
+        return len(self._logs)
+
     def create_log(self, topic: str, partition: int, config: LogConfig | None = None) -> Log:
         """Create the partition's log, or return it if it already exists.
         The metadata log's topic is refused (see module doc)."""
