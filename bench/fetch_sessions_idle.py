@@ -80,6 +80,15 @@ def create(cluster: LocalCluster, partitions: int) -> None:
 
     wait_until(attempt, 180, "creating the topic")
     wait_until(lambda: all_in_sync(cluster, partitions), 600, "every ISR whole")
+    # A new partition's ISR is whole from the start, so also wait until every
+    # broker hosts them all (it creates their logs off its event loop):
+    # before that a follower fetches nothing for them and a produce is refused.
+    urls = [metrics_url(cluster, n) for n in cluster.nodes]
+    wait_until(
+        lambda: all(scrape(u).get("samsa_partitions", 0) >= partitions for u in urls),
+        1800,
+        "every broker hosting every partition",
+    )
 
 
 def measure(partitions: int, seconds: float, slots: str) -> list[tuple[int, float, float, float]]:
@@ -92,14 +101,6 @@ def measure(partitions: int, seconds: float, slots: str) -> list[tuple[int, floa
         create(cluster, partitions)
         urls = {n: metrics_url(cluster, n) for n in cluster.nodes}
         pids = {n: cluster.nodes[n].proc.pid for n in cluster.nodes}  # type: ignore[union-attr]
-        # A new partition's ISR is whole from the start, so wait until every
-        # broker hosts them all (it creates their logs off its event loop):
-        # before that a follower fetches nothing for them.
-        wait_until(
-            lambda: all(scrape(u).get("samsa_partitions", 0) >= partitions for u in urls.values()),
-            600,
-            "every broker hosting every partition",
-        )
         if slots != "0":
             wait_until(
                 lambda: all(scrape(u).get("samsa_fetch_sessions", 0) >= 2 for u in urls.values()),
