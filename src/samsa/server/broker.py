@@ -543,12 +543,18 @@ class Broker:
         a client's CreateTopics applied twice answers TOPIC_ALREADY_EXISTS."""
         from samsa.server.controller_link import ControllerUnavailable
 
+        # A request that says how long its client waits (CreateTopics and the
+        # like) gets that long: creating thousands of partitions can take the
+        # controller longer than the default 10 s on a busy cluster.
+        default_ms = int(self.config["controller.quorum.request.timeout.ms"]) * 5
+        asked_ms = body.get("timeout_ms")
+        timeout_ms = max(default_ms, asked_ms) if isinstance(asked_ms, int) else default_ms
         try:
             return await self.controller.request(
                 api_key,
                 version,
                 body,
-                timeout_ms=int(self.config["controller.quorum.request.timeout.ms"]) * 5,
+                timeout_ms=timeout_ms,
                 resend_when_slow=api_key in RESENDABLE_FORWARDS,
             )
         except ControllerUnavailable as exc:
