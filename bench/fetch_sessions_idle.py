@@ -30,6 +30,9 @@ from samsa.errors import ErrorCode, KafkaError
 from samsa.testing_cluster import LocalCluster
 
 TOPIC = "idle"
+KAFKA_CHECKPOINTS = {"log.flush.offset.checkpoint.interval.ms": "60000"}
+"""Kafka's default, which the test harness shortens to 1 s: an idle broker of
+10,000 partitions would rewrite its recovery-point checkpoint every second."""
 TICKS = os.sysconf("SC_CLK_TCK")
 
 
@@ -47,7 +50,7 @@ def scrape(url: str) -> dict[str, float]:
         text = response.read().decode()
     out: dict[str, float] = {}
     for family in text_string_to_metric_families(text):
-        if family.name in ("samsa_replica_fetch_bytes", "samsa_fetch_sessions"):
+        if family.name in ("samsa_replica_fetch_bytes", "samsa_fetch_sessions", "samsa_partitions"):
             for s in family.samples:
                 out[s.name + s.labels.get("direction", "")] = s.value
     return out
@@ -77,10 +80,23 @@ def create(cluster: LocalCluster, partitions: int) -> None:
 
     wait_until(attempt, 180, "creating the topic")
     wait_until(lambda: all_in_sync(cluster, partitions), 600, "every ISR whole")
+    # A new partition's ISR is whole from the start, so also wait until every
+    # broker hosts them all (it creates their logs off its event loop):
+    # before that a follower fetches nothing for them and a produce is refused.
+    urls = [metrics_url(cluster, n) for n in cluster.nodes]
+    wait_until(
+        lambda: all(scrape(u).get("samsa_partitions", 0) >= partitions for u in urls),
+        1800,
+        "every broker hosting every partition",
+    )
 
 
 def measure(partitions: int, seconds: float, slots: str) -> list[tuple[int, float, float, float]]:
-    settings = {"metrics.listen": "127.0.0.1:0", "max.incremental.fetch.session.cache.slots": slots}
+    settings = {
+        **KAFKA_CHECKPOINTS,
+        "metrics.listen": "127.0.0.1:0",
+        "max.incremental.fetch.session.cache.slots": slots,
+    }
     with local_cluster(3, settings=settings) as cluster:
         create(cluster, partitions)
         urls = {n: metrics_url(cluster, n) for n in cluster.nodes}
@@ -92,22 +108,30 @@ def measure(partitions: int, seconds: float, slots: str) -> list[tuple[int, floa
                 "follower sessions on every leader",
             )
         time.sleep(2)  # let the fetchers settle after the last ISR change
-        before = {n: (scrape(u), cpu_seconds(pids[n])) for n, u in urls.items()}
-        started = time.monotonic()
+        # Each broker's CPU is read after its /metrics was rendered at the start
+        # and before it is at the end, so rendering (seconds at 10,000
+        # partitions) falls outside the window; per-broker windows, as the
+        # renderings follow one another.
+        before = {}
+        for n, url in urls.items():
+            counters = scrape(url)
+            before[n] = (counters, cpu_seconds(pids[n]), time.monotonic())
         time.sleep(seconds)  # the measurement window
-        elapsed = time.monotonic() - started
         rows = []
         for n, url in urls.items():
-            after, cpu = scrape(url), cpu_seconds(pids[n])
+            cpu, ended = cpu_seconds(pids[n]), time.monotonic()
+            after = scrape(url)
+            counters, cpu_before, started = before[n]
+            elapsed = ended - started
             sent = (
                 after["samsa_replica_fetch_bytes_totalsent"]
-                - before[n][0]["samsa_replica_fetch_bytes_totalsent"]
+                - counters["samsa_replica_fetch_bytes_totalsent"]
             )
             received = (
                 after["samsa_replica_fetch_bytes_totalreceived"]
-                - before[n][0]["samsa_replica_fetch_bytes_totalreceived"]
+                - counters["samsa_replica_fetch_bytes_totalreceived"]
             )
-            rows.append((n, sent / elapsed, received / elapsed, (cpu - before[n][1]) / elapsed))
+            rows.append((n, sent / elapsed, received / elapsed, (cpu - cpu_before) / elapsed))
         return rows
 
 

@@ -25,14 +25,18 @@ from __future__ import annotations
 
 import argparse
 import collections
+import signal
+import subprocess
+import sys
 import threading
 import time
+from pathlib import Path
 from typing import Any
 
 from confluent_kafka import Producer
 
 from _cluster import local_cluster, machine_line, node_metadata, percentile, rss_mb, wait_until
-from fetch_sessions_idle import create, measure
+from fetch_sessions_idle import KAFKA_CHECKPOINTS, create, measure, metrics_url, scrape
 from samsa.client import Admin
 from samsa.client.admin.results import NewTopic
 from samsa.testing_cluster import LocalCluster
@@ -46,7 +50,37 @@ def leaders(cluster: LocalCluster, via: int) -> list[int]:
     return [p["leader_id"] for p in topic["partitions"]]
 
 
-def produce_while_creating(cluster: LocalCluster, busy: int, more: int) -> list[float]:
+def profiled(cluster: LocalCluster, profile: str | None) -> list[subprocess.Popen[bytes]]:
+    """py-spy recording each broker (raw stacks per thread), if asked."""
+    if profile is None:
+        return []
+    spy = Path(sys.executable).with_name("py-spy")
+    return [
+        subprocess.Popen(
+            [
+                str(spy),
+                "record",
+                "-r",
+                "100",
+                "--threads",
+                "-f",
+                "raw",
+                "-o",
+                f"{profile}-broker{n}.txt",
+                "--pid",
+                str(node.proc.pid),
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        for n, node in cluster.nodes.items()
+        if node.proc is not None
+    ]
+
+
+def produce_while_creating(
+    cluster: LocalCluster, busy: int, more: int, profile: str | None = None
+) -> list[float]:
     """Latencies of acks=all records to the busy partitions, one in flight,
     while a topic of ``more`` partitions is created."""
     producer = Producer({"bootstrap.servers": cluster.bootstrap, "acks": "all", "linger.ms": 0})
@@ -70,16 +104,21 @@ def produce_while_creating(cluster: LocalCluster, busy: int, more: int) -> list[
     thread.start()
     wait_until(lambda: len(latencies) >= 20, 60, "the first busy records")
     latencies.clear()
+    spies = profiled(cluster, profile)
+    started = time.monotonic()
     with Admin({"bootstrap.servers": cluster.bootstrap, "request.timeout.ms": 120000}) as admin:
         admin.create_topics([NewTopic("more", more, 3, {})], timeout=300)
+    urls = [metrics_url(cluster, n) for n in cluster.nodes]
+    hosted = len(leaders(cluster, 1)) + more
     wait_until(
-        lambda: all(
-            len(node_metadata(cluster, n, ["more"])["topics"][0]["partitions"]) == more
-            for n in cluster.nodes
-        ),
+        lambda: all(scrape(u).get("samsa_partitions", 0) >= hosted for u in urls),
         600,
-        "the new partitions everywhere",
+        "every broker hosting the new partitions",
     )
+    print(f"created {more} partitions on every broker in {time.monotonic() - started:.1f} s")
+    for spy in spies:
+        spy.send_signal(signal.SIGINT)
+        spy.wait(60)
     stop.set()
     thread.join(30)
     return latencies
@@ -113,11 +152,17 @@ def main() -> None:
     parser.add_argument("--create", type=int, default=1000)
     parser.add_argument("--busy", type=int, default=10)
     parser.add_argument("--seconds", type=float, default=10.0)
+    parser.add_argument(
+        "--profile", help="py-spy each broker while creating, to PREFIX-brokerN.txt"
+    )
+    parser.add_argument(
+        "--skip-idle", action="store_true", help="skip the two idle clusters (measurement 1)"
+    )
     args = parser.parse_args()
     print(machine_line())
     print(f"{args.partitions} partitions at RF 3 on 3 brokers, {args.busy} busy", flush=True)
 
-    for mode, slots in (("sessions", "1000"), ("no sessions", "0")):
+    for mode, slots in () if args.skip_idle else (("sessions", "1000"), ("no sessions", "0")):
         for node_id, sent, received, cpu in measure(args.partitions, args.seconds, slots):
             print(
                 f"idle, {mode}: broker {node_id} fetch {sent:,.0f} B/s sent "
@@ -125,10 +170,10 @@ def main() -> None:
                 flush=True,
             )
 
-    settings: dict[str, Any] = {**SETTINGS, "metrics.listen": "127.0.0.1:0"}
+    settings: dict[str, Any] = {**SETTINGS, **KAFKA_CHECKPOINTS, "metrics.listen": "127.0.0.1:0"}
     with local_cluster(3, settings=settings) as cluster:
         create(cluster, args.partitions)
-        latencies = produce_while_creating(cluster, args.busy, args.create)
+        latencies = produce_while_creating(cluster, args.busy, args.create, args.profile)
         print(
             f"produce while creating {args.create} partitions: {len(latencies)} records, "
             f"p50 {percentile(latencies, 50) * 1000:.0f} ms, p99 "

@@ -140,3 +140,22 @@ def test_unchanged_partition_epoch_is_not_reported_locally() -> None:
     image = base()
     delta = apply(image, partition("a", 0, [1, 2, 3]))
     assert delta.partition_changes() == [] and delta.local_changes(1).is_empty()
+
+
+def test_local_changes_in_slices_keep_deletes_then_leaders_then_followers() -> None:
+    """A huge batch is applied a slice at a time (ReplicaManager.apply_delta_in_steps):
+    every change lands in exactly one slice, in Kafka's order, none bigger than asked."""
+    records = [topic("c")]
+    records += [partition("c", i, [1, 2] if i % 3 else [2, 1]) for i in range(10)]
+    records += [make_record("RemoveTopicRecord", topic_id=topic_id_of("b"))]
+    changes = apply(base(), *records).local_changes(1)
+    assert len(changes.leaders) == 6 and len(changes.followers) == 4 and changes.deletes
+    pieces = list(changes.slices(3))
+    assert all(len(p.deletes) + len(p.leaders) + len(p.followers) <= 3 for p in pieces)
+    kinds = ["deletes" if p.deletes else "leaders" if p.leaders else "followers" for p in pieces]
+    assert kinds == sorted(kinds, key=["deletes", "leaders", "followers"].index)
+    assert set().union(*(p.deletes for p in pieces)) == changes.deletes
+    assert {k: v for p in pieces for k, v in p.leaders.items()} == changes.leaders
+    assert {k: v for p in pieces for k, v in p.followers.items()} == changes.followers
+    assert {k: v for p in pieces for k, v in p.elected_leaders.items()} == changes.elected_leaders
+    assert list(changes.slices(100)) == [changes]

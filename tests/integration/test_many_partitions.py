@@ -1,13 +1,13 @@
-"""A thousand partitions on one broker: within the open-file limit, and loaded
-again quickly after a clean stop.
+"""A thousand partitions on one broker: created without stalling the event loop,
+within the open-file limit, and loaded again quickly after a clean stop.
 
-Each partition used to hold three files open, and a restart took about 40 s
-(one fsync'd checkpoint write, rename and directory fsync per partition).
-The bounds here are several times what the broker now takes on a loaded CI
-machine, and well below what it took before.  The slowest produce while the
-partitions are created is printed, not asserted: creating them still blocks
-the event loop (18 s on a loaded machine), which is the next thing to fix.
-The 10,000-partition figures come from ``bench/scale_10k.py``.
+Before the logs were created off the loop, one CreateTopics of 1,000
+partitions stopped every produce for 10-30 s on a loaded machine, each
+partition held three files open, and a restart took about 40 s (one fsync'd
+checkpoint write, rename and directory fsync per partition).  The bounds here
+are several times what the broker now takes on a loaded CI machine, and well
+below what it took before.  The 10,000-partition figures come from
+``bench/scale_10k.py``.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from samsa.testing import BrokerProcess
 from samsa.testing_cluster import wait_until
 
 PARTITIONS = 1000
+MAX_PRODUCE_STALL_S = 2.0  # was the whole creation (10-30 s)
 MAX_CLEAN_START_S = 25.0  # was about 40 s for 1,000 partitions
 MAX_OPEN_FILES = 2 * PARTITIONS  # was three per partition
 
@@ -65,7 +66,7 @@ class ProduceProbe:
         self.producer.flush(10)
 
 
-def test_a_thousand_partitions_fit_the_file_limit_and_restart_fast(tmp_path: Path) -> None:
+def test_creating_a_thousand_partitions_keeps_serving_and_restarts_fast(tmp_path: Path) -> None:
     data_dir = tmp_path / "data"
     broker = BrokerProcess(data_dir)
     broker.start()
@@ -81,6 +82,7 @@ def test_a_thousand_partitions_fit_the_file_limit_and_restart_fast(tmp_path: Pat
             wait_until(lambda: open_files(broker) >= PARTITIONS, 60, "every log opened")
         stall = max(probe.latencies)
         print(f"slowest produce while creating {PARTITIONS} partitions: {stall * 1000:.0f} ms")
+        assert stall < MAX_PRODUCE_STALL_S
         assert open_files(broker) < MAX_OPEN_FILES
 
         broker.stop(120)

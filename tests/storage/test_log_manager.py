@@ -88,6 +88,8 @@ def test_delete_log_renames_then_removes(tmp_path: Path) -> None:
     region = log.read(0, 1000).records
     manager.delete_log("t", 0)
     assert manager.get_log("t", 0) is None
+    assert not (tmp_path / "t-0").exists()  # renamed at once: the name is free
+    manager.wait_for_deletions()  # the files go in the background
     assert not any(p.is_dir() for p in tmp_path.iterdir())
     assert len(region) > 0 and len(bytes(region)) == len(region)  # in-flight read still works
     with pytest.raises(KafkaError):

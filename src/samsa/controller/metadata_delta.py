@@ -20,7 +20,7 @@ no longer hosts (Kafka's ``TopicsDelta.localChanges``).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -81,6 +81,34 @@ class LocalReplicaChanges:
 
     def is_empty(self) -> bool:
         return not (self.deletes or self.leaders or self.followers)
+
+    def placed(self) -> Iterator[tuple[str, int]]:
+        """Partitions this broker leads or follows after the batch."""
+        yield from self.leaders
+        yield from self.followers
+
+    def slices(self, size: int) -> Iterator[LocalReplicaChanges]:
+        """These changes in order (deletes, leaders, followers) as pieces of at
+        most ``size`` partitions, for applying a huge batch a piece at a time;
+        one piece (this object) when it is small.  ``elected_leaders`` follows
+        its partitions into their piece."""
+        if len(self.deletes) + len(self.leaders) + len(self.followers) <= size:
+            yield self
+            return
+        ids = self.topic_ids
+        deletes = sorted(self.deletes)
+        for start in range(0, len(deletes), size):
+            yield LocalReplicaChanges(deletes=set(deletes[start : start + size]), topic_ids=ids)
+        leaders = list(self.leaders.items())
+        for start in range(0, len(leaders), size):
+            piece = dict(leaders[start : start + size])
+            elected = {k: self.elected_leaders[k] for k in piece if k in self.elected_leaders}
+            yield LocalReplicaChanges(elected_leaders=elected, leaders=piece, topic_ids=ids)
+        followers = list(self.followers.items())
+        for start in range(0, len(followers), size):
+            yield LocalReplicaChanges(
+                followers=dict(followers[start : start + size]), topic_ids=ids
+            )
 
 
 class MetadataDelta:

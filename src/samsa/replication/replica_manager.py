@@ -70,6 +70,9 @@ log = logging.getLogger(__name__)
 __all__ = ["FetchWaiter", "ReplicaManager", "TopicPartition"]
 
 TopicPartition = tuple[str, int]
+APPLY_STEP = 200
+"""Partitions made leader or follower per slice of a large metadata batch
+(``apply_delta_in_steps``): a few milliseconds of the event loop each."""
 
 
 class ReplicaManager:
@@ -128,6 +131,12 @@ class ReplicaManager:
             self._add(topic, index, log_)
 
     def _add(self, topic: str, index: int, log_: Log) -> Partition:
+        partition = self._build(topic, index, log_)
+        self._partitions[(topic, index)] = partition
+        return partition
+
+    def _build(self, topic: str, index: int, log_: Log) -> Partition:
+        """A Partition over ``log_``, not yet hosted (see ``build_missing``)."""
         state = ProducerStateManager(log_.directory)
         replay_log(log_, state, state.load(log_.log_start_offset, log_.log_end_offset))
         partition = Partition(
@@ -145,7 +154,6 @@ class ReplicaManager:
         partition.on_role_change = self._wake_parked
         partition.alter_partition_sink = self._submit_alter_partition
         partition.is_replica_eligible = self._is_replica_eligible
-        self._partitions[(topic, index)] = partition
         return partition
 
     def create(self, topic: str, index: int, config: dict[str, str]) -> Partition:
@@ -174,11 +182,37 @@ class ReplicaManager:
 
     # ------------------------------------------------------------------ metadata
     def apply_delta(self, delta: MetadataDelta, image: MetadataImage, now_ms: int) -> None:
-        """Apply one committed metadata batch (``image`` is after it)."""
+        """Apply one committed batch (``image`` is after it)."""
+        for _ in self.apply_delta_in_steps(delta, image, now_ms):
+            pass
+
+    def apply_delta_in_steps(
+        self,
+        delta: MetadataDelta,
+        image: MetadataImage,
+        now_ms: int,
+        built: Mapping[TopicPartition, Partition] | None = None,
+        step: int = APPLY_STEP,
+        changes: LocalReplicaChanges | None = None,
+    ) -> Iterator[None]:
+        """``apply_delta`` ``step`` partitions at a time, yielding between slices so
+        the caller can let the event loop serve requests: making a thousand
+        partitions leaders or followers at once held the loop ~100 ms.
+        ``built`` holds partitions ``build_missing`` made, hosted slice by slice
+        as their turn comes (until then requests for them are answered as for
+        a partition not here yet, which clients retry).  Yields between slices
+        only: a batch of one slice is applied by the first ``next``."""
         self._image = image
         if self._addresses is not None:
             self._addresses.update(image, delta.changed_brokers)
-        self.apply_local_changes(delta.local_changes(self.node_id), image, now_ms)
+        if changes is None:
+            changes = delta.local_changes(self.node_id)
+        for i, part in enumerate(changes.slices(step)):
+            if i:
+                yield
+            if built:
+                self.adopt(built[key] for key in part.placed() if key in built)
+            self.apply_local_changes(part, image, now_ms)
 
     def apply_image(self, image: MetadataImage, now_ms: int) -> None:
         """Take a whole image (the node caught up with the metadata at start) as if
@@ -251,10 +285,49 @@ class ReplicaManager:
         if partition is not None:
             return partition
         topic, index = key
+        return self._add(topic, index, self._create_log(topic, index, image))
+
+    def _create_log(self, topic: str, index: int, image: MetadataImage) -> Log:
         config = LogConfig.from_dict(
             image.topic_configs(topic), base=self.log_manager.default_config
         )
-        return self._add(topic, index, self.log_manager.create_log(topic, index, config))
+        return self.log_manager.create_log(topic, index, config)
+
+    # ------------------------------------------------------------------ many new partitions
+    def missing(self, changes: LocalReplicaChanges) -> dict[TopicPartition, int]:
+        """Partitions ``changes`` place here that are not hosted yet: each with
+        the leader epoch it starts with here, or -1 when it is followed."""
+        out = {
+            key: info.registration.leader_epoch
+            for key, info in changes.leaders.items()
+            if key not in self._partitions
+        }
+        out.update((key, -1) for key in changes.followers if key not in self._partitions)
+        return out
+
+    def build_missing(
+        self, changes: LocalReplicaChanges, image: MetadataImage
+    ) -> dict[TopicPartition, Partition]:
+        """Create the logs of the partitions ``changes`` bring here, and their
+        Partitions, without hosting them yet (``adopt`` does, on the loop).
+
+        Made for a worker thread: the file work of a thousand new partitions
+        (directories, segment files, the leader's epoch entry, which makes
+        ``make_leader`` on the loop write nothing) stays off the event loop.
+        The log manager creates logs under its lock; this only reads
+        ``_partitions``."""
+        built = {}
+        for (topic, index), epoch in self.missing(changes).items():
+            log_ = self._create_log(topic, index, image)
+            if epoch >= 0:
+                log_.maybe_assign_epoch_start_offset(epoch, log_.log_end_offset)
+            built[(topic, index)] = self._build(topic, index, log_)
+        return built
+
+    def adopt(self, partitions: Iterable[Partition]) -> None:
+        """Host partitions ``build_missing`` made (those hosted meanwhile are kept)."""
+        for partition in partitions:
+            self._partitions.setdefault((partition.topic, partition.index), partition)
 
     def _needs_fetcher(self, key: TopicPartition) -> bool:
         fetchers = self._fetchers

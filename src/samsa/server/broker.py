@@ -23,13 +23,13 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from samsa.cancellation import cancel_and_wait
-from samsa.controller.metadata_delta import MetadataDelta
+from samsa.controller.metadata_delta import LocalReplicaChanges, MetadataDelta
 from samsa.controller.metadata_image import MetadataImage
 from samsa.errors import ErrorCode, KafkaError
 from samsa.failure_log import FailureLog
@@ -50,10 +50,12 @@ from samsa.server.dynamic_broker_config import DynamicBrokerConfig
 from samsa.server.features import api_versions_features
 from samsa.server.fetch_sessions import FetchSessionCache
 from samsa.server.handlers import register_all
+from samsa.server.heap import settle_heap
 from samsa.server.http_endpoint import HttpEndpoint
 from samsa.server.listener_security import channel_security
 from samsa.server.log_dir_failure_handler import LogDirFailureHandler
 from samsa.server.meta_properties import MetaProperties, directory_uuid
+from samsa.server.metadata_applier import SerialMetadataApplier
 from samsa.server.metrics import BrokerMetrics
 from samsa.server.producer_id_blocks import ProducerIdBlocks
 from samsa.server.router import Router
@@ -77,6 +79,9 @@ ALLOCATE_PRODUCER_IDS = 67
 # the partition epoch it was based on, a second producer-id block is just skipped.
 RESENDABLE_FORWARDS = frozenset({ALTER_PARTITION, ALLOCATE_PRODUCER_IDS})
 CONTROLLED_SHUTDOWN_TIMEOUT_S = 30.0
+NEW_PARTITIONS_OFF_LOOP = 20
+"""A committed batch bringing this many new partitions here creates their logs in
+a worker thread first (see metadata_applier); fewer are created inline."""
 
 
 def wall_ms() -> int:
@@ -119,6 +124,7 @@ class Broker:
         self._listed_unfenced = asyncio.Event()
         """Set once this node's image shows its own registration unfenced: a client
         answered before that would get Metadata without this broker in it."""
+        self.metadata_applier = SerialMetadataApplier()
         self.lifecycle: BrokerLifecycle | None = None
         self.producer_ids = ProducerIdBlocks(
             self.node_id,
@@ -333,6 +339,7 @@ class Broker:
             self.ensure_group_coordinator()
         if "__transaction_state" in self.image.topics:
             self.ensure_transaction_coordinator()
+        settle_heap()  # what start-up built lives on: keep the collector off it
 
     def register_handlers(self, router: Router, listener: Listener) -> None:
         register_all(router, self, listener.name)
@@ -412,6 +419,7 @@ class Broker:
         if self.cleaner_task is not None:
             await self.cleaner_task.stop()
         await cancel_and_wait(self._tasks)
+        await self.metadata_applier.close()
         if self.groups is not None:
             with contextlib.suppress(Exception):
                 await self.groups.shutdown()
@@ -444,7 +452,29 @@ class Broker:
         if not self._reconciled:
             self._note_own_registration()
             return
-        self.replicas.apply_delta(delta, self.image, wall_ms())
+        image = self.image
+        changes = delta.local_changes(self.node_id)
+        prepare = None
+        if len(self.replicas.missing(changes)) >= NEW_PARTITIONS_OFF_LOOP:
+            prepare = partial(self.replicas.build_missing, changes, image)
+        self.metadata_applier.submit(partial(self._apply_delta, delta, image, changes), prepare)
+
+    def _apply_delta(
+        self,
+        delta: MetadataDelta,
+        image: MetadataImage,
+        changes: LocalReplicaChanges,
+        built: object,
+    ) -> Iterator[None]:
+        """``on_delta``'s work on the loop, after the new logs were made (if many),
+        a slice of partitions at a time (see metadata_applier)."""
+        yield from self.replicas.apply_delta_in_steps(
+            delta,
+            image,
+            wall_ms(),
+            built=built if isinstance(built, dict) else None,
+            changes=changes,
+        )
         self._assign_replicas_to_dirs()
         metrics = self.metrics
         if metrics is not None:
@@ -475,9 +505,12 @@ class Broker:
     def on_image(self, image: MetadataImage) -> None:
         self.client_quotas.update(image.client_quotas)
         if self._reconciled:
-            self.replicas.apply_image(image, wall_ms())
-            self._assign_replicas_to_dirs()
-            self._apply_dynamic_broker_configs()
+            self.metadata_applier.submit(lambda _: self._apply_image(image))
+
+    def _apply_image(self, image: MetadataImage) -> None:
+        self.replicas.apply_image(image, wall_ms())
+        self._assign_replicas_to_dirs()
+        self._apply_dynamic_broker_configs()
 
     def _assign_replicas_to_dirs(self) -> None:
         if self.directory_assigner is not None:
@@ -510,12 +543,18 @@ class Broker:
         a client's CreateTopics applied twice answers TOPIC_ALREADY_EXISTS."""
         from samsa.server.controller_link import ControllerUnavailable
 
+        # A request that says how long its client waits (CreateTopics and the
+        # like) gets that long: creating thousands of partitions can take the
+        # controller longer than the default 10 s on a busy cluster.
+        default_ms = int(self.config["controller.quorum.request.timeout.ms"]) * 5
+        asked_ms = body.get("timeout_ms")
+        timeout_ms = max(default_ms, asked_ms) if isinstance(asked_ms, int) else default_ms
         try:
             return await self.controller.request(
                 api_key,
                 version,
                 body,
-                timeout_ms=int(self.config["controller.quorum.request.timeout.ms"]) * 5,
+                timeout_ms=timeout_ms,
                 resend_when_slow=api_key in RESENDABLE_FORWARDS,
             )
         except ControllerUnavailable as exc:

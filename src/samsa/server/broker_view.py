@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from samsa.protocol.consumer_protocol import decode_assignment
+from samsa.server.partition_metrics import PartitionSample
 from samsa.storage.cleaner_manager import CleanerStats
 
 if TYPE_CHECKING:
@@ -192,6 +193,29 @@ class BrokerView:
                 name = meta.state.kafka_name
                 counts[name] = counts.get(name, 0) + 1
         return counts
+
+    def partition_count(self) -> int:
+        return sum(1 for _ in self._broker.replicas.partitions())
+
+    def partition_samples(self) -> Iterator[PartitionSample]:
+        """What ``/metrics`` shows of each partition hosted here, in one pass
+        (see partition_metrics)."""
+        for p in sorted(self._broker.replicas.partitions(), key=lambda p: (p.topic, p.index)):
+            log = p.log
+            segments = log.segments
+            leader = p.is_leader
+            yield PartitionSample(
+                p.topic,
+                p.index,
+                sum(s.size for s in segments),
+                len(segments),
+                log.log_start_offset,
+                log.log_end_offset,
+                leader,
+                p.high_watermark,
+                p.last_stable_offset if leader else 0,
+                len(p.producer_state.ongoing_transactions()) if leader else 0,
+            )
 
     def stable_offsets(self) -> Iterator[tuple[str, int, int, int]]:
         """(topic, partition, last stable offset, open transactions) of the

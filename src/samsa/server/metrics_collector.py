@@ -120,20 +120,7 @@ class BrokerCollector(Collector):
         )
 
     def _partitions(self) -> Iterator[Metric]:
-        labels = ["topic", "partition"]
-        size = GaugeMetricFamily("samsa_log_size_bytes", "Bytes of a partition's log.", labels=labels)  # fmt: skip
-        segments = GaugeMetricFamily("samsa_log_segments", "Segments of a partition's log.", labels=labels)  # fmt: skip
-        end = GaugeMetricFamily("samsa_log_end_offset", "Offset after the last record.", labels=labels)  # fmt: skip
-        start = GaugeMetricFamily("samsa_log_start_offset", "First offset still in the log.", labels=labels)  # fmt: skip
-        count = 0
-        for p in self.view.partitions():
-            values = [p.topic, str(p.partition)]
-            size.add_metric(values, p.size_bytes)
-            segments.add_metric(values, p.segments)
-            end.add_metric(values, p.log_end_offset)
-            start.add_metric(values, p.log_start_offset)
-            count += 1
-        yield from (size, segments, end, start)
+        count = self.view.partition_count()  # the families per partition: partition_metrics
         yield GaugeMetricFamily("samsa_partitions", "Partitions hosted here.", value=count)
         under, offline = self.view.partition_health()
         yield GaugeMetricFamily(
@@ -188,27 +175,7 @@ class BrokerCollector(Collector):
         )
         for state, count in sorted(self.view.transaction_states().items()):
             states.add_metric([state], count)
-        labels = ["topic", "partition"]
-        stable = GaugeMetricFamily(
-            "samsa_log_last_stable_offset",
-            "Where read_committed consumers stop: the first offset of an open transaction.",
-            labels=labels,
-        )
-        lag = GaugeMetricFamily(
-            "samsa_log_stable_lag",
-            "High watermark minus the last stable offset (held back by open transactions).",
-            labels=labels,
-        )
-        open_txns = GaugeMetricFamily(
-            "samsa_log_open_transactions", "Open transactions of a partition.", labels=labels
-        )
-        for topic, partition, lso, count in self.view.stable_offsets():
-            values = [topic, str(partition)]
-            stable.add_metric(values, lso)
-            hw = self.view.high_watermark(topic, partition)
-            lag.add_metric(values, 0 if hw is None else max(hw - lso, 0))
-            open_txns.add_metric(values, count)
-        yield from (states, stable, lag, open_txns)
+        yield states
 
     def _storage(self) -> Iterator[Metric]:
         counts, total = FLUSH_TIMINGS.snapshot()

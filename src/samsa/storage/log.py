@@ -48,6 +48,7 @@ from samsa.protocol.record_batch import (
     set_log_append_time,
     stamp_batch,
 )
+from samsa.storage.atomic_file import fsync_dir
 from samsa.storage.flush_timing import FLUSH_TIMINGS
 from samsa.storage.leader_epoch_cache import (
     EpochEndOffset,
@@ -120,6 +121,12 @@ class Log:
         self._offline: str | None = None
         self.io_error_report: IoErrorReport | None = None
         """Told of an I/O error here; the log manager takes the dir offline."""
+        self.entry_unsynced = False
+        """This log's directory entry in the data dir is not fsync'd yet: a new
+        log's is synced with its first data (Kafka syncs directories with the
+        segments they hold), not at creation, which cost a data-dir fsync per
+        partition when thousands were created.  A crash before then loses an
+        empty directory, which the metadata recreates."""
 
     @classmethod
     def open(
@@ -482,6 +489,9 @@ class Log:
             if self._bases[i] >= up_to_offset:
                 break
             self._segments[i].flush()
+        if self.entry_unsynced:
+            fsync_dir(self.directory.parent)
+            self.entry_unsynced = False
         FLUSH_TIMINGS.observe(time.perf_counter() - started)
         self._recovery_point = up_to_offset
         self._last_flush_ms = now_ms
@@ -702,6 +712,11 @@ class Log:
 
     def delete(self) -> None:
         """Close and remove the directory and everything in it."""
+        self.close_for_deletion()
+        self.remove_files()
+
+    def close_for_deletion(self) -> None:
+        """Refuse every read and write from now on (the files go later)."""
         with self._lock:
             if not self._closed:
                 for segment in self._segments:
@@ -709,6 +724,9 @@ class Log:
                     segment.offset_index.close()
                     segment.time_index.close()
                 self._closed = True
+
+    def remove_files(self) -> None:
+        with self._lock:
             shutil.rmtree(self.directory, ignore_errors=True)
 
     def _check_open(self) -> None:

@@ -125,12 +125,14 @@ class LogDirs:
         if existing is not None:
             return existing.create_log(topic, partition, config)
         online = [m for m in self.managers if not m.offline]
+        if len(online) == 1:
+            return online[0].create_log(topic, partition, config)
         if not online:
             raise KafkaError(
                 ErrorCode.KAFKA_STORAGE_ERROR,
                 f"no online log dir for {topic}-{partition}: every log dir has failed",
             )
-        target = min(online, key=lambda m: len(m.all_logs()))
+        target = min(online, key=lambda m: m.log_count())
         if len(self.managers) > 1:
             logger.info("[%s-%d] placing log in %s", topic, partition, target.data_dir)
         return target.create_log(topic, partition, config)

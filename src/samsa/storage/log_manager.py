@@ -55,6 +55,7 @@ from samsa.storage.checkpoint import (
 )
 from samsa.storage.log import Clock, Log, wall_clock_ms
 from samsa.storage.log_config import LogConfig
+from samsa.storage.log_deleter import LogDeleter
 from samsa.storage.log_dir_failure import LogDirFailureChannel, io_errors_fail_dir
 
 logger = logging.getLogger("samsa.storage")
@@ -102,6 +103,7 @@ class LogManager:
         self._retention_failures = FailureLog(logger, "retention")
         self._flush_failures = FailureLog(logger, "flushing")
         self._checkpoint_failures = FailureLog(logger, "writing a checkpoint")
+        self._deleter = LogDeleter()
         self.data_dir.mkdir(parents=True, exist_ok=True)
         self._load()
 
@@ -172,6 +174,11 @@ class LogManager:
         with self._lock:
             return dict(self._logs)
 
+    def log_count(self) -> int:
+        """How many logs this dir holds (without copying them, as ``all_logs``
+        does: choosing a dir for each of thousands of new partitions did)."""
+        return len(self._logs)
+
     def create_log(self, topic: str, partition: int, config: LogConfig | None = None) -> Log:
         """Create the partition's log, or return it if it already exists.
         The metadata log's topic is refused (see module doc)."""
@@ -201,13 +208,14 @@ class LogManager:
             self.config_for(topic),
             clock=self._clock,
         )
-        fsync_dir(self.data_dir)
+        log.entry_unsynced = True
         return log
 
     def delete_log(self, topic: str, partition: int) -> None:
         """Remove a partition's log: rename its directory to
         ``<topic>-<partition>.<uuid>-delete`` (atomic, so the partition is gone
-        even if we crash now), then remove the files."""
+        even if we crash now), then remove the files in the background
+        (see log_deleter)."""
         with self._lock:
             log = self._logs.pop((topic, partition), None)
             if log is None:
@@ -218,9 +226,12 @@ class LogManager:
                 f"{partition_dir_name(topic, partition)}.{uuid.uuid4().hex}{DELETE_DIR_SUFFIX}"
             )
             log.rename_dir(doomed)
-            fsync_dir(self.data_dir)
-            log.delete()
-            logger.info("[%s-%d] deleted log", topic, partition)
+            log.close_for_deletion()
+        self._deleter.remove(self.data_dir, log)
+
+    def wait_for_deletions(self) -> None:
+        """Until the files of every log deleted so far are gone."""
+        self._deleter.wait()
 
     def update_config(self, topic: str, config: LogConfig) -> None:
         """Apply a topic's new config to all its partitions."""
@@ -297,6 +308,7 @@ class LogManager:
     def close(self) -> None:
         """Clean shutdown: fsync and close every log, write both checkpoints,
         then the clean-shutdown marker (last, see module doc)."""
+        self._deleter.close()
         with self._lock:
             if self._closed:
                 return

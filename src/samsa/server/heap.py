@@ -1,0 +1,28 @@
+"""Keep Python's cyclic garbage collector off the broker's long-lived objects.
+
+A broker of thousands of partitions holds millions of long-lived objects
+(partitions, logs, segments, indexes, metadata registrations).  The
+collector's oldest generation is scanned whole whenever it has grown by a
+quarter, and that scan holds the interpreter: one pass took 106 ms while
+1,000 partitions were created on one node, stalling every produce for as
+long.  These objects live until their partition goes, so after start-up and
+after a large batch of new partitions the broker moves everything alive into
+the collector's permanent generation (``gc.freeze``), as long-running Python
+servers do: later passes scan only what was made since.  Young garbage is
+collected first so as little as possible is frozen with it; anything
+frozen that later becomes garbage is still freed by reference counting,
+only cycles among frozen objects stay (the broker makes few).
+"""
+
+from __future__ import annotations
+
+import gc
+
+__all__ = ["settle_heap"]
+
+
+def settle_heap(*, full: bool = False) -> None:
+    """Collect the young generations (all of them when ``full``, at start-up
+    before serving), then freeze what is left."""
+    gc.collect(2 if full else 1)
+    gc.freeze()

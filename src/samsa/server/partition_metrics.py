@@ -1,0 +1,72 @@
+"""The per-partition families of ``/metrics``, written as exposition text directly.
+
+A broker of 10,000 partitions has some 70,000 per-partition samples;
+built as ``prometheus_client`` metric families and rendered by
+``generate_latest`` they took 2.5 s of CPU per scrape (7 s on a loaded
+machine), on the event loop, so every scrape stalled produce and fetch for
+that long.  Written here in one pass over the partitions, as plain lines, the
+same samples take a small fraction of that.  Label values need no escaping:
+Kafka topic names are letters, digits, ``.``, ``_`` and ``-`` only.
+
+Families (gauges, labels ``topic`` and ``partition``): a log's size, segments,
+start and end offsets for every partition hosted here; the last stable
+offset, stable lag and open transactions for those led here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+__all__ = ["PartitionSample", "render_partition_families"]
+
+
+@dataclass(frozen=True, slots=True)
+class PartitionSample:
+    topic: str
+    partition: int
+    size_bytes: int
+    segments: int
+    log_start_offset: int
+    log_end_offset: int
+    leader: bool
+    high_watermark: int
+    last_stable_offset: int
+    open_transactions: int
+
+
+_HOSTED = (
+    ("samsa_log_size_bytes", "Bytes of a partition's log.", lambda s: s.size_bytes),
+    ("samsa_log_segments", "Segments of a partition's log.", lambda s: s.segments),
+    ("samsa_log_end_offset", "Offset after the last record.", lambda s: s.log_end_offset),
+    ("samsa_log_start_offset", "First offset still in the log.", lambda s: s.log_start_offset),
+)
+_LED = (
+    (
+        "samsa_log_last_stable_offset",
+        "Where read_committed consumers stop: the first offset of an open transaction.",
+        lambda s: s.last_stable_offset,
+    ),
+    (
+        "samsa_log_stable_lag",
+        "High watermark minus the last stable offset (held back by open transactions).",
+        lambda s: max(s.high_watermark - s.last_stable_offset, 0),
+    ),
+    (
+        "samsa_log_open_transactions",
+        "Open transactions of a partition.",
+        lambda s: s.open_transactions,
+    ),
+)
+
+
+def render_partition_families(samples: Iterable[PartitionSample]) -> bytes:
+    rows = list(samples)
+    led = [s for s in rows if s.leader]
+    out: list[str] = []
+    for families, of in ((_HOSTED, rows), (_LED, led)):
+        labels = [f'{{partition="{s.partition}",topic="{s.topic}"}} ' for s in of]
+        for name, help_text, value in families:
+            out.append(f"# HELP {name} {help_text}\n# TYPE {name} gauge\n")
+            out.extend(f"{name}{label}{value(s)}\n" for label, s in zip(labels, of, strict=True))
+    return "".join(out).encode()

@@ -1,0 +1,102 @@
+"""The broker's metadata applier: file work off the loop, slices between
+requests, and the committed order kept throughout."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Iterator
+
+from samsa.server.metadata_applier import SerialMetadataApplier
+
+
+def test_a_small_step_with_nothing_queued_applies_inline() -> None:
+    async def main() -> None:
+        applier = SerialMetadataApplier()
+        done: list[str] = []
+        applier.submit(lambda _: done.append("small"))
+        assert done == ["small"]  # visible as soon as on_delta returns
+
+        def one_slice(_: object) -> Iterator[None]:
+            done.append("one slice")
+            yield from ()
+
+        applier.submit(one_slice)
+        assert done == ["small", "one slice"]
+        await applier.close()
+
+    asyncio.run(main())
+
+
+def test_later_steps_wait_for_a_prepared_one_and_the_loop_serves_meanwhile() -> None:
+    async def main() -> None:
+        applier = SerialMetadataApplier()
+        order: list[str] = []
+        release = threading.Event()
+        loop_ran_while_preparing = asyncio.Event()
+
+        def prepare() -> str:
+            assert threading.current_thread() is not threading.main_thread()
+            release.wait(10)
+            return "logs"
+
+        def big(prepared: object) -> Iterator[None]:
+            assert prepared == "logs"
+            for i in range(3):
+                if i:
+                    yield
+                order.append(f"big slice {i}")
+
+        applier.submit(big, prepare)
+        applier.submit(lambda _: order.append("small after"))
+        assert order == []  # queued behind the preparation, not inline
+        asyncio.get_running_loop().call_soon(loop_ran_while_preparing.set)
+        await asyncio.wait_for(loop_ran_while_preparing.wait(), 5)
+        release.set()
+        await asyncio.wait_for(applier.wait_idle(), 10)
+        assert order == ["big slice 0", "big slice 1", "big slice 2", "small after"]
+        await applier.close()
+
+    asyncio.run(main())
+
+
+def test_requests_run_between_slices_of_a_large_batch() -> None:
+    async def main() -> None:
+        applier = SerialMetadataApplier()
+        events: list[str] = []
+
+        def sliced(_: object) -> Iterator[None]:
+            for i in range(3):
+                if i:
+                    yield
+                events.append(f"slice {i}")
+
+        async def request() -> None:
+            events.append("request")
+
+        applier.submit(sliced)
+        assert events == ["slice 0"]  # the first slice inline, the rest later
+        task = asyncio.ensure_future(request())
+        await asyncio.wait_for(applier.wait_idle(), 5)
+        await task
+        assert events.index("request") < events.index("slice 2")
+        await applier.close()
+
+    asyncio.run(main())
+
+
+def test_a_failed_preparation_still_applies_the_step_then_the_next() -> None:
+    async def main() -> None:
+        applier = SerialMetadataApplier()
+        done: list[str] = []
+
+        def broken() -> object:
+            raise OSError("disk")
+
+        applier.submit(lambda prepared: done.append(f"applied with {prepared}"), broken)
+        applier.submit(lambda _: done.append("next"))
+        await asyncio.wait_for(applier.wait_idle(), 5)
+        assert done == ["applied with None", "next"]
+        await applier.close()
+
+    asyncio.run(main())
