@@ -60,6 +60,12 @@ def local_cluster(
             if start:
                 cluster.start(timeout=120)
             yield cluster
+        except BaseException:
+            for node_id, node in cluster.nodes.items():  # what the brokers said last
+                alive = node.proc is not None and node.proc.poll() is None
+                print(f"--- node {node_id} ({'running' if alive else 'exited'}), last lines:")
+                print("\n".join(node.log_text().splitlines()[-25:]))
+            raise
         finally:
             cluster.close()
 

@@ -103,14 +103,20 @@ class LeaderSide(PartitionBase):
             )
             if diverging is not None:
                 return ReadResult(b"", self.high_watermark, start, end, diverging)
-        data = self.log.read(fetch_offset, max_bytes, min_one=min_one)
+        # A caught-up follower (most of a session's partitions, most of the
+        # time) has nothing to read: no lock, segment search or read for it
+        # (a failed log dir still answers through the read's error).
+        if fetch_offset == end and not self.log.offline:
+            records: FileRegion | bytes = b""
+        else:
+            records = self.log.read(fetch_offset, max_bytes, min_one=min_one).records
         if update_fetch_state:
             previous_end = replica.log_end_offset
             replica.update_fetch_state(fetch_offset, follower_log_start_offset, now_ms, end)
             self._maybe_expand_isr(replica_id)
             if previous_end != replica.log_end_offset:
                 self._maybe_increment_high_watermark(now_ms)
-        return ReadResult(data.records, self.high_watermark, start, end)
+        return ReadResult(records, self.high_watermark, start, end)
 
     def last_offset_for_leader_epoch(
         self, current_leader_epoch: int, leader_epoch: int

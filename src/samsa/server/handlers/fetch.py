@@ -54,7 +54,7 @@ def handle_fetch(broker: BrokerApi, raft: Any, ctx: RequestContext, req: Body) -
         return {"throttle_time_ms": 0, "error_code": session, "session_id": 0, "responses": []}
     if session.incremental:
         req = {**req, "topics": session.topics}
-    if broker.metrics is not None:
+    if broker.metrics is not None and replica_id < 0:  # replication is no consumer's progress
         _count_positions(broker.metrics, ctx, req)
     responses, total = read_partitions(broker, req)
     max_wait = req["max_wait_ms"]
