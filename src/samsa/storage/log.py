@@ -694,11 +694,7 @@ class Log:
             if self._leader_epochs.path is not None:
                 self._leader_epochs.path = directory / self._leader_epochs.path.name
             for segment in self._segments:
-                segment.log.path = directory / segment.log.path.name
-                segment.offset_index.path = directory / segment.offset_index.path.name
-                segment.time_index.path = directory / segment.time_index.path.name
-                if segment.txn_index.path is not None:
-                    segment.txn_index.path = directory / segment.txn_index.path.name
+                segment.moved_to(directory)
 
     def delete(self) -> None:
         """Close and remove the directory and everything in it."""
@@ -706,8 +702,7 @@ class Log:
             if not self._closed:
                 for segment in self._segments:
                     # The .log descriptor is left to in-flight FileRegions.
-                    segment.offset_index.close()
-                    segment.time_index.close()
+                    segment.close_indexes()
                 self._closed = True
             shutil.rmtree(self.directory, ignore_errors=True)
 
