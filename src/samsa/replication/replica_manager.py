@@ -57,6 +57,7 @@ from samsa.replication.isr_state import LeaderAndIsr, PendingIsrChange
 from samsa.replication.local_followers import LocalFollowers
 from samsa.replication.partition import Partition, PartitionRole
 from samsa.replication.partition_base import PartitionBase
+from samsa.replication.role_log import log_role_changes
 from samsa.storage.log import Log
 from samsa.storage.log_config import LogConfig
 from samsa.storage.log_dir_failure import io_errors_fail_dir
@@ -214,20 +215,26 @@ class ReplicaManager:
             fetchers.remove_partitions(changes.leaders)
         woken: set[int] = set()
         taken_over_at = self._time_ms()  # the clock follower_must_refetch reads
+        new_leaders: list[Partition] = []
         for key, info in changes.leaders.items():
             partition = self._get_or_create(key, image)
             partition.topic_id = info.topic_id
             if partition.make_leader(info.registration, now_ms):
+                new_leaders.append(partition)
                 followers = [r for r in info.registration.replicas if r != self.node_id]
                 self._fresh.record(key, followers, taken_over_at)
                 woken.update(followers)
+        log_role_changes("leader", new_leaders)
         for follower in woken:
             self._purgatory.wake_follower(follower)
         to_fetch: dict[TopicPartition, InitialFetchState] = {}
+        new_followers: list[Partition] = []
         for key, info in changes.followers.items():
             partition = self._get_or_create(key, image)
             partition.topic_id = info.topic_id
             restart = partition.make_follower(info.registration, now_ms)
+            if restart:
+                new_followers.append(partition)
             leader = info.registration.leader
             if fetchers is None:
                 continue
@@ -243,6 +250,7 @@ class ReplicaManager:
                 to_fetch[key] = InitialFetchState(
                     leader, partition.leader_epoch, partition.high_watermark
                 )
+        log_role_changes("follower", new_followers)
         if fetchers is not None and to_fetch:
             fetchers.add_partitions(to_fetch)
 

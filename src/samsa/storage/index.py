@@ -163,9 +163,12 @@ class _Index:
         io_faults.check("write", self.path)
         fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
         try:
-            os.ftruncate(fd, len(data))
-            if data:
-                os.pwrite(fd, data, 0)
+            if before and data.startswith(before):
+                os.pwrite(fd, data[len(before) :], len(before))  # only new entries
+            else:
+                os.ftruncate(fd, len(data))
+                if data:
+                    os.pwrite(fd, data, 0)
         finally:
             os.close(fd)
         self._unsynced = True

@@ -152,8 +152,10 @@ def _recover_segment(segment: LogSegment, name: str) -> bool:
 def _clean_and_list(directory: Path, name: str) -> tuple[list[int], set[str]]:
     """Remove leftovers (see module doc); return the base offsets of segments
     and the names of the files left."""
-    complete_swaps(directory, name)
-    names = set(os.listdir(directory))
+    listing = os.listdir(directory)
+    if complete_swaps(directory, name, listing):
+        listing = os.listdir(directory)
+    names = set(listing)
     bases: set[int] = set()
     removed: set[str] = set()
     for file_name in names:

@@ -483,6 +483,11 @@ class LogSegment:
             self._bytes_since_last_index_entry += header.size
             valid = position + header.size
             next_offset = header.next_offset
+        # The entry a roll or clean close writes (on_become_inactive), so the
+        # rebuilt index of a segment that was closed cleanly matches its file.
+        self._time_index.maybe_append(
+            self._max_timestamp, self._offset_of_max_timestamp, skip_full_check=True
+        )
         self._offset_index.finish_rebuild()
         self._time_index.finish_rebuild()
         truncated = self.log.truncate_to(valid)
