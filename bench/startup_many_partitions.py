@@ -11,8 +11,9 @@ prints, per restart, seconds from process start to:
 
 and, once it serves, its RSS and open files.  Creating 10,000 partitions takes
 minutes on a loaded machine: ``--keep DIR`` keeps the data dir after the run
-and ``--reuse DIR`` starts from one kept before (the topic is then not created
-again).  ``--profile OUT`` runs the restarts under py-spy (speedscope files
+and ``--reuse DIR`` starts from a copy of one kept before (the topic is then
+not created again, and every run starts from the same state: each restart
+adds leadership records to the metadata log).  ``--profile OUT`` runs the restarts under py-spy (speedscope files
 ``OUT-clean-N.json`` / ``OUT-kill-N.json``, covering start to ready).
 
     .venv/bin/python bench/startup_many_partitions.py --partitions 10000 --keep /tmp/p10k
@@ -51,6 +52,14 @@ class Restart:
     produce_s: float
     rss_mb: float
     open_files: int
+    cpu_s: float
+
+
+def cpu_seconds(pid: int) -> float:
+    """User plus system CPU the process used so far: on a machine shared with
+    other work, a steadier figure than the wall time."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def open_files(pid: int) -> int:
@@ -131,7 +140,7 @@ def restart(broker: BrokerProcess, partitions: int, *, kill: bool, profile: str 
             raise SystemExit("no produce answer within 900 s")
     produce_s = time.monotonic() - started
     pid = broker_pid(broker)
-    result = Restart(ready_s, metadata_s, produce_s, rss_mb(pid), open_files(pid))
+    result = Restart(ready_s, metadata_s, produce_s, rss_mb(pid), open_files(pid), cpu_seconds(pid))
     if profile:
         # py-spy writes its file when the broker it started exits: stop the broker
         # itself, then start it again without py-spy for the next round.
@@ -165,7 +174,9 @@ def main() -> None:
     print(machine_line(), flush=True)
     scratch = None
     if args.reuse:
-        data_dir = Path(args.reuse)
+        scratch = tempfile.TemporaryDirectory(prefix="samsa-startup-")
+        data_dir = Path(scratch.name) / "data"
+        shutil.copytree(args.reuse, data_dir, symlinks=True)
     elif args.keep:
         data_dir = Path(args.keep)
         if data_dir.exists():
@@ -207,7 +218,8 @@ def main() -> None:
                 results[kind].append(r)
                 print(
                     f"after {'SIGKILL' if kind == 'kill' else 'clean stop'}: ready {r.ready_s:.2f} s"
-                    f", metadata {r.metadata_s:.2f} s, produce {r.produce_s:.2f} s; "
+                    f", metadata {r.metadata_s:.2f} s, produce {r.produce_s:.2f} s "
+                    f"(broker CPU {r.cpu_s:.2f} s); "
                     f"RSS {r.rss_mb:.0f} MB, {r.open_files} open files",
                     flush=True,
                 )
@@ -215,6 +227,7 @@ def main() -> None:
             print(
                 f"median after {'SIGKILL' if kind == 'kill' else 'clean stop'} "
                 f"({len(rs)} rounds): produce {statistics.median(r.produce_s for r in rs):.2f} s, "
+                f"broker CPU {statistics.median(r.cpu_s for r in rs):.2f} s, "
                 f"RSS {statistics.median(r.rss_mb for r in rs):.0f} MB"
             )
     finally:

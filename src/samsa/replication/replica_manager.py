@@ -130,7 +130,12 @@ class ReplicaManager:
 
     def _add(self, topic: str, index: int, log_: Log) -> Partition:
         state = ProducerStateManager(log_.directory)
-        replay_log(log_, state, state.load(log_.log_start_offset, log_.log_end_offset))
+        names = log_.take_file_names_at_open()
+        replay_log(
+            log_,
+            state,
+            state.load(log_.log_start_offset, log_.log_end_offset, file_names=names),
+        )
         partition = Partition(
             topic,
             index,

@@ -47,6 +47,9 @@ class LoadedLog:
     next_offset: int
     log_start_offset: int
     recovery_point: int
+    file_names: frozenset[str]
+    """What the directory held once loaded (the producer state's snapshots are
+    found here rather than by listing the directory again)."""
 
 
 def open_segment(
@@ -112,7 +115,7 @@ def load_log(
         segments = [open_segment(directory, log_start_offset, config, now_ms)]
         next_offset = log_start_offset
     recovery_point = next_offset if had_clean_shutdown else min(recovery_point, next_offset)
-    return LoadedLog(segments, next_offset, log_start_offset, recovery_point)
+    return LoadedLog(segments, next_offset, log_start_offset, recovery_point, frozenset(names))
 
 
 def _recover_unflushed(segments: list[LogSegment], name: str, first: int) -> list[LogSegment]:

@@ -38,7 +38,7 @@ yet below the high watermark -- bounds the last stable offset
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from enum import Enum
 from pathlib import Path
 from types import MappingProxyType
@@ -392,6 +392,7 @@ class ProducerStateManager:
         *,
         now_ms: int | None = None,
         producer_id_expiration_ms: int = DEFAULT_PRODUCER_ID_EXPIRATION_MS,
+        file_names: Iterable[str] | None = None,
     ) -> int:
         """Replace the in-memory state with the newest usable snapshot.
 
@@ -411,7 +412,7 @@ class ProducerStateManager:
             raise ValueError(
                 f"log_end_offset {log_end_offset} < log_start_offset {log_start_offset}"
             )
-        snapshots, stray = scan_snapshot_dir(self.partition_dir)
+        snapshots, stray = scan_snapshot_dir(self.partition_dir, file_names)
         for path in stray:
             path.unlink(missing_ok=True)
         self._producers.clear()

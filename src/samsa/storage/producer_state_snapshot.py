@@ -58,21 +58,24 @@ def list_snapshot_files(partition_dir: Path) -> dict[int, Path]:
     return scan_snapshot_dir(partition_dir)[0]
 
 
-def scan_snapshot_dir(partition_dir: Path) -> tuple[dict[int, Path], list[Path]]:
+def scan_snapshot_dir(
+    partition_dir: Path, file_names: Iterable[str] | None = None
+) -> tuple[dict[int, Path], list[Path]]:
     """The snapshot files by offset and the temp files a crash left, in one
-    directory read (the partition directory holds every segment's files too,
-    and a broker of 10,000 partitions reads 10,000 of them at start-up)."""
+    directory read, or none when the caller knows ``file_names`` (the log's
+    load just listed the directory; a broker of 10,000 partitions would read
+    10,000 directories again at start-up)."""
     found: dict[int, Path] = {}
     stray: list[Path] = []
-    try:
-        entries = list(os.scandir(partition_dir))
-    except (FileNotFoundError, NotADirectoryError):
-        return found, stray
-    for entry in entries:
-        name = entry.name
+    if file_names is None:
+        try:
+            file_names = [e.name for e in os.scandir(partition_dir) if e.is_file()]
+        except (FileNotFoundError, NotADirectoryError):
+            return found, stray
+    for name in file_names:
         if name.endswith(SNAPSHOT_SUFFIX):
             stem = name[: -len(SNAPSHOT_SUFFIX)]
-            if stem.isdigit() and entry.is_file():
+            if stem.isdigit():
                 found[int(stem)] = partition_dir / name
         elif name.endswith(SNAPSHOT_SUFFIX + TMP_SUFFIX):
             stray.append(partition_dir / name)
