@@ -179,12 +179,8 @@ class MachineCore:
             if snapshot is not None and snapshot.voters is not None and self._kraft_version == 1:
                 self._voters.reset(snapshot.voters)
             start = max(start, latest.offset)
-        offset = start
-        while offset < self._log.end_offset:
-            batch = self._log.read(offset, 1024)
-            for entry in batch:
-                self._note_entry(entry)
-            offset = batch[-1].offset + 1
+        for entry in self._log.control_entries(start):
+            self._note_entry(entry)
 
     def _note_entry(self, entry: Entry) -> None:
         if isinstance(entry.payload, Voters):

@@ -40,7 +40,7 @@ Threading: ``flush`` may run in a worker thread while the owner appends and read
 from __future__ import annotations
 
 import bisect
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from samsa.protocol.record_batch import read_batch_header
@@ -258,6 +258,16 @@ class DiskRaftLog:
                 break
             offset = next_offset
         return entries
+
+    def control_entries(self, from_offset: int) -> Iterator[Entry]:
+        offset = max(from_offset, self._log.log_start_offset)
+        while offset < self._log.log_end_offset:
+            fetched = self._log.read(offset, _MAX_READ_BYTES)
+            decoded, next_offset = decode_entries(bytes(fetched.records), offset, control_only=True)
+            yield from decoded
+            if next_offset <= offset:
+                return
+            offset = next_offset
 
     def flush(self, up_to_offset: int) -> None:
         self._log.flush(up_to_offset)

@@ -130,12 +130,16 @@ def encode_entries(
     return out
 
 
-def decode_entries(buf: BufferLike, from_offset: int = 0) -> tuple[list[Entry], int]:
+def decode_entries(
+    buf: BufferLike, from_offset: int = 0, *, control_only: bool = False
+) -> tuple[list[Entry], int]:
     """Entries at offsets >= ``from_offset`` in the whole batches of ``buf``, and the
     offset after the last whole batch (``from_offset`` if there is none).
 
     Every batch's CRC is checked: KafkaError(CORRUPT_MESSAGE) if one is damaged,
-    DecodeError if its records do not parse.
+    DecodeError if its records do not parse.  ``control_only``: the records of
+    data batches are not decoded (Raft's own scan for voter changes at start,
+    which would otherwise decode the whole metadata log once more).
     """
     data = buf if isinstance(buf, bytes) else bytes(buf)
     entries: list[Entry] = []
@@ -145,6 +149,8 @@ def decode_entries(buf: BufferLike, from_offset: int = 0) -> tuple[list[Entry], 
         validate_batch(data, pos, header)
         next_offset = max(next_offset, header.next_offset)
         if header.next_offset <= from_offset:
+            continue
+        if control_only and not header.is_control:
             continue
         epoch = header.partition_leader_epoch
         records = decode_batch(data, pos, header)

@@ -35,7 +35,7 @@ lower, which is allowed).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from enum import Enum
 from typing import Protocol
@@ -118,6 +118,11 @@ class RaftLog(Protocol):
 
     def read(self, from_offset: int, max_entries: int, max_bytes: int | None = None) -> list[Entry]:
         """Entries from ``from_offset``; at least one if any exists, then within the limits."""
+        ...
+
+    def control_entries(self, from_offset: int) -> Iterator[Entry]:
+        """Every control entry (LeaderChange, Voters) from ``from_offset`` to the end,
+        without decoding the data entries between them."""
         ...
 
     def flush(self, up_to_offset: int) -> None:

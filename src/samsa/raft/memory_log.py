@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import uuid
 from bisect import bisect_right
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 from samsa.raft.log import Snapshot, SnapshotChunk
 from samsa.raft.records import Endpoint, Entry, OffsetAndEpoch, Payload, SnapshotId
@@ -129,6 +129,10 @@ class MemoryRaftLog:
             if total > max_bytes and count > 0:
                 return selected[:count]
         return selected
+
+    def control_entries(self, from_offset: int) -> Iterator[Entry]:
+        first = max(from_offset, self._start) - self._start
+        return (e for e in self._entries[first:] if not isinstance(e.payload, bytes))
 
     def flush(self, up_to_offset: int) -> None:
         self._flushed = max(self._flushed, min(up_to_offset, self.end_offset))

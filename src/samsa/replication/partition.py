@@ -86,16 +86,6 @@ class Partition(ProducePath, LeaderSide, FollowerSide):
             leader.start_epoch(now_ms, start, is_new_leader=is_new_leader)
             self.leader_epoch = registration.leader_epoch
             self._unreplicated.clear()
-            log.info(
-                "[%s] leader at epoch %d from offset %d (partition epoch %d, high watermark %d, "
-                "ISR %s)",
-                self.name,
-                self.leader_epoch,
-                start,
-                self.partition_epoch,
-                self._high_watermark,
-                sorted(registration.isr),
-            )
         self._maybe_increment_high_watermark(now_ms)
         if was is not PartitionRole.LEADER and self.on_role_change is not None:
             self.on_role_change(self)
@@ -123,16 +113,6 @@ class Partition(ProducePath, LeaderSide, FollowerSide):
             if self.on_role_change is not None:
                 self.on_role_change(self)
         restart = is_new_epoch or was is not PartitionRole.FOLLOWER
-        log.log(
-            logging.INFO if restart else logging.DEBUG,
-            "[%s] follower of %d at epoch %d from offset %d (partition epoch %d, high watermark %d)",
-            self.name,
-            self.leader_id,
-            self.leader_epoch,
-            self.log.log_end_offset,
-            self.partition_epoch,
-            self._high_watermark,
-        )
         return restart
 
     def stop(self) -> None:

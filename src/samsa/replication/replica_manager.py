@@ -57,6 +57,7 @@ from samsa.replication.isr_state import LeaderAndIsr, PendingIsrChange
 from samsa.replication.local_followers import LocalFollowers
 from samsa.replication.partition import Partition, PartitionRole
 from samsa.replication.partition_base import PartitionBase
+from samsa.replication.role_log import log_role_changes
 from samsa.storage.log import Log
 from samsa.storage.log_config import LogConfig
 from samsa.storage.log_dir_failure import io_errors_fail_dir
@@ -138,7 +139,12 @@ class ReplicaManager:
     def _build(self, topic: str, index: int, log_: Log) -> Partition:
         """A Partition over ``log_``, not yet hosted (see ``build_missing``)."""
         state = ProducerStateManager(log_.directory)
-        replay_log(log_, state, state.load(log_.log_start_offset, log_.log_end_offset))
+        names = log_.take_file_names_at_open()
+        replay_log(
+            log_,
+            state,
+            state.load(log_.log_start_offset, log_.log_end_offset, file_names=names),
+        )
         partition = Partition(
             topic,
             index,
@@ -248,20 +254,26 @@ class ReplicaManager:
             fetchers.remove_partitions(changes.leaders)
         woken: set[int] = set()
         taken_over_at = self._time_ms()  # the clock follower_must_refetch reads
+        new_leaders: list[Partition] = []
         for key, info in changes.leaders.items():
             partition = self._get_or_create(key, image)
             partition.topic_id = info.topic_id
             if partition.make_leader(info.registration, now_ms):
+                new_leaders.append(partition)
                 followers = [r for r in info.registration.replicas if r != self.node_id]
                 self._fresh.record(key, followers, taken_over_at)
                 woken.update(followers)
+        log_role_changes("leader", new_leaders)
         for follower in woken:
             self._purgatory.wake_follower(follower)
         to_fetch: dict[TopicPartition, InitialFetchState] = {}
+        new_followers: list[Partition] = []
         for key, info in changes.followers.items():
             partition = self._get_or_create(key, image)
             partition.topic_id = info.topic_id
             restart = partition.make_follower(info.registration, now_ms)
+            if restart:
+                new_followers.append(partition)
             leader = info.registration.leader
             if fetchers is None:
                 continue
@@ -277,6 +289,7 @@ class ReplicaManager:
                 to_fetch[key] = InitialFetchState(
                     leader, partition.leader_epoch, partition.high_watermark
                 )
+        log_role_changes("follower", new_followers)
         if fetchers is not None and to_fetch:
             fetchers.add_partitions(to_fetch)
 

@@ -40,6 +40,15 @@ log = logging.getLogger("samsa.server")
 
 READ_ENTRIES = 4096
 
+STOP_SNAPSHOT_BYTES = 1024 * 1024
+"""Records applied since the last snapshot that make a clean stop write one.
+
+The size trigger (Kafka's 20 MB) lets a node that restarts often replay tens
+of MB at every start: each restart of a broker of 10,000 partitions adds
+20,000 leadership records (about 1.3 MB), and replaying 14 MB took 10 s of
+CPU.  A snapshot of the same image loads in a fraction of that, so a node
+that stops cleanly with more than this to replay writes one first."""
+
 
 class MetadataPublisher(Protocol):
     def on_delta(self, delta: MetadataDelta) -> None: ...
@@ -212,6 +221,16 @@ class MetadataLoader:
             and now_ms - self._last_snapshot_ms >= self._snapshot_interval_ms
         )
         if due_by_size or due_by_time:
+            self.write_snapshot()
+
+    def snapshot_at_stop(self) -> None:
+        """Write a snapshot if the next start would replay a long tail (see
+        STOP_SNAPSHOT_BYTES); called once Raft stopped committing."""
+        if (
+            self._bytes_since_snapshot >= STOP_SNAPSHOT_BYTES
+            and self._transaction is None
+            and self.applied_offset > self._log.start_offset
+        ):
             self.write_snapshot()
 
     def write_snapshot(self) -> None:

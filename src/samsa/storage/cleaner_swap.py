@@ -127,11 +127,11 @@ def _rename(segment: LogSegment, suffix: str, *, log_last: bool) -> None:
         segment.log.rename(target(LOG_SUFFIX))
 
 
-def complete_swaps(directory: Path, name: str) -> None:
+def complete_swaps(directory: Path, name: str, names: list[str]) -> bool:
     """Finish or discard interrupted swaps before the loader lists segments
-    (see the module doc).  Idempotent: a crash while completing is completed
-    again on the next start."""
-    names = os.listdir(directory)
+    (see the module doc); ``names``: the directory's listing.  True if files
+    changed (the caller lists again).  Idempotent: a crash while completing is
+    completed again on the next start."""
     swap_bases = sorted(
         int(n[:20]) for n in names if n.endswith(LOG_SUFFIX + SWAP_SUFFIX) and n[:20].isdigit()
     )
@@ -154,12 +154,16 @@ def complete_swaps(directory: Path, name: str) -> None:
             if swap.exists():
                 os.replace(swap, directory / segment_file_name(base, suffix))
         logger.warning("[%s] completed interrupted compaction swap of segment %d", name, base)
-    leftovers = [n for n in os.listdir(directory) if n.endswith(SWAP_SUFFIX)]
+    if swap_bases:
+        names = os.listdir(directory)
+    leftovers = [n for n in names if n.endswith(SWAP_SUFFIX)]
     for file_name in leftovers:
         logger.info("[%s] removing leftover index swap file %s", name, file_name)
         (directory / file_name).unlink(missing_ok=True)
     if swap_bases or leftovers:  # a directory nothing changed in needs no fsync
         fsync_dir(directory)
+        return True
+    return False
 
 
 def _next_offset(path: Path, base: int) -> int:

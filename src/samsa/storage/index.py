@@ -9,7 +9,9 @@ Kafka preallocates index files to ``segment.index.bytes`` and trims them on
 roll; we simply append entries, so a file's length is always a whole number of
 valid entries and Kafka's tools can read it at any moment.  The entries are
 mirrored in memory (a few MB at most per 1 GB segment) so lookups are a binary
-search without syscalls.
+search without syscalls.  As Kafka's LazyIndex, an index opened ``lazy`` reads
+its file only when first used: a broker of 10,000 idle partitions starts without
+opening 20,000 index files, and keeps no mirror of indexes nothing asks for.
 
 Indexes are caches.  The log is written before its index entries, so after a
 crash an index may lag behind the log or end with a torn entry; the loader
@@ -38,21 +40,39 @@ class _Index:
     """Append-only file of fixed-size entries plus its in-memory mirror.
 
     Lookups read only the mirror, so the file is open only while it is being
-    written: it is read whole and closed at open, reopened by the first write,
-    and closed again by ``release`` when the segment stops being active.  A
-    broker of 10,000 mostly idle partitions thus keeps one descriptor per
+    written: it is read whole and closed at first use, reopened by the first
+    write, and closed again by ``release`` when the segment stops being active.
+    A broker of 10,000 mostly idle partitions thus keeps one descriptor per
     partition (the active ``.log``) instead of three."""
 
     entry_struct: struct.Struct
 
-    def __init__(self, path: Path, base_offset: int, max_index_bytes: int) -> None:
+    def __init__(
+        self, path: Path, base_offset: int, max_index_bytes: int, *, lazy: bool = False
+    ) -> None:
         self.path = path
         self.base_offset = base_offset
-        size = self.entry_struct.size
-        self.max_entries = max(1, max_index_bytes // size)
+        self.max_entries = max(1, max_index_bytes // self.entry_struct.size)
         self._fd = -1
         self._unsynced = False  # written since the last fsync (perhaps through a closed fd)
-        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        self._data: bytearray | None = None  # the mirror, None until first use
+        self._entries = 0
+        self._torn = False
+        self._before_rebuild: bytes | None = None
+        if not lazy:
+            self._mirror()
+
+    @property
+    def loaded(self) -> bool:
+        """Whether the file was read (a lazy index that nothing used is not)."""
+        return self._data is not None
+
+    def _mirror(self) -> bytearray:
+        """The entries in memory, reading the file (creating it if missing) on first use."""
+        if self._data is not None:
+            return self._data
+        size = self.entry_struct.size
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
         try:
             data = bytearray()
             length = os.fstat(fd).st_size
@@ -67,19 +87,21 @@ class _Index:
         del data[len(data) - len(data) % size :]
         self._data = data
         self._entries = len(data) // size
+        return data
 
     @property
     def entries(self) -> int:
+        self._mirror()
         return self._entries
 
     def is_full(self) -> bool:
-        return self._entries >= self.max_entries
+        return self.entries >= self.max_entries
 
     def size_bytes(self) -> int:
-        return len(self._data)
+        return len(self._mirror())
 
     def _entry(self, n: int) -> tuple[int, int]:
-        a, b = self.entry_struct.unpack_from(self._data, n * self.entry_struct.size)
+        a, b = self.entry_struct.unpack_from(self._mirror(), n * self.entry_struct.size)
         return int(a), int(b)
 
     def _writable(self) -> int:
@@ -91,21 +113,24 @@ class _Index:
 
     def _append_entry(self, a: int, b: int) -> None:
         raw = self.entry_struct.pack(a, b)
-        io_faults.check("write", self.path)
-        os.pwrite(self._writable(), raw, len(self._data))
-        self._data += raw
+        data = self._mirror()
+        if self._before_rebuild is None:
+            io_faults.check("write", self.path)
+            os.pwrite(self._writable(), raw, len(data))
+        data += raw
         self._entries += 1
 
     def _truncate_entries(self, n: int) -> None:
+        data = self._mirror()
         if n < self._entries or self._torn:
             self._entries = n
-            del self._data[n * self.entry_struct.size :]
-            os.ftruncate(self._writable(), len(self._data))
+            del data[n * self.entry_struct.size :]
+            os.ftruncate(self._writable(), len(data))
             self._torn = False
 
     def _search(self, target: int, field: int) -> int:
         """Index of the last entry whose ``field`` <= target, or -1."""
-        lo, hi = 0, self._entries - 1
+        lo, hi = 0, self.entries - 1
         found = -1
         while lo <= hi:
             mid = (lo + hi) >> 1
@@ -116,12 +141,43 @@ class _Index:
                 hi = mid - 1
         return found
 
-    def reset(self) -> None:
-        """Drop every entry (before a rebuild)."""
-        self._entries = 0
+    def begin_rebuild(self) -> None:
+        """Drop every entry in memory before a rebuild; the file is left as it is
+        until ``finish_rebuild``, which rewrites it only if the rebuilt entries
+        differ.  Recovering a segment whose index was right thus writes nothing
+        (after a crash, most of 10,000 idle partitions' indexes are right)."""
+        data = self._mirror()
+        self._before_rebuild = b"" if self._torn else bytes(data)
         self._data = bytearray()
-        os.ftruncate(self._writable(), 0)
+        self._entries = 0
+
+    def finish_rebuild(self) -> None:
+        """Write the rebuilt entries if they differ from the file (or it was torn).
+
+        Crash behaviour: a crash mid-write leaves an index that fails the next
+        recovery's comparison or sanity check and is rebuilt again."""
+        before, self._before_rebuild = self._before_rebuild, None
+        data = self._mirror()
+        if before == data and not self._torn:
+            return
+        io_faults.check("write", self.path)
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            if before and data.startswith(before):
+                os.pwrite(fd, data[len(before) :], len(before))  # only new entries
+            else:
+                os.ftruncate(fd, len(data))
+                if data:
+                    os.pwrite(fd, data, 0)
+        finally:
+            os.close(fd)
+        self._unsynced = True
         self._torn = False
+
+    def reset(self) -> None:
+        """Drop every entry, in memory and in the file."""
+        self.begin_rebuild()
+        self.finish_rebuild()
 
     def flush(self) -> None:
         """fsync what was written, even through a descriptor since released
@@ -175,18 +231,18 @@ class OffsetIndex(_Index):
     def sanity_check(self, log_size: int) -> None:
         if self._torn:
             raise CorruptIndexError(f"{self.path}: length is not a multiple of 8")
-        if self._entries:
-            rel, pos = self._entry(self._entries - 1)
+        if self.entries:
+            rel, pos = self._entry(self.entries - 1)
             if rel < 0 or pos < 0 or pos >= log_size:
                 raise CorruptIndexError(f"{self.path}: last entry ({rel}, {pos}) is out of range")
-            if self._entries > 1 and self._entry(self._entries - 2) >= (rel, pos):
+            if self.entries > 1 and self._entry(self.entries - 2) >= (rel, pos):
                 raise CorruptIndexError(f"{self.path}: entries are not increasing")
 
     def last_entry(self) -> tuple[int, int]:
         """(offset, position) of the last entry, or (base_offset, 0)."""
-        if not self._entries:
+        if not self.entries:
             return self.base_offset, 0
-        rel, pos = self._entry(self._entries - 1)
+        rel, pos = self._entry(self.entries - 1)
         return self.base_offset + rel, pos
 
     def append(self, offset: int, position: int) -> None:
@@ -195,8 +251,8 @@ class OffsetIndex(_Index):
         Crash behaviour: written after the log bytes it points to and never
         fsynced here; a lost or torn entry is repaired by the rebuild."""
         rel = offset - self.base_offset
-        if self._entries:
-            last_rel, last_pos = self._entry(self._entries - 1)
+        if self.entries:
+            last_rel, last_pos = self._entry(self.entries - 1)
             if rel <= last_rel or position <= last_pos:
                 raise ValueError(
                     f"{self.path}: entry ({offset}, {position}) does not follow "
@@ -239,16 +295,16 @@ class TimeIndex(_Index):
         del log_size
         if self._torn:
             raise CorruptIndexError(f"{self.path}: length is not a multiple of 12")
-        if self._entries:
-            ts, rel = self._entry(self._entries - 1)
+        if self.entries:
+            ts, rel = self._entry(self.entries - 1)
             if rel < 0 or ts < self._entry(0)[0]:
                 raise CorruptIndexError(f"{self.path}: last entry ({ts}, {rel}) is out of order")
 
     def last_entry(self) -> tuple[int, int]:
         """(timestamp, offset) of the last entry, or (-1, base_offset)."""
-        if not self._entries:
+        if not self.entries:
             return -1, self.base_offset
-        ts, rel = self._entry(self._entries - 1)
+        ts, rel = self._entry(self.entries - 1)
         return ts, self.base_offset + rel
 
     def maybe_append(self, timestamp: int, offset: int, *, skip_full_check: bool = False) -> None:
@@ -262,8 +318,8 @@ class TimeIndex(_Index):
             return
         if self.is_full() and not skip_full_check:
             raise ValueError(f"{self.path}: time index is full")
-        if self._entries:
-            last_ts, last_rel = self._entry(self._entries - 1)
+        if self.entries:
+            last_ts, last_rel = self._entry(self.entries - 1)
             if timestamp <= last_ts:
                 return
             rel = max(offset - self.base_offset, last_rel)
@@ -283,7 +339,7 @@ class TimeIndex(_Index):
     def truncate_to_offset(self, offset: int) -> None:
         """Drop entries whose offset is >= ``offset``."""
         rel = offset - self.base_offset
-        n = self._entries
+        n = self.entries
         while n > 0 and self._entry(n - 1)[1] >= rel:
             n -= 1
         self._truncate_entries(n)

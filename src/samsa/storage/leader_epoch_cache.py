@@ -196,7 +196,14 @@ class LeaderEpochFileCache:
     def assign_all(self, entries: Sequence[EpochEntry], *, defer: bool = False) -> bool:
         """``assign`` each entry in order, writing the file once (or, ``defer``,
         before the next append: see ``assign_at_end``)."""
-        epochs, starts = (list(column) for column in self._entries)
+        current_epochs, current_starts = self._entries
+        if not any(_is_update_needed(current_epochs, current_starts, *e) for e in entries):
+            # The usual case at start-up: a broker leading again at the epoch it
+            # had, for thousands of partitions; nothing to copy, check or write.
+            for epoch, start_offset in entries:
+                _check_entry(epoch, start_offset)
+            return False
+        epochs, starts = list(current_epochs), list(current_starts)
         changed = False
         for epoch, start_offset in entries:
             _check_entry(epoch, start_offset)

@@ -13,8 +13,11 @@ Mirrors Kafka's LogLoader.  Steps, in order:
    and every segment after a truncated one is deleted (its data cannot follow
    a hole).  What was dropped is logged on ``samsa.storage``: partition,
    offset, bytes.
-3. Segments below the recovery point were fsynced, so only their indexes are
-   sanity-checked (and rebuilt from the log if missing or broken).
+3. Segments below the recovery point were fsynced, so their indexes are
+   trusted: a missing one is rebuilt from the log now, the others are read,
+   sanity-checked (and rebuilt if broken) only when first used (Kafka's
+   LazyIndex).  After a clean shutdown no segment is recovered, so a broker of
+   10,000 idle partitions opens one file per partition at start-up, not three.
 
 Nothing here is lost twice: recovery only removes bytes that do not form a
 valid batch, or that follow such bytes.
@@ -28,7 +31,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from samsa.storage.cleaner_swap import complete_swaps
-from samsa.storage.index import CorruptIndexError
 from samsa.storage.log_config import LogConfig
 from samsa.storage.segment import INDEX_SUFFIX, LOG_SUFFIX, TIME_INDEX_SUFFIX, LogSegment
 from samsa.storage.transaction_index import TXN_INDEX_SUFFIX
@@ -45,15 +47,21 @@ class LoadedLog:
     next_offset: int
     log_start_offset: int
     recovery_point: int
+    file_names: frozenset[str]
+    """What the directory held once loaded (the producer state's snapshots are
+    found here rather than by listing the directory again)."""
 
 
-def open_segment(directory: Path, base_offset: int, config: LogConfig, now_ms: int) -> LogSegment:
+def open_segment(
+    directory: Path, base_offset: int, config: LogConfig, now_ms: int, *, lazy: bool = False
+) -> LogSegment:
     return LogSegment.open(
         directory,
         base_offset,
         index_interval_bytes=config.index_interval_bytes,
         max_index_bytes=config.segment_index_bytes,
         now_ms=now_ms,
+        lazy_indexes=lazy,
     )
 
 
@@ -68,7 +76,7 @@ def load_log(
     now_ms: int,
 ) -> LoadedLog:
     """Open (and if needed recover) the segments of one partition directory."""
-    bases = _clean_and_list(directory, name)
+    bases, names = _clean_and_list(directory, name)
     # The segment holding the recovery point and all later ones may hold
     # unflushed data, unless the broker shut down cleanly.
     first_unflushed = len(bases)
@@ -80,20 +88,13 @@ def load_log(
     segments: list[LogSegment] = []
     for i, base in enumerate(bases):
         prefix = f"{base:020d}"
-        had_indexes = (directory / (prefix + INDEX_SUFFIX)).exists() and (
-            directory / (prefix + TIME_INDEX_SUFFIX)
-        ).exists()
-        segment = open_segment(directory, base, config, now_ms)
+        had_indexes = prefix + INDEX_SUFFIX in names and prefix + TIME_INDEX_SUFFIX in names
+        segment = open_segment(directory, base, config, now_ms, lazy=True)
         segments.append(segment)
-        if i >= first_unflushed:
+        if i >= first_unflushed or had_indexes or not segment.size:
             continue
-        try:
-            if not had_indexes and segment.size:
-                raise CorruptIndexError("index files are missing")
-            segment.sanity_check()
-        except CorruptIndexError as e:
-            logger.warning("[%s] rebuilding indexes of segment %d: %s", name, base, e)
-            _recover_segment(segment, name)
+        logger.warning("[%s] rebuilding indexes of segment %d: index files are missing", name, base)
+        _recover_segment(segment, name)
     segments = _recover_unflushed(segments, name, first_unflushed)
 
     if not segments:
@@ -114,7 +115,7 @@ def load_log(
         segments = [open_segment(directory, log_start_offset, config, now_ms)]
         next_offset = log_start_offset
     recovery_point = next_offset if had_clean_shutdown else min(recovery_point, next_offset)
-    return LoadedLog(segments, next_offset, log_start_offset, recovery_point)
+    return LoadedLog(segments, next_offset, log_start_offset, recovery_point, frozenset(names))
 
 
 def _recover_unflushed(segments: list[LogSegment], name: str, first: int) -> list[LogSegment]:
@@ -151,16 +152,21 @@ def _recover_segment(segment: LogSegment, name: str) -> bool:
     return result.truncated_bytes > 0
 
 
-def _clean_and_list(directory: Path, name: str) -> list[int]:
-    """Remove leftovers (see module doc) and return the base offsets of segments."""
-    complete_swaps(directory, name)
-    names = os.listdir(directory)
+def _clean_and_list(directory: Path, name: str) -> tuple[list[int], set[str]]:
+    """Remove leftovers (see module doc); return the base offsets of segments
+    and the names of the files left."""
+    listing = os.listdir(directory)
+    if complete_swaps(directory, name, listing):
+        listing = os.listdir(directory)
+    names = set(listing)
     bases: set[int] = set()
+    removed: set[str] = set()
     for file_name in names:
         path = directory / file_name
         if file_name.endswith(_LEFTOVER_SUFFIXES):
             logger.info("[%s] removing leftover file %s", name, file_name)
             path.unlink(missing_ok=True)
+            removed.add(file_name)
         elif file_name.endswith(LOG_SUFFIX) and _base_of(file_name) is not None:
             bases.add(_base_of(file_name) or 0)
     for file_name in names:
@@ -172,7 +178,8 @@ def _clean_and_list(directory: Path, name: str) -> list[int]:
         ):
             logger.info("[%s] removing orphan index file %s", name, file_name)
             (directory / file_name).unlink(missing_ok=True)
-    return sorted(bases)
+            removed.add(file_name)
+    return sorted(bases), names - removed
 
 
 def _base_of(file_name: str) -> int | None:

@@ -38,7 +38,7 @@ yet below the high watermark -- bounds the last stable offset
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from enum import Enum
 from pathlib import Path
 from types import MappingProxyType
@@ -59,7 +59,7 @@ from samsa.storage.producer_state_snapshot import (
     CorruptSnapshotError,
     list_snapshot_files,
     read_snapshot_file,
-    remove_stray_tmp_files,
+    scan_snapshot_dir,
     snapshot_path,
     write_snapshot_file,
 )
@@ -392,6 +392,7 @@ class ProducerStateManager:
         *,
         now_ms: int | None = None,
         producer_id_expiration_ms: int = DEFAULT_PRODUCER_ID_EXPIRATION_MS,
+        file_names: Iterable[str] | None = None,
     ) -> int:
         """Replace the in-memory state with the newest usable snapshot.
 
@@ -411,18 +412,22 @@ class ProducerStateManager:
             raise ValueError(
                 f"log_end_offset {log_end_offset} < log_start_offset {log_start_offset}"
             )
-        remove_stray_tmp_files(self.partition_dir)
+        snapshots, stray = scan_snapshot_dir(self.partition_dir, file_names)
+        for path in stray:
+            path.unlink(missing_ok=True)
         self._producers.clear()
         self._transactions.clear()
-        for offset, path in sorted(list_snapshot_files(self.partition_dir).items(), reverse=True):
+        for offset, path in sorted(snapshots.items(), reverse=True):
             if offset > log_end_offset or offset < log_start_offset:
                 path.unlink(missing_ok=True)
+                del snapshots[offset]
                 continue
             try:
                 entries = read_snapshot_file(path)
             except (CorruptSnapshotError, OSError) as exc:
                 log.warning("ignoring producer state snapshot %s: %s", path, exc)
                 path.unlink(missing_ok=True)
+                del snapshots[offset]
                 continue
             for entry in entries:
                 self._producers[entry.producer_id] = entry
@@ -431,8 +436,9 @@ class ProducerStateManager:
             if now_ms is not None:
                 self.remove_expired(now_ms, producer_id_expiration_ms)
             self._map_end_offset = offset
-            self._delete_snapshots_below(log_start_offset)
-            log.info("loaded %d producers from snapshot %s", len(entries), path)
+            self._delete_snapshots_below(log_start_offset, snapshots)
+            # DEBUG: one line per partition is 10,000 lines at a big broker's start.
+            log.debug("loaded %d producers from snapshot %s", len(entries), path)
             return offset
         self._map_end_offset = log_start_offset
         return log_start_offset
@@ -532,7 +538,10 @@ class ProducerStateManager:
             self._transactions.begin(producer_id, first_offset)
         self._map_end_offset = max(self._map_end_offset, last_offset + 1)
 
-    def _delete_snapshots_below(self, offset: int) -> None:
-        for snap_offset, path in list_snapshot_files(self.partition_dir).items():
+    def _delete_snapshots_below(self, offset: int, known: dict[int, Path] | None = None) -> None:
+        """``known``: the snapshot files, if the caller just listed them."""
+        if known is None:
+            known = list_snapshot_files(self.partition_dir)
+        for snap_offset, path in known.items():
             if snap_offset < offset:
                 path.unlink(missing_ok=True)

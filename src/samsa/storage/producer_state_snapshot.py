@@ -24,6 +24,7 @@ a crash never leaves a half-written ``.snapshot`` behind.
 
 from __future__ import annotations
 
+import os
 import struct
 from collections.abc import Iterable
 from pathlib import Path
@@ -54,14 +55,31 @@ def snapshot_path(partition_dir: Path, offset: int) -> Path:
 
 def list_snapshot_files(partition_dir: Path) -> dict[int, Path]:
     """Snapshot files in ``partition_dir`` by offset; names that are not ``<digits>.snapshot`` are skipped."""
+    return scan_snapshot_dir(partition_dir)[0]
+
+
+def scan_snapshot_dir(
+    partition_dir: Path, file_names: Iterable[str] | None = None
+) -> tuple[dict[int, Path], list[Path]]:
+    """The snapshot files by offset and the temp files a crash left, in one
+    directory read, or none when the caller knows ``file_names`` (the log's
+    load just listed the directory; a broker of 10,000 partitions would read
+    10,000 directories again at start-up)."""
     found: dict[int, Path] = {}
-    if not partition_dir.is_dir():
-        return found
-    for path in partition_dir.iterdir():
-        if path.suffix != SNAPSHOT_SUFFIX or not path.stem.isdigit() or not path.is_file():
-            continue
-        found[int(path.stem)] = path
-    return found
+    stray: list[Path] = []
+    if file_names is None:
+        try:
+            file_names = [e.name for e in os.scandir(partition_dir) if e.is_file()]
+        except (FileNotFoundError, NotADirectoryError):
+            return found, stray
+    for name in file_names:
+        if name.endswith(SNAPSHOT_SUFFIX):
+            stem = name[: -len(SNAPSHOT_SUFFIX)]
+            if stem.isdigit():
+                found[int(stem)] = partition_dir / name
+        elif name.endswith(SNAPSHOT_SUFFIX + TMP_SUFFIX):
+            stray.append(partition_dir / name)
+    return found, stray
 
 
 def encode_snapshot(entries: Iterable[ProducerStateEntry]) -> bytes:
@@ -123,11 +141,3 @@ def read_snapshot_file(path: Path) -> list[ProducerStateEntry]:
 def write_snapshot_file(path: Path, entries: Iterable[ProducerStateEntry]) -> None:
     """Write atomically: temp file, fsync, rename over ``path``, fsync the directory."""
     atomic_write(path, encode_snapshot(entries))
-
-
-def remove_stray_tmp_files(partition_dir: Path) -> None:
-    """Delete snapshot temp files a crash left between write and rename."""
-    if not partition_dir.is_dir():
-        return
-    for path in partition_dir.glob(f"*{SNAPSHOT_SUFFIX}{TMP_SUFFIX}"):
-        path.unlink(missing_ok=True)

@@ -22,6 +22,7 @@ Crash behaviour of every write path:
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -38,9 +39,11 @@ from samsa.protocol.record_batch import (
 )
 from samsa.storage.file_records import FileRecords
 from samsa.storage.file_region import FileRegion
-from samsa.storage.index import OffsetIndex, TimeIndex
+from samsa.storage.index import CorruptIndexError, OffsetIndex, TimeIndex
 from samsa.storage.record_timestamps import first_record_at_or_after, record_with_max_timestamp
 from samsa.storage.transaction_index import TXN_INDEX_SUFFIX, TransactionIndex
+
+logger = logging.getLogger("samsa.storage")
 
 LOG_SUFFIX = ".log"
 INDEX_SUFFIX = ".index"
@@ -89,16 +92,20 @@ class LogSegment:
     ) -> None:
         self.base_offset = base_offset
         self.log = log
-        self.offset_index = offset_index
-        self.time_index = time_index
+        self._offset_index = offset_index
+        self._time_index = time_index
+        # A lazily opened index is checked at its first use (see _checked).
+        self._offset_index_unchecked = not offset_index.loaded
+        self._time_index_unchecked = not time_index.loaded
         # The cleaner's new segments keep theirs in memory only (see transaction_index).
         self.txn_index = TransactionIndex(None) if txn_index is None else txn_index
         self.index_interval_bytes = index_interval_bytes
         self.created_ms = created_ms
         self._bytes_since_last_index_entry = 0
-        ts, offset = time_index.last_entry()
-        self._max_timestamp = ts
-        self._offset_of_max_timestamp = offset
+        # Read from the time index's last entry when first needed (see _known_max_timestamp).
+        self._max_timestamp = -1
+        self._offset_of_max_timestamp = base_offset
+        self._max_timestamp_known = False
         self._first_batch_timestamp: int | None = None
 
     @classmethod
@@ -110,15 +117,23 @@ class LogSegment:
         index_interval_bytes: int,
         max_index_bytes: int,
         now_ms: int,
+        lazy_indexes: bool = False,
     ) -> LogSegment:
-        """Open the segment's three files, creating any that are missing."""
+        """Open the segment's three files, creating any that are missing.
+
+        ``lazy_indexes``: the indexes are read (and sanity-checked, and rebuilt
+        from the log if they fail) only when first used, as Kafka's LazyIndex;
+        for segments loaded at start-up, most of which nothing reads soon."""
         prefix = segment_file_name(base_offset, "")
         log = FileRecords.open(directory / (prefix + LOG_SUFFIX))
         offset_index = OffsetIndex(
-            directory / (prefix + INDEX_SUFFIX), base_offset, max_index_bytes
+            directory / (prefix + INDEX_SUFFIX), base_offset, max_index_bytes, lazy=lazy_indexes
         )
         time_index = TimeIndex(
-            directory / (prefix + TIME_INDEX_SUFFIX), base_offset, max_index_bytes
+            directory / (prefix + TIME_INDEX_SUFFIX),
+            base_offset,
+            max_index_bytes,
+            lazy=lazy_indexes,
         )
         return cls(
             base_offset,
@@ -133,22 +148,64 @@ class LogSegment:
     # -- facts ------------------------------------------------------------
 
     @property
+    def offset_index(self) -> OffsetIndex:
+        if self._offset_index_unchecked:
+            self._checked(self._offset_index)
+        return self._offset_index
+
+    @property
+    def time_index(self) -> TimeIndex:
+        if self._time_index_unchecked:
+            self._checked(self._time_index)
+        return self._time_index
+
+    def _checked(self, index: OffsetIndex | TimeIndex) -> None:
+        """First use of a lazily opened index: read and sanity-check it; one that
+        fails is rebuilt from the log with the other (``recover``), as the
+        loader would have done at start-up."""
+        if index is self._offset_index:
+            self._offset_index_unchecked = False
+        else:
+            self._time_index_unchecked = False
+        try:
+            index.sanity_check(self.size)
+        except CorruptIndexError as e:
+            logger.warning("rebuilding the indexes of %s: %s", self.log.path, e)
+            result = self.recover()
+            if result.truncated_bytes:
+                logger.warning(
+                    "%s: dropped %d bytes at position %d: %s",
+                    self.log.path,
+                    result.truncated_bytes,
+                    result.valid_bytes,
+                    result.reason,
+                )
+
+    @property
     def size(self) -> int:
         return self.log.size
+
+    def _known_max_timestamp(self) -> int:
+        """The max timestamp, read from the time index's last entry on first use."""
+        if not self._max_timestamp_known:
+            self._max_timestamp, self._offset_of_max_timestamp = self.time_index.last_entry()
+            self._max_timestamp_known = True
+        return self._max_timestamp
 
     @property
     def max_timestamp(self) -> int:
         """Largest batch max timestamp seen, or -1 if unknown."""
-        return self._max_timestamp
+        return self._known_max_timestamp()
 
     @property
     def offset_of_max_timestamp(self) -> int:
         """Last offset of the batch that holds ``max_timestamp``."""
+        self._known_max_timestamp()
         return self._offset_of_max_timestamp
 
     def largest_timestamp(self) -> int:
         """What time retention compares: the max timestamp, else the file's mtime."""
-        if self._max_timestamp >= 0:
+        if self._known_max_timestamp() >= 0:
             return self._max_timestamp
         return int(os.stat(self.log.path).st_mtime * 1000)
 
@@ -174,8 +231,8 @@ class LogSegment:
 
     def sanity_check(self) -> None:
         """Raise CorruptIndexError if an index cannot be trusted as it is."""
-        self.offset_index.sanity_check(self.size)
-        self.time_index.sanity_check(self.size)
+        self._offset_index.sanity_check(self.size)
+        self._time_index.sanity_check(self.size)
         # A time index entry without offset index entries is normal: a segment
         # smaller than index.interval.bytes gets its closing time entry on roll.
 
@@ -195,6 +252,7 @@ class LogSegment:
             raise ValueError(
                 f"offset {headers[-1].last_offset} does not fit segment {self.base_offset}"
             )
+        self._known_max_timestamp()
         start = self.log.append(data)
         if self._first_batch_timestamp is None and start == 0:
             self._first_batch_timestamp = headers[0].max_timestamp
@@ -220,12 +278,15 @@ class LogSegment:
     def on_become_inactive(self) -> None:
         """Record the final max timestamp in the time index when the segment
         stops being active (roll or close), so it survives a restart; then close
-        the indexes' descriptors, which only a later write (truncation) reopens."""
-        self.time_index.maybe_append(
-            self._max_timestamp, self._offset_of_max_timestamp, skip_full_check=True
-        )
-        self.offset_index.release()
-        self.time_index.release()
+        the indexes' descriptors, which only a later write (truncation) reopens.
+        A segment whose max timestamp was never looked at since it was loaded
+        got no batch since: its time index already ends with it."""
+        if self._max_timestamp_known:
+            self.time_index.maybe_append(
+                self._max_timestamp, self._offset_of_max_timestamp, skip_full_check=True
+            )
+        self._offset_index.release()
+        self._time_index.release()
 
     def truncate_to(self, offset: int) -> int:
         """Remove the batch holding ``offset`` and everything after it; return
@@ -244,27 +305,41 @@ class LogSegment:
             self._first_batch_timestamp = None
         else:
             self._max_timestamp, self._offset_of_max_timestamp = self.time_index.last_entry()
+        self._max_timestamp_known = True
         return removed
 
     def flush(self) -> None:
         """fsync the log, then the indexes."""
         self.log.flush()
-        self.offset_index.flush()
-        self.time_index.flush()
+        self._offset_index.flush()
+        self._time_index.flush()
         self.txn_index.flush()
+
+    def moved_to(self, directory: Path) -> None:
+        """The partition directory was renamed: the files are now in ``directory``
+        (an index not read yet stays unread)."""
+        self.log.path = directory / self.log.path.name
+        self._offset_index.path = directory / self._offset_index.path.name
+        self._time_index.path = directory / self._time_index.path.name
+        if self.txn_index.path is not None:
+            self.txn_index.path = directory / self.txn_index.path.name
+
+    def close_indexes(self) -> None:
+        self._offset_index.close()
+        self._time_index.close()
 
     def close(self) -> None:
         self.on_become_inactive()
         self.log.close()
-        self.offset_index.close()
-        self.time_index.close()
+        self._offset_index.close()
+        self._time_index.close()
 
     def delete(self) -> None:
         """Remove the files, log first (see module doc).  The log's descriptor
         stays open until in-flight FileRegions are dropped."""
         self.log.delete()
-        self.offset_index.delete()
-        self.time_index.delete()
+        self._offset_index.delete()
+        self._time_index.delete()
         self.txn_index.delete()
 
     # -- reading ----------------------------------------------------------
@@ -347,7 +422,7 @@ class LogSegment:
     def find_offset_by_timestamp(self, timestamp: int, start_offset: int) -> tuple[int, int] | None:
         """(offset, timestamp) of the first record at or after ``start_offset``
         whose timestamp is >= ``timestamp``, or None if this segment has none."""
-        if self._max_timestamp >= 0 and self._max_timestamp < timestamp:
+        if 0 <= self._known_max_timestamp() < timestamp:
             return None
         _, from_offset = self.time_index.lookup(timestamp)
         _, position = self.offset_index.lookup(max(from_offset, start_offset))
@@ -362,7 +437,7 @@ class LogSegment:
 
     def record_with_max_timestamp(self) -> tuple[int, int] | None:
         """(offset, timestamp) of the record with the largest timestamp."""
-        if self._max_timestamp < 0:
+        if self._known_max_timestamp() < 0:
             return None
         found = self.translate_offset(self._offset_of_max_timestamp)
         if found is None:
@@ -378,10 +453,13 @@ class LogSegment:
 
         This is how a torn tail after SIGKILL or power loss is repaired: bytes
         after the last batch that checks out are dropped, so the log is again
-        a clean sequence of batches."""
-        self.offset_index.reset()
-        self.time_index.reset()
+        a clean sequence of batches.  An index the rebuild leaves as it was is
+        not written (see ``_Index.begin_rebuild``)."""
+        self._offset_index_unchecked = self._time_index_unchecked = False
+        self._offset_index.begin_rebuild()
+        self._time_index.begin_rebuild()
         self._max_timestamp, self._offset_of_max_timestamp = -1, self.base_offset
+        self._max_timestamp_known = True
         self._bytes_since_last_index_entry = 0
         self._first_batch_timestamp = None
         valid = 0
@@ -405,6 +483,13 @@ class LogSegment:
             self._bytes_since_last_index_entry += header.size
             valid = position + header.size
             next_offset = header.next_offset
+        # The entry a roll or clean close writes (on_become_inactive), so the
+        # rebuilt index of a segment that was closed cleanly matches its file.
+        self._time_index.maybe_append(
+            self._max_timestamp, self._offset_of_max_timestamp, skip_full_check=True
+        )
+        self._offset_index.finish_rebuild()
+        self._time_index.finish_rebuild()
         truncated = self.log.truncate_to(valid)
         if truncated and not reason:
             reason = f"incomplete batch at position {valid}"
