@@ -67,28 +67,43 @@ def all_in_sync(cluster: LocalCluster, partitions: int) -> bool:
     return len(parts) == partitions and all(len(p["isr_nodes"]) == 3 for p in parts)
 
 
-def create(cluster: LocalCluster, partitions: int) -> None:
-    def attempt() -> bool:
-        """An earlier attempt that timed out on the client may have created it."""
-        try:
-            with Admin({"bootstrap.servers": cluster.bootstrap, "request.timeout.ms": 60000}) as a:
-                a.create_topics([NewTopic(TOPIC, partitions, 3, {})], timeout=120)
-        except KafkaError as exc:
-            if exc.code != ErrorCode.TOPIC_ALREADY_EXISTS:
-                raise
-        return True
+CREATE_STEP = 1000
+"""Partitions per CreateTopics/CreatePartitions: one request for 10,000 held the
+controller's and every broker's event loop long enough on this 2-core machine
+to miss 2 s heartbeats and Raft fetches (brokers fenced, elections)."""
 
-    wait_until(attempt, 180, "creating the topic")
-    wait_until(lambda: all_in_sync(cluster, partitions), 600, "every ISR whole")
-    # A new partition's ISR is whole from the start, so also wait until every
-    # broker hosts them all (it creates their logs off its event loop):
-    # before that a follower fetches nothing for them and a produce is refused.
+
+def create(cluster: LocalCluster, partitions: int) -> None:
     urls = [metrics_url(cluster, n) for n in cluster.nodes]
-    wait_until(
-        lambda: all(scrape(u).get("samsa_partitions", 0) >= partitions for u in urls),
-        1800,
-        "every broker hosting every partition",
-    )
+    created = 0
+    while created < partitions:
+        target = min(partitions, created + CREATE_STEP)
+
+        def attempt(target: int = target, first: bool = created == 0) -> bool:
+            """An earlier attempt that timed out on the client may have done it."""
+            config = {"bootstrap.servers": cluster.bootstrap, "request.timeout.ms": 60000}
+            try:
+                with Admin(config) as a:
+                    if first:
+                        a.create_topics([NewTopic(TOPIC, target, 3, {})], timeout=120)
+                    else:
+                        a.create_partitions({TOPIC: target}, timeout=120)
+            except KafkaError as exc:
+                if exc.code not in (ErrorCode.TOPIC_ALREADY_EXISTS, ErrorCode.INVALID_PARTITIONS):
+                    raise
+            return True
+
+        wait_until(attempt, 180, f"growing the topic to {target} partitions")
+        # A new partition's ISR is whole from the start, so wait until every
+        # broker hosts them all (it creates their logs off its event loop):
+        # before that a follower fetches nothing for them and a produce is refused.
+        wait_until(
+            lambda target=target: all(scrape(u).get("samsa_partitions", 0) >= target for u in urls),
+            1800,
+            f"every broker hosting {target} partitions",
+        )
+        created = target
+    wait_until(lambda: all_in_sync(cluster, partitions), 600, "every ISR whole")
 
 
 def measure(partitions: int, seconds: float, slots: str) -> list[tuple[int, float, float, float]]:

@@ -102,7 +102,7 @@ def produce_while_creating(
 
     thread = threading.Thread(target=run, daemon=True)
     thread.start()
-    wait_until(lambda: len(latencies) >= 20, 60, "the first busy records")
+    wait_until(lambda: len(latencies) >= 20, 180, "the first busy records")
     latencies.clear()
     spies = profiled(cluster, profile)
     started = time.monotonic()
