@@ -16,11 +16,14 @@ import threading
 import time
 from pathlib import Path
 
+import pytest
 from confluent_kafka import Producer
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from samsa.testing import BrokerProcess
 from samsa.testing_cluster import wait_until
+
+pytestmark = pytest.mark.serial  # bounds a start-up time: not beside another xdist worker
 
 PARTITIONS = 1000
 MAX_CLEAN_START_S = 25.0  # was about 40 s for 1,000 partitions
