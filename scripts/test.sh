@@ -12,4 +12,8 @@ cd "$(dirname "$0")/.."
 .venv/bin/ruff check src tests bench
 .venv/bin/ruff format --check src tests bench
 .venv/bin/mypy
-.venv/bin/python -m pytest -q "$@"
+# Two xdist workers, each module's tests on one of them (they share a broker);
+# the tests that measure rates or wall times run afterwards, alone.
+.venv/bin/python -m pytest -q -n 2 --dist loadfile -m "not serial" "$@"
+# (exit status 5: nothing selected, when "$@" names no serial test)
+.venv/bin/python -m pytest -q -m serial "$@" || [ $? -eq 5 ]

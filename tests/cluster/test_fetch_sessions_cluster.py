@@ -16,6 +16,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+import pytest
 from confluent_kafka import Consumer, Producer, TopicPartition
 from tests.cluster.helpers import create_topic_eventually
 from tests.integration.test_metrics_endpoint import endpoint_url, scrape, value
@@ -84,6 +85,7 @@ def fetch_bytes(urls: dict[int, str]) -> dict[int, tuple[float, float]]:
     return out
 
 
+@pytest.mark.timeout(600)  # its own waits allow 360 s for 1,000 partitions x 3 replicas
 def test_idle_followers_fetch_almost_nothing_and_replication_stays_correct(
     tmp_path: Path,
 ) -> None:

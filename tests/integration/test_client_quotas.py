@@ -27,6 +27,8 @@ from samsa.protocol.api import decode_response, encode_request
 from samsa.testing import BrokerProcess
 from samsa.testing_cluster import wait_until
 
+pytestmark = pytest.mark.serial  # measures a rate: not beside another xdist worker
+
 DESCRIBE, ALTER = 48, 49
 SMALL_WINDOWS = {"quota.window.num": "2", "quota.window.size.seconds": "1"}
 

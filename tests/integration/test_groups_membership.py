@@ -16,6 +16,8 @@ from .test_groups_common import (
     scenario_static_restart,
 )
 
+pytestmark = pytest.mark.serial  # asserts takeover times: not beside another xdist worker
+
 KINDS = ["confluent", "kafka-python", "aiokafka"]
 
 

@@ -16,11 +16,14 @@ import threading
 import time
 from pathlib import Path
 
+import pytest
 from confluent_kafka import Producer
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from samsa.testing import BrokerProcess
 from samsa.testing_cluster import wait_until
+
+pytestmark = pytest.mark.serial  # bounds a start-up time: not beside another xdist worker
 
 PARTITIONS = 1000
 MAX_PRODUCE_STALL_S = 2.0  # was the whole creation (10-30 s)

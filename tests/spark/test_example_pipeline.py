@@ -124,6 +124,7 @@ def standalone_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str
             daemon.stop()
 
 
+@pytest.mark.timeout(600)  # the pipeline alone may take 400 s, and three JVMs start first
 def test_example_pipeline_on_a_standalone_cluster(
     standalone_cluster: str, broker: BrokerProcess, tmp_path: Path
 ) -> None:
