@@ -42,6 +42,7 @@ from samsa.client.admin.results import NewTopic
 from samsa.testing_cluster import LocalCluster
 
 TOPIC = "idle"
+NO_LEADER = -1
 SETTINGS = {"broker.heartbeat.interval.ms": "500", "broker.session.timeout.ms": "2000"}
 
 
@@ -137,6 +138,9 @@ def restart_time(cluster: LocalCluster, node_id: int, *, kill: bool) -> float:
 def failover_time(cluster: LocalCluster) -> tuple[int, int, float]:
     """SIGKILL the broker leading most partitions; seconds until no partition
     names it as leader."""
+    # After the restarts, wait until every partition is led again (a restarted
+    # broker's partitions whose ISR had shrunk to it come back with it).
+    wait_until(lambda: NO_LEADER not in leaders(cluster, 1), 300, "every partition led")
     led_by = collections.Counter(leaders(cluster, 1))
     victim, led = led_by.most_common(1)[0]
     survivor = next(n for n in cluster.nodes if n != victim)
