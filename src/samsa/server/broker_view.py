@@ -217,18 +217,6 @@ class BrokerView:
                 len(p.producer_state.ongoing_transactions()) if leader else 0,
             )
 
-    def stable_offsets(self) -> Iterator[tuple[str, int, int, int]]:
-        """(topic, partition, last stable offset, open transactions) of the
-        partitions this broker leads: how far read_committed consumers can read."""
-        for p in sorted(self._broker.replicas.partitions(), key=lambda p: (p.topic, p.index)):
-            if p.is_leader:
-                yield (
-                    p.topic,
-                    p.index,
-                    p.last_stable_offset,
-                    len(p.producer_state.ongoing_transactions()),
-                )
-
     def partition_health(self) -> tuple[int, int]:
         """(under-replicated partitions this broker leads, offline partitions in the
         cluster): Kafka's UnderReplicatedPartitions (per leader) and
