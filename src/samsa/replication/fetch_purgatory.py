@@ -7,7 +7,10 @@ the bytes a high watermark move makes visible.  A role change or deletion
 wakes everything parked on the partition so each fetch re-reads and answers
 with the new error.  A follower's parked fetch can also be woken by who sent
 it: when this broker starts leading partitions that follower must now fetch
-(see fresh_leaderships).  Runs on the event loop.
+(see fresh_leaderships).  Fetch sessions register a ``SessionWatch`` per
+partition they hold, told of the same events whether or not they wait (see
+session_watch), and park one waiter for the whole session.  Runs on the
+event loop.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from collections.abc import Iterable
 
 from samsa.replication.fetch_waiter import FetchWaiter
 from samsa.replication.partition_base import PartitionBase, PartitionRole
+from samsa.replication.session_watch import SessionWatch
 
 __all__ = ["FetchPurgatory"]
 
@@ -26,6 +30,8 @@ class FetchPurgatory:
     def __init__(self) -> None:
         self._waiters: dict[TopicPartition, set[FetchWaiter]] = {}
         self._by_follower: dict[int, set[FetchWaiter]] = {}
+        self._watches: dict[TopicPartition, set[SessionWatch]] = {}
+        self._parked_sessions: set[SessionWatch] = set()
 
     def park(self, keys: Iterable[TopicPartition], waiter: FetchWaiter) -> None:
         for key in keys:
@@ -34,11 +40,7 @@ class FetchPurgatory:
             self._by_follower.setdefault(waiter.replica_id, set()).add(waiter)
 
     def unpark(self, keys: Iterable[TopicPartition], waiter: FetchWaiter) -> None:
-        followers = self._by_follower.get(waiter.replica_id)
-        if followers is not None:
-            followers.discard(waiter)
-            if not followers:
-                del self._by_follower[waiter.replica_id]
+        self._forget_follower(waiter)
         for key in keys:
             waiters = self._waiters.get(key)
             if waiters is not None:
@@ -46,32 +48,70 @@ class FetchPurgatory:
                 if not waiters:
                     del self._waiters[key]
 
+    def _forget_follower(self, waiter: FetchWaiter) -> None:
+        followers = self._by_follower.get(waiter.replica_id)
+        if followers is not None:
+            followers.discard(waiter)
+            if not followers:
+                del self._by_follower[waiter.replica_id]
+
+    def watch(self, keys: Iterable[TopicPartition], watch: SessionWatch) -> None:
+        for key in keys:
+            self._watches.setdefault(key, set()).add(watch)
+
+    def unwatch(self, keys: Iterable[TopicPartition], watch: SessionWatch) -> None:
+        for key in keys:
+            watches = self._watches.get(key)
+            if watches is not None:
+                watches.discard(watch)
+                if not watches:
+                    del self._watches[key]
+
+    def park_session(self, watch: SessionWatch, waiter: FetchWaiter) -> None:
+        """Park a session's fetch on all its partitions at once (O(1))."""
+        watch.waiter = waiter
+        self._parked_sessions.add(watch)
+        if waiter.replica_id >= 0:
+            self._by_follower.setdefault(waiter.replica_id, set()).add(waiter)
+
+    def unpark_session(self, watch: SessionWatch, waiter: FetchWaiter) -> None:
+        if watch.waiter is waiter:
+            watch.waiter = None
+        self._parked_sessions.discard(watch)
+        self._forget_follower(waiter)
+
     def parked(self) -> int:
         """Fetches waiting for data (Kafka's fetch purgatory size)."""
         waiting: set[FetchWaiter] = set()
         for waiters in self._waiters.values():
             waiting |= waiters
-        return len(waiting)
+        return len(waiting) + len(self._parked_sessions)
 
     def on_append(self, partition: PartitionBase, size: int) -> None:
-        waiters = self._waiters.get((partition.topic, partition.index))
+        key = (partition.topic, partition.index)
+        waiters = self._waiters.get(key)
         if waiters:
-            everyone = partition.role is PartitionRole.STANDALONE
+            standalone = partition.role is PartitionRole.STANDALONE
             for waiter in list(waiters):
-                if everyone or waiter.from_follower:
-                    waiter.on_bytes(size)
+                waiter.on_append(size, standalone=standalone)
+        for watch in list(self._watches.get(key, ())):
+            watch.on_append(partition, size)
 
     def on_high_watermark(self, partition: PartitionBase, visible_bytes: int) -> None:
-        waiters = self._waiters.get((partition.topic, partition.index))
+        key = (partition.topic, partition.index)
+        waiters = self._waiters.get(key)
         if waiters:
             for waiter in list(waiters):
-                if not waiter.from_follower:
-                    waiter.on_bytes(visible_bytes)
+                waiter.on_visible(visible_bytes)
+        for watch in list(self._watches.get(key, ())):
+            watch.on_high_watermark(partition, visible_bytes)
 
     def wake_all(self, key: TopicPartition, *, forget: bool = False) -> None:
         waiters = self._waiters.pop(key, set()) if forget else self._waiters.get(key, set())
         for waiter in list(waiters):
             waiter.wake()
+        for watch in list(self._watches.get(key, ())):
+            watch.on_wake(key)
 
     def wake_follower(self, replica_id: int) -> int:
         """Answer the follower's parked fetches now; how many there were."""

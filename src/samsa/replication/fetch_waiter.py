@@ -31,6 +31,17 @@ class FetchWaiter:
         if self.needed <= 0 and not self.future.done():
             self.future.set_result(None)
 
+    def on_append(self, size: int, *, standalone: bool) -> None:
+        """Appended bytes: readable at once by a follower, and by anyone on a
+        standalone partition (its watermark is its log end)."""
+        if standalone or self.from_follower:
+            self.on_bytes(size)
+
+    def on_visible(self, size: int) -> None:
+        """Bytes a high watermark move made readable: only consumers wait for those."""
+        if not self.from_follower:
+            self.on_bytes(size)
+
     def wake(self) -> None:
         if not self.future.done():
             self.future.set_result(None)

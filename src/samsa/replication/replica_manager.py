@@ -58,6 +58,7 @@ from samsa.replication.local_followers import LocalFollowers
 from samsa.replication.partition import Partition, PartitionRole
 from samsa.replication.partition_base import PartitionBase
 from samsa.replication.role_log import log_role_changes
+from samsa.replication.session_partitions import SessionPartitions
 from samsa.storage.log import Log
 from samsa.storage.log_config import LogConfig
 from samsa.storage.log_dir_failure import io_errors_fail_dir
@@ -98,6 +99,8 @@ class ReplicaManager:
         self.fetcher_traffic = None if channels is None else channels.traffic
         self._partitions: dict[TopicPartition, Partition] = {}
         self._purgatory = FetchPurgatory()
+        self.session_partitions = SessionPartitions(self._partitions, self._purgatory)
+        """What the broker's fetch sessions watch (server/fetch_sessions.py)."""
         self._fresh = FreshLeaderships()
         self._checkpointed: dict[TopicPartition, int] = {}
         for manager in self.log_manager.managers:  # each dir checkpoints its own

@@ -53,6 +53,13 @@ class ReplicaState:
         self.last_fetch_leader_log_end_offset = leader_end_offset
         self.last_fetch_time_ms = fetch_time_ms
 
+    def prove_caught_up(self, fetch_time_ms: int) -> None:
+        """A fetch at ``fetch_time_ms`` that skipped this partition (a fetch session
+        reads only what changed) found the follower still at the log end it had
+        reached: the same proof as ``update_fetch_state`` at the end offset."""
+        self.last_caught_up_time_ms = max(self.last_caught_up_time_ms, fetch_time_ms)
+        self.last_fetch_time_ms = max(self.last_fetch_time_ms, fetch_time_ms)
+
     def reset(
         self, now_ms: int, leader_end_offset: int, *, is_new_leader: bool, in_sync: bool
     ) -> None:

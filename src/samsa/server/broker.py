@@ -253,6 +253,7 @@ class Broker:
             alter_partition=self._alter_partition,
             inter_broker_listener=node_settings.inter_broker_listener_name,
         )
+        self.fetch_sessions.states = self.replicas.session_partitions
         self.replicas.load_existing()
         self.directory_assigner = DirectoryAssigner(
             self.node_id,

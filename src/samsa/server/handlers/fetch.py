@@ -60,10 +60,10 @@ def handle_fetch(broker: BrokerApi, raft: Any, ctx: RequestContext, req: Body) -
     max_wait = req["max_wait_ms"]
     if total >= req["min_bytes"] or max_wait <= 0 or total < 0:
         return _response(broker, session, responses)
-    keys = [(t["topic"], p["partition"]) for t in req["topics"] for p in t["partitions"]]
+    keys = session.partition_keys()
     if replica_id >= 0 and broker.replicas.follower_must_refetch(replica_id, keys, max_wait):
         return _response(broker, session, responses)
-    return _wait_and_read(broker, session, req, keys, total, replica_id)
+    return _wait_and_read(broker, session, req, total, replica_id)
 
 
 def _session_context(
@@ -72,7 +72,9 @@ def _session_context(
     """The request's fetch session; before v7 there are none (sessionless)."""
     if version < 7:
         req = {**req, "session_id": 0, "session_epoch": FINAL_EPOCH}
-    return broker.fetch_sessions.new_context(req, wall_ms(), privileged=replica_id >= 0)
+    return broker.fetch_sessions.new_context(
+        req, wall_ms(), privileged=replica_id >= 0, replica_id=replica_id
+    )
 
 
 def _count_positions(metrics: BrokerMetrics, ctx: RequestContext, req: Body) -> None:
@@ -87,17 +89,24 @@ async def _wait_and_read(
     broker: BrokerApi,
     session: FetchContext,
     req: Body,
-    keys: list[tuple[str, int]],
     available: int,
     replica_id: int,
 ) -> Body:
+    """Park until enough bytes arrive or the wait runs out, then read again: a
+    session reads again only what it read first and what changed meanwhile."""
     waiter = FetchWaiter(req["min_bytes"] - available, replica_id=replica_id)
-    broker.replicas.park(keys, waiter)
+    keys = None if session.park(waiter) else list(session.partition_keys())
+    if keys is not None:
+        broker.replicas.park(keys, waiter)
     try:
         with contextlib.suppress(asyncio.TimeoutError):
             await asyncio.wait_for(asyncio.shield(waiter.future), req["max_wait_ms"] / 1000)
     finally:
-        broker.replicas.unpark(keys, waiter)
+        if keys is None:
+            session.unpark(waiter)
+        else:
+            broker.replicas.unpark(keys, waiter)
+    req = {**req, "topics": session.reread_topics()}
     responses, _ = read_partitions(broker, req, update_fetch_state=False)
     return _response(broker, session, responses)
 
