@@ -24,7 +24,7 @@ gives the session id to send with FINAL_EPOCH, which frees the broker's slot.
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Mapping
+from collections.abc import Hashable, Iterable, Mapping
 from typing import Any, Generic, TypeVar
 
 from samsa.errors import ErrorCode
@@ -75,6 +75,30 @@ class FetchSessionHandler(Generic[K]):
             return self.session_id, INITIAL_EPOCH, dict(wanted), []
         changed = {tp: data for tp, data in wanted.items() if previous.get(tp) != data}
         forgotten = [tp for tp in previous if tp not in wanted]
+        return self.session_id, self.next_epoch, changed, forgotten
+
+    def build_changes(
+        self, wanted: Mapping[K, PartitionData], touched: Iterable[K]
+    ) -> SessionRequest[K]:
+        """``build`` for a caller that knows which partitions may differ from the
+        last request (``touched``; the rest of ``wanted`` is as last sent): only
+        those are compared, so an idle fetcher's request costs O(touched)."""
+        if self.next_epoch == INITIAL_EPOCH:
+            return self.build(wanted)
+        self._last_was_full = False
+        in_session = self._in_session
+        changed: dict[K, PartitionData] = {}
+        forgotten: list[K] = []
+        for key in touched:
+            data = wanted.get(key)
+            previous = in_session.get(key)
+            if data is None:
+                if previous is not None:
+                    del in_session[key]
+                    forgotten.append(key)
+            elif data != previous:
+                in_session[key] = data
+                changed[key] = data
         return self.session_id, self.next_epoch, changed, forgotten
 
     def handle_response(self, body: Mapping[str, Any]) -> bool:

@@ -4,6 +4,11 @@ The session logic is pure protocol state shared with the consumer, so it lives
 in ``samsa.protocol.fetch_session``; this module keeps the follower's import.
 """
 
-from samsa.protocol.fetch_session import SESSION_ERRORS, FetchSessionHandler, SessionRequest
+from samsa.protocol.fetch_session import (
+    INITIAL_EPOCH,
+    SESSION_ERRORS,
+    FetchSessionHandler,
+    SessionRequest,
+)
 
-__all__ = ["SESSION_ERRORS", "FetchSessionHandler", "SessionRequest"]
+__all__ = ["INITIAL_EPOCH", "SESSION_ERRORS", "FetchSessionHandler", "SessionRequest"]

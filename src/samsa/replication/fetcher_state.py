@@ -35,6 +35,14 @@ leader knows it leads -- so their backoff starts at 10 ms and doubles up to
 ``acks=all`` produce to a new topic or a new leader.  A response is applied only
 if the partition is still in the state the request was built from (same
 epoch, same offset), so nothing stale is appended after a metadata change.
+
+Each request costs O(partitions that changed), not O(partitions): what a
+partition asks for (``_wanted``) is kept between requests and worked out
+again only for the partitions whose fetch parameters may have moved -- the
+ones a response answered (appends, truncation, the leader's offsets), state
+changes (added, removed, backed off, failed, truncating), backoffs that ran
+out -- and for all of them every ``FULL_RECHECK_MS``, which catches the log
+start that retention moves.  The session handler then compares only those.
 """
 
 from __future__ import annotations
@@ -46,7 +54,11 @@ from typing import Any
 from samsa.errors import ErrorCode
 from samsa.replication.config import ReplicationConfig
 from samsa.replication.epochs import NO_EPOCH, offset_truncation
-from samsa.replication.fetch_session_handler import SESSION_ERRORS, FetchSessionHandler
+from samsa.replication.fetch_session_handler import (
+    INITIAL_EPOCH,
+    SESSION_ERRORS,
+    FetchSessionHandler,
+)
 from samsa.replication.fetcher_types import (
     AppendRecords,
     EpochPlan,
@@ -71,6 +83,9 @@ LEADER_BEHIND = frozenset(
     }
 )
 LEADER_BEHIND_FIRST_BACKOFF_MS = 10
+FULL_RECHECK_MS = 5_000
+"""How often every partition's fetch parameters are worked out again, for what
+changes without this fetcher (retention moving a log start)."""
 
 log = logging.getLogger(__name__)
 
@@ -88,6 +103,14 @@ class FetcherState:
         # end, so a size-limited response cannot starve the ones behind them.
         self._states: dict[TopicPartition, PartitionFetchState] = {}
         self.session = FetchSessionHandler[TopicPartition]()
+        # What each FETCHING, ready partition asks for, kept between requests:
+        self._wanted: dict[TopicPartition, dict[str, Any]] = {}
+        self._sent: dict[TopicPartition, tuple[int, int]] = {}
+        # ... and the partitions whose entries must be worked out again.
+        self._stale: set[TopicPartition] = set()
+        self._delayed: set[TopicPartition] = set()
+        self._truncating: set[TopicPartition] = set()
+        self._rechecked_ms: int | None = None
 
     # ------------------------------------------------------------------ membership
     def add_partitions(
@@ -105,10 +128,19 @@ class FetcherState:
             self._states[tp] = PartitionFetchState(
                 start.current_leader_epoch, status, start.high_watermark
             )
+            self._status_changed(tp, status)
 
     def remove_partitions(self, tps: Iterable[TopicPartition]) -> None:
         for tp in tps:
             self._states.pop(tp, None)
+            self._status_changed(tp, None)
+
+    def _status_changed(self, tp: TopicPartition, status: FetchStatus | None) -> None:
+        self._stale.add(tp)
+        if status is FetchStatus.TRUNCATING:
+            self._truncating.add(tp)
+        else:
+            self._truncating.discard(tp)
 
     def partitions(self) -> list[TopicPartition]:
         return list(self._states)
@@ -123,8 +155,8 @@ class FetcherState:
         """When the earliest backed-off partition may fetch again (None: none waits)."""
         times = [
             s.delayed_until_ms
-            for s in self._states.values()
-            if s.status is not FetchStatus.FAILED and s.delayed_until_ms > now_ms
+            for s in map(self._states.get, self._delayed)
+            if s is not None and s.status is not FetchStatus.FAILED and s.delayed_until_ms > now_ms
         ]
         return min(times) if times else None
 
@@ -138,11 +170,14 @@ class FetcherState:
             backoff = min(backoff, LEADER_BEHIND_FIRST_BACKOFF_MS << shift)
             state.leader_behind_retries += 1
         state.delayed_until_ms = now_ms + backoff
+        self._delayed.add(tp)
+        self._stale.add(tp)
 
     def _fail(self, tp: TopicPartition, error: ErrorCode) -> FailPartition:
         state = self._states.get(tp)
         if state is not None:
             state.status = FetchStatus.FAILED
+            self._status_changed(tp, FetchStatus.FAILED)
         log.info("[%s-%d] fetching paused until new metadata: %s", tp[0], tp[1], error.name)
         return FailPartition(tp, error)
 
@@ -151,21 +186,27 @@ class FetcherState:
         """Truncating partitions whose log has no epochs go to their high watermark
         (Kafka's ``truncateToHighWatermark``); no request needed."""
         actions: list[FetcherAction] = []
-        for tp, state in self._states.items():
-            if (
-                state.status is FetchStatus.TRUNCATING
-                and logs.last_fetched_epoch(tp) == UNDEFINED_EPOCH
-            ):
+        for tp in self._in_order(self._truncating):
+            state = self._states[tp]
+            if logs.last_fetched_epoch(tp) == UNDEFINED_EPOCH:
                 if state.truncation_offset < logs.log_end_offset(tp):
                     actions.append(TruncateTo(tp, state.truncation_offset))
                 state.status = FetchStatus.FETCHING
+                self._status_changed(tp, FetchStatus.FETCHING)
         return actions
+
+    def _in_order(self, tps: set[TopicPartition]) -> list[TopicPartition]:
+        """``tps`` in fetch order (none, and no scan, in the usual idle case)."""
+        if not tps:
+            return []
+        return [tp for tp in self._states if tp in tps]
 
     def build_epoch_request(self, now_ms: int, logs: FollowerLogs) -> EpochPlan | None:
         sent: dict[TopicPartition, tuple[int, int]] = {}
         topics: dict[str, list[dict[str, Any]]] = {}
-        for tp, state in self._states.items():
-            if state.status is not FetchStatus.TRUNCATING or not state.ready(now_ms):
+        for tp in self._in_order(self._truncating):
+            state = self._states[tp]
+            if not state.ready(now_ms):
                 continue
             epoch = logs.last_fetched_epoch(tp)
             if epoch == UNDEFINED_EPOCH:
@@ -228,6 +269,7 @@ class FetcherState:
         truncation = offset_truncation(leader, ours, end, min(fetch_offset, end))
         if truncation.completed or self.config.truncate_on_fetch:
             state.status = FetchStatus.FETCHING
+        self._status_changed(tp, state.status)
         if truncation.offset < end:
             return [TruncateTo(tp, truncation.offset)]
         return []
@@ -240,25 +282,16 @@ class FetcherState:
         fetch parameters changed; ``sent`` still holds every partition the
         leader reads for it."""
         config = self.config
-        sent: dict[TopicPartition, tuple[int, int]] = {}
-        wanted: dict[TopicPartition, dict[str, Any]] = {}
-        for tp, state in self._states.items():
-            if state.status is not FetchStatus.FETCHING or not state.ready(now_ms):
-                continue
-            fetch_offset = logs.log_end_offset(tp)
-            sent[tp] = (fetch_offset, state.current_leader_epoch)
-            last_epoch = logs.last_fetched_epoch(tp) if config.truncate_on_fetch else NO_EPOCH
-            wanted[tp] = {
-                "partition": tp[1],
-                "current_leader_epoch": state.current_leader_epoch,
-                "fetch_offset": fetch_offset,
-                "last_fetched_epoch": last_epoch,
-                "log_start_offset": logs.log_start_offset(tp),
-                "partition_max_bytes": config.replica_fetch_max_bytes,
-            }
-        if not sent:
+        touched = self._touched(now_ms)
+        for tp in touched:
+            self._evaluate(tp, now_ms, logs)
+        if not self._sent:
             return None
-        session_id, epoch, changed, forgotten = self.session.build(wanted)
+        wanted = self._wanted
+        if self.session.next_epoch == INITIAL_EPOCH:
+            # A full request lists every partition, in fetch order.
+            wanted = {tp: wanted[tp] for tp in self._states if tp in wanted}
+        session_id, epoch, changed, forgotten = self.session.build_changes(wanted, touched)
         body = {
             "cluster_id": None,
             "replica_id": self.replica_id,
@@ -272,7 +305,45 @@ class FetcherState:
             "forgotten_topics_data": _by_topic((tp, tp[1]) for tp in forgotten),
             "rack_id": "",
         }
-        return FetchPlan(body, sent)
+        return FetchPlan(body, dict(self._sent))
+
+    def _touched(self, now_ms: int) -> set[TopicPartition]:
+        """The partitions whose fetch parameters may have moved since the last
+        request (all of them every FULL_RECHECK_MS)."""
+        touched, self._stale = self._stale, set()
+        states = self._states
+        expired = [
+            tp for tp in self._delayed if (state := states.get(tp)) is None or state.ready(now_ms)
+        ]
+        for tp in expired:
+            self._delayed.discard(tp)
+            touched.add(tp)
+        last = self._rechecked_ms
+        if last is None or now_ms - last >= FULL_RECHECK_MS or now_ms < last:
+            self._rechecked_ms = now_ms
+            touched.update(states)
+            touched.update(self._wanted)
+        return touched
+
+    def _evaluate(self, tp: TopicPartition, now_ms: int, logs: FollowerLogs) -> None:
+        """Work out again what ``tp`` asks for (nothing unless FETCHING and ready)."""
+        state = self._states.get(tp)
+        if state is None or state.status is not FetchStatus.FETCHING or not state.ready(now_ms):
+            self._wanted.pop(tp, None)
+            self._sent.pop(tp, None)
+            return
+        config = self.config
+        fetch_offset = logs.log_end_offset(tp)
+        self._sent[tp] = (fetch_offset, state.current_leader_epoch)
+        last_epoch = logs.last_fetched_epoch(tp) if config.truncate_on_fetch else NO_EPOCH
+        self._wanted[tp] = {
+            "partition": tp[1],
+            "current_leader_epoch": state.current_leader_epoch,
+            "fetch_offset": fetch_offset,
+            "last_fetched_epoch": last_epoch,
+            "log_start_offset": logs.log_start_offset(tp),
+            "partition_max_bytes": config.replica_fetch_max_bytes,
+        }
 
     def handle_request_failure(self, tps: Iterable[TopicPartition], now_ms: int) -> None:
         """The request failed as a whole (connection, timeout): back off its partitions."""
@@ -296,6 +367,7 @@ class FetcherState:
         for topic in body.get("responses") or ():
             for p in topic.get("partitions") or ():
                 tp = (topic["topic"], p["partition_index"])
+                self._stale.add(tp)  # answered: its offsets may move
                 state = self._states.get(tp)
                 sent = plan.sent.get(tp)
                 if (
