@@ -1,0 +1,251 @@
+"""Fetch sessions that read only what changed (session_watch) against ones that read everything.
+
+A session given the broker's partitions (``states``) reads the partitions a
+fetch names and those marked dirty; one without reads every partition, as
+Kafka does.  Driven through the same random history of appends, follower
+fetches, log start moves, leadership changes and forgotten partitions, both
+must answer exactly the same partitions with the same offsets.  And an idle
+follower whose partitions the leader skips must stay in the ISR.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
+from tests.replication.helpers import make_batch
+from tests.replication.test_replica_manager import (
+    TOPIC,
+    TOPIC_ID,
+    Harness,
+    broker,
+    partition_record,
+    run,
+)
+
+from samsa.protocol.metadata_records import make_record
+from samsa.replication import FetchWaiter, ReplicaManager
+from samsa.server.fetch_sessions import FULL_CHECK_MS, FetchContext, FetchSessionCache
+from samsa.server.handlers.fetch import read_partitions
+
+PARTITIONS = 4
+FOLLOWER = 2
+
+Key = tuple[str, int]
+
+
+def request(session_id: int, epoch: int, named: dict[int, int], forget: list[int]) -> dict:
+    return {
+        "replica_id": -1,
+        "max_wait_ms": 0,
+        "min_bytes": 0,
+        "max_bytes": 1 << 20,
+        "isolation_level": 0,
+        "session_id": session_id,
+        "session_epoch": epoch,
+        "topics": [
+            {
+                "topic": TOPIC,
+                "partitions": [
+                    {
+                        "partition": p,
+                        "current_leader_epoch": -1,
+                        "fetch_offset": offset,
+                        "log_start_offset": -1,
+                        "partition_max_bytes": 1 << 20,
+                    }
+                    for p, offset in named.items()
+                ],
+            }
+        ]
+        if named
+        else [],
+        "forgotten_topics_data": [{"topic": TOPIC, "partitions": forget}] if forget else [],
+    }
+
+
+def summary(responses: list[dict[str, Any]]) -> dict[Key, tuple[int, int, int, int]]:
+    """What a response tells the client of each partition it answers."""
+    return {
+        (t["topic"], p["partition_index"]): (
+            p["error_code"],
+            p["high_watermark"],
+            p["log_start_offset"],
+            len(p["records"] or b""),
+        )
+        for t in responses
+        for p in t["partitions"]
+    }
+
+
+class Client:
+    """A consumer of the session's partitions: names a partition again when its
+    position moves (after records, or when it starts over at the log start)."""
+
+    def __init__(self, cache: FetchSessionCache, replicas: ReplicaManager) -> None:
+        self.cache = cache
+        self.broker = SimpleNamespace(replicas=replicas)
+        self.positions = dict.fromkeys(range(PARTITIONS), 0)
+        self.named: dict[int, int] = dict(self.positions)
+        self.forget: list[int] = []
+        self.session_id = 0
+        self.epoch = 0
+
+    def fetch(self, now_ms: int) -> dict[Key, tuple[int, int, int, int]]:
+        req = request(self.session_id, self.epoch, self.named, self.forget)
+        ctx = self.cache.new_context(req, now_ms, privileged=False)
+        assert isinstance(ctx, FetchContext)
+        responses, _ = read_partitions(self.broker, {**req, "topics": ctx.topics})
+        session_id, answered = ctx.finish(responses, now_ms)
+        assert session_id != 0
+        self.session_id, self.epoch = session_id, self.epoch + 1
+        self.named, self.forget = {}, []
+        got = summary(answered)
+        for (_, index), (error, high_watermark, log_start, size) in got.items():
+            if size:  # small batches: all of them up to the high watermark
+                self.move(index, high_watermark)
+            elif error == 1:  # OFFSET_OUT_OF_RANGE: start over at the log start
+                self.move(index, log_start)
+        return got
+
+    def move(self, index: int, position: int) -> None:
+        self.positions[index] = position
+        self.named[index] = position
+
+
+OPS = st.lists(
+    st.tuples(
+        st.sampled_from(["append", "replicate", "delete", "elsewhere", "back", "forget", "tick"]),
+        st.integers(0, PARTITIONS - 1),
+        st.integers(1, 3),
+    ),
+    max_size=25,
+)
+
+
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(ops=OPS)
+@example(ops=[("append", 0, 2), ("replicate", 0, 1), ("tick", 0, 1), ("delete", 0, 1)])
+@example(ops=[("elsewhere", 1, 1), ("tick", 1, 1), ("back", 1, 1), ("forget", 2, 1)])
+def test_reading_only_what_changed_answers_what_reading_everything_answers(
+    tmp_path_factory: Any, ops: list[tuple[str, int, int]]
+) -> None:
+    tmp_path: Path = tmp_path_factory.mktemp("watch")
+
+    async def scenario() -> None:
+        h = Harness(tmp_path, channels=False)
+        try:
+            h.commit(
+                broker(1),
+                broker(FOLLOWER),
+                make_record("TopicRecord", name=TOPIC, topic_id=TOPIC_ID),
+                *[partition_record(i, [1, FOLLOWER], leader=1) for i in range(PARTITIONS)],
+            )
+            watched = Client(FetchSessionCache(10, states=h.manager.session_partitions), h.manager)
+            everything = Client(FetchSessionCache(10), h.manager)
+            forgotten: set[int] = set()
+
+            def both_fetch() -> None:
+                now = h.clock()
+                assert watched.fetch(now) == everything.fetch(now)
+
+            both_fetch()
+            for op, index, count in ops:
+                partition = h.manager.get(TOPIC, index)
+                assert partition is not None
+                if op == "append" and partition.is_leader:
+                    partition.append_from_client(memoryview(make_batch(count)))
+                elif op == "replicate" and partition.is_leader:
+                    partition.read_for_follower(
+                        FOLLOWER,
+                        partition.log_end_offset,
+                        current_leader_epoch=partition.leader_epoch,
+                        last_fetched_epoch=-1,
+                        follower_log_start_offset=0,
+                        max_bytes=1 << 20,
+                        min_one=True,
+                        now_ms=h.clock(),
+                    )
+                elif op == "delete":
+                    # Nothing reports a log start move: the backstop finds it.
+                    partition.log.delete_records(partition.high_watermark)
+                    h.clock.advance(FULL_CHECK_MS)
+                elif op in ("elsewhere", "back"):
+                    h.commit(
+                        make_record(
+                            "PartitionChangeRecord",
+                            topic_id=TOPIC_ID,
+                            partition_id=index,
+                            leader=FOLLOWER if op == "elsewhere" else 1,
+                        )
+                    )
+                elif op == "forget":
+                    for client in (watched, everything):
+                        if index in forgotten:
+                            client.move(index, client.positions[index])
+                        else:
+                            client.forget.append(index)
+                            client.named.pop(index, None)
+                    forgotten ^= {index}
+                elif op == "tick":
+                    h.clock.advance(1_000)
+                both_fetch()
+            # Nothing happens: nothing is answered, by either.
+            h.clock.advance(FULL_CHECK_MS)
+            both_fetch()
+            both_fetch()
+        finally:
+            await h.close()
+
+    run(scenario())
+
+
+def test_an_idle_session_reads_nothing_and_parks_once(tmp_path: Path) -> None:
+    """The point of it all: an idle incremental fetch reads no partition, its
+    long poll parks one waiter, and an append wakes it with that partition."""
+
+    async def scenario() -> None:
+        h = Harness(tmp_path, channels=False)
+        try:
+            h.commit(
+                broker(1),
+                broker(FOLLOWER),
+                make_record("TopicRecord", name=TOPIC, topic_id=TOPIC_ID),
+                *[partition_record(i, [1, FOLLOWER], leader=1) for i in range(PARTITIONS)],
+            )
+            cache = FetchSessionCache(10, states=h.manager.session_partitions)
+            client = Client(cache, h.manager)
+            client.fetch(h.clock())
+            client.fetch(h.clock())
+            req = request(client.session_id, client.epoch, {}, [])
+            ctx = cache.new_context(req, h.clock(), privileged=False)
+            assert isinstance(ctx, FetchContext) and ctx.topics == []
+            waiter = FetchWaiter(1)
+            assert ctx.park(waiter) and h.manager.parked_fetches() == 1
+            partition = h.manager.get(TOPIC, 2)
+            assert partition is not None
+            end = partition.append_from_client(memoryview(make_batch(1))).last_offset + 1
+            assert not waiter.future.done()  # a consumer waits for the high watermark
+            partition.read_for_follower(
+                FOLLOWER,
+                end,
+                current_leader_epoch=partition.leader_epoch,
+                last_fetched_epoch=-1,
+                follower_log_start_offset=0,
+                max_bytes=1 << 20,
+                min_one=True,
+                now_ms=h.clock(),
+            )
+            assert waiter.future.done()
+            ctx.unpark(waiter)
+            assert h.manager.parked_fetches() == 0
+            assert [p["partition"] for t in ctx.reread_topics() for p in t["partitions"]] == [2]
+        finally:
+            await h.close()
+
+    run(scenario())
