@@ -14,6 +14,7 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from tests.replication.helpers import make_batch
@@ -29,6 +30,7 @@ from tests.replication.test_replica_manager import (
 from samsa.protocol.metadata_records import make_record
 from samsa.replication import FetchWaiter, ReplicaManager
 from samsa.server.fetch_sessions import FULL_CHECK_MS, FetchContext, FetchSessionCache
+from samsa.server.handlers import fetch as fetch_handler
 from samsa.server.handlers.fetch import read_partitions
 
 PARTITIONS = 4
@@ -245,6 +247,69 @@ def test_an_idle_session_reads_nothing_and_parks_once(tmp_path: Path) -> None:
             ctx.unpark(waiter)
             assert h.manager.parked_fetches() == 0
             assert [p["partition"] for t in ctx.reread_topics() for p in t["partitions"]] == [2]
+        finally:
+            await h.close()
+
+    run(scenario())
+
+
+def follower_request(session_id: int, epoch: int, offsets: dict[int, int]) -> dict:
+    req = request(session_id, epoch, offsets, [])
+    for topic in req["topics"]:
+        for p in topic["partitions"]:
+            p["current_leader_epoch"] = 0
+            p["last_fetched_epoch"] = -1
+            p["log_start_offset"] = 0
+    return {**req, "replica_id": FOLLOWER}
+
+
+def test_a_follower_idle_in_its_session_stays_in_sync_one_that_stops_does_not(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The leader skips a caught-up follower's idle partitions, which Kafka would
+    read -- each read proving the follower caught up.  The proof of the
+    session's fetches must still count: well past replica.lag.time.max.ms, an
+    append to a partition it never named again does not shrink the ISR.  Once
+    the follower stops fetching, the ISR shrinks as before."""
+
+    async def scenario() -> None:
+        h = Harness(tmp_path, channels=False)
+        monkeypatch.setattr(fetch_handler, "wall_ms", h.clock)  # the reads' time: the test's
+        try:
+            lag_ms = h.manager.config.replica_lag_time_max_ms
+            h.commit(
+                broker(1),
+                broker(FOLLOWER),
+                make_record("TopicRecord", name=TOPIC, topic_id=TOPIC_ID),
+                *[partition_record(i, [1, FOLLOWER], leader=1) for i in range(PARTITIONS)],
+            )
+            cache = FetchSessionCache(10, states=h.manager.session_partitions)
+            replicas = SimpleNamespace(replicas=h.manager)
+
+            def fetch(session_id: int, epoch: int, offsets: dict[int, int]) -> int:
+                req = follower_request(session_id, epoch, offsets)
+                ctx = cache.new_context(req, h.clock(), privileged=True, replica_id=FOLLOWER)
+                assert isinstance(ctx, FetchContext)
+                responses, _ = read_partitions(replicas, {**req, "topics": ctx.topics})
+                new_id, _ = ctx.finish(responses, h.clock())
+                return new_id
+
+            session_id = fetch(0, 0, dict.fromkeys(range(PARTITIONS), 0))
+            for epoch in range(1, 8):  # idle: nothing read, for 3.5 lags
+                h.clock.advance(lag_ms // 2)
+                assert fetch(session_id, epoch, {}) == session_id
+            assert all(
+                (TOPIC, i) not in cache.get(session_id).watch.dirty for i in range(PARTITIONS)
+            )
+            partition = h.manager.get(TOPIC, 1)
+            assert partition is not None
+            partition.append_from_client(memoryview(make_batch(1)))
+            assert h.manager.maybe_shrink_isrs(h.clock()) == 0
+
+            h.clock.advance(lag_ms + 1)  # the follower stopped fetching
+            assert h.manager.maybe_shrink_isrs(h.clock()) == 1
+            state = partition.leader_state
+            assert state is not None and state.isr_state.sent.isr == (1,)  # proposed
         finally:
             await h.close()
 

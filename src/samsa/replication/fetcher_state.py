@@ -83,7 +83,7 @@ LEADER_BEHIND = frozenset(
     }
 )
 LEADER_BEHIND_FIRST_BACKOFF_MS = 10
-FULL_RECHECK_MS = 5_000
+FULL_RECHECK_MS = 10_000
 """How often every partition's fetch parameters are worked out again, for what
 changes without this fetcher (retention moving a log start)."""
 

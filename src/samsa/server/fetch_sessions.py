@@ -49,7 +49,7 @@ NO_SESSION = 0
 EVICTION_MS = 120_000
 """Kafka's minimum age before a session may lose its slot to another."""
 MAX_EPOCH = 0x7FFFFFFF
-FULL_CHECK_MS = 5_000
+FULL_CHECK_MS = 10_000
 """How often a session compares every partition's ReadState (the backstop for
 changes no hook reports: retention moving a log start, a new leader epoch on
 the same leader)."""
