@@ -15,7 +15,8 @@ event loop.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Hashable, Iterable
+from typing import TypeVar
 
 from samsa.replication.fetch_waiter import FetchWaiter
 from samsa.replication.partition_base import PartitionBase, PartitionRole
@@ -24,6 +25,8 @@ from samsa.replication.session_watch import SessionWatch
 __all__ = ["FetchPurgatory"]
 
 TopicPartition = tuple[str, int]
+K = TypeVar("K", bound=Hashable)
+V = TypeVar("V", bound=Hashable)
 
 
 class FetchPurgatory:
@@ -34,51 +37,32 @@ class FetchPurgatory:
         self._parked_sessions: set[SessionWatch] = set()
 
     def park(self, keys: Iterable[TopicPartition], waiter: FetchWaiter) -> None:
-        for key in keys:
-            self._waiters.setdefault(key, set()).add(waiter)
+        _add(self._waiters, keys, waiter)
         if waiter.replica_id >= 0:
-            self._by_follower.setdefault(waiter.replica_id, set()).add(waiter)
+            _add(self._by_follower, (waiter.replica_id,), waiter)
 
     def unpark(self, keys: Iterable[TopicPartition], waiter: FetchWaiter) -> None:
-        self._forget_follower(waiter)
-        for key in keys:
-            waiters = self._waiters.get(key)
-            if waiters is not None:
-                waiters.discard(waiter)
-                if not waiters:
-                    del self._waiters[key]
-
-    def _forget_follower(self, waiter: FetchWaiter) -> None:
-        followers = self._by_follower.get(waiter.replica_id)
-        if followers is not None:
-            followers.discard(waiter)
-            if not followers:
-                del self._by_follower[waiter.replica_id]
+        _discard(self._by_follower, (waiter.replica_id,), waiter)
+        _discard(self._waiters, keys, waiter)
 
     def watch(self, keys: Iterable[TopicPartition], watch: SessionWatch) -> None:
-        for key in keys:
-            self._watches.setdefault(key, set()).add(watch)
+        _add(self._watches, keys, watch)
 
     def unwatch(self, keys: Iterable[TopicPartition], watch: SessionWatch) -> None:
-        for key in keys:
-            watches = self._watches.get(key)
-            if watches is not None:
-                watches.discard(watch)
-                if not watches:
-                    del self._watches[key]
+        _discard(self._watches, keys, watch)
 
     def park_session(self, watch: SessionWatch, waiter: FetchWaiter) -> None:
         """Park a session's fetch on all its partitions at once (O(1))."""
         watch.waiter = waiter
         self._parked_sessions.add(watch)
         if waiter.replica_id >= 0:
-            self._by_follower.setdefault(waiter.replica_id, set()).add(waiter)
+            _add(self._by_follower, (waiter.replica_id,), waiter)
 
     def unpark_session(self, watch: SessionWatch, waiter: FetchWaiter) -> None:
         if watch.waiter is waiter:
             watch.waiter = None
         self._parked_sessions.discard(watch)
-        self._forget_follower(waiter)
+        _discard(self._by_follower, (waiter.replica_id,), waiter)
 
     def parked(self) -> int:
         """Fetches waiting for data (Kafka's fetch purgatory size)."""
@@ -119,3 +103,17 @@ class FetchPurgatory:
         for waiter in waiters:
             waiter.wake()
         return len(waiters)
+
+
+def _add(index: dict[K, set[V]], keys: Iterable[K], item: V) -> None:
+    for key in keys:
+        index.setdefault(key, set()).add(item)
+
+
+def _discard(index: dict[K, set[V]], keys: Iterable[K], item: V) -> None:
+    for key in keys:
+        items = index.get(key)
+        if items is not None:
+            items.discard(item)
+            if not items:
+                del index[key]
