@@ -6,6 +6,7 @@ from tests.replication.test_fetcher_state import A, B, FakeLog, FakeLogs, fetche
 
 from samsa.errors import ErrorCode
 from samsa.replication.fetch_session_handler import FetchSessionHandler
+from samsa.replication.fetcher_state import FULL_RECHECK_MS
 
 SESSION = 77
 
@@ -92,3 +93,51 @@ def test_a_sessionless_leader_gets_full_requests() -> None:
         session_id, epoch, changed, _ = handler.build({A: {"fetch_offset": 1}})
         assert (session_id, epoch, set(changed)) == (0, 0, {A})
         assert handler.handle_response({"error_code": 0, "session_id": 0})
+
+
+class CountingLogs(FakeLogs):
+    """FakeLogs that count which partitions' offsets a request was built from."""
+
+    def __init__(self, **logs: FakeLog) -> None:
+        super().__init__(**logs)
+        self.read: list[tuple[str, int]] = []
+
+    def log_end_offset(self, tp: tuple[str, int]) -> int:
+        self.read.append(tp)
+        return super().log_end_offset(tp)
+
+
+def test_an_idle_request_reads_no_log_and_a_retention_move_is_named_within_the_recheck() -> None:
+    """Building a request works out again only the partitions that may have
+    changed: none when idle, the answered ones after a response, and every
+    one each FULL_RECHECK_MS, which is how a log start moved by retention
+    reaches the leader."""
+    logs = CountingLogs(a=FakeLog(end=7, epochs=[(3, 0)]), b=FakeLog(end=4, epochs=[(3, 0)]))
+    state = established(logs)
+    logs.read.clear()
+    first = state.build_fetch(1, logs)  # both were answered: worked out again
+    assert first is not None and sorted(logs.read) == [A, B] and named(first.body) == set()
+    state.handle_fetch_response(first, {**response(), "session_id": SESSION}, 1, logs)
+    logs.read.clear()
+    idle = state.build_fetch(1, logs)
+    assert idle is not None and logs.read == [] and named(idle.body) == set()
+    assert idle.sent == {A: (7, 5), B: (4, 5)}  # the leader still reads both
+
+    state.handle_fetch_response(
+        idle, {**response((A, {"records": b"x"})), "session_id": SESSION}, 1, logs
+    )
+    logs.logs[A].end = 9  # the append the response led to
+    logs.read.clear()
+    moved = state.build_fetch(2, logs)
+    assert moved is not None and logs.read == [A] and named(moved.body) == {A}
+    state.handle_fetch_response(moved, {**response(), "session_id": SESSION}, 2, logs)
+
+    logs.logs[B].start = 3  # retention, behind the fetcher's back
+    logs.read.clear()
+    quiet = state.build_fetch(FULL_RECHECK_MS - 1, logs)
+    assert quiet is not None and logs.read == [] and named(quiet.body) == set()
+    state.handle_fetch_response(quiet, {**response(), "session_id": SESSION}, 3, logs)
+    rechecked = state.build_fetch(FULL_RECHECK_MS, logs)
+    assert rechecked is not None and sorted(logs.read) == [A, B]
+    assert named(rechecked.body) == {B}
+    assert rechecked.body["topics"][0]["partitions"][0]["log_start_offset"] == 3

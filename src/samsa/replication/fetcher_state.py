@@ -83,9 +83,11 @@ LEADER_BEHIND = frozenset(
     }
 )
 LEADER_BEHIND_FIRST_BACKOFF_MS = 10
-FULL_RECHECK_MS = 10_000
+FULL_RECHECK_MS = 30_000
 """How often every partition's fetch parameters are worked out again, for what
-changes without this fetcher (retention moving a log start)."""
+changes without this fetcher: retention moving the log start, which only
+goes into the ``log_start_offset`` a follower reports, and no leader decision
+reads that."""
 
 log = logging.getLogger(__name__)
 
