@@ -19,8 +19,15 @@ from samsa.testing import BrokerProcess
 PARTITIONS = 3
 
 
-def fetch(client: RawClient, session_id: int, epoch: int, topic: str, offsets: dict[int, int]):
-    body = {
+def fetch_body(
+    session_id: int,
+    epoch: int,
+    topic: str,
+    offsets: dict[int, int],
+    forget: list[int] | None = None,
+) -> dict[str, Any]:
+    """A consumer's Fetch naming ``offsets`` (partition -> fetch offset) of ``topic``."""
+    return {
         "replica_id": -1,
         "max_wait_ms": 0,
         "min_bytes": 0,
@@ -45,10 +52,13 @@ def fetch(client: RawClient, session_id: int, epoch: int, topic: str, offsets: d
         ]
         if offsets
         else [],
-        "forgotten_topics_data": [],
+        "forgotten_topics_data": [{"topic": topic, "partitions": forget}] if forget else [],
         "rack_id": "",
     }
-    return client.call(1, 11, body)
+
+
+def fetch(client: RawClient, session_id: int, epoch: int, topic: str, offsets: dict[int, int]):
+    return client.call(1, 11, fetch_body(session_id, epoch, topic, offsets))
 
 
 def answered(response: dict[str, Any]) -> dict[int, dict[str, Any]]:

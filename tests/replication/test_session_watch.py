@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
+from tests.integration.test_fetch_sessions import fetch_body
 from tests.replication.helpers import make_batch
 from tests.replication.test_replica_manager import (
     TOPIC,
@@ -29,6 +30,7 @@ from tests.replication.test_replica_manager import (
 
 from samsa.protocol.metadata_records import make_record
 from samsa.replication import FetchWaiter, ReplicaManager
+from samsa.replication.partition import Partition
 from samsa.server.fetch_sessions import FULL_CHECK_MS, FetchContext, FetchSessionCache
 from samsa.server.handlers import fetch as fetch_handler
 from samsa.server.handlers.fetch import read_partitions
@@ -40,33 +42,7 @@ Key = tuple[str, int]
 
 
 def request(session_id: int, epoch: int, named: dict[int, int], forget: list[int]) -> dict:
-    return {
-        "replica_id": -1,
-        "max_wait_ms": 0,
-        "min_bytes": 0,
-        "max_bytes": 1 << 20,
-        "isolation_level": 0,
-        "session_id": session_id,
-        "session_epoch": epoch,
-        "topics": [
-            {
-                "topic": TOPIC,
-                "partitions": [
-                    {
-                        "partition": p,
-                        "current_leader_epoch": -1,
-                        "fetch_offset": offset,
-                        "log_start_offset": -1,
-                        "partition_max_bytes": 1 << 20,
-                    }
-                    for p, offset in named.items()
-                ],
-            }
-        ]
-        if named
-        else [],
-        "forgotten_topics_data": [{"topic": TOPIC, "partitions": forget}] if forget else [],
-    }
+    return fetch_body(session_id, epoch, TOPIC, named, forget)
 
 
 def summary(responses: list[dict[str, Any]]) -> dict[Key, tuple[int, int, int, int]]:
@@ -81,6 +57,30 @@ def summary(responses: list[dict[str, Any]]) -> dict[Key, tuple[int, int, int, i
         for t in responses
         for p in t["partitions"]
     }
+
+
+def lead_partitions(h: Harness) -> None:
+    """PARTITIONS partitions led here (broker 1), followed by FOLLOWER."""
+    h.commit(
+        broker(1),
+        broker(FOLLOWER),
+        make_record("TopicRecord", name=TOPIC, topic_id=TOPIC_ID),
+        *[partition_record(i, [1, FOLLOWER], leader=1) for i in range(PARTITIONS)],
+    )
+
+
+def follower_reaches_end(partition: Partition, now_ms: int) -> None:
+    """FOLLOWER fetches at the leader's log end: the high watermark follows."""
+    partition.read_for_follower(
+        FOLLOWER,
+        partition.log_end_offset,
+        current_leader_epoch=partition.leader_epoch,
+        last_fetched_epoch=-1,
+        follower_log_start_offset=0,
+        max_bytes=1 << 20,
+        min_one=True,
+        now_ms=now_ms,
+    )
 
 
 class Client:
@@ -142,12 +142,7 @@ def test_reading_only_what_changed_answers_what_reading_everything_answers(
     async def scenario() -> None:
         h = Harness(tmp_path, channels=False)
         try:
-            h.commit(
-                broker(1),
-                broker(FOLLOWER),
-                make_record("TopicRecord", name=TOPIC, topic_id=TOPIC_ID),
-                *[partition_record(i, [1, FOLLOWER], leader=1) for i in range(PARTITIONS)],
-            )
+            lead_partitions(h)
             watched = Client(FetchSessionCache(10, states=h.manager.session_partitions), h.manager)
             everything = Client(FetchSessionCache(10), h.manager)
             forgotten: set[int] = set()
@@ -163,16 +158,7 @@ def test_reading_only_what_changed_answers_what_reading_everything_answers(
                 if op == "append" and partition.is_leader:
                     partition.append_from_client(memoryview(make_batch(count)))
                 elif op == "replicate" and partition.is_leader:
-                    partition.read_for_follower(
-                        FOLLOWER,
-                        partition.log_end_offset,
-                        current_leader_epoch=partition.leader_epoch,
-                        last_fetched_epoch=-1,
-                        follower_log_start_offset=0,
-                        max_bytes=1 << 20,
-                        min_one=True,
-                        now_ms=h.clock(),
-                    )
+                    follower_reaches_end(partition, h.clock())
                 elif op == "delete":
                     # Nothing reports a log start move: the backstop finds it.
                     partition.log.delete_records(partition.high_watermark)
@@ -214,12 +200,7 @@ def test_an_idle_session_reads_nothing_and_parks_once(tmp_path: Path) -> None:
     async def scenario() -> None:
         h = Harness(tmp_path, channels=False)
         try:
-            h.commit(
-                broker(1),
-                broker(FOLLOWER),
-                make_record("TopicRecord", name=TOPIC, topic_id=TOPIC_ID),
-                *[partition_record(i, [1, FOLLOWER], leader=1) for i in range(PARTITIONS)],
-            )
+            lead_partitions(h)
             cache = FetchSessionCache(10, states=h.manager.session_partitions)
             client = Client(cache, h.manager)
             client.fetch(h.clock())
@@ -231,18 +212,9 @@ def test_an_idle_session_reads_nothing_and_parks_once(tmp_path: Path) -> None:
             assert ctx.park(waiter) and h.manager.parked_fetches() == 1
             partition = h.manager.get(TOPIC, 2)
             assert partition is not None
-            end = partition.append_from_client(memoryview(make_batch(1))).last_offset + 1
+            partition.append_from_client(memoryview(make_batch(1)))
             assert not waiter.future.done()  # a consumer waits for the high watermark
-            partition.read_for_follower(
-                FOLLOWER,
-                end,
-                current_leader_epoch=partition.leader_epoch,
-                last_fetched_epoch=-1,
-                follower_log_start_offset=0,
-                max_bytes=1 << 20,
-                min_one=True,
-                now_ms=h.clock(),
-            )
+            follower_reaches_end(partition, h.clock())
             assert waiter.future.done()
             ctx.unpark(waiter)
             assert h.manager.parked_fetches() == 0
@@ -277,12 +249,7 @@ def test_a_follower_idle_in_its_session_stays_in_sync_one_that_stops_does_not(
         monkeypatch.setattr(fetch_handler, "wall_ms", h.clock)  # the reads' time: the test's
         try:
             lag_ms = h.manager.config.replica_lag_time_max_ms
-            h.commit(
-                broker(1),
-                broker(FOLLOWER),
-                make_record("TopicRecord", name=TOPIC, topic_id=TOPIC_ID),
-                *[partition_record(i, [1, FOLLOWER], leader=1) for i in range(PARTITIONS)],
-            )
+            lead_partitions(h)
             cache = FetchSessionCache(10, states=h.manager.session_partitions)
             replicas = SimpleNamespace(replicas=h.manager)
 

@@ -33,19 +33,22 @@ the client keeps sending full requests.  Zero slots turns sessions off.
 from __future__ import annotations
 
 import random
-from collections.abc import Collection, Hashable, Iterable
-from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
 from samsa.errors import ErrorCode
-from samsa.replication.fetch_waiter import FetchWaiter
-from samsa.replication.session_watch import ReadState, SessionWatch
+from samsa.replication.session_watch import SessionWatch
+from samsa.server.fetch_context import NO_SESSION, FetchContext
+from samsa.server.fetch_session import (
+    CachedPartition,
+    FetchSession,
+    PartitionKey,
+    SessionStates,
+)
 
 __all__ = ["FetchContext", "FetchSession", "FetchSessionCache", "SessionStates"]
 
 INITIAL_EPOCH = 0
 FINAL_EPOCH = -1
-NO_SESSION = 0
 EVICTION_MS = 120_000
 """Kafka's minimum age before a session may lose its slot to another."""
 MAX_EPOCH = 0x7FFFFFFF
@@ -54,255 +57,10 @@ FULL_CHECK_MS = 10_000
 changes no hook reports: retention moving a log start, a new leader epoch on
 the same leader)."""
 
-PartitionKey = tuple[str, int]
-
-
-class SessionStates(Protocol):
-    """The broker's partitions as sessions see them (replication.session_partitions)."""
-
-    def read_state(self, key: PartitionKey, *, consumer: bool) -> Hashable | None: ...
-    def watch(self, keys: Iterable[PartitionKey], watch: SessionWatch) -> None: ...
-    def unwatch(self, keys: Iterable[PartitionKey], watch: SessionWatch) -> None: ...
-    def release(self, keys: Collection[PartitionKey], watch: SessionWatch) -> None: ...
-    def park(self, watch: SessionWatch, waiter: FetchWaiter) -> None: ...
-    def unpark(self, watch: SessionWatch, waiter: FetchWaiter) -> None: ...
-
 
 def next_epoch(epoch: int) -> int:
     """The epoch after ``epoch``: wraps to 1, never to 0 (which opens a session)."""
     return 1 if epoch >= MAX_EPOCH else epoch + 1
-
-
-@dataclass(slots=True)
-class CachedPartition:
-    """One partition of a session: what was last asked and last answered."""
-
-    request: dict[str, Any]
-    high_watermark: int = -1
-    log_start_offset: int = -1
-    order: int = 0
-    """Read order: partitions that answered records go behind the others."""
-    state: Hashable | None = None
-    """The partition's ReadState when last read."""
-
-    def must_answer(self, response: dict[str, Any]) -> bool:
-        """Kafka's ``maybeUpdateResponseData``: whether the partition goes into an
-        incremental response, remembering what the client is now told."""
-        answer = bool(response.get("records"))
-        high_watermark = response.get("high_watermark", -1)
-        if high_watermark != self.high_watermark:
-            self.high_watermark = high_watermark
-            answer = True
-        log_start = response.get("log_start_offset", -1)
-        if log_start != self.log_start_offset:
-            self.log_start_offset = log_start
-            answer = True
-        if response.get("error_code", 0):
-            # Forget the high watermark so the partition is answered again
-            # once the error has gone.
-            self.high_watermark = -1
-            answer = True
-        diverging = response.get("diverging_epoch")
-        if diverging is not None and diverging.get("epoch", -1) >= 0:
-            answer = True
-        if response.get("preferred_read_replica", -1) >= 0:
-            answer = True
-        return answer
-
-
-@dataclass(slots=True)
-class FetchSession:
-    id: int
-    privileged: bool
-    creation_ms: int
-    last_used_ms: int
-    epoch: int = 1
-    partitions: dict[PartitionKey, CachedPartition] = field(default_factory=dict)
-    watch: SessionWatch = field(default_factory=SessionWatch)
-    checked_ms: int = 0
-    next_order: int = 0
-
-    def place_last(self, cached: CachedPartition) -> None:
-        cached.order = self.next_order
-        self.next_order += 1
-
-    def value(self) -> tuple[bool, int, int]:
-        """Kafka's EvictableKey: which session is worth keeping (larger is worth more)."""
-        return (self.privileged, len(self.partitions), self.id)
-
-    def topics(self, keys: Iterable[PartitionKey] | None = None) -> list[dict[str, Any]]:
-        """The session's partitions (or those of ``keys`` it holds, in read order)
-        as a Fetch request's ``topics``."""
-        partitions = self.partitions
-        if keys is None:
-            chosen = list(partitions.items())
-        else:
-            held = [(key, partitions[key]) for key in keys if key in partitions]
-            chosen = sorted(held, key=lambda item: item[1].order)
-        by_topic: dict[str, list[dict[str, Any]]] = {}
-        for (topic, _), cached in chosen:
-            by_topic.setdefault(topic, []).append(cached.request)
-        return [{"topic": t, "partitions": p} for t, p in by_topic.items()]
-
-
-class FetchContext:
-    """What one Fetch request reads and how its response is shaped.
-
-    ``topics`` is what to read first: the request's own partitions for a
-    full fetch; for an incremental one, every partition of the session, or
-    with ``states`` only those named or dirty.  ``reread_topics`` is what to
-    read after a long poll.  ``finish`` turns the read into the response's
-    session id and partitions."""
-
-    def __init__(
-        self,
-        cache: FetchSessionCache,
-        topics: list[dict[str, Any]],
-        *,
-        session: FetchSession | None = None,
-        create: bool = False,
-        privileged: bool = False,
-        read_committed: bool = False,
-        read: set[PartitionKey] | None = None,
-        replica_id: int = -1,
-    ) -> None:
-        self.topics = topics
-        self._cache = cache
-        self._session = session
-        self._create = create
-        self._privileged = privileged
-        self._read_committed = read_committed
-        self._read = read
-        self._replica_id = replica_id
-
-    @property
-    def incremental(self) -> bool:
-        return self._session is not None
-
-    def park(self, waiter: FetchWaiter) -> bool:
-        """Park the long poll once for every partition of the session (O(1));
-        False when it must park partition by partition instead."""
-        states = self._cache.states
-        if self._read is None or self._session is None or states is None:
-            return False
-        states.park(self._session.watch, waiter)
-        return True
-
-    def unpark(self, waiter: FetchWaiter) -> None:
-        states = self._cache.states
-        if self._session is not None and states is not None:
-            states.unpark(self._session.watch, waiter)
-
-    def partition_keys(self) -> Collection[PartitionKey]:
-        """Every partition this fetch stands for (an incremental one: the session's)."""
-        if self._session is not None:
-            return self._session.partitions.keys()
-        return [(t["topic"], p["partition"]) for t in self.topics for p in t["partitions"]]
-
-    def reread_topics(self) -> list[dict[str, Any]]:
-        """What to read after the long poll: what was read first and what changed since."""
-        session = self._session
-        if session is None or self._read is None:
-            return self.topics
-        self._read |= session.watch.take_dirty()
-        return session.topics(self._read)
-
-    def finish(
-        self, responses: list[dict[str, Any]], now_ms: int
-    ) -> tuple[int, list[dict[str, Any]]]:
-        """The response's session id and topics."""
-        session = self._session
-        if session is not None:
-            self._settle(session, responses)
-            return session.id, _changed_only(session, responses)
-        if not self._create:
-            return NO_SESSION, responses
-        partitions: dict[PartitionKey, CachedPartition] = {}
-        requests = {(t["topic"], p["partition"]): p for t in self.topics for p in t["partitions"]}
-        for topic in responses:
-            name = topic["topic"]
-            for p in topic["partitions"]:
-                key = (name, p["partition_index"])
-                cached = CachedPartition(requests[key], order=len(partitions))
-                cached.must_answer(p)
-                partitions[key] = cached
-        session_id = self._cache.create(
-            now_ms, self._privileged, partitions, replica_id=self._replica_id
-        )
-        created = self._cache.get(session_id)
-        if created is not None:
-            self._settle(created, responses)
-        return session_id, responses
-
-    def _settle(self, session: FetchSession, responses: list[dict[str, Any]]) -> None:
-        """Remember each read partition's ReadState; the ones a new read could
-        answer differently even if nothing changes stay dirty."""
-        states = self._cache.states
-        if states is None:
-            return
-        consumer = not self._privileged
-        partitions = session.partitions
-        dirty = session.watch.dirty
-        for topic in responses:
-            name = topic["topic"]
-            for p in topic["partitions"]:
-                key = (name, p["partition_index"])
-                cached = partitions.get(key)
-                if cached is None:
-                    continue
-                state = states.read_state(key, consumer=consumer)
-                cached.state = state
-                if not _settled(cached.request, p, state, consumer, self._read_committed):
-                    dirty.add(key)
-
-
-def _settled(
-    request: dict[str, Any],
-    response: dict[str, Any],
-    state: Hashable | None,
-    consumer: bool,
-    read_committed: bool,
-) -> bool:
-    """Whether reading the partition again answers the same until its ReadState
-    changes: nothing but offsets was answered and the read reached the end of
-    what this reader may read (a read cut short by the byte budget did not)."""
-    if not isinstance(state, ReadState) or response.get("error_code") or response.get("records"):
-        return False
-    diverging = response.get("diverging_epoch")
-    if diverging is not None and diverging.get("epoch", -1) >= 0:
-        return False
-    offset = request["fetch_offset"]
-    if not consumer:
-        return bool(offset == state.log_end_offset)
-    limit = state.last_stable_offset if read_committed else state.high_watermark
-    return bool(offset >= limit)
-
-
-def _changed_only(session: FetchSession, responses: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Keep the partitions the client must hear about; the ones with records move
-    to the end of the session, so a size-limited response does not starve the
-    partitions behind them."""
-    kept: list[dict[str, Any]] = []
-    moved: list[PartitionKey] = []
-    cached_partitions = session.partitions
-    for topic in responses:
-        name = topic["topic"]
-        parts = []
-        for p in topic["partitions"]:
-            key = (name, p["partition_index"])
-            cached = cached_partitions.get(key)
-            if cached is None or not cached.must_answer(p):
-                continue
-            parts.append(p)
-            if p.get("records"):
-                moved.append(key)
-        if parts:
-            kept.append({"topic": name, "partitions": parts})
-    for key in moved:
-        cached = cached_partitions.pop(key)
-        session.place_last(cached)
-        cached_partitions[key] = cached
-    return kept
 
 
 class FetchSessionCache:
