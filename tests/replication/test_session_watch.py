@@ -235,6 +235,55 @@ def follower_request(session_id: int, epoch: int, offsets: dict[int, int]) -> di
     return {**req, "replica_id": FOLLOWER}
 
 
+def follower_fetch(
+    h: Harness, cache: FetchSessionCache, session_id: int, epoch: int, offsets: dict[int, int]
+) -> tuple[int, list[Key]]:
+    """One Fetch of FOLLOWER in its session: the session id and what was read."""
+    req = follower_request(session_id, epoch, offsets)
+    ctx = cache.new_context(req, h.clock(), privileged=True, replica_id=FOLLOWER)
+    assert isinstance(ctx, FetchContext)
+    read = [(t["topic"], p["partition"]) for t in ctx.topics for p in t["partitions"]]
+    responses, _ = read_partitions(
+        SimpleNamespace(replicas=h.manager), {**req, "topics": ctx.topics}
+    )
+    new_id, _ = ctx.finish(responses, h.clock())
+    return new_id, read
+
+
+def test_a_follower_outside_the_isr_is_read_on_every_fetch(tmp_path: Path) -> None:
+    """Each read of a caught-up follower outside the ISR may expand the ISR (here
+    the expansion stays in flight: no controller), so the leader never skips
+    it, as Kafka retries the expansion on every fetch; in sync, it is skipped."""
+
+    async def scenario() -> None:
+        h = Harness(tmp_path, channels=False)
+        try:
+            h.commit(
+                broker(1),
+                broker(FOLLOWER),
+                make_record("TopicRecord", name=TOPIC, topic_id=TOPIC_ID),
+                make_record(
+                    "PartitionRecord",
+                    topic_id=TOPIC_ID,
+                    partition_id=0,
+                    replicas=[1, FOLLOWER],
+                    isr=[1],
+                    leader=1,
+                    leader_epoch=0,
+                    partition_epoch=0,
+                ),
+                partition_record(1, [1, FOLLOWER], leader=1),
+            )
+            cache = FetchSessionCache(10, states=h.manager.session_partitions)
+            session_id, _ = follower_fetch(h, cache, 0, 0, {0: 0, 1: 0})
+            for epoch in (1, 2, 3):
+                assert follower_fetch(h, cache, session_id, epoch, {}) == (session_id, [(TOPIC, 0)])
+        finally:
+            await h.close()
+
+    run(scenario())
+
+
 def test_a_follower_idle_in_its_session_stays_in_sync_one_that_stops_does_not(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -251,15 +300,9 @@ def test_a_follower_idle_in_its_session_stays_in_sync_one_that_stops_does_not(
             lag_ms = h.manager.config.replica_lag_time_max_ms
             lead_partitions(h)
             cache = FetchSessionCache(10, states=h.manager.session_partitions)
-            replicas = SimpleNamespace(replicas=h.manager)
 
             def fetch(session_id: int, epoch: int, offsets: dict[int, int]) -> int:
-                req = follower_request(session_id, epoch, offsets)
-                ctx = cache.new_context(req, h.clock(), privileged=True, replica_id=FOLLOWER)
-                assert isinstance(ctx, FetchContext)
-                responses, _ = read_partitions(replicas, {**req, "topics": ctx.topics})
-                new_id, _ = ctx.finish(responses, h.clock())
-                return new_id
+                return follower_fetch(h, cache, session_id, epoch, offsets)[0]
 
             session_id = fetch(0, 0, dict.fromkeys(range(PARTITIONS), 0))
             for epoch in range(1, 8):  # idle: nothing read, for 3.5 lags

@@ -57,11 +57,16 @@ class ReadState(NamedTuple):
     log_end_offset: int
     high_watermark: int
     last_stable_offset: int
+    in_sync_replicas: frozenset[int]
+
+
+NOBODY: frozenset[int] = frozenset()
 
 
 def read_state(partition: PartitionBase, *, consumer: bool) -> ReadState:
-    """The partition's ``ReadState``; a follower's reads ignore the last stable
-    offset (the one field that costs a producer-state look-up), so it is -1."""
+    """The partition's ``ReadState``.  A consumer's reads depend on the last
+    stable offset, a follower's on whether it is in the ISR (a follower
+    outside it is read on every fetch, as each read may expand the ISR)."""
     log = partition.log
     return ReadState(
         id(partition),
@@ -73,6 +78,7 @@ def read_state(partition: PartitionBase, *, consumer: bool) -> ReadState:
         log.log_end_offset,
         partition.high_watermark,
         partition.last_stable_offset if consumer else -1,
+        NOBODY if consumer else partition.in_sync_replicas,
     )
 
 

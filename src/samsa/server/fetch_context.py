@@ -121,6 +121,7 @@ class FetchContext:
         if states is None:
             return
         consumer = not self._privileged
+        reader = -1 if consumer else session.watch.replica_id
         partitions = session.partitions
         dirty = session.watch.dirty
         for topic in responses:
@@ -132,7 +133,7 @@ class FetchContext:
                     continue
                 state = states.read_state(key, consumer=consumer)
                 cached.state = state
-                if not _settled(cached.request, p, state, consumer, self._read_committed):
+                if not _settled(cached.request, p, state, reader, self._read_committed):
                     dirty.add(key)
 
 
@@ -140,20 +141,23 @@ def _settled(
     request: dict[str, Any],
     response: dict[str, Any],
     state: Hashable | None,
-    consumer: bool,
+    reader: int,
     read_committed: bool,
 ) -> bool:
     """Whether reading the partition again answers the same until its ReadState
     changes: nothing but offsets was answered and the read reached the end of
-    what this reader may read (a read cut short by the byte budget did not)."""
+    what this reader (a follower's id, or -1 for a consumer) may read (a read
+    cut short by the byte budget did not).  A follower outside the ISR is not
+    settled: each of its reads may expand the ISR (Kafka retries on every
+    fetch, e.g. after an ISR change in flight held the expansion back)."""
     if not isinstance(state, ReadState) or response.get("error_code") or response.get("records"):
         return False
     diverging = response.get("diverging_epoch")
     if diverging is not None and diverging.get("epoch", -1) >= 0:
         return False
     offset = request["fetch_offset"]
-    if not consumer:
-        return bool(offset == state.log_end_offset)
+    if reader >= 0:
+        return bool(offset == state.log_end_offset and reader in state.in_sync_replicas)
     limit = state.last_stable_offset if read_committed else state.high_watermark
     return bool(offset >= limit)
 
