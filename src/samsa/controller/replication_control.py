@@ -101,13 +101,18 @@ class ReplicationControl:
         return count
 
     def remove_broker(self, pending: PendingChanges, broker_id: int, context: str) -> int:
-        """Take ``broker_id`` out of every ISR and leadership it holds."""
+        """Take ``broker_id`` out of every ISR and leadership it holds, the
+        partitions it leads first: they are offline until their change commits,
+        while the others only lose a follower, and the timed work commits its
+        records in slices (see ControllerResult.atomic), so a fenced broker of
+        10,000 partitions has its ~3,300 leaderships moved before its ~6,700
+        ISR-only shrinks instead of spread among them."""
         # A leader is always in its ISR, so the ISR index covers its leaderships too.
+        partitions = pending.partitions_with_broker_in_isr(broker_id)
+        led = set(self.image.brokers_to_isrs.partitions_led_by(broker_id))
+        partitions.sort(key=lambda key: key not in led)  # stable: leaderships first
         return self.leader_and_isr_updates(
-            pending,
-            pending.partitions_with_broker_in_isr(broker_id),
-            broker_to_remove=broker_id,
-            context=context,
+            pending, partitions, broker_to_remove=broker_id, context=context
         )
 
     def elect_leaderless(
