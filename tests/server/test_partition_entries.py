@@ -73,3 +73,16 @@ def test_a_snapshot_loaded_in_place_is_a_new_image() -> None:
     ]
     image.load_snapshot(records, end_offset=100, epoch=3)
     assert len(entries.of(image, image.topics["orders"])) == 4
+
+
+def test_an_encoded_answer_is_kept_per_request_shape_until_the_image_moves() -> None:
+    image = _image(2)
+    entries = PartitionEntries()
+    slot = entries.slot(image, (12, "PLAINTEXT", ("orders",)))
+    assert entries.slot(image, (12, "PLAINTEXT", ("orders",))) is slot
+    assert entries.slot(image, (11, "PLAINTEXT", ("orders",))) is not slot
+    image.replay(
+        make_record("PartitionChangeRecord", topic_id=TOPIC_ID, partition_id=0, leader=2),
+        offset=9,
+    )
+    assert entries.slot(image, (12, "PLAINTEXT", ("orders",))) is not slot

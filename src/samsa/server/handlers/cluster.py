@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from samsa.controller.topic_control import validate_topic_name
 from samsa.errors import ErrorCode, KafkaError
+from samsa.protocol.reusable_body import ReusableBody
 from samsa.server.authorized_operations import (
     AUTHORIZED_OPS_UNSET,
     cluster_operations,
@@ -107,7 +108,15 @@ def handle_metadata(
         return _create_then_describe(
             broker, listener, ctx, req, names, missing, include_ops, entries
         )
-    return _response(broker, listener, req, names, include_ops, {}, entries)
+    body = _response(broker, listener, req, names, include_ops, {}, entries)
+    shape = (
+        version,
+        listener,
+        tuple(names),
+        include_ops,
+        bool(req.get("include_cluster_authorized_operations")),
+    )
+    return ReusableBody(body, entries.slot(broker.image, shape))
 
 
 def _valid_name(name: str) -> bool:
