@@ -1,11 +1,12 @@
-"""Fencing a broker of many partitions commits its leadership moves in slices.
+"""Fencing a broker of many partitions commits its leadership moves outside a
+transaction, so every node replays them a step at a time.
 
 The controller's timed work (fencing, elections) is not atomic, as Kafka's is
 not: each partition change is a whole leader/ISR state.  Committed as one
 transaction, the moves of a broker leading thousands of partitions made every
 node replay them in one step that held its event loop for seconds (the
-10,000-partition failover bench); in slices, every node serves requests
-between them.  Checked in the committed metadata log of a survivor: the
+10,000-partition failover bench); outside one, every node replays them a
+step at a time and serves requests between steps.  Checked in the committed metadata log of a survivor: the
 changes that took the killed broker out are in no transaction.
 """
 
@@ -18,12 +19,12 @@ from tests.cluster.helpers import active_controller, create_topic, node_metadata
 
 from samsa.protocol.metadata_records import decode_metadata_record
 from samsa.raft.disk_log import DiskRaftLog
-from samsa.server.controller_server import RECORDS_PER_COMMIT
+from samsa.server.metadata_loader import RECORDS_PER_STEP
 from samsa.testing_cluster import LocalCluster
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
-PARTITIONS = 2 * RECORDS_PER_COMMIT + 50
+PARTITIONS = 2 * RECORDS_PER_STEP + 50
 
 
 @pytest.fixture

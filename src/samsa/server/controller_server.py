@@ -74,12 +74,6 @@ CONTROLLER_APIS = frozenset(
     }
 )
 POLL_INTERVAL_S = 0.2
-RECORDS_PER_COMMIT = 200
-"""Records of a non-atomic result committed (and so replayed by every node) at
-a time.  Replaying a record and applying it to a broker's partitions takes
-0.1-0.3 ms here, so a slice holds each node's loop for tens of ms; the
-5,000 leadership moves of a fenced broker of 10,000 partitions, committed
-as one transaction, held every loop for seconds."""
 
 
 def wall_ms() -> int:
@@ -244,22 +238,20 @@ class ControllerServer:
 
     async def _commit_result(self, result: ControllerResult) -> bool:
         """Commit ``result``'s records: in one transaction if it is atomic, else
-        ``RECORDS_PER_COMMIT`` at a time, each slice applied before the next
-        is appended, so every node replays them slice by slice and serves
-        requests in between.
+        as they are, so that every node's loader may replay them a step at a
+        time (metadata_loader.RECORDS_PER_STEP) and serve requests in between.
 
         Safe because a non-atomic result's records each stand alone (see
-        ControllerResult): a reader between two slices sees some partitions
+        ControllerResult): a reader between two steps sees some partitions
         already moved and others not yet, every one of them in a state the
-        controller wrote whole; and a failover between slices loses only the
-        rest, which the next controller computes again from the image."""
-        records = result.records
+        controller wrote whole; and a failover before the last of them
+        commits loses only the rest, which the next controller computes again
+        from the image."""
         if result.atomic:
-            return await self._commit(records)
-        for start in range(0, len(records), RECORDS_PER_COMMIT):
-            if not await self._append_and_wait(records[start : start + RECORDS_PER_COMMIT]):
-                return False
-        return True
+            return await self._commit(result.records)
+        if not result.records:
+            return True
+        return await self._append_and_wait(result.records)
 
     async def _commit_raw(self, records: list[MetadataRecord]) -> bool:
         return await self._append_and_wait(records)
