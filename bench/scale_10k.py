@@ -154,14 +154,20 @@ def restart_time(cluster: LocalCluster, node_id: int, *, kill: bool) -> float:
     return time.monotonic() - started
 
 
-def failover_time(cluster: LocalCluster, profile: str | None) -> tuple[int, int, float]:
-    """SIGKILL the broker leading most partitions; seconds until no partition
-    names it as leader."""
+def failover_time(
+    cluster: LocalCluster, profile: str | None, *, kill_controller: bool = False
+) -> tuple[int, int, float]:
+    """SIGKILL the broker leading most partitions (or the active controller);
+    seconds until no partition names it as leader."""
     # After the restarts, wait until every partition is led again (a restarted
     # broker's partitions whose ISR had shrunk to it come back with it).
     wait_until(lambda: NO_LEADER not in leaders(cluster, 1), 300, "every partition led")
     led_by = collections.Counter(leaders(cluster, 1))
     victim, led = led_by.most_common(1)[0]
+    if kill_controller:
+        with Admin({"bootstrap.servers": cluster.bootstrap}) as admin:
+            victim = admin.describe_metadata_quorum(timeout=30).leader_id
+        led = led_by[victim]
     survivor = next(n for n in cluster.nodes if n != victim)
     spies = profiled(cluster, profile, skip=victim)
     cluster.kill(victim)
@@ -184,6 +190,11 @@ def main() -> None:
         "during the failover (PREFIX-failover-brokerN.txt)",
     )
     parser.add_argument("--profile-format", choices=("raw", "speedscope"), default="raw")
+    parser.add_argument(
+        "--kill-controller",
+        action="store_true",
+        help="the failover kills the active controller (a Raft election comes first)",
+    )
     parser.add_argument(
         "--skip-restarts", action="store_true", help="skip the start-up times (measurement 3)"
     )
@@ -228,8 +239,13 @@ def main() -> None:
             took = restart_time(cluster, 3, kill=False)
             print(f"ready after clean stop: {took:.1f} s", flush=True)
         failover_profile = None if args.profile is None else f"{args.profile}-failover"
-        victim, led, took = failover_time(cluster, failover_profile)
-        print(f"failover of broker {victim} (leading {led}): every partition led in {took:.1f} s")
+        victim, led, took = failover_time(
+            cluster, failover_profile, kill_controller=args.kill_controller
+        )
+        who = "the active controller, " if args.kill_controller else ""
+        print(
+            f"failover of broker {victim} ({who}leading {led}): every partition led in {took:.1f} s"
+        )
 
 
 if __name__ == "__main__":
