@@ -34,7 +34,7 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalCluster]:
         yield c
 
 
-def test_a_fenced_broker_leaves_its_partitions_in_slices_not_one_transaction(
+def test_a_fenced_broker_leaves_its_partitions_outside_a_transaction(
     cluster: LocalCluster,
 ) -> None:
     create_topic(cluster.bootstrap, "many", PARTITIONS, 3)
