@@ -130,6 +130,23 @@ def test_session_timeout_fences_and_moves_leaderships_in_one_batch() -> None:
     assert c.poll().records == []  # nothing more to do
 
 
+def test_fencing_moves_the_brokers_leaderships_before_its_isr_shrinks() -> None:
+    c = started(3, broker_session_timeout_ms=9000)
+    c.create_topic("t", partitions=30, replication_factor=3)
+    led_by_1 = {p for p, r in c.image.topics["t"].partitions.items() if r.leader == 1}
+    assert 0 < len(led_by_1) < 30
+    topic_id = c.topic_id("t")
+    c.advance(5000)
+    c.heartbeat(2)
+    c.heartbeat(3)
+    c.advance(5000)
+    changes = [r.body for r in c.poll().records if r.name == "PartitionChangeRecord"]
+    assert all(body["topic_id"] == topic_id for body in changes)
+    order = [body["partition_id"] for body in changes]
+    assert len(order) == 30
+    assert set(order[: len(led_by_1)]) == led_by_1
+
+
 def test_unfencing_gives_leaderless_partitions_their_leader_back() -> None:
     c = started(2)
     c.create_topic("solo", assignments=[[1]])

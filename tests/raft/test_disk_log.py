@@ -288,3 +288,31 @@ def test_a_reopened_log_starts_at_its_earliest_snapshot(tmp_path: Path) -> None:
     assert (reopened.start_offset, reopened.earliest_snapshot_id) == (6, SnapshotId(6, 1))
     assert [e.offset for e in reopened.read(6, 10)] == [6, 7, 8, 9]
     reopened.close()
+
+
+def test_a_read_on_batch_bounds_carries_the_stored_batches_to_send_as_they_are(
+    tmp_path: Path,
+) -> None:
+    from samsa.raft.entry_codec import decode_entries
+
+    raft_log = open_log(tmp_path)
+    raft_log.append_as_leader([b"a", b"b", b"c"], epoch=1)  # one batch: 0-2
+    raft_log.append_as_leader([b"d", b"e"], epoch=2)  # another: 3-4
+    try:
+        whole = raft_log.read(0, 100)
+        raw = getattr(whole, "raw", None)
+        assert raw is not None
+        assert decode_entries(raw, 0)[0] == list(whole)
+        assert [e.payload for e in whole] == [b"a", b"b", b"c", b"d", b"e"]
+
+        first_batch = raft_log.read(0, 3)
+        assert first_batch.raw is not None  # type: ignore[attr-defined]
+        assert decode_entries(first_batch.raw, 0)[0] == list(first_batch)  # type: ignore[attr-defined]
+        from_second = raft_log.read(3, 100)
+        assert decode_entries(from_second.raw, 3)[0] == list(from_second)  # type: ignore[attr-defined]
+
+        # Starting or stopping inside a batch: the entries only (the sender encodes them).
+        assert raft_log.read(1, 100).raw is None  # type: ignore[attr-defined]
+        assert raft_log.read(0, 2).raw is None  # type: ignore[attr-defined]
+    finally:
+        raft_log.close()

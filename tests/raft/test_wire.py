@@ -132,3 +132,19 @@ def test_responses_round_trip(request_: RaftRequest, message: RaftResponse) -> N
     body = wire.encode_response(api_key, version, message, "CONTROLLER")
     decoded = _through_bytes(api_key, version, body, False)
     assert wire.decode_response(api_key, version, decoded, "CONTROLLER", request_) == message
+
+
+def test_a_fetch_response_sends_the_stored_batches_it_carries_as_they_are() -> None:
+    from samsa.raft.entry_codec import decode_entries, encode_payloads
+    from samsa.raft.messages import FetchResponse
+    from samsa.raft.records import Entry
+    from samsa.raft.wire_responses import encode_response
+
+    stored = bytes(encode_payloads([b"x", b"y"], base_offset=5, epoch=3, timestamp_ms=42))
+    entries = tuple(decode_entries(stored, 5)[0])
+    assert entries == (Entry(5, 3, b"x"), Entry(6, 3, b"y"))
+    response = FetchResponse(0, 1, 3, 7, 0, entries, raw_records=stored)
+    body = encode_response(1, 16, response, "CONTROLLER")
+    [topic] = body["responses"]
+    [partition] = topic["partitions"]
+    assert partition["records"] == stored

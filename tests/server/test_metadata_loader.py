@@ -121,3 +121,61 @@ def test_a_clean_stop_snapshots_a_long_tail_and_only_a_long_one(
     monkeypatch.setattr(loader_module, "STOP_SNAPSHOT_BYTES", 1)
     loader.snapshot_at_stop()
     assert written == [2]
+
+
+def _partitions(first: int, count: int) -> list[MetadataRecord]:
+    return [
+        make_record(
+            "PartitionRecord",
+            partition_id=p,
+            topic_id=TOPIC_ID,
+            replicas=[1],
+            isr=[1],
+            leader=1,
+            leader_epoch=0,
+            partition_epoch=0,
+        )
+        for p in range(first, first + count)
+    ]
+
+
+def test_many_records_outside_a_transaction_are_replayed_a_step_at_a_time() -> None:
+    """Thousands of leadership changes (a fenced broker) must not hold the loop in
+    one piece: each step replays RECORDS_PER_STEP and lets the loop run."""
+    from samsa.server.metadata_loader import RECORDS_PER_STEP
+
+    count = 2 * RECORDS_PER_STEP + 10
+    records = [*_topic(), *_partitions(1, count)]
+    loader, recorder = _loader(records)
+
+    async def run() -> None:
+        loader.handle_commit(len(records))
+        assert len(loader.image.topics["orders"].partitions) == RECORDS_PER_STEP - 1
+        assert not loader.loaded.is_set()
+        applied = asyncio.ensure_future(loader.wait_applied(len(records) - 1))
+        await asyncio.wait_for(applied, 5)
+        assert len(loader.image.topics["orders"].partitions) == count + 1
+        assert len(recorder.topics_seen) == 3
+        assert loader.loaded.is_set()
+
+    asyncio.run(run())
+
+
+def test_a_transaction_longer_than_a_step_is_still_applied_whole() -> None:
+    from samsa.server.metadata_loader import RECORDS_PER_STEP
+
+    count = 2 * RECORDS_PER_STEP
+    records = [
+        make_record("BeginTransactionRecord"),
+        *_topic(),
+        *_partitions(1, count),
+        make_record("EndTransactionRecord"),
+    ]
+    loader, recorder = _loader(records)
+
+    def work() -> None:
+        loader.handle_commit(len(records))
+        assert len(loader.image.topics["orders"].partitions) == count + 1
+        assert recorder.topics_seen == [{"orders"}]
+
+    _in_loop(work)

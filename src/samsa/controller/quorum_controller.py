@@ -151,9 +151,9 @@ class QuorumController:
 
     # ------------------------------------------------------------------ timed work
     def poll(self, now_ms: int) -> ControllerResult:
-        """Timed work, in one batch: fence expired sessions, finish reassignments,
-        elect leaders where possible, and (every leader.imbalance.check.interval)
-        move leadership back to preferred replicas."""
+        """Timed work: fence expired sessions, finish reassignments, elect leaders
+        where possible, and (every leader.imbalance.check.interval) move
+        leadership back to preferred replicas.  Not atomic (see ControllerResult)."""
         pending = PendingChanges(self.image)
         self.cluster.fence_stale_brokers(pending, now_ms)
         self.replication.complete_reassignments(pending)
@@ -166,4 +166,8 @@ class QuorumController:
                 self.replication.rebalance_leaders(
                     pending, self.config.leader_imbalance_per_broker_percentage
                 )
-        return ControllerResult(pending.records, None)
+        # Non-atomic, as Kafka's: each change is a complete leader/ISR state, a
+        # prefix of them is a valid image, and a broker's fence record comes
+        # after its partitions' changes, so a failover between two batches
+        # leaves it unfenced and the next controller fences it again.
+        return ControllerResult(pending.records, None, atomic=False)

@@ -64,10 +64,17 @@ class ReplicationControl:
         may not lead; ``broker_to_add`` may lead even before its unfence is committed.
         Returns how many records were appended (Kafka's generateLeaderAndIsrUpdates)."""
 
+        active: dict[int, bool] = {}  # no broker changes state within this loop
+
         def acceptable(replica: int) -> bool:
-            return replica != broker_to_remove and (
-                replica == broker_to_add or pending.is_active(replica)
-            )
+            if replica == broker_to_remove:
+                return False
+            if replica == broker_to_add:
+                return True
+            known = active.get(replica)
+            if known is None:
+                known = active[replica] = pending.is_active(replica)
+            return known
 
         unclean_by_topic: dict[bytes, bool] = {}
         count = 0
@@ -101,13 +108,18 @@ class ReplicationControl:
         return count
 
     def remove_broker(self, pending: PendingChanges, broker_id: int, context: str) -> int:
-        """Take ``broker_id`` out of every ISR and leadership it holds."""
+        """Take ``broker_id`` out of every ISR and leadership it holds, the
+        partitions it leads first: they are offline until their change commits,
+        while the others only lose a follower, and the timed work's records are
+        replayed a step at a time (see ControllerResult.atomic), so a fenced broker of
+        10,000 partitions has its ~3,300 leaderships moved before its ~6,700
+        ISR-only shrinks instead of spread among them."""
         # A leader is always in its ISR, so the ISR index covers its leaderships too.
+        partitions = pending.partitions_with_broker_in_isr(broker_id)
+        led = set(self.image.brokers_to_isrs.partitions_led_by(broker_id))
+        partitions.sort(key=lambda key: key not in led)  # stable: leaderships first
         return self.leader_and_isr_updates(
-            pending,
-            pending.partitions_with_broker_in_isr(broker_id),
-            broker_to_remove=broker_id,
-            context=context,
+            pending, partitions, broker_to_remove=broker_id, context=context
         )
 
     def elect_leaderless(

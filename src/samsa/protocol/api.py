@@ -22,6 +22,7 @@ from samsa.protocol.compiler import decoder_for as _decoder_for
 from samsa.protocol.compiler import encoder_for as _encoder_for
 from samsa.protocol.messages import APIS
 from samsa.protocol.primitives import read_uvarint
+from samsa.protocol.reusable_body import ReusableBody
 from samsa.protocol.schema import Api
 
 API_VERSIONS_KEY = 18
@@ -180,8 +181,15 @@ def encode_response(
     """
     api = APIS[api_key]
     flexible = api.is_flexible(version)
-    chunks: list[Any] = []
-    _codec_encoder(api, version, False)(body, chunks)
+    reusable = body if type(body) is ReusableBody else None
+    shared = None if reusable is None else reusable.encoded()
+    if shared is None:
+        chunks: list[Any] = []
+        _codec_encoder(api, version, False)(body, chunks)
+        if reusable is not None:
+            reusable.keep(chunks[:])
+    else:
+        chunks = shared[:]
     header = _I32.pack(correlation_id)
     if flexible and api_key != API_VERSIONS_KEY:
         header += b"\x00"

@@ -47,9 +47,11 @@ from samsa.protocol.record_batch import read_batch_header
 from samsa.raft.disk_log_recovery import reconcile_log_and_snapshots, recover_snapshot_files
 from samsa.raft.entry_codec import (
     DEFAULT_MAX_BATCH_BYTES,
+    ReadEntries,
     decode_entries,
     encode_entries,
     encode_payloads,
+    whole_batches_between,
 )
 from samsa.raft.exact_truncation import truncate_exactly
 from samsa.raft.log import Snapshot, SnapshotChunk
@@ -238,6 +240,7 @@ class DiskRaftLog:
             raise ValueError(f"read at {from_offset} outside [{start}, {end}]")
         wanted = max(1, max_entries)
         entries: list[Entry] = []
+        raw: list[bytes] | None = []  # the stored batches, while reads end on their bounds
         total_bytes = 0
         offset = from_offset
         while offset < end:
@@ -245,19 +248,23 @@ class DiskRaftLog:
             if max_bytes is not None:
                 budget = min(budget, max(max_bytes - total_bytes, 0) + _READ_BYTES_PER_ENTRY)
             fetched = self._log.read(offset, min(budget, _MAX_READ_BYTES))
-            decoded, next_offset = decode_entries(bytes(fetched.records), offset)
+            data = bytes(fetched.records)
+            decoded, next_offset = decode_entries(data, offset)
             for entry in decoded:
                 if max_bytes is not None:
                     total_bytes += entry.size_bytes()
                     if total_bytes > max_bytes and entries:
-                        return entries
+                        return ReadEntries(entries, _joined(raw, data, offset, entry.offset))
                 entries.append(entry)
                 if len(entries) == wanted:
-                    return entries
+                    return ReadEntries(entries, _joined(raw, data, offset, entry.offset + 1))
             if next_offset <= offset:
                 break
+            if raw is not None:
+                batches = whole_batches_between(data, offset, next_offset)
+                raw = None if batches is None else [*raw, batches]
             offset = next_offset
-        return entries
+        return ReadEntries(entries, _joined(raw, b"", offset, offset))
 
     def control_entries(self, from_offset: int) -> Iterator[Entry]:
         offset = max(from_offset, self._log.log_start_offset)
@@ -365,3 +372,17 @@ class DiskRaftLog:
 
 def _stored(snapshot_id: SnapshotId) -> files.SnapshotId:
     return files.SnapshotId(snapshot_id.offset, snapshot_id.epoch)
+
+
+def _joined(raw: list[bytes] | None, data: bytes, offset: int, end_offset: int) -> bytes | None:
+    """The stored batches of a read: those of earlier reads and, of the last one
+    (``data`` from ``offset``), those up to ``end_offset``; None if a read
+    began or ended inside a batch."""
+    if raw is None:
+        return None
+    if end_offset > offset:
+        batches = whole_batches_between(data, offset, end_offset)
+        if batches is None:
+            return None
+        raw = [*raw, batches]
+    return b"".join(raw) if raw else None

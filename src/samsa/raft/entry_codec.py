@@ -51,6 +51,7 @@ from samsa.raft.voters import VoterNode, VoterSet
 __all__ = [
     "DEFAULT_MAX_BATCH_BYTES",
     "SKIPPED_CONTROL",
+    "ReadEntries",
     "batch_prefix",
     "decode_entries",
     "encode_entries",
@@ -58,6 +59,7 @@ __all__ = [
     "iter_whole_batches",
     "voter_set_from_record",
     "voters_record",
+    "whole_batches_between",
 ]
 
 DEFAULT_MAX_BATCH_BYTES = 8 * 1024
@@ -269,3 +271,32 @@ def iter_whole_batches(buf: BufferLike) -> Iterator[tuple[int, BatchHeader]]:
         yield pos, header
     if end != len(buf):
         raise DecodeError(f"{len(buf) - end} bytes after the last whole batch")
+
+
+class ReadEntries(list[Entry]):
+    """Entries read from a log, with the stored batches that hold exactly them
+    (``raw``) when the read ended on batch boundaries: the leader sends those
+    bytes to a follower as they are instead of encoding the entries again
+    (encoding 4,000 leadership changes held the controller's loop ~0.5 s per
+    Raft fetch on a loaded machine)."""
+
+    __slots__ = ("raw",)
+
+    def __init__(self, entries: list[Entry], raw: bytes | None) -> None:
+        super().__init__(entries)
+        self.raw = raw
+
+
+def whole_batches_between(buf: BufferLike, from_offset: int, end_offset: int) -> bytes | None:
+    """The bytes of ``buf``'s batches holding exactly offsets [from_offset,
+    end_offset); None if its batches do not start at ``from_offset`` or end
+    there (a read that began or stopped inside a batch)."""
+    for pos, header in iter_batches(buf):
+        if pos == 0 and header.base_offset != from_offset:
+            return None
+        last = header.base_offset + header.last_offset_delta
+        if last + 1 == end_offset:
+            return bytes(buf[: pos + header.size])
+        if last + 1 > end_offset:
+            return None
+    return None

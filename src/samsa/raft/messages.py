@@ -18,7 +18,7 @@ not in its own, possibly stale, voter set.
 from __future__ import annotations
 
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Union
 
 from samsa.raft.records import Endpoint, Entry, OffsetAndEpoch, SnapshotId
@@ -159,6 +159,9 @@ class FetchResponse:
     diverging_epoch: OffsetAndEpoch | None = None
     snapshot_id: SnapshotId | None = None
     leader_endpoints: tuple[Endpoint, ...] = ()
+    raw_records: bytes | None = field(default=None, compare=False)
+    """The stored batches holding exactly ``entries``, when the log had them: sent
+    as they are (see entry_codec.ReadEntries).  Not compared: the same entries."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -227,15 +227,17 @@ class RequestHandlers(Transitions):
             )
             self._after_leader_progress(now_ms, moved)
         entries: tuple[Entry, ...] = ()
+        raw = None
         if request.fetch_offset < self._log.end_offset:
             max_bytes = min(request.max_bytes, self._config.fetch_max_bytes)
-            entries = tuple(
-                self._log.read(request.fetch_offset, self._config.fetch_max_entries, max_bytes)
-            )
+            read = self._log.read(request.fetch_offset, self._config.fetch_max_entries, max_bytes)
+            entries = tuple(read)
+            raw = getattr(read, "raw", None)
         hw = -1 if leader.high_watermark is None else leader.high_watermark
         return FetchResponse(
-            ErrorCode.NONE, leader_id, epoch, hw, start, entries, leader_endpoints=endpoints
-        )
+            ErrorCode.NONE, leader_id, epoch, hw, start, entries,
+            leader_endpoints=endpoints, raw_records=raw,
+        )  # fmt: skip
 
     def _answer_older_parked_fetches(
         self, now_ms: int, leader: LeaderState, replica_id: int

@@ -91,9 +91,7 @@ def encode_response(
             },
             "aborted_transactions": None,
             "preferred_read_replica": -1,
-            "records": bytes(encode_entries(message.entries, timestamp_ms=wall_ms()))
-            if message.entries
-            else b"",
+            "records": _records(message),
         }
         if message.diverging_epoch is not None:
             partition["diverging_epoch"] = {
@@ -272,3 +270,12 @@ def decode_response(
             leader_endpoints=endpoints_from(body, leader, listener),
         )
     raise WireError(ErrorCode.INVALID_REQUEST, f"api key {api_key} is not a Raft response")
+
+
+def _records(message: FetchResponse) -> bytes:
+    """The entries as the leader stored them if it read them whole, else encoded."""
+    if not message.entries:
+        return b""
+    if message.raw_records is not None:
+        return message.raw_records
+    return bytes(encode_entries(message.entries, timestamp_ms=wall_ms()))

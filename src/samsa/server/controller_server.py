@@ -236,6 +236,23 @@ class ControllerServer:
             )
         return wire.encode_response(api_key, version, response, self._raft.listener_name)
 
+    async def _commit_result(self, result: ControllerResult) -> bool:
+        """Commit ``result``'s records: in one transaction if it is atomic, else
+        as they are, so that every node's loader may replay them a step at a
+        time (metadata_loader.RECORDS_PER_STEP) and serve requests in between.
+
+        Safe because a non-atomic result's records each stand alone (see
+        ControllerResult): a reader between two steps sees some partitions
+        already moved and others not yet, every one of them in a state the
+        controller wrote whole; and a failover before the last of them
+        commits loses only the rest, which the next controller computes again
+        from the image."""
+        if result.atomic:
+            return await self._commit(result.records)
+        if not result.records:
+            return True
+        return await self._append_and_wait(result.records)
+
     async def _commit_raw(self, records: list[MetadataRecord]) -> bool:
         return await self._append_and_wait(records)
 
@@ -283,7 +300,7 @@ class ControllerServer:
                     if not self.is_active():
                         continue
                     result: ControllerResult = self.controller.poll(self._clock())
-                    await self._commit(result.records)
+                    await self._commit_result(result)
             except asyncio.CancelledError:
                 raise
             except Exception:

@@ -17,11 +17,13 @@ from typing import TYPE_CHECKING, Any
 
 from samsa.controller.topic_control import validate_topic_name
 from samsa.errors import ErrorCode, KafkaError
+from samsa.protocol.reusable_body import ReusableBody
 from samsa.server.authorized_operations import (
     AUTHORIZED_OPS_UNSET,
     cluster_operations,
     topic_operations,
 )
+from samsa.server.handlers.partition_entries import PartitionEntries
 from samsa.server.router import Body, RequestContext, Router
 
 if TYPE_CHECKING:
@@ -37,7 +39,8 @@ ZERO_UUID = b"\x00" * 16
 
 
 def register(router: Router, broker: BrokerApi, listener: str) -> None:
-    router.register(METADATA, lambda ctx, req: handle_metadata(broker, listener, ctx, req))
+    entries = PartitionEntries()
+    router.register(METADATA, lambda ctx, req: handle_metadata(broker, listener, ctx, req, entries))
     router.register(
         DESCRIBE_CLUSTER, lambda ctx, req: handle_describe_cluster(broker, listener, ctx, req)
     )
@@ -66,7 +69,13 @@ def broker_entries(broker: BrokerApi, listener: str) -> list[dict[str, Any]]:
     return out
 
 
-def handle_metadata(broker: BrokerApi, listener: str, ctx: RequestContext, req: Body) -> Any:
+def handle_metadata(
+    broker: BrokerApi,
+    listener: str,
+    ctx: RequestContext,
+    req: Body,
+    entries: PartitionEntries,
+) -> Any:
     version = ctx.version
     requested = req.get("topics")
     if requested is None or (version == 0 and not requested):
@@ -96,8 +105,18 @@ def handle_metadata(broker: BrokerApi, listener: str, ctx: RequestContext, req: 
         and _valid_name(n)
     ]
     if missing:
-        return _create_then_describe(broker, listener, ctx, req, names, missing, include_ops)
-    return _response(broker, listener, req, names, include_ops, {})
+        return _create_then_describe(
+            broker, listener, ctx, req, names, missing, include_ops, entries
+        )
+    body = _response(broker, listener, req, names, include_ops, {}, entries)
+    shape = (
+        version,
+        listener,
+        tuple(names),
+        include_ops,
+        bool(req.get("include_cluster_authorized_operations")),
+    )
+    return ReusableBody(body, entries.slot(broker.image, shape))
 
 
 def _valid_name(name: str) -> bool:
@@ -116,6 +135,7 @@ async def _create_then_describe(
     names: list[str | None],
     missing: list[str],
     include_ops: bool,
+    entries: PartitionEntries,
 ) -> Body:
     body = {
         "topics": [
@@ -144,7 +164,7 @@ async def _create_then_describe(
             elif topic["name"] not in broker.image.topics:
                 # Created, but this broker has not applied the record yet.
                 errors[topic["name"]] = ErrorCode.LEADER_NOT_AVAILABLE
-    return _response(broker, listener, req, names, include_ops, errors)
+    return _response(broker, listener, req, names, include_ops, errors, entries)
 
 
 def _response(
@@ -154,8 +174,9 @@ def _response(
     names: list[str | None],
     include_ops: bool,
     errors: dict[str, int],
+    entries: PartitionEntries,
 ) -> Body:
-    topics = [_describe_topic(broker, name, include_ops, errors) for name in names]
+    topics = [_describe_topic(broker, name, include_ops, errors, entries) for name in names]
     return {
         "throttle_time_ms": 0,
         "brokers": broker_entries(broker, listener),
@@ -169,7 +190,11 @@ def _response(
 
 
 def _describe_topic(
-    broker: BrokerApi, name: str | None, include_ops: bool, errors: dict[str, int]
+    broker: BrokerApi,
+    name: str | None,
+    include_ops: bool,
+    errors: dict[str, int],
+    entries: PartitionEntries,
 ) -> dict[str, Any]:
     entry: dict[str, Any] = {
         "error_code": 0,
@@ -195,23 +220,7 @@ def _describe_topic(
         )
         return entry
     entry["topic_id"] = topic.topic_id
-    live = {b.id for b in image.brokers.values() if not b.fenced}
-    partitions = []
-    for index in sorted(topic.partitions):
-        registration = topic.partitions[index]
-        leader = registration.leader
-        partitions.append(
-            {
-                "error_code": 0 if leader >= 0 else ErrorCode.LEADER_NOT_AVAILABLE,
-                "partition_index": index,
-                "leader_id": leader,
-                "leader_epoch": registration.leader_epoch,
-                "replica_nodes": list(registration.replicas),
-                "isr_nodes": list(registration.isr),
-                "offline_replicas": [r for r in registration.replicas if r not in live],
-            }
-        )
-    entry["partitions"] = partitions
+    entry["partitions"] = entries.of(image, topic)
     return entry
 
 

@@ -1,0 +1,88 @@
+"""Metadata's partition entries are built once per image and never outlive it."""
+
+from __future__ import annotations
+
+import uuid
+
+from samsa.controller.metadata_image import MetadataImage
+from samsa.protocol.metadata_records import make_record
+from samsa.server.handlers.partition_entries import PartitionEntries
+
+TOPIC_ID = uuid.UUID(int=7).bytes
+
+
+def _image(partitions: int) -> MetadataImage:
+    image = MetadataImage()
+    image.replay(make_record("TopicRecord", name="orders", topic_id=TOPIC_ID), offset=0)
+    for p in range(partitions):
+        image.replay(
+            make_record(
+                "PartitionRecord",
+                partition_id=p,
+                topic_id=TOPIC_ID,
+                replicas=[1, 2, 3],
+                isr=[1, 2, 3],
+                leader=1 + p % 3,
+                leader_epoch=0,
+                partition_epoch=0,
+            ),
+            offset=1 + p,
+        )
+    return image
+
+
+def test_entries_are_reused_while_the_image_stays_and_rebuilt_when_it_moves() -> None:
+    image = _image(6)
+    entries = PartitionEntries()
+    first = entries.of(image, image.topics["orders"])
+    assert [e["leader_id"] for e in first] == [1, 2, 3, 1, 2, 3]
+    assert entries.of(image, image.topics["orders"]) is first
+
+    image.replay(
+        make_record(
+            "PartitionChangeRecord", topic_id=TOPIC_ID, partition_id=0, leader=2, isr=[2, 3]
+        ),
+        offset=7,
+    )
+    after = entries.of(image, image.topics["orders"])
+    assert after[0]["leader_id"] == 2
+    assert after[0]["isr_nodes"] == [2, 3]
+    assert after[0]["leader_epoch"] == 1
+    assert [e["leader_id"] for e in after[1:]] == [2, 3, 1, 2, 3]
+
+
+def test_a_snapshot_loaded_in_place_is_a_new_image() -> None:
+    image = _image(2)
+    entries = PartitionEntries()
+    assert len(entries.of(image, image.topics["orders"])) == 2
+    records = [
+        make_record("TopicRecord", name="orders", topic_id=TOPIC_ID),
+        *(
+            make_record(
+                "PartitionRecord",
+                partition_id=p,
+                topic_id=TOPIC_ID,
+                replicas=[1],
+                isr=[1],
+                leader=1,
+                leader_epoch=0,
+                partition_epoch=0,
+            )
+            for p in range(4)
+        ),
+    ]
+    image.load_snapshot(records, end_offset=100, epoch=3)
+    assert len(entries.of(image, image.topics["orders"])) == 4
+
+
+def test_an_encoded_answer_is_kept_per_request_shape_until_the_image_moves() -> None:
+    image = _image(2)
+    entries = PartitionEntries()
+    slot = entries.slot(image, (12, "PLAINTEXT", ("orders",)))
+    assert entries.slot(image, (12, "PLAINTEXT", ("orders",))) is slot
+    assert entries.slot(image, (11, "PLAINTEXT", ("orders",))) is not slot
+    image.replay(
+        make_record("PartitionChangeRecord", topic_id=TOPIC_ID, partition_id=0, leader=2),
+        offset=9,
+    )
+    assert entries.slot(image, (12, "PLAINTEXT", ("orders",))) is not slot
