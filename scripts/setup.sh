@@ -21,6 +21,9 @@ if [ "${1:-}" = "--with-system-packages" ]; then
     command -v chromium >/dev/null 2>&1 || missing="$missing chromium"
     # nftables cuts links between the network namespaces of tests/netfaults.
     command -v nft >/dev/null 2>&1 || missing="$missing nftables"
+    # iptables' NFQUEUE hands packets to tests/netfaults/packet_delay.py, which
+    # delays, drops and duplicates them (this kernel has no netem qdisc).
+    command -v iptables >/dev/null 2>&1 || missing="$missing iptables"
     if [ -n "$missing" ]; then
         SUDO=""
         if [ "$(id -u)" != "0" ]; then SUDO="sudo"; fi

@@ -10,19 +10,28 @@ the namespaces, so a fault is exactly the set of rules in place and ``heal``
 removes them all.
 
 This kernel has no ``netem`` qdisc (``tc qdisc add ... netem`` says "unknown"),
-so loss is nftables' ``numgen random`` drop and there is no added latency; the
-fixture says so where a test asks for delay.
+so ``slow`` does netem's work in user space: an iptables NFQUEUE rule hands what
+a host sends to ``packet_delay``, running in that host's namespace, which
+releases each packet after a delay with jitter, drops some and sends some twice.
+Loss alone is nftables' ``numgen random`` drop.
 """
 
 from __future__ import annotations
 
 import os
+import select
 import shutil
 import subprocess
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import pytest
+
+IPTABLES = "iptables"
+COPY_MARK = "0x5a3"
+"""packet_delay's mark on the copies it re-sends (its COPY_MARK)."""
 
 
 class NetworkUnavailable(RuntimeError):
@@ -45,6 +54,9 @@ class HostNetwork:
     hosts: list[int]
     prefix: str = field(default_factory=lambda: f"sm{os.getpid() % 100000}")
     _up: list[int] = field(default_factory=list)
+    _delayers: dict[int, subprocess.Popen[str]] = field(default_factory=dict)
+    injected: list[str] = field(default_factory=list)
+    """What each ``slow`` fault did, as ``packet_delay`` counted it."""
 
     def __post_init__(self) -> None:
         pid = os.getpid()
@@ -92,6 +104,7 @@ class HostNetwork:
             )
 
     def down(self) -> None:
+        self._stop_delayers()
         for host in self._up:
             subprocess.run(["ip", "netns", "del", self.namespace(host)], capture_output=True)
         self._up.clear()
@@ -123,7 +136,59 @@ class HostNetwork:
         """Drop ``percent`` % of the packets ``host`` sends, at random."""
         self._nft(host, f"add rule inet faults output numgen random mod 100 < {percent} drop")
 
+    def slow(
+        self, host: int, delay_ms: int, jitter_ms: int = 0, loss: int = 0, duplicate: int = 0
+    ) -> None:
+        """netem's delay, jitter, loss and duplication on everything ``host`` sends."""
+        ns, leg = self.namespace(host), f"{self.prefix}p{host}"
+        iptables = ["ip", "netns", "exec", ns, IPTABLES]
+        # Copies re-sent by packet_delay carry its mark and pass; the rest queue
+        # (and pass unqueued if nothing holds the queue: --queue-bypass).
+        _run(
+            *iptables, "-A", "OUTPUT", "-o", leg, "-m", "mark", "--mark", COPY_MARK, "-j", "ACCEPT"
+        )
+        _run(
+            *iptables,
+            "-A",
+            "OUTPUT",
+            "-o",
+            leg,
+            "-j",
+            "NFQUEUE",
+            "--queue-num",
+            "0",
+            "--queue-bypass",
+        )
+        argv = [
+            *self.command_prefix(host),
+            sys.executable,
+            str(Path(__file__).with_name("packet_delay.py")),
+            f"--delay-ms={delay_ms}",
+            f"--jitter-ms={jitter_ms}",
+            f"--loss={loss}",
+            f"--duplicate={duplicate}",
+        ]
+        proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        self._delayers[host] = proc
+        assert proc.stdout is not None
+        ready, _, _ = select.select([proc.stdout], [], [], 30)
+        line = proc.stdout.readline().strip() if ready else ""
+        if line != "ready":
+            raise RuntimeError(f"packet_delay on host {host} did not start: {line!r}")
+
+    def _stop_delayers(self) -> None:
+        for host, proc in self._delayers.items():
+            proc.terminate()
+            out, _ = proc.communicate(timeout=30)
+            self.injected.append(f"host {host}: {out.strip() or f'exit {proc.returncode}'}")
+            subprocess.run(
+                ["ip", "netns", "exec", self.namespace(host), IPTABLES, "-F", "OUTPUT"],
+                capture_output=True,
+            )
+        self._delayers.clear()
+
     def heal(self) -> None:
+        self._stop_delayers()
         for host in self._up:
             for hook in ("input", "output"):
                 self._nft(host, f"flush chain inet faults {hook}")
@@ -133,9 +198,9 @@ def check_available() -> None:
     """Raise NetworkUnavailable naming what is missing (root, ip, nft, netns)."""
     if os.geteuid() != 0:
         raise NetworkUnavailable("network namespaces need root")
-    for tool in ("ip", "nft"):
+    for tool in ("ip", "nft", IPTABLES):
         if shutil.which(tool) is None:
-            raise NetworkUnavailable(f"`{tool}` not found (Debian: iproute2, nftables)")
+            raise NetworkUnavailable(f"`{tool}` not found (Debian: iproute2, nftables, iptables)")
     probe = f"smprobe{os.getpid() % 100000}"
     done = subprocess.run(["ip", "netns", "add", probe], capture_output=True, text=True)
     if done.returncode != 0:

@@ -5,8 +5,9 @@ reader and a librdkafka consumer group (two members committing what they
 consume) run in the root namespace all along, while a schedule drawn from a
 seed applies, one after another and each healed before the next: a partition
 leader or the active controller cut from the quorum (not from the clients), a
-one-way link, a bridge node, random loss, SIGKILL + restart and SIGSTOP +
-SIGCONT of a node.  Afterwards the checker proves every acknowledged record is
+one-way link, a bridge node, random loss, a slow node (netem's delay, jitter,
+loss and duplication, done in user space by ``packet_delay``: this kernel has
+no netem), SIGKILL + restart and SIGSTOP + SIGCONT of a node.  Afterwards the checker proves every acknowledged record is
 present exactly once and in order and nothing read was later truncated; the
 group's committed offsets never went backwards; every node answers the same
 metadata (leaders, epochs, ISR, replicas of every partition).
@@ -106,6 +107,28 @@ class Nemesis:
         self._recover(None, "loss")
         return f"{percent}% loss on node {victim}"
 
+    def slow(self) -> str:
+        """One node or all of them slowed (each what it sends), for three rounds
+        of acknowledgements on every partition."""
+        victims = self.rng.choice([[self.rng.choice(NODES)], NODES])
+        delay = self.rng.choice([20, 50, 100])
+        loss, duplicate = self.rng.choice([0, 2]), self.rng.choice([0, 5])
+        where = f"node {victims[0]}" if len(victims) == 1 else "every node"
+        done = len(self.net.injected)
+        try:
+            for victim in victims:
+                self.net.slow(victim, delay, delay // 2, loss, duplicate)
+            for _ in range(3):
+                self.run.wait_progress(f"{where} slowed by {delay} ms", timeout=90)
+        finally:
+            self.net.heal()
+        self._recover(None, "slow network")
+        counted = "; ".join(self.net.injected[done:])
+        return (
+            f"{where} slowed: {delay}+/-{delay // 2} ms, {loss}% loss, "
+            f"{duplicate}% duplicated ({counted})"
+        )
+
     def kill(self) -> str:
         victim = self.rng.choice(NODES)
         self.run.cluster.kill(victim)
@@ -133,6 +156,7 @@ class Nemesis:
             self.one_way,
             self.bridge,
             self.loss,
+            self.slow,
             self.kill,
             self.pause,
         ]
