@@ -28,19 +28,7 @@ class Recorder:
 
 
 def _topic(name: str = "orders") -> list[MetadataRecord]:
-    return [
-        make_record("TopicRecord", name=name, topic_id=TOPIC_ID),
-        make_record(
-            "PartitionRecord",
-            partition_id=0,
-            topic_id=TOPIC_ID,
-            replicas=[1],
-            isr=[1],
-            leader=1,
-            leader_epoch=0,
-            partition_epoch=0,
-        ),
-    ]
+    return [make_record("TopicRecord", name=name, topic_id=TOPIC_ID), *_partitions(0, 1)]
 
 
 def _loader(records: list[MetadataRecord]) -> tuple[MetadataLoader, Recorder]:
