@@ -18,6 +18,7 @@ Loss alone is nftables' ``numgen random`` drop.
 
 from __future__ import annotations
 
+import itertools
 import os
 import select
 import shutil
@@ -31,6 +32,7 @@ import pytest
 
 IPTABLES = "iptables"
 COPY_MARK = "0x5a3"
+_instances = itertools.count()
 """packet_delay's mark on the copies it re-sends (its COPY_MARK)."""
 
 
@@ -52,7 +54,7 @@ class HostNetwork:
     one; nothing here routes off the machine (the bridge has no uplink)."""
 
     hosts: list[int]
-    prefix: str = field(default_factory=lambda: f"sm{os.getpid() % 100000}")
+    prefix: str = field(default_factory=lambda: f"sm{os.getpid() % 100000}{next(_instances) % 10}")
     _up: list[int] = field(default_factory=list)
     _delayers: dict[int, subprocess.Popen[str]] = field(default_factory=dict)
     injected: list[str] = field(default_factory=list)
@@ -106,6 +108,9 @@ class HostNetwork:
     def down(self) -> None:
         self._stop_delayers()
         for host in self._up:
+            # Deleting the root leg removes its peer at once; a namespace's own
+            # teardown is asynchronous and could leave the names taken a while.
+            subprocess.run(["ip", "link", "del", f"{self.prefix}v{host}"], capture_output=True)
             subprocess.run(["ip", "netns", "del", self.namespace(host)], capture_output=True)
         self._up.clear()
         subprocess.run(["ip", "link", "del", self.bridge], capture_output=True)
