@@ -140,6 +140,7 @@ class LogManager:
                 log_start_offset=start_offsets.get(key, 0),
                 had_clean_shutdown=clean,
                 clock=self._clock,
+                directory_exists=True,
             )
             self._logs[key].io_error_report = self.report_io_error
         # From here on a crash must lead to recovery.

@@ -40,10 +40,14 @@ class AbortedTxn(NamedTuple):
 class TransactionIndex:
     """The aborted transactions of one segment; ``path`` None keeps them in memory only."""
 
-    def __init__(self, path: Path | None) -> None:
+    def __init__(self, path: Path | None, *, exists: bool | None = None) -> None:
+        """``exists``: whether the file is there, when the caller knows it from a
+        directory listing (None: look)."""
         self.path = path
         self._entries: list[AbortedTxn] = []
-        if path is not None and path.exists():
+        if exists is None:
+            exists = path is not None and path.exists()
+        if path is not None and exists:
             data = path.read_bytes()
             whole = len(data) - len(data) % _ENTRY.size
             for _, *fields in _ENTRY.iter_unpack(data[:whole]):
