@@ -193,17 +193,20 @@ class Log:
     def _load_leader_epochs(self) -> LeaderEpochFileCache:
         """Read the cache (see module doc), under the lock: Raft's driver and
         fetch handlers may ask from outside it."""
-        with self._lock, io_errors_fail_dir(self.io_error_report, f"[{self.name}] epochs"):
+        with self._lock:
             if self._epochs is None:
-                self._epochs = load_leader_epoch_cache(
-                    self.directory,
-                    self.name,
-                    log_start_offset=self._log_start_offset,
-                    log_end_offset=self._next_offset,
-                    batch_headers=lambda: (
-                        h for s in list(self._segments) for _, h in s.iter_headers()
-                    ),
-                )
+                try:
+                    self._epochs = load_leader_epoch_cache(
+                        self.directory,
+                        self.name,
+                        log_start_offset=self._log_start_offset,
+                        log_end_offset=self._next_offset,
+                        batch_headers=lambda: (
+                            h for s in list(self._segments) for _, h in s.iter_headers()
+                        ),
+                    )
+                except OSError as e:
+                    raise storage_error(self.io_error_report, f"[{self.name}] epochs", e) from e
             return self._epochs
 
     @property

