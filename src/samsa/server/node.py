@@ -72,6 +72,7 @@ from samsa.server.connection_quotas import ConnectionQuotas
 from samsa.server.controller_link import ControllerLink
 from samsa.server.controller_server import CONTROLLER_APIS, ControllerServer
 from samsa.server.handlers import quorum as quorum_handlers
+from samsa.server.heap import collector_paused
 from samsa.server.listener_routing import ListenerRouting
 from samsa.server.listener_security import channel_security, secure_router, socket_server
 from samsa.server.meta_properties import directory_uuid
@@ -229,6 +230,12 @@ class Node:
 
     # ------------------------------------------------------------------ lifecycle
     async def start(self) -> None:
+        # Without collector passes over the partitions being built (see heap);
+        # the broker's wait_ready collects once before serving.
+        with collector_paused():
+            await self._start()
+
+    async def _start(self) -> None:
         self._loop = asyncio.get_running_loop()
         config = self.config
         data_dir = config.metadata_log_dir
