@@ -131,10 +131,10 @@ class LogSegment:
         prefix = segment_file_name(base_offset, "")
         log = FileRecords.open(directory / (prefix + LOG_SUFFIX))
         offset_index = OffsetIndex(
-            directory / (prefix + INDEX_SUFFIX), base_offset, max_index_bytes, lazy=lazy_indexes
+            (directory, prefix + INDEX_SUFFIX), base_offset, max_index_bytes, lazy=lazy_indexes
         )
         time_index = TimeIndex(
-            directory / (prefix + TIME_INDEX_SUFFIX),
+            (directory, prefix + TIME_INDEX_SUFFIX),
             base_offset,
             max_index_bytes,
             lazy=lazy_indexes,
@@ -147,7 +147,7 @@ class LogSegment:
             index_interval_bytes=index_interval_bytes,
             created_ms=now_ms,
             txn_index=TransactionIndex(
-                directory / (prefix + TXN_INDEX_SUFFIX),
+                (directory, prefix + TXN_INDEX_SUFFIX),
                 exists=None if file_names is None else prefix + TXN_INDEX_SUFFIX in file_names,
             ),
         )
