@@ -22,6 +22,7 @@ partitions).  ``settle_heap`` at the end of the start collects once.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import gc
 from collections.abc import Iterator
@@ -37,12 +38,16 @@ def settle_heap(*, full: bool = False) -> None:
 
 
 @contextlib.contextmanager
-def collector_paused() -> Iterator[None]:
-    """No automatic collection within (see module doc); as it was after."""
+def collector_paused(loop: asyncio.AbstractEventLoop, limit_s: float) -> Iterator[None]:
+    """No automatic collection within (see module doc); as it was after.  It
+    resumes after ``limit_s`` even while still within: a node that waits for
+    its quorum for hours must not pile up the garbage cycles of its retries."""
     was_enabled = gc.isenabled()
     gc.disable()
+    resume = loop.call_later(limit_s, gc.enable) if was_enabled else None
     try:
         yield
     finally:
-        if was_enabled:
+        if resume is not None:
+            resume.cancel()
             gc.enable()

@@ -84,6 +84,10 @@ from samsa.storage.log_dir_failure import LogDirFailureChannel
 
 log = logging.getLogger("samsa.server")
 
+START_WITHOUT_COLLECTOR_S = 60.0
+"""The longest a start runs without the cyclic collector (see heap): loading
+10,000 partitions takes seconds; waiting for a quorum may take hours."""
+
 
 def wall_ms() -> int:
     return time.time_ns() // 1_000_000
@@ -232,7 +236,7 @@ class Node:
     async def start(self) -> None:
         # Without collector passes over the partitions being built (see heap);
         # the broker's wait_ready collects once before serving.
-        with collector_paused():
+        with collector_paused(asyncio.get_running_loop(), START_WITHOUT_COLLECTOR_S):
             await self._start()
 
     async def _start(self) -> None:
