@@ -113,6 +113,26 @@ def test_an_epoch_cache_not_read_yet_follows_a_renamed_directory(tmp_path: Path)
     assert reopened.leader_epoch_cache.entries() == [(1, 0), (3, 4)]
 
 
+def test_a_new_leaders_epoch_waits_for_the_cache_to_be_read(tmp_path: Path) -> None:
+    leader_log(tmp_path / "t-0").close()
+    reopened = Log.open(tmp_path / "t-0", "t", 0, CONFIG, had_clean_shutdown=True)
+    reopened.maybe_assign_epoch_start_offset(5, 6)  # taking over leadership
+    assert reopened._epochs is None  # no file read for it
+    reopened.append(make_batch(1), leader_epoch=5)
+    assert reopened.leader_epoch_cache.entries() == [(1, 0), (3, 4), (5, 6)]
+    reopened.close()
+    again = Log.open(tmp_path / "t-0", "t", 0, CONFIG, had_clean_shutdown=True)
+    assert again.leader_epoch_cache.entries() == [(1, 0), (3, 4), (5, 6)]  # on file
+
+
+def test_a_truncation_drops_an_epoch_assigned_past_it(tmp_path: Path) -> None:
+    leader_log(tmp_path / "t-0").close()
+    reopened = Log.open(tmp_path / "t-0", "t", 0, CONFIG, had_clean_shutdown=True)
+    reopened.maybe_assign_epoch_start_offset(5, 6)
+    reopened.truncate_to(4)
+    assert reopened.leader_epoch_cache.entries() == [(1, 0)]
+
+
 def written_with_snapshot(directory: Path) -> None:
     """A partition of one idempotent producer, closed cleanly with its snapshot."""
     log = Log.open(directory, "t", 0, CONFIG)

@@ -18,7 +18,9 @@ used (an append, a role change, a fetch asking for an epoch), not at open: a
 broker of 10,000 idle partitions starts without reading 10,000 files, and the
 load (with its rebuild of a missing or corrupt file, see
 ``load_leader_epoch_cache``) is the same whenever it happens, since every
-change to the log's offsets reads the cache first.  An append whose last batch
+change to the log's offsets reads the cache first.  A new leader's epoch
+assigned before then waits with it (``maybe_assign_epoch_start_offset``), so
+a broker taking over thousands of idle partitions reads none of their files.  An append whose last batch
 carries a newer epoch assigns it before the bytes are written (one int
 comparison per append otherwise); truncations and log start moves cut it.
 
@@ -57,6 +59,7 @@ from samsa.storage.atomic_file import fsync_dir
 from samsa.storage.flush_timing import FLUSH_TIMINGS
 from samsa.storage.leader_epoch_cache import (
     EpochEndOffset,
+    EpochEntry,
     LeaderEpochFileCache,
     load_leader_epoch_cache,
 )
@@ -120,6 +123,7 @@ class Log:
         self._next_offset = next_offset
         self._recovery_point = recovery_point
         self._epochs = leader_epoch_cache  # None until first used (see module doc)
+        self._epochs_to_assign: list[EpochEntry] = []  # assigned before it was read
         self._clock = clock
         self._file_names_at_open = file_names_at_open
         self._lock = threading.RLock()
@@ -207,6 +211,9 @@ class Log:
                     )
                 except OSError as e:
                     raise storage_error(self.io_error_report, f"[{self.name}] epochs", e) from e
+                if self._epochs_to_assign:
+                    self._epochs.assign_all(self._epochs_to_assign, defer=True)
+                    self._epochs_to_assign = []
             return self._epochs
 
     @property
@@ -502,7 +509,11 @@ class Log:
         LeaderEpochFileCache.assign_at_end: the file follows before an append."""
         with self._lock, io_errors_fail_dir(self.io_error_report, f"[{self.name}] epoch"):
             self._check_open()
-            self._leader_epochs.assign_at_end(epoch, start_offset)
+            if self._epochs is None:
+                # Not read yet: assigned when it is, as here (see module doc).
+                self._epochs_to_assign.append(EpochEntry(epoch, start_offset))
+                return
+            self._epochs.assign_at_end(epoch, start_offset)
 
     # -- flush ------------------------------------------------------------
 
