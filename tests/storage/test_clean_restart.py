@@ -161,6 +161,15 @@ def test_a_snapshot_at_the_log_end_is_read_at_first_use(tmp_path: Path) -> None:
     assert state.loaded
 
 
+def test_the_periodic_expiry_pass_does_not_load_a_deferred_state(tmp_path: Path) -> None:
+    written_with_snapshot(tmp_path / "t-0")
+    _, state = reopened_state(tmp_path / "t-0")
+    assert state.remove_expired(now_ms=10**12, producer_id_expiration_ms=1) == []
+    assert not state.loaded
+    assert state.last_entry(PID) is not None  # loaded now, expired or not
+    assert state.remove_expired(now_ms=10**12, producer_id_expiration_ms=1) == [PID]
+
+
 def test_a_corrupt_snapshot_read_at_first_use_falls_back_to_the_log(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:

@@ -560,8 +560,13 @@ class ProducerStateManager:
         """Forget producers idle for ``producer.id.expiration.ms``; returns their ids.
 
         Like Kafka, idleness is measured from the max timestamp of the producer's
-        last batch, and a producer with an open transaction never expires.
+        last batch, and a producer with an open transaction never expires.  A
+        state not loaded yet is left so (the broker's periodic pass over every
+        partition would otherwise read every snapshot at once): its producers
+        are checked by the first pass after it is loaded.
         """
+        if self._pending_load is not None:
+            return []
         expired = [
             pid
             for pid, entry in self._producers.items()
