@@ -185,8 +185,10 @@ def test_a_corrupt_checkpoint_is_logged_and_rebuilt_from_the_log_start(
             log_start_offset=start,
             clock=ManualClock(),
         )
+        assert "leader epoch" not in caplog.text  # read on first use, not at open
+        entries = reopened.leader_epoch_cache.entries()
     assert "[t-0] rebuilding the leader epoch cache" in caplog.text
-    assert reopened.leader_epoch_cache.entries() == [(2, 4), (4, 9)]
+    assert entries == [(2, 4), (4, 9)]
 
 
 def test_recovery_cutting_a_torn_tail_cuts_its_epoch(tmp_path: Path) -> None:

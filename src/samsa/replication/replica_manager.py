@@ -65,7 +65,7 @@ from samsa.storage.log_dir_failure import io_errors_fail_dir
 from samsa.storage.log_dirs import LogDirs
 from samsa.storage.log_manager import LogManager
 from samsa.storage.producer_state import ProducerStateManager
-from samsa.storage.transaction_replay import replay_log
+from samsa.storage.transaction_replay import load_producer_state
 
 log = logging.getLogger(__name__)
 
@@ -142,12 +142,7 @@ class ReplicaManager:
     def _build(self, topic: str, index: int, log_: Log) -> Partition:
         """A Partition over ``log_``, not yet hosted (see ``build_missing``)."""
         state = ProducerStateManager(log_.directory)
-        names = log_.take_file_names_at_open()
-        replay_log(
-            log_,
-            state,
-            state.load(log_.log_start_offset, log_.log_end_offset, file_names=names),
-        )
+        load_producer_state(log_, state, log_.take_file_names_at_open())
         partition = Partition(
             topic,
             index,

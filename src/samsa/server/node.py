@@ -72,6 +72,7 @@ from samsa.server.connection_quotas import ConnectionQuotas
 from samsa.server.controller_link import ControllerLink
 from samsa.server.controller_server import CONTROLLER_APIS, ControllerServer
 from samsa.server.handlers import quorum as quorum_handlers
+from samsa.server.heap import collector_paused
 from samsa.server.listener_routing import ListenerRouting
 from samsa.server.listener_security import channel_security, secure_router, socket_server
 from samsa.server.meta_properties import directory_uuid
@@ -82,6 +83,10 @@ from samsa.server.tls_connection import ListenerTls
 from samsa.storage.log_dir_failure import LogDirFailureChannel
 
 log = logging.getLogger("samsa.server")
+
+START_WITHOUT_COLLECTOR_S = 60.0
+"""The longest a start runs without the cyclic collector (see heap): loading
+10,000 partitions takes seconds; waiting for a quorum may take hours."""
 
 
 def wall_ms() -> int:
@@ -229,6 +234,12 @@ class Node:
 
     # ------------------------------------------------------------------ lifecycle
     async def start(self) -> None:
+        # Without collector passes over the partitions being built (see heap);
+        # the broker's wait_ready collects once before serving.
+        with collector_paused(asyncio.get_running_loop(), START_WITHOUT_COLLECTOR_S):
+            await self._start()
+
+    async def _start(self) -> None:
         self._loop = asyncio.get_running_loop()
         config = self.config
         data_dir = config.metadata_log_dir

@@ -48,9 +48,18 @@ class _Index:
     entry_struct: struct.Struct
 
     def __init__(
-        self, path: Path, base_offset: int, max_index_bytes: int, *, lazy: bool = False
+        self,
+        path: Path | tuple[Path, str],
+        base_offset: int,
+        max_index_bytes: int,
+        *,
+        lazy: bool = False,
     ) -> None:
-        self.path = path
+        """``path``: the file, or (directory, file name) to make it of when first
+        needed (a lazy index nothing uses never needs it; pathlib costs a few
+        microseconds a path, for 10,000 partitions at start-up)."""
+        self._path: Path | None = path if isinstance(path, Path) else None
+        self._where: tuple[Path, str] | None = None if isinstance(path, Path) else path
         self.base_offset = base_offset
         self.max_entries = max(1, max_index_bytes // self.entry_struct.size)
         self._fd = -1
@@ -61,6 +70,18 @@ class _Index:
         self._before_rebuild: bytes | None = None
         if not lazy:
             self._mirror()
+
+    @property
+    def path(self) -> Path:
+        if self._path is None:
+            assert self._where is not None
+            directory, file_name = self._where
+            self._path = directory / file_name
+        return self._path
+
+    @path.setter
+    def path(self, path: Path) -> None:
+        self._path = path
 
     @property
     def loaded(self) -> bool:

@@ -13,7 +13,14 @@ Invariants: segments are sorted and contiguous in offsets; only the last
 
 Leader epochs: the log keeps a LeaderEpochFileCache (``leader-epoch-checkpoint``
 in its directory) of the first offset each leader epoch wrote, for
-OffsetForLeaderEpoch and Raft's divergence check.  An append whose last batch
+OffsetForLeaderEpoch and Raft's divergence check.  It is read when first
+used (an append, a role change, a fetch asking for an epoch), not at open: a
+broker of 10,000 idle partitions starts without reading 10,000 files, and the
+load (with its rebuild of a missing or corrupt file, see
+``load_leader_epoch_cache``) is the same whenever it happens, since every
+change to the log's offsets reads the cache first.  A new leader's epoch
+assigned before then waits with it (``maybe_assign_epoch_start_offset``), so
+a broker taking over thousands of idle partitions reads none of their files.  An append whose last batch
 carries a newer epoch assigns it before the bytes are written (one int
 comparison per append otherwise); truncations and log start moves cut it.
 
@@ -52,6 +59,7 @@ from samsa.storage.atomic_file import fsync_dir
 from samsa.storage.flush_timing import FLUSH_TIMINGS
 from samsa.storage.leader_epoch_cache import (
     EpochEndOffset,
+    EpochEntry,
     LeaderEpochFileCache,
     load_leader_epoch_cache,
 )
@@ -100,7 +108,7 @@ class Log:
         log_start_offset: int,
         next_offset: int,
         recovery_point: int,
-        leader_epoch_cache: LeaderEpochFileCache,
+        leader_epoch_cache: LeaderEpochFileCache | None,
         clock: Clock,
         file_names_at_open: frozenset[str] | None = None,
     ) -> None:
@@ -114,7 +122,8 @@ class Log:
         self._log_start_offset = log_start_offset
         self._next_offset = next_offset
         self._recovery_point = recovery_point
-        self._leader_epochs = leader_epoch_cache
+        self._epochs = leader_epoch_cache  # None until first used (see module doc)
+        self._epochs_to_assign: list[EpochEntry] = []  # assigned before it was read
         self._clock = clock
         self._file_names_at_open = file_names_at_open
         self._lock = threading.RLock()
@@ -142,9 +151,12 @@ class Log:
         log_start_offset: int = 0,
         had_clean_shutdown: bool = False,
         clock: Clock = wall_clock_ms,
+        directory_exists: bool = False,
     ) -> Log:
-        """Open (creating the directory if needed) and recover; see log_loader."""
-        directory.mkdir(parents=True, exist_ok=True)
+        """Open (creating the directory unless the caller just found it) and
+        recover; see log_loader.  The leader epoch cache is read on first use."""
+        if not directory_exists:
+            directory.mkdir(parents=True, exist_ok=True)
         loaded = load_log(
             directory,
             f"{topic}-{partition}",
@@ -153,13 +165,6 @@ class Log:
             log_start_offset=log_start_offset,
             had_clean_shutdown=had_clean_shutdown,
             now_ms=clock(),
-        )
-        leader_epochs = load_leader_epoch_cache(
-            directory,
-            f"{topic}-{partition}",
-            log_start_offset=loaded.log_start_offset,
-            log_end_offset=loaded.next_offset,
-            batch_headers=lambda: (h for s in loaded.segments for _, h in s.iter_headers()),
         )
         return cls(
             directory,
@@ -170,7 +175,7 @@ class Log:
             log_start_offset=loaded.log_start_offset,
             next_offset=loaded.next_offset,
             recovery_point=loaded.recovery_point,
-            leader_epoch_cache=leader_epochs,
+            leader_epoch_cache=None,
             clock=clock,
             file_names_at_open=loaded.file_names,
         )
@@ -183,6 +188,33 @@ class Log:
         listing the directory again, 10,000 listings for 10,000 partitions."""
         names, self._file_names_at_open = self._file_names_at_open, None
         return names
+
+    @property
+    def _leader_epochs(self) -> LeaderEpochFileCache:
+        cache = self._epochs
+        return self._load_leader_epochs() if cache is None else cache
+
+    def _load_leader_epochs(self) -> LeaderEpochFileCache:
+        """Read the cache (see module doc), under the lock: Raft's driver and
+        fetch handlers may ask from outside it."""
+        with self._lock:
+            if self._epochs is None:
+                try:
+                    self._epochs = load_leader_epoch_cache(
+                        self.directory,
+                        self.name,
+                        log_start_offset=self._log_start_offset,
+                        log_end_offset=self._next_offset,
+                        batch_headers=lambda: (
+                            h for s in list(self._segments) for _, h in s.iter_headers()
+                        ),
+                    )
+                except OSError as e:
+                    raise storage_error(self.io_error_report, f"[{self.name}] epochs", e) from e
+                if self._epochs_to_assign:
+                    self._epochs.assign_all(self._epochs_to_assign, defer=True)
+                    self._epochs_to_assign = []
+            return self._epochs
 
     @property
     def log_start_offset(self) -> int:
@@ -477,7 +509,11 @@ class Log:
         LeaderEpochFileCache.assign_at_end: the file follows before an append."""
         with self._lock, io_errors_fail_dir(self.io_error_report, f"[{self.name}] epoch"):
             self._check_open()
-            self._leader_epochs.assign_at_end(epoch, start_offset)
+            if self._epochs is None:
+                # Not read yet: assigned when it is, as here (see module doc).
+                self._epochs_to_assign.append(EpochEntry(epoch, start_offset))
+                return
+            self._epochs.assign_at_end(epoch, start_offset)
 
     # -- flush ------------------------------------------------------------
 
@@ -711,8 +747,9 @@ class Log:
         with self._lock:
             self.directory.rename(directory)
             self.directory = directory
-            if self._leader_epochs.path is not None:
-                self._leader_epochs.path = directory / self._leader_epochs.path.name
+            # A cache not read yet is read from the new directory when first used.
+            if self._epochs is not None and self._epochs.path is not None:
+                self._epochs.path = directory / self._epochs.path.name
             for segment in self._segments:
                 segment.moved_to(directory)
 

@@ -18,6 +18,10 @@ Mirrors Kafka's LogLoader.  Steps, in order:
    sanity-checked (and rebuilt if broken) only when first used (Kafka's
    LazyIndex).  After a clean shutdown no segment is recovered, so a broker of
    10,000 idle partitions opens one file per partition at start-up, not three.
+4. The log end offset: after a clean shutdown it is the checkpointed recovery
+   point (a clean close flushes every log to its end before the checkpoint
+   and the marker are written), so nothing is read; otherwise it is read from
+   the active segment's tail (its offset index's last entry, then headers).
 
 Nothing here is lost twice: recovery only removes bytes that do not form a
 valid batch, or that follow such bytes.
@@ -53,8 +57,16 @@ class LoadedLog:
 
 
 def open_segment(
-    directory: Path, base_offset: int, config: LogConfig, now_ms: int, *, lazy: bool = False
+    directory: Path,
+    base_offset: int,
+    config: LogConfig,
+    now_ms: int,
+    *,
+    lazy: bool = False,
+    file_names: frozenset[str] | set[str] | None = None,
 ) -> LogSegment:
+    """``file_names``: the directory's listing, when the caller has it (a
+    transaction index absent from it is not looked for)."""
     return LogSegment.open(
         directory,
         base_offset,
@@ -62,6 +74,7 @@ def open_segment(
         max_index_bytes=config.segment_index_bytes,
         now_ms=now_ms,
         lazy_indexes=lazy,
+        file_names=file_names,
     )
 
 
@@ -89,7 +102,7 @@ def load_log(
     for i, base in enumerate(bases):
         prefix = f"{base:020d}"
         had_indexes = prefix + INDEX_SUFFIX in names and prefix + TIME_INDEX_SUFFIX in names
-        segment = open_segment(directory, base, config, now_ms, lazy=True)
+        segment = open_segment(directory, base, config, now_ms, lazy=True, file_names=names)
         segments.append(segment)
         if i >= first_unflushed or had_indexes or not segment.size:
             continue
@@ -99,7 +112,9 @@ def load_log(
 
     if not segments:
         segments.append(open_segment(directory, max(log_start_offset, 0), config, now_ms))
-    next_offset = segments[-1].read_next_offset()
+    next_offset = _clean_end_offset(segments[-1], recovery_point, had_clean_shutdown)
+    if next_offset is None:
+        next_offset = segments[-1].read_next_offset()
     log_start_offset = max(log_start_offset, segments[0].base_offset)
     if log_start_offset > next_offset:
         # The checkpointed start is beyond the data (its segments were deleted
@@ -116,6 +131,21 @@ def load_log(
         next_offset = log_start_offset
     recovery_point = next_offset if had_clean_shutdown else min(recovery_point, next_offset)
     return LoadedLog(segments, next_offset, log_start_offset, recovery_point, frozenset(names))
+
+
+def _clean_end_offset(
+    active: LogSegment, recovery_point: int, had_clean_shutdown: bool
+) -> int | None:
+    """The log end offset known without reading, else None (see module doc, 4):
+    an empty active segment ends at its base; after a clean shutdown the
+    checkpointed recovery point is the end if it lies in the active segment
+    (a log missing from the checkpoint reads 0 there, which fails this test
+    unless the segment is empty)."""
+    if not active.size:
+        return active.base_offset
+    if had_clean_shutdown and recovery_point > active.base_offset:
+        return recovery_point
+    return None
 
 
 def _recover_unflushed(segments: list[LogSegment], name: str, first: int) -> list[LogSegment]:
@@ -162,13 +192,14 @@ def _clean_and_list(directory: Path, name: str) -> tuple[list[int], set[str]]:
     bases: set[int] = set()
     removed: set[str] = set()
     for file_name in names:
-        path = directory / file_name
         if file_name.endswith(_LEFTOVER_SUFFIXES):
             logger.info("[%s] removing leftover file %s", name, file_name)
-            path.unlink(missing_ok=True)
+            (directory / file_name).unlink(missing_ok=True)
             removed.add(file_name)
-        elif file_name.endswith(LOG_SUFFIX) and _base_of(file_name) is not None:
-            bases.add(_base_of(file_name) or 0)
+        elif file_name.endswith(LOG_SUFFIX):
+            base = _base_of(file_name)
+            if base is not None:
+                bases.add(base)
     for file_name in names:
         base = _base_of(file_name)
         if (

@@ -132,7 +132,7 @@ class LogManager:
                 continue
             topic, partition = key
             self._logs[key] = Log.open(
-                Path(entry.path),
+                self.data_dir / entry.name,  # a child: cheaper than parsing the whole path
                 topic,
                 partition,
                 self.config_for(topic),
@@ -140,6 +140,7 @@ class LogManager:
                 log_start_offset=start_offsets.get(key, 0),
                 had_clean_shutdown=clean,
                 clock=self._clock,
+                directory_exists=True,
             )
             self._logs[key].io_error_report = self.report_io_error
         # From here on a crash must lead to recovery.

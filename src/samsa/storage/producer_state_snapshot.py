@@ -82,6 +82,20 @@ def scan_snapshot_dir(
     return found, stray
 
 
+def newest_snapshot_offset(file_names: Iterable[str]) -> int | None:
+    """The offset of the newest snapshot among ``file_names``; None if there is
+    none, or if a temp file a crash left behind needs the full load's clean-up."""
+    newest: int | None = None
+    for name in file_names:
+        if name.endswith(SNAPSHOT_SUFFIX):
+            stem = name[: -len(SNAPSHOT_SUFFIX)]
+            if stem.isdigit() and (newest is None or int(stem) > newest):
+                newest = int(stem)
+        elif name.endswith(SNAPSHOT_SUFFIX + TMP_SUFFIX):
+            return None
+    return newest
+
+
 def encode_snapshot(entries: Iterable[ProducerStateEntry]) -> bytes:
     """Serialize producer entries (sorted by producer id, so equal state gives equal bytes)."""
     ordered = sorted(entries, key=lambda e: e.producer_id)

@@ -118,19 +118,23 @@ class LogSegment:
         max_index_bytes: int,
         now_ms: int,
         lazy_indexes: bool = False,
+        file_names: frozenset[str] | set[str] | None = None,
     ) -> LogSegment:
         """Open the segment's three files, creating any that are missing.
 
         ``lazy_indexes``: the indexes are read (and sanity-checked, and rebuilt
         from the log if they fail) only when first used, as Kafka's LazyIndex;
-        for segments loaded at start-up, most of which nothing reads soon."""
+        for segments loaded at start-up, most of which nothing reads soon.
+        ``file_names``: the directory's listing, if the caller just took it: a
+        transaction index it does not name is not looked for (one ``stat``
+        less per partition at start-up; most segments have none)."""
         prefix = segment_file_name(base_offset, "")
         log = FileRecords.open(directory / (prefix + LOG_SUFFIX))
         offset_index = OffsetIndex(
-            directory / (prefix + INDEX_SUFFIX), base_offset, max_index_bytes, lazy=lazy_indexes
+            (directory, prefix + INDEX_SUFFIX), base_offset, max_index_bytes, lazy=lazy_indexes
         )
         time_index = TimeIndex(
-            directory / (prefix + TIME_INDEX_SUFFIX),
+            (directory, prefix + TIME_INDEX_SUFFIX),
             base_offset,
             max_index_bytes,
             lazy=lazy_indexes,
@@ -142,7 +146,10 @@ class LogSegment:
             time_index,
             index_interval_bytes=index_interval_bytes,
             created_ms=now_ms,
-            txn_index=TransactionIndex(directory / (prefix + TXN_INDEX_SUFFIX)),
+            txn_index=TransactionIndex(
+                (directory, prefix + TXN_INDEX_SUFFIX),
+                exists=None if file_names is None else prefix + TXN_INDEX_SUFFIX in file_names,
+            ),
         )
 
     # -- facts ------------------------------------------------------------

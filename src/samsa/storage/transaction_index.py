@@ -40,16 +40,33 @@ class AbortedTxn(NamedTuple):
 class TransactionIndex:
     """The aborted transactions of one segment; ``path`` None keeps them in memory only."""
 
-    def __init__(self, path: Path | None) -> None:
-        self.path = path
+    def __init__(self, path: Path | tuple[Path, str] | None, *, exists: bool | None = None) -> None:
+        """``path`` may be (directory, file name), made a Path when first needed
+        (most segments never have this file).  ``exists``: whether the file is
+        there, when the caller knows it from a directory listing (None: look)."""
+        self._path: Path | None = None if isinstance(path, tuple) else path
+        self._where: tuple[Path, str] | None = path if isinstance(path, tuple) else None
         self._entries: list[AbortedTxn] = []
-        if path is not None and path.exists():
-            data = path.read_bytes()
+        if exists is None:
+            exists = self.path is not None and self.path.exists()
+        if exists and self.path is not None:
+            data = self.path.read_bytes()
             whole = len(data) - len(data) % _ENTRY.size
             for _, *fields in _ENTRY.iter_unpack(data[:whole]):
                 self._entries.append(AbortedTxn(*fields))
             if whole != len(data):
                 self._rewrite()
+
+    @property
+    def path(self) -> Path | None:
+        if self._where is not None:
+            directory, file_name = self._where
+            self._path, self._where = directory / file_name, None
+        return self._path
+
+    @path.setter
+    def path(self, path: Path | None) -> None:
+        self._path, self._where = path, None
 
     @property
     def entries(self) -> list[AbortedTxn]:

@@ -19,8 +19,9 @@ from samsa.protocol.record_reader import decode_batch
 from samsa.storage.log import Log
 from samsa.storage.producer_state import ProducerStateManager
 from samsa.storage.producer_state_entry import NO_COORDINATOR_EPOCH
+from samsa.storage.producer_state_snapshot import newest_snapshot_offset
 
-__all__ = ["parse_marker", "replay_batches", "replay_log"]
+__all__ = ["load_producer_state", "parse_marker", "replay_batches", "replay_log"]
 
 _KEY = struct.Struct(">hh")
 _VALUE = struct.Struct(">hi")
@@ -69,7 +70,10 @@ def replay_log(
 ) -> None:
     """Rebuild state and aborted transaction index from ``from_offset`` to ``end``
     (default the log end): index entries of markers there are dropped first and
-    re-added by the replay, so a crash mid-write never leaves one twice or lost."""
+    re-added by the replay, so a crash mid-write never leaves one twice or lost.
+    Nothing to replay reads nothing (a clean shutdown's snapshot is at the end)."""
+    if from_offset >= (log_.log_end_offset if end is None else min(end, log_.log_end_offset)):
+        return
     log_.truncate_aborted_txns_from(from_offset)
     for header in log_.iter_batch_headers(from_offset):
         if end is not None and header.base_offset >= end:
@@ -78,3 +82,25 @@ def replay_log(
             replay_batches(log_, state, [(log_.control_batch_bytes(header), 0, header)])
         else:
             state.replay_header(header)
+
+
+def load_producer_state(
+    log_: Log, state: ProducerStateManager, file_names: Iterable[str] | None
+) -> None:
+    """Load the partition's producer state from its newest snapshot and replay
+    the log after it -- on first use when the snapshot is at the log end (a
+    clean shutdown wrote it, nothing follows it), else now.  ``file_names``:
+    the directory's listing, if the log's load just took it.
+
+    The deferred load is bounded by today's log end: a follower appends
+    before it replays, and the batches it appends are replayed by it."""
+    start, end = log_.log_start_offset, log_.log_end_offset
+    if file_names is not None and end > start and newest_snapshot_offset(file_names) == end:
+
+        def load() -> None:
+            # The listing may be stale by then: the load lists the directory.
+            replay_log(log_, state, state.load(start, end), end)
+
+        state.load_on_first_use(load, end)
+        return
+    replay_log(log_, state, state.load(start, end, file_names=file_names))

@@ -1,0 +1,46 @@
+"""The cyclic collector is off while a node starts, and never for long."""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+
+from samsa.server.heap import collector_paused
+
+
+def test_the_collector_is_off_within_and_back_after() -> None:
+    async def scenario() -> None:
+        with collector_paused(asyncio.get_running_loop(), 60.0):
+            assert not gc.isenabled()
+        assert gc.isenabled()
+
+    assert gc.isenabled()
+    asyncio.run(scenario())
+    assert gc.isenabled()
+
+
+def test_the_collector_resumes_after_the_limit_even_within() -> None:
+    async def scenario() -> None:
+        loop = asyncio.get_running_loop()
+        with collector_paused(loop, 0.0):
+            assert not gc.isenabled()
+            later = loop.create_future()
+            loop.call_later(0.01, later.set_result, None)  # due after the limit
+            await later
+            assert gc.isenabled()
+        assert gc.isenabled()
+
+    asyncio.run(scenario())
+
+
+def test_a_collector_that_was_off_stays_off() -> None:
+    async def scenario() -> None:
+        with collector_paused(asyncio.get_running_loop(), 0.0):
+            await asyncio.sleep(0)
+        assert not gc.isenabled()
+
+    gc.disable()
+    try:
+        asyncio.run(scenario())
+    finally:
+        gc.enable()
