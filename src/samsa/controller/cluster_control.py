@@ -85,6 +85,16 @@ class ClusterControl:
                 ErrorCode.DUPLICATE_BROKER_REGISTRATION,
                 f"incarnation {incarnation.hex()} of broker {broker_id} was replaced by a newer one",
             )
+        if existing is not None and existing.incarnation_id == incarnation:
+            # The same process again: a retry whose answer it never saw (its attempt
+            # timed out while the first one committed), or one that lost track of its
+            # epoch.  The same answer, and nothing written: a new registration would
+            # fence it and take it out of every ISR, which at 10,000 partitions made
+            # the next attempt time out too, and so on.
+            self.heartbeats.touch(broker_id, now_ms)
+            return ControllerResult(
+                [], {"throttle_time_ms": 0, "error_code": 0, "broker_epoch": existing.epoch}
+            )
         if existing is not None and existing.incarnation_id != incarnation:
             # A fenced broker has no live session (as in Kafka's heartbeat manager),
             # and only an incarnation this controller has heard from blocks a new
