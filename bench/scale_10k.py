@@ -39,7 +39,14 @@ from typing import Any
 from confluent_kafka import Producer
 
 from _cluster import local_cluster, machine_line, node_metadata, percentile, rss_mb, wait_until
-from fetch_sessions_idle import KAFKA_CHECKPOINTS, create, measure, metrics_url, scrape
+from fetch_sessions_idle import (
+    KAFKA_CHECKPOINTS,
+    all_in_sync,
+    create,
+    measure,
+    metrics_url,
+    scrape,
+)
 from samsa.client import Admin
 from samsa.client.admin.results import NewTopic
 from samsa.testing_cluster import LocalCluster
@@ -147,7 +154,12 @@ def stop_spies(spies: list[subprocess.Popen[bytes]]) -> None:
         spy.wait(60)
 
 
-def restart_time(cluster: LocalCluster, node_id: int, *, kill: bool) -> float:
+def restart_time(cluster: LocalCluster, node_id: int, partitions: int, *, kill: bool) -> float:
+    """Seconds from starting ``node_id`` again until it is ready; first the
+    cluster settles (every ISR whole, as a rolling restart waits for no
+    under-replicated partition), so a restart is not timed while the cluster
+    still absorbs the one before."""
+    wait_until(lambda: all_in_sync(cluster, partitions), 600, "every ISR whole")
     if kill:
         cluster.kill(node_id)
     else:
@@ -246,9 +258,9 @@ def main() -> None:
             assert node.proc is not None
             print(f"RSS broker {node_id}: {rss_mb(node.proc.pid):.0f} MB", flush=True)
         if not args.skip_restarts:
-            took = restart_time(cluster, 3, kill=True)
+            took = restart_time(cluster, 3, args.partitions, kill=True)
             print(f"ready after SIGKILL: {took:.1f} s", flush=True)
-            took = restart_time(cluster, 3, kill=False)
+            took = restart_time(cluster, 3, args.partitions, kill=False)
             print(f"ready after clean stop: {took:.1f} s", flush=True)
         failover_profile = None if args.profile is None else f"{args.profile}-failover"
         kinds = [True] if args.kill_controller else [False, True]
