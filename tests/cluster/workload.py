@@ -111,7 +111,12 @@ class ProducerWorkload(threading.Thread):
             return [r for r in self.retries if start <= r[0] <= end]
 
     # -- what the client calls --------------------------------------------------------
-    def _acknowledged(self, seq: int, partition: int, offset: int) -> None:
+    def _acknowledged(self, seq: int, partition: int, offset: int | None) -> None:
+        # librdkafka acknowledges a record whose offset it does not know (a
+        # retried idempotent batch answered as a duplicate without offsets) with
+        # offset None; the checker takes -1 as "unknown" and finds it by value.
+        if offset is None:
+            offset = -1
         with self.lock:
             self.acks.append(Ack(self.producer_name, seq, partition, offset, len(self.acks)))
             self.acks_by_partition[partition] += 1
