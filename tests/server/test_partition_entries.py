@@ -5,29 +5,30 @@ from __future__ import annotations
 import uuid
 
 from samsa.controller.metadata_image import MetadataImage
-from samsa.protocol.metadata_records import make_record
+from samsa.protocol.metadata_records import MetadataRecord, make_record
 from samsa.server.handlers.partition_entries import PartitionEntries
 
 TOPIC_ID = uuid.UUID(int=7).bytes
+
+
+def _partition(p: int, replicas: list[int], leader: int) -> MetadataRecord:
+    return make_record(
+        "PartitionRecord",
+        partition_id=p,
+        topic_id=TOPIC_ID,
+        replicas=replicas,
+        isr=replicas,
+        leader=leader,
+        leader_epoch=0,
+        partition_epoch=0,
+    )
 
 
 def _image(partitions: int) -> MetadataImage:
     image = MetadataImage()
     image.replay(make_record("TopicRecord", name="orders", topic_id=TOPIC_ID), offset=0)
     for p in range(partitions):
-        image.replay(
-            make_record(
-                "PartitionRecord",
-                partition_id=p,
-                topic_id=TOPIC_ID,
-                replicas=[1, 2, 3],
-                isr=[1, 2, 3],
-                leader=1 + p % 3,
-                leader_epoch=0,
-                partition_epoch=0,
-            ),
-            offset=1 + p,
-        )
+        image.replay(_partition(p, [1, 2, 3], leader=1 + p % 3), offset=1 + p)
     return image
 
 
@@ -57,19 +58,7 @@ def test_a_snapshot_loaded_in_place_is_a_new_image() -> None:
     assert len(entries.of(image, image.topics["orders"])) == 2
     records = [
         make_record("TopicRecord", name="orders", topic_id=TOPIC_ID),
-        *(
-            make_record(
-                "PartitionRecord",
-                partition_id=p,
-                topic_id=TOPIC_ID,
-                replicas=[1],
-                isr=[1],
-                leader=1,
-                leader_epoch=0,
-                partition_epoch=0,
-            )
-            for p in range(4)
-        ),
+        *(_partition(p, [1], leader=1) for p in range(4)),
     ]
     image.load_snapshot(records, end_offset=100, epoch=3)
     assert len(entries.of(image, image.topics["orders"])) == 4
