@@ -20,9 +20,10 @@ load (with its rebuild of a missing or corrupt file, see
 ``load_leader_epoch_cache``) is the same whenever it happens, since every
 change to the log's offsets reads the cache first.  A new leader's epoch
 assigned before then waits with it (``maybe_assign_epoch_start_offset``), so
-a broker taking over thousands of idle partitions reads none of their files.  An append whose last batch
-carries a newer epoch assigns it before the bytes are written (one int
-comparison per append otherwise); truncations and log start moves cut it.
+a broker taking over thousands of idle partitions reads none of their files.
+An append whose last batch carries a newer epoch assigns it before the bytes
+are written (one int comparison per append otherwise); truncations and log
+start moves cut it.
 
 Durability: appends stay in the page cache (Kafka's default); ``flush.messages``
 forces an fsync every N messages, ``flush.ms`` is applied by
