@@ -211,7 +211,7 @@ class ControllerServer:
                 result = controller.assign_replicas_to_dirs(body)
             else:
                 raise ValueError(f"api key {api_key} is not a controller API")
-            if not await self._commit(result.records):
+            if not await self._commit_result(result):
                 return not_controller_response(api_key, body)
         return result.response or {}
 
