@@ -93,15 +93,32 @@ class Polling:
         self.consumer.close()
 
 
+def assigned_members(bootstrap: str, group: str) -> int:
+    """How many members of a share group the broker has given partitions
+    (ShareGroupDescribe); 0 while the group does not exist yet."""
+    client = RawClient(bootstrap)
+    try:
+        (described,) = client.call(77, 1, {"group_ids": [group]})["groups"]
+    finally:
+        client.close()
+    if described["error_code"]:
+        return 0
+    return sum(1 for m in described["members"] if m["assignment"]["topic_partitions"])
+
+
 def test_five_share_consumers_on_two_partitions_process_each_record_once(
     share_broker: BrokerProcess, topic_name: str
 ) -> None:
     boot = share_broker.bootstrap
     create_topic(boot, topic_name, 2)
     total = 2000
-    produce(boot, topic_name, [(i % 2, f"r{i}".encode()) for i in range(total)])
     members = [Polling(share_consumer(boot, "five"), topic_name) for _ in range(5)]
     try:
+        # Produced only once every member holds an assignment: records waiting
+        # before the others joined could all go to the first one, and the test
+        # would not show them shared.
+        wait_until(lambda: assigned_members(boot, "five") == 5, 30, "five members assigned")
+        produce(boot, topic_name, [(i % 2, f"r{i}".encode()) for i in range(total)])
 
         def everything() -> list[Received]:
             return [k for m in members for k in m.delivered()]
