@@ -24,11 +24,27 @@ def _partition(p: int, replicas: list[int], leader: int) -> MetadataRecord:
     )
 
 
-def _image(partitions: int) -> MetadataImage:
+def _broker(broker_id: int) -> MetadataRecord:
+    return make_record(
+        "RegisterBrokerRecord",
+        broker_id=broker_id,
+        incarnation_id=uuid.UUID(int=broker_id).bytes,
+        broker_epoch=10 + broker_id,
+        end_points=[{"name": "PLAINTEXT", "host": "h", "port": 9092, "security_protocol": 0}],
+        fenced=False,
+    )
+
+
+def _image(partitions: int, *, brokers: tuple[int, ...] = ()) -> MetadataImage:
+    """A topic "orders" of ``partitions`` on replicas 1-3; ``brokers`` registered
+    (and live) first."""
     image = MetadataImage()
-    image.replay(make_record("TopicRecord", name="orders", topic_id=TOPIC_ID), offset=0)
+    for offset, broker in enumerate(brokers):
+        image.replay(_broker(broker), offset=offset)
+    first = len(brokers)
+    image.replay(make_record("TopicRecord", name="orders", topic_id=TOPIC_ID), offset=first)
     for p in range(partitions):
-        image.replay(_partition(p, [1, 2, 3], leader=1 + p % 3), offset=1 + p)
+        image.replay(_partition(p, [1, 2, 3], leader=1 + p % 3), offset=first + 1 + p)
     return image
 
 
@@ -77,29 +93,8 @@ def test_an_encoded_answer_is_kept_per_request_shape_until_the_image_moves() -> 
     assert entries.slot(image, (12, "PLAINTEXT", ("orders",))) is not slot
 
 
-def _broker(broker_id: int) -> MetadataRecord:
-    return make_record(
-        "RegisterBrokerRecord",
-        broker_id=broker_id,
-        incarnation_id=uuid.UUID(int=broker_id).bytes,
-        broker_epoch=10 + broker_id,
-        end_points=[{"name": "PLAINTEXT", "host": "h", "port": 9092, "security_protocol": 0}],
-        fenced=False,
-    )
-
-
-def _live_image(partitions: int) -> MetadataImage:
-    image = MetadataImage()
-    for offset, broker in enumerate((1, 2, 3)):
-        image.replay(_broker(broker), offset=offset)
-    image.replay(make_record("TopicRecord", name="orders", topic_id=TOPIC_ID), offset=3)
-    for p in range(partitions):
-        image.replay(_partition(p, [1, 2, 3], leader=1 + p % 3), offset=4 + p)
-    return image
-
-
 def test_a_new_image_keeps_the_entries_of_partitions_it_did_not_change() -> None:
-    image = _live_image(5)
+    image = _image(5, brokers=(1, 2, 3))
     entries = PartitionEntries()
     first = entries.of(image, image.topics["orders"])
     image.replay(
@@ -113,7 +108,7 @@ def test_a_new_image_keeps_the_entries_of_partitions_it_did_not_change() -> None
 
 
 def test_a_broker_fenced_rebuilds_every_entry_with_its_offline_replicas() -> None:
-    image = _live_image(3)
+    image = _image(3, brokers=(1, 2, 3))
     entries = PartitionEntries()
     first = entries.of(image, image.topics["orders"])
     assert all(e["offline_replicas"] == [] for e in first)
@@ -124,7 +119,7 @@ def test_a_broker_fenced_rebuilds_every_entry_with_its_offline_replicas() -> Non
 
 
 def test_a_topic_deleted_leaves_nothing_kept_behind() -> None:
-    image = _live_image(3)
+    image = _image(3, brokers=(1, 2, 3))
     entries = PartitionEntries()
     entries.of(image, image.topics["orders"])
     image.replay(make_record("RemoveTopicRecord", topic_id=TOPIC_ID), offset=20)
