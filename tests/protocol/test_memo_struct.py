@@ -18,7 +18,7 @@ from .schema_strategies import body_strategy
 
 METADATA, FETCH, PRODUCE = 3, 1, 0
 FUZZ = settings(
-    max_examples=25,
+    max_examples=12,
     deadline=None,
     database=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
