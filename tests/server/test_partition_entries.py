@@ -24,11 +24,27 @@ def _partition(p: int, replicas: list[int], leader: int) -> MetadataRecord:
     )
 
 
-def _image(partitions: int) -> MetadataImage:
+def _broker(broker_id: int) -> MetadataRecord:
+    return make_record(
+        "RegisterBrokerRecord",
+        broker_id=broker_id,
+        incarnation_id=uuid.UUID(int=broker_id).bytes,
+        broker_epoch=10 + broker_id,
+        end_points=[{"name": "PLAINTEXT", "host": "h", "port": 9092, "security_protocol": 0}],
+        fenced=False,
+    )
+
+
+def _image(partitions: int, *, brokers: tuple[int, ...] = ()) -> MetadataImage:
+    """A topic "orders" of ``partitions`` on replicas 1-3; ``brokers`` registered
+    (and live) first."""
     image = MetadataImage()
-    image.replay(make_record("TopicRecord", name="orders", topic_id=TOPIC_ID), offset=0)
+    for offset, broker in enumerate(brokers):
+        image.replay(_broker(broker), offset=offset)
+    first = len(brokers)
+    image.replay(make_record("TopicRecord", name="orders", topic_id=TOPIC_ID), offset=first)
     for p in range(partitions):
-        image.replay(_partition(p, [1, 2, 3], leader=1 + p % 3), offset=1 + p)
+        image.replay(_partition(p, [1, 2, 3], leader=1 + p % 3), offset=first + 1 + p)
     return image
 
 
@@ -75,3 +91,37 @@ def test_an_encoded_answer_is_kept_per_request_shape_until_the_image_moves() -> 
         offset=9,
     )
     assert entries.slot(image, (12, "PLAINTEXT", ("orders",))) is not slot
+
+
+def test_a_new_image_keeps_the_entries_of_partitions_it_did_not_change() -> None:
+    image = _image(5, brokers=(1, 2, 3))
+    entries = PartitionEntries()
+    first = entries.of(image, image.topics["orders"])
+    image.replay(
+        make_record("PartitionChangeRecord", topic_id=TOPIC_ID, partition_id=2, leader=3),
+        offset=20,
+    )
+    after = entries.of(image, image.topics["orders"])
+    assert after is not first
+    assert [a is f for a, f in zip(after, first, strict=True)] == [True, True, False, True, True]
+    assert after[2]["leader_id"] == 3 and after[2]["leader_epoch"] == 1
+
+
+def test_a_broker_fenced_rebuilds_every_entry_with_its_offline_replicas() -> None:
+    image = _image(3, brokers=(1, 2, 3))
+    entries = PartitionEntries()
+    first = entries.of(image, image.topics["orders"])
+    assert all(e["offline_replicas"] == [] for e in first)
+    image.replay(make_record("FenceBrokerRecord", id=3, epoch=13), offset=20)
+    after = entries.of(image, image.topics["orders"])
+    assert [e["offline_replicas"] for e in after] == [[3], [3], [3]]
+    assert not any(a is f for a, f in zip(after, first, strict=True))
+
+
+def test_a_topic_deleted_leaves_nothing_kept_behind() -> None:
+    image = _image(3, brokers=(1, 2, 3))
+    entries = PartitionEntries()
+    entries.of(image, image.topics["orders"])
+    image.replay(make_record("RemoveTopicRecord", topic_id=TOPIC_ID), offset=20)
+    entries.slot(image, (12,))  # any use of the new image
+    assert entries.kept_topics() == 0

@@ -27,6 +27,7 @@ from typing import Any
 
 from samsa.errors import DecodeError
 from samsa.protocol.primitives import read_uvarint, uvarint_bytes
+from samsa.protocol.reusable_body import MemoStruct
 from samsa.protocol.schema import Field
 
 # Record sets of at least this many bytes become chunks of their own (see above).
@@ -417,7 +418,9 @@ def _emit_encode_value(
         el = g.var("el")
         g.emit(indent + 1, f"for {el} in {val}:")
         et = f.element_type
-        if et == "struct":
+        if et == "struct" and not _holds_records(f.fields):
+            _emit_encode_memo_struct(g, f.fields, version, flexible, el, indent + 2)
+        elif et == "struct":
             _emit_encode_struct(g, f.fields, version, flexible, el, indent + 2)
         else:
             el_field = Field(
@@ -433,6 +436,29 @@ def _emit_encode_value(
             _emit_encode_value(g, el_field, version, flexible, el, indent + 2, allow_splice)
         return
     raise AssertionError(f"unhandled type {t}")
+
+
+def _holds_records(fields: tuple[Field, ...]) -> bool:
+    return any(f.type == "records" or _holds_records(f.fields) for f in fields)
+
+
+def _emit_encode_memo_struct(
+    g: _Gen, fields: tuple[Field, ...], version: int, flexible: bool, el: str, indent: int
+) -> None:
+    """A struct array element; a ``MemoStruct`` one is written from its memo
+    when this encoder wrote it before, and remembered when not."""
+    memo, hit, start = g.var("memo"), g.var("hit"), g.var("start")
+    memo_class, key = g.const(MemoStruct), g.const(object())
+    g.emit(indent, f"{memo} = {el}.memo if {el}.__class__ is {memo_class} else None")
+    g.emit(indent, f"if {memo} is not None:")
+    g.emit(indent + 1, f"{hit} = {memo}.get({key})")
+    g.emit(indent + 1, f"if {hit} is not None:")
+    g.emit(indent + 2, f"b += {hit}")
+    g.emit(indent + 2, "continue")
+    g.emit(indent + 1, f"{start} = _len(b)")
+    _emit_encode_struct(g, fields, version, flexible, el, indent)
+    g.emit(indent, f"if {memo} is not None:")
+    g.emit(indent + 1, f"{memo}[{key}] = _bytes(b[{start}:])")
 
 
 # ----------------------------------------------------------------------------- entry points

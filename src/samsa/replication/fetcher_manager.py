@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import logging
 import zlib
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 
 from samsa.net import ChannelPool
 from samsa.replication.config import ReplicationConfig
@@ -70,7 +70,10 @@ class ReplicaFetcherManager:
             for tp in partitions:
                 self._fetcher_of[tp] = key
             log.info(
-                "fetching %s from broker %d", sorted(f"{t}-{p}" for t, p in partitions), key[0]
+                "fetching %d partitions from broker %d: %s",
+                len(partitions),
+                key[0],
+                some_names(partitions),
             )
 
     def remove_partitions(self, tps: Iterable[TopicPartition]) -> None:
@@ -103,3 +106,13 @@ class ReplicaFetcherManager:
         self._fetcher_of.clear()
         for fetcher in fetchers:
             await fetcher.stop()
+
+
+NAMED = 10
+"""Partitions a fetcher's start line names; at 10,000 the whole list was 200 KB."""
+
+
+def some_names(partitions: Collection[TopicPartition]) -> str:
+    names = sorted(f"{t}-{p}" for t, p in partitions)
+    more = len(names) - NAMED
+    return ", ".join(names[:NAMED]) + (f" and {more} more" if more > 0 else "")

@@ -73,6 +73,7 @@ from samsa.replication.fetcher_types import (
     TruncateFullyAndStartAt,
     TruncateTo,
 )
+from samsa.replication.turn_log import TurnLog
 from samsa.storage.leader_epoch_cache import UNDEFINED_EPOCH, EpochEndOffset
 
 LEADER_BEHIND = frozenset(
@@ -90,6 +91,7 @@ goes into the ``log_start_offset`` a follower reports, and no leader decision
 reads that."""
 
 log = logging.getLogger(__name__)
+paused_log = TurnLog(log)
 
 __all__ = ["FetcherState"]
 
@@ -180,7 +182,13 @@ class FetcherState:
         if state is not None:
             state.status = FetchStatus.FAILED
             self._status_changed(tp, FetchStatus.FAILED)
-        log.info("[%s-%d] fetching paused until new metadata: %s", tp[0], tp[1], error.name)
+        paused_log.info(
+            "fetching paused",
+            "[%s-%d] fetching paused until new metadata: %s",
+            tp[0],
+            tp[1],
+            error.name,
+        )
         return FailPartition(tp, error)
 
     # ------------------------------------------------------------------ truncation

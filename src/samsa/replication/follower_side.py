@@ -6,10 +6,12 @@ import logging
 
 from samsa.replication import follower_writes
 from samsa.replication.partition_base import PartitionBase
+from samsa.replication.turn_log import TurnLog
 from samsa.storage.leader_epoch_cache import UNDEFINED_EPOCH
 from samsa.storage.log_info import AppendInfo
 
 log = logging.getLogger("samsa.replication.partition")
+truncation_log = TurnLog(log)
 
 __all__ = ["FollowerSide"]
 
@@ -43,7 +45,9 @@ class FollowerSide(PartitionBase):
         removed = follower_writes.truncate_to(self.log, self.producer_state, offset)
         if removed:
             self._high_watermark = min(self._high_watermark, self.log.log_end_offset)
-            log.info("[%s] truncated to offset %d", self.name, self.log.log_end_offset)
+            truncation_log.info(
+                "truncated", "[%s] truncated to offset %d", self.name, self.log.log_end_offset
+            )
         return removed
 
     def truncate_fully_and_start_at(self, offset: int) -> None:

@@ -15,10 +15,12 @@ from samsa.errors import ErrorCode, KafkaError
 from samsa.replication.epochs import NO_EPOCH, diverging_epoch
 from samsa.replication.isr_state import LeaderAndIsr, PendingIsrChange
 from samsa.replication.partition_base import PartitionBase, PartitionRole, ReadResult
+from samsa.replication.turn_log import TurnLog
 from samsa.storage.file_region import FileRegion
 from samsa.storage.leader_epoch_cache import EpochEndOffset
 
 log = logging.getLogger("samsa.replication.partition")
+isr_log = TurnLog(log)
 
 __all__ = ["LeaderSide"]
 
@@ -132,7 +134,8 @@ class LeaderSide(PartitionBase):
         ):
             return
         change = leader.prepare_expand(broker_id, self.leader_epoch, self.partition_epoch)
-        log.info(
+        isr_log.info(
+            "expanding ISR",
             "[%s] expanding ISR from %s to %s",
             self.name,
             sorted(change.isr),
@@ -156,7 +159,8 @@ class LeaderSide(PartitionBase):
         if not lagging:
             return None
         change = leader.prepare_shrink(lagging, self.leader_epoch, self.partition_epoch)
-        log.info(
+        isr_log.info(
+            "shrinking ISR",
             "[%s] shrinking ISR from %s to %s: out of sync %s (leader end offset %d, "
             "high watermark %d)",
             self.name,
@@ -214,7 +218,8 @@ class LeaderSide(PartitionBase):
             return False
         leader.commit(result.isr)
         self.partition_epoch = result.partition_epoch
-        log.info(
+        isr_log.info(
+            "ISR committed",
             "[%s] ISR now %s at partition epoch %d",
             self.name,
             list(result.isr),

@@ -11,18 +11,33 @@ changes.
 from __future__ import annotations
 
 from collections.abc import Collection, Hashable
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from samsa.replication.fetch_waiter import FetchWaiter
 from samsa.replication.session_watch import ReadState
-from samsa.server.fetch_session import CachedPartition, FetchSession, PartitionKey
+from samsa.server.fetch_session import CachedPartition, FetchSession, PartitionKey, SessionStates
 
-if TYPE_CHECKING:
-    from samsa.server.fetch_sessions import FetchSessionCache
-
-__all__ = ["NO_SESSION", "FetchContext"]
+__all__ = ["NO_SESSION", "FetchContext", "SessionSlots"]
 
 NO_SESSION = 0
+
+
+class SessionSlots(Protocol):
+    """What a context needs of the session cache (``FetchSessionCache``), named
+    here so the cache, which makes contexts, is imported by nothing it makes."""
+
+    states: SessionStates | None
+
+    def get(self, session_id: int) -> FetchSession | None: ...
+
+    def create(
+        self,
+        now_ms: int,
+        privileged: bool,
+        partitions: dict[PartitionKey, CachedPartition],
+        *,
+        replica_id: int = -1,
+    ) -> int: ...
 
 
 class FetchContext:
@@ -36,7 +51,7 @@ class FetchContext:
 
     def __init__(
         self,
-        cache: FetchSessionCache,
+        cache: SessionSlots,
         topics: list[dict[str, Any]],
         *,
         session: FetchSession | None = None,

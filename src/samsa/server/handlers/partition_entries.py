@@ -13,6 +13,12 @@ change them (the access guard and throttling change topic-level and
 top-level fields only, which are built per request).  The encoding of a
 whole answer is shared too, per request shape (``slot``), through
 ``ReusableBody``, which encodes afresh an answer a wrapper changed.
+
+A new image rebuilds the lists but not the entries: a partition whose
+registration (never changed in place) and set of live brokers are those an
+entry was made from keeps that entry, a ``MemoStruct`` whose encodings are
+kept on it.  While a failover's leadership moves are applied 200 at a time,
+each new image's answer encodes the partitions that moved, not all 10,000.
 """
 
 from __future__ import annotations
@@ -20,8 +26,9 @@ from __future__ import annotations
 from typing import Any
 
 from samsa.controller.metadata_image import MetadataImage, TopicImage
+from samsa.controller.registrations import PartitionRegistration
 from samsa.errors import ErrorCode
-from samsa.protocol.reusable_body import EncodedSlot
+from samsa.protocol.reusable_body import EncodedSlot, MemoStruct
 
 MAX_SLOTS = 64
 """Request shapes remembered per image (each client usually asks one shape)."""
@@ -32,8 +39,12 @@ class PartitionEntries:
 
     def __init__(self) -> None:
         self._at: tuple[int, int] | None = None
-        self._by_topic: dict[bytes, list[dict[str, Any]]] = {}
+        self._by_topic: dict[bytes, list[MemoStruct]] = {}
         self._slots: dict[tuple[Any, ...], EncodedSlot] = {}
+        self._live: frozenset[int] = frozenset()
+        self._kept: dict[bytes, dict[int, tuple[PartitionRegistration, MemoStruct]]] = {}
+        """Per topic and partition: the registration the kept entry was made from
+        while the brokers in ``_live`` were the live ones."""
 
     def _check(self, image: MetadataImage) -> None:
         at = (image.last_offset, image.last_epoch)
@@ -41,6 +52,12 @@ class PartitionEntries:
             self._by_topic.clear()
             self._slots.clear()
             self._at = at
+            live = frozenset(b.id for b in image.brokers.values() if not b.fenced)
+            if live != self._live:
+                self._kept.clear()  # every entry's offline replicas may differ
+                self._live = live
+            for topic_id in [t for t in self._kept if t not in image.topics_by_id]:
+                del self._kept[topic_id]
 
     def slot(self, image: MetadataImage, shape: tuple[Any, ...]) -> EncodedSlot:
         """Where the encoding of the answer to a request of ``shape`` (everything
@@ -53,29 +70,46 @@ class PartitionEntries:
             slot = self._slots[shape] = EncodedSlot()
         return slot
 
-    def of(self, image: MetadataImage, topic: TopicImage) -> list[dict[str, Any]]:
+    def kept_topics(self) -> int:
+        """Topics whose entries are kept for the next image (bounded by the image's)."""
+        return len(self._kept)
+
+    def of(self, image: MetadataImage, topic: TopicImage) -> list[MemoStruct]:
         self._check(image)
         entries = self._by_topic.get(topic.topic_id)
         if entries is None:
-            entries = self._by_topic[topic.topic_id] = _build(image, topic)
+            entries = self._by_topic[topic.topic_id] = self._build(topic)
+        return entries
+
+    def _build(self, topic: TopicImage) -> list[MemoStruct]:
+        kept = self._kept.setdefault(topic.topic_id, {})
+        live = self._live
+        entries = []
+        for index in sorted(topic.partitions):
+            registration = topic.partitions[index]
+            old = kept.get(index)
+            if old is not None and old[0] is registration:
+                entries.append(old[1])
+                continue
+            entry = _entry(index, registration, live)
+            kept[index] = (registration, entry)
+            entries.append(entry)
+        if len(kept) > len(entries):  # partitions gone (the topic was recreated smaller)
+            for index in [i for i in kept if i not in topic.partitions]:
+                del kept[index]
         return entries
 
 
-def _build(image: MetadataImage, topic: TopicImage) -> list[dict[str, Any]]:
-    live = {b.id for b in image.brokers.values() if not b.fenced}
-    entries = []
-    for index in sorted(topic.partitions):
-        registration = topic.partitions[index]
-        leader = registration.leader
-        entries.append(
-            {
-                "error_code": 0 if leader >= 0 else ErrorCode.LEADER_NOT_AVAILABLE,
-                "partition_index": index,
-                "leader_id": leader,
-                "leader_epoch": registration.leader_epoch,
-                "replica_nodes": list(registration.replicas),
-                "isr_nodes": list(registration.isr),
-                "offline_replicas": [r for r in registration.replicas if r not in live],
-            }
-        )
-    return entries
+def _entry(index: int, registration: PartitionRegistration, live: frozenset[int]) -> MemoStruct:
+    leader = registration.leader
+    return MemoStruct(
+        {
+            "error_code": 0 if leader >= 0 else ErrorCode.LEADER_NOT_AVAILABLE,
+            "partition_index": index,
+            "leader_id": leader,
+            "leader_epoch": registration.leader_epoch,
+            "replica_nodes": list(registration.replicas),
+            "isr_nodes": list(registration.isr),
+            "offline_replicas": [r for r in registration.replicas if r not in live],
+        }
+    )
