@@ -39,7 +39,7 @@ from pathlib import Path
 from confluent_kafka import KafkaError, KafkaException, Producer
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from _cluster import machine_line, rss_mb, wait_until
+from _cluster import machine_line, precompile_samsa, rss_mb, wait_until
 from samsa.testing import BrokerProcess
 
 TOPIC = "many"
@@ -172,6 +172,7 @@ def main() -> None:
     parser.add_argument("--only", choices=["clean", "kill"], help="one kind of restart only")
     args = parser.parse_args()
     print(machine_line(), flush=True)
+    print(precompile_samsa(), flush=True)
     scratch = None
     if args.reuse:
         scratch = tempfile.TemporaryDirectory(prefix="samsa-startup-")
