@@ -39,11 +39,11 @@ from typing import Any
 from confluent_kafka import Producer
 
 from _cluster import (
+    cache_broker_bytecode,
     local_cluster,
     machine_line,
     node_metadata,
     percentile,
-    precompile_samsa,
     rss_mb,
     wait_until,
 )
@@ -251,7 +251,7 @@ def main() -> None:
     global PROFILE_FORMAT
     PROFILE_FORMAT = args.profile_format
     print(machine_line())
-    print(precompile_samsa(), flush=True)
+    print(cache_broker_bytecode(), flush=True)
     print(f"{args.partitions} partitions at RF 3 on 3 brokers, {args.busy} busy", flush=True)
 
     for mode, slots in () if args.skip_idle else (("sessions", "1000"), ("no sessions", "0")):
