@@ -452,6 +452,8 @@ class Broker:
             self.client_quotas.update(self.image.client_quotas)
         if not self._reconciled:
             self._note_own_registration()
+            if self.lifecycle is not None:
+                self.lifecycle.note_metadata_applied(self.loader.applied_offset - 1)
             return
         image = self.image
         changes = delta.local_changes(self.node_id)
