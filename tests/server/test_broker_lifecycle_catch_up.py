@@ -7,6 +7,8 @@ timing; the cluster tests cover the real exchange."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
+from collections.abc import AsyncIterator
 from typing import Any
 
 from samsa.server.broker_lifecycle import (
@@ -36,50 +38,46 @@ class ScriptedController:
         return {"error_code": 0, "is_fenced": offset < EPOCH, "should_shut_down": False}
 
 
-def lifecycle(controller: ScriptedController, applied: list[int]) -> BrokerLifecycle:
+@contextlib.asynccontextmanager
+async def registered_and_fenced() -> AsyncIterator[tuple[ScriptedController, BrokerLifecycle]]:
+    """A started lifecycle whose first heartbeat (short of the registration) was answered."""
+    controller = ScriptedController()
+    applied = [EPOCH - 100]
     registration = Registration(1, "cluster", [], None, b"\x00" * 16)
-    return BrokerLifecycle(
+    broker = BrokerLifecycle(
         registration,
         controller,
         lambda: applied[0],
         heartbeat_interval_ms=SLOW_POLL_MS,
         recovery_poll_ms=SLOW_POLL_MS,
     )
+    broker.start()
+    try:
+        assert await asyncio.wait_for(controller.heartbeats.get(), 30) == EPOCH - 100
+        applied[0] = EPOCH
+        yield controller, broker
+    finally:
+        await broker.stop()
 
 
 def test_the_heartbeat_that_shows_the_catch_up_goes_at_once() -> None:
     async def scenario() -> None:
-        controller = ScriptedController()
-        applied = [EPOCH - 100]
-        broker = lifecycle(controller, applied)
-        broker.start()
-        try:
-            assert await asyncio.wait_for(controller.heartbeats.get(), 30) == EPOCH - 100
-            applied[0] = EPOCH
+        async with registered_and_fenced() as (controller, broker):
             broker.note_metadata_applied(EPOCH)
             assert await asyncio.wait_for(controller.heartbeats.get(), 30) == EPOCH
             await asyncio.wait_for(broker.unfenced.wait(), 30)
-        finally:
-            await broker.stop()
 
     asyncio.run(scenario())
 
 
 def test_metadata_short_of_the_registration_does_not_ask_early() -> None:
     async def scenario() -> None:
-        controller = ScriptedController()
-        applied = [EPOCH - 100]
-        broker = lifecycle(controller, applied)
-        broker.start()
-        try:
-            await asyncio.wait_for(controller.heartbeats.get(), 30)
+        async with registered_and_fenced() as (controller, broker):
             broker.note_metadata_applied(EPOCH - 1)
             # Everything the wake-up would have started has run by now.
             for _ in range(20):
                 await asyncio.sleep(0)
             assert controller.heartbeats.empty()
             assert not broker.unfenced.is_set()
-        finally:
-            await broker.stop()
 
     asyncio.run(scenario())
