@@ -122,3 +122,17 @@ def machine_line() -> str:
         f"machine: {os.cpu_count()} CPUs, Python {platform.python_version()}, "
         f"load average at start {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}"
     )
+
+
+def cache_broker_bytecode() -> str:
+    """Brokers started after this compile their sources once into a cache
+    outside the tree, as an installed broker would, even where the shell
+    disables writing bytecode: under PYTHONDONTWRITEBYTECODE (our machines)
+    every restarted broker compiled all of samsa again, about 1.3 s of each
+    timed restart that measured Python's compiler, not the broker.  Returns a
+    line for the output."""
+    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+    prefix = os.environ.setdefault(
+        "PYTHONPYCACHEPREFIX", str(Path(tempfile.gettempdir()) / "samsa-pycache")
+    )
+    return f"broker bytecode cached in {prefix}"

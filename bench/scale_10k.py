@@ -38,7 +38,15 @@ from typing import Any
 
 from confluent_kafka import Producer
 
-from _cluster import local_cluster, machine_line, node_metadata, percentile, rss_mb, wait_until
+from _cluster import (
+    cache_broker_bytecode,
+    local_cluster,
+    machine_line,
+    node_metadata,
+    percentile,
+    rss_mb,
+    wait_until,
+)
 from fetch_sessions_idle import (
     KAFKA_CHECKPOINTS,
     all_in_sync,
@@ -243,6 +251,7 @@ def main() -> None:
     global PROFILE_FORMAT
     PROFILE_FORMAT = args.profile_format
     print(machine_line())
+    print(cache_broker_bytecode(), flush=True)
     print(f"{args.partitions} partitions at RF 3 on 3 brokers, {args.busy} busy", flush=True)
 
     for mode, slots in () if args.skip_idle else (("sessions", "1000"), ("no sessions", "0")):

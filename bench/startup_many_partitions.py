@@ -39,7 +39,7 @@ from pathlib import Path
 from confluent_kafka import KafkaError, KafkaException, Producer
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from _cluster import machine_line, rss_mb, wait_until
+from _cluster import cache_broker_bytecode, machine_line, rss_mb, wait_until
 from samsa.testing import BrokerProcess
 
 TOPIC = "many"
@@ -172,6 +172,7 @@ def main() -> None:
     parser.add_argument("--only", choices=["clean", "kill"], help="one kind of restart only")
     args = parser.parse_args()
     print(machine_line(), flush=True)
+    print(cache_broker_bytecode(), flush=True)
     scratch = None
     if args.reuse:
         scratch = tempfile.TemporaryDirectory(prefix="samsa-startup-")
@@ -184,10 +185,6 @@ def main() -> None:
     else:
         scratch = tempfile.TemporaryDirectory(prefix="samsa-startup-")
         data_dir = Path(scratch.name) / "data"
-    # Brokers compile their sources once into a cache outside the tree, as an
-    # installed broker would, even where the shell disables writing bytecode.
-    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
-    os.environ.setdefault("PYTHONPYCACHEPREFIX", str(Path(tempfile.gettempdir()) / "samsa-pycache"))
     broker = BrokerProcess(data_dir)
     try:
         started = time.monotonic()

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import gc
 
-from samsa.server.heap import collector_paused
+from samsa.server.heap import collector_paused, freeze_start_up
 
 
 def test_the_collector_is_off_within_and_back_after() -> None:
@@ -43,4 +43,20 @@ def test_a_collector_that_was_off_stays_off() -> None:
     try:
         asyncio.run(scenario())
     finally:
+        gc.enable()
+
+
+def test_start_up_is_frozen_without_a_collection() -> None:
+    """One pass over everything a 10,000-partition start built cost half a
+    second of the restart and found almost no garbage."""
+    gc.disable()
+    try:
+        built = [[i] for i in range(10_000)]  # tracked objects, as a start builds
+        passes = [generation["collections"] for generation in gc.get_stats()]
+        frozen = gc.get_freeze_count()
+        freeze_start_up()
+        assert [generation["collections"] for generation in gc.get_stats()] == passes
+        assert gc.get_freeze_count() >= frozen + len(built)
+    finally:
+        gc.unfreeze()
         gc.enable()

@@ -12,6 +12,7 @@ from samsa.protocol.record_batch import iter_batches
 from samsa.storage.file_region import FileRegion
 from samsa.storage.log import Log
 from samsa.storage.log_config import LogConfig
+from samsa.storage.log_loader import _tidy_bases
 
 from .log_helpers import make_batch
 
@@ -112,6 +113,33 @@ def test_leftover_and_orphan_files_are_removed(tmp_path: Path) -> None:
     assert "00000000000000000099.index" not in names
     assert not any(n.endswith(".deleted") for n in names)
     assert log.log_end_offset == 4
+
+
+def test_an_orphan_index_alone_is_removed(tmp_path: Path) -> None:
+    """With no leftover beside it (the quick listing of a tidy directory must
+    still notice an index whose log is gone)."""
+    directory = write_log(tmp_path, batches=2)
+    (directory / "00000000000000000099.timeindex").write_bytes(b"")
+    log = reopen(directory)
+    assert "00000000000000000099.timeindex" not in os.listdir(directory)
+    assert log.log_end_offset == 4
+
+
+def test_a_tidy_listing_gives_its_segments_in_order() -> None:
+    listing = [
+        "00000000000000000200.log",
+        "00000000000000000000.index",
+        "00000000000000000000.log",
+        "00000000000000000200.index",
+        "00000000000000000200.timeindex",
+        "00000000000000000200.snapshot",
+        "leader-epoch-checkpoint",
+        "partition.metadata",
+    ]
+    assert _tidy_bases(listing) == [0, 200]
+    for untidy in ("00000000000000000000.log.swap", "00000000000000000000.index.tmp"):
+        assert _tidy_bases([*listing, untidy]) is None
+    assert _tidy_bases([*listing, "00000000000000000300.txnindex"]) is None
 
 
 def test_garbage_only_segment_recovers_to_empty(tmp_path: Path) -> None:

@@ -50,7 +50,7 @@ from samsa.server.dynamic_broker_config import DynamicBrokerConfig
 from samsa.server.features import api_versions_features
 from samsa.server.fetch_sessions import FetchSessionCache
 from samsa.server.handlers import register_all
-from samsa.server.heap import settle_heap
+from samsa.server.heap import freeze_start_up
 from samsa.server.http_endpoint import HttpEndpoint
 from samsa.server.listener_security import channel_security
 from samsa.server.log_dir_failure_handler import LogDirFailureHandler
@@ -340,7 +340,7 @@ class Broker:
             self.ensure_group_coordinator()
         if "__transaction_state" in self.image.topics:
             self.ensure_transaction_coordinator()
-        settle_heap()  # what start-up built lives on: keep the collector off it
+        freeze_start_up()  # what start-up built lives on: keep the collector off it
 
     def register_handlers(self, router: Router, listener: Listener) -> None:
         register_all(router, self, listener.name)
@@ -452,6 +452,8 @@ class Broker:
             self.client_quotas.update(self.image.client_quotas)
         if not self._reconciled:
             self._note_own_registration()
+            if self.lifecycle is not None:
+                self.lifecycle.note_metadata_applied(self.loader.applied_offset - 1)
             return
         image = self.image
         changes = delta.local_changes(self.node_id)

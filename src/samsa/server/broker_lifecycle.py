@@ -67,12 +67,17 @@ class BrokerLifecycle:
         *,
         heartbeat_interval_ms: int,
         retry_backoff_ms: int = 100,
+        recovery_poll_ms: int = 50,
     ) -> None:
+        """``recovery_poll_ms``: how often a fenced broker asks while catching up
+        or waiting for its controlled shutdown (it also asks at once when its
+        metadata reaches its registration, see ``note_metadata_applied``)."""
         self.registration = registration
         self._controller = controller
         self._metadata_offset = metadata_offset
         self.heartbeat_interval_ms = heartbeat_interval_ms
         self.retry_backoff_ms = retry_backoff_ms
+        self.recovery_poll_ms = recovery_poll_ms
         self.incarnation_id = uuid.uuid4().bytes
         self.broker_epoch = -1
         self.state = BrokerState.STARTING
@@ -83,6 +88,8 @@ class BrokerLifecycle:
         self.offline_log_dirs: list[bytes] = []
         """Directory ids of failed log dirs, told to the controller in every heartbeat."""
         self._wake = asyncio.Event()
+        self._told_caught_up = -1
+        """The broker epoch whose catching up woke a heartbeat already."""
         self._task: asyncio.Task[None] | None = None
 
     def start(self) -> None:
@@ -107,6 +114,21 @@ class BrokerLifecycle:
         """Send the next heartbeat at once (metadata caught up: unfence sooner)."""
         self._wake.set()
 
+    def note_metadata_applied(self, offset: int) -> None:
+        """The broker applied the metadata up to ``offset``.  The controller
+        unfences a broker once a heartbeat shows it has applied its own
+        registration (whose offset is the broker epoch), so the heartbeat that
+        shows it goes at once, as Kafka's BrokerLifecycleManager sends it on
+        catching up, rather than on the next poll.  Once per registration: a
+        controller that keeps it fenced after that is asked at the poll's pace,
+        not on every metadata batch."""
+        epoch = self.broker_epoch
+        if self._told_caught_up == epoch or self.state is not BrokerState.RECOVERY:
+            return
+        if 0 <= epoch <= offset:
+            self._told_caught_up = epoch
+            self._wake.set()
+
     async def stop(self) -> None:
         self.state = BrokerState.SHUTTING_DOWN
         await cancel_and_wait(self._task)
@@ -117,13 +139,15 @@ class BrokerLifecycle:
                 break
             await asyncio.sleep(self.retry_backoff_ms / 1000)
         while True:
+            # Cleared before asking: a wake-up while the heartbeat is on its way
+            # (caught up, a failed log dir) sends the next one at once.
+            self._wake.clear()
             ok = await self._heartbeat()
             delay = self.heartbeat_interval_ms if ok else self.retry_backoff_ms
             if ok and self.state in (BrokerState.RECOVERY, BrokerState.PENDING_CONTROLLED_SHUTDOWN):
                 # Catching up, or waiting for leaderships to move away: the answer
                 # changes within milliseconds, so ask again soon, not in seconds.
-                delay = min(delay, 50)
-            self._wake.clear()
+                delay = min(delay, self.recovery_poll_ms)
             await wait_event(self._wake, delay / 1000)
 
     async def _register(self) -> bool:

@@ -17,7 +17,11 @@ While a node starts (``collector_paused``) the collector does not run at all:
 start-up builds the objects of every partition, all of which live on, and the
 passes over them while they were built cost as much as building them (a
 third of the time ``ReplicaManager.load_existing`` took for 10,000
-partitions).  ``settle_heap`` at the end of the start collects once.
+partitions).  At the end of the start ``freeze_start_up`` freezes it all
+without a collection: with the collector off, every object start-up made
+was still in the youngest generation, and one pass over them found almost
+nothing (117 garbage objects among 140,000 for 3,000 partitions) yet took
+0.8 s of a restart on a loaded machine, half a second at 10,000 partitions.
 """
 
 from __future__ import annotations
@@ -27,13 +31,19 @@ import contextlib
 import gc
 from collections.abc import Iterator
 
-__all__ = ["collector_paused", "settle_heap"]
+__all__ = ["collector_paused", "freeze_start_up", "settle_heap"]
 
 
 def settle_heap(*, full: bool = False) -> None:
     """Collect the young generations (all of them when ``full``, at start-up
     before serving), then freeze what is left."""
     gc.collect(2 if full else 1)
+    gc.freeze()
+
+
+def freeze_start_up() -> None:
+    """Freeze what start-up built, without collecting first (see module doc):
+    the few cycles it left stay, a bounded one-off cost per process."""
     gc.freeze()
 
 

@@ -1,0 +1,83 @@
+"""A fenced broker asks to be unfenced as soon as its metadata reaches its
+registration, not on its next poll (Kafka's BrokerLifecycleManager does the
+same).  The controller here is a script of answers: what is tested is when
+the lifecycle asks, which a real controller would only blur with its own
+timing; the cluster tests cover the real exchange."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator
+from typing import Any
+
+from samsa.server.broker_lifecycle import (
+    BROKER_HEARTBEAT,
+    BROKER_REGISTRATION,
+    BrokerLifecycle,
+    Registration,
+)
+
+EPOCH = 4242
+SLOW_POLL_MS = 60_000
+"""Far beyond the test's bound: a heartbeat that waited for the poll fails it."""
+
+
+class ScriptedController:
+    """Registers at ``EPOCH``; unfences once a heartbeat shows that offset applied."""
+
+    def __init__(self) -> None:
+        self.heartbeats: asyncio.Queue[int] = asyncio.Queue()
+
+    async def __call__(self, api_key: int, version: int, body: dict[str, Any]) -> dict[str, Any]:
+        if api_key == BROKER_REGISTRATION:
+            return {"error_code": 0, "broker_epoch": EPOCH}
+        assert api_key == BROKER_HEARTBEAT
+        offset = body["current_metadata_offset"]
+        self.heartbeats.put_nowait(offset)
+        return {"error_code": 0, "is_fenced": offset < EPOCH, "should_shut_down": False}
+
+
+@contextlib.asynccontextmanager
+async def registered_and_fenced() -> AsyncIterator[tuple[ScriptedController, BrokerLifecycle]]:
+    """A started lifecycle whose first heartbeat (short of the registration) was answered."""
+    controller = ScriptedController()
+    applied = [EPOCH - 100]
+    registration = Registration(1, "cluster", [], None, b"\x00" * 16)
+    broker = BrokerLifecycle(
+        registration,
+        controller,
+        lambda: applied[0],
+        heartbeat_interval_ms=SLOW_POLL_MS,
+        recovery_poll_ms=SLOW_POLL_MS,
+    )
+    broker.start()
+    try:
+        assert await asyncio.wait_for(controller.heartbeats.get(), 30) == EPOCH - 100
+        applied[0] = EPOCH
+        yield controller, broker
+    finally:
+        await broker.stop()
+
+
+def test_the_heartbeat_that_shows_the_catch_up_goes_at_once() -> None:
+    async def scenario() -> None:
+        async with registered_and_fenced() as (controller, broker):
+            broker.note_metadata_applied(EPOCH)
+            assert await asyncio.wait_for(controller.heartbeats.get(), 30) == EPOCH
+            await asyncio.wait_for(broker.unfenced.wait(), 30)
+
+    asyncio.run(scenario())
+
+
+def test_metadata_short_of_the_registration_does_not_ask_early() -> None:
+    async def scenario() -> None:
+        async with registered_and_fenced() as (controller, broker):
+            broker.note_metadata_applied(EPOCH - 1)
+            # Everything the wake-up would have started has run by now.
+            for _ in range(20):
+                await asyncio.sleep(0)
+            assert controller.heartbeats.empty()
+            assert not broker.unfenced.is_set()
+
+    asyncio.run(scenario())
