@@ -239,6 +239,9 @@ def main() -> None:
     parser.add_argument(
         "--skip-idle", action="store_true", help="skip the two idle clusters (measurement 1)"
     )
+    parser.add_argument(
+        "--skip-failover", action="store_true", help="skip the leader failovers (measurement 4)"
+    )
     args = parser.parse_args()
     global PROFILE_FORMAT
     PROFILE_FORMAT = args.profile_format
@@ -278,6 +281,8 @@ def main() -> None:
             print(f"ready after clean stop: {took:.1f} s", flush=True)
         failover_profile = None if args.profile is None else f"{args.profile}-failover"
         kinds = [True] if args.kill_controller else [False, True]
+        if args.skip_failover:
+            kinds = []
         for kill_controller in kinds:
             victim, led, took = failover_time(
                 cluster, failover_profile, kill_controller=kill_controller
