@@ -9,7 +9,7 @@ it returns is a plain value copied at the moment of the call.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -18,6 +18,7 @@ from samsa.server.partition_metrics import PartitionSample
 from samsa.storage.cleaner_manager import CleanerStats
 
 if TYPE_CHECKING:
+    from samsa.replication.partition import Partition
     from samsa.security.quotas import ThrottleTotals
     from samsa.server.broker_api import BrokerApi
     from samsa.server.metrics import BrokerMetrics
@@ -197,10 +198,17 @@ class BrokerView:
     def partition_count(self) -> int:
         return sum(1 for _ in self._broker.replicas.partitions())
 
-    def partition_samples(self) -> Iterator[PartitionSample]:
-        """What ``/metrics`` shows of each partition hosted here, in one pass
-        (see partition_metrics)."""
-        for p in sorted(self._broker.replicas.partitions(), key=lambda p: (p.topic, p.index)):
+    def hosted_in_order(self) -> list[Partition]:
+        """The partitions hosted here by topic and index, the order of ``/metrics``."""
+        return sorted(self._broker.replicas.partitions(), key=lambda p: (p.topic, p.index))
+
+    def partition_samples(
+        self, partitions: Iterable[Partition] | None = None
+    ) -> Iterator[PartitionSample]:
+        """What ``/metrics`` shows of each partition hosted here (or of
+        ``partitions``, a slice of ``hosted_in_order``), in one pass (see
+        partition_metrics)."""
+        for p in self.hosted_in_order() if partitions is None else partitions:
             log = p.log
             segments = log.segments
             leader = p.is_leader
