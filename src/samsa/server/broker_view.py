@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from operator import attrgetter
 from typing import TYPE_CHECKING
 
 from samsa.protocol.consumer_protocol import decode_assignment
@@ -200,7 +201,7 @@ class BrokerView:
 
     def hosted_in_order(self) -> list[Partition]:
         """The partitions hosted here by topic and index, the order of ``/metrics``."""
-        return sorted(self._broker.replicas.partitions(), key=lambda p: (p.topic, p.index))
+        return sorted(self._broker.replicas.partitions(), key=attrgetter("topic", "index"))
 
     def partition_samples(
         self, partitions: Iterable[Partition] | None = None

@@ -10,14 +10,12 @@ import asyncio
 
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
+from samsa.loop_slices import SLICE, in_slices
 from samsa.server.broker_view import BrokerView
 from samsa.server.http_endpoint import HttpEndpoint, Request, Response
 from samsa.server.metrics import BrokerMetrics
 from samsa.server.metrics_collector import build_registry
 from samsa.server.partition_metrics import PartitionSample, partition_family_pieces
-
-SCRAPE_STEP = 1000
-"""Partitions sampled, or written out, per loop callback of a scrape."""
 
 
 def metrics_endpoint(view: BrokerView, metrics: BrokerMetrics) -> HttpEndpoint:
@@ -28,15 +26,13 @@ def metrics_endpoint(view: BrokerView, metrics: BrokerMetrics) -> HttpEndpoint:
         a scrape of 10,000 partitions held the loop ~100 ms (more on a busy
         machine), and every produce and fetch waited for it."""
         head = generate_latest(registry)
-        hosted = view.hosted_in_order()
         rows: list[PartitionSample] = []
-        for start in range(0, len(hosted), SCRAPE_STEP):
-            rows.extend(view.partition_samples(hosted[start : start + SCRAPE_STEP]))
-            await asyncio.sleep(0)
+        async for part in in_slices(view.hosted_in_order()):
+            rows.extend(view.partition_samples(part))
         text = [head]
-        for piece in partition_family_pieces(rows, SCRAPE_STEP):
-            text.append(piece.encode())
+        for piece in partition_family_pieces(rows, SLICE):
             await asyncio.sleep(0)
+            text.append(piece.encode())
         return Response(200, b"".join(text), CONTENT_TYPE_LATEST)
 
     def index(_: Request) -> Response:
