@@ -230,17 +230,14 @@ class BrokerView:
         """(under-replicated partitions this broker leads, offline partitions in the
         cluster): Kafka's UnderReplicatedPartitions (per leader) and
         OfflinePartitionsCount, read from the metadata image."""
-        b = self._broker
-        under = offline = 0
-        for topic in b.image.topics.values():
-            for registration in topic.partitions.values():
-                if registration.leader < 0:
-                    offline += 1
-                elif registration.leader == b.node_id and len(registration.isr) < len(
-                    registration.replicas
-                ):
-                    under += 1
-        return under, offline
+        image = self._broker.image
+        index = image.brokers_to_isrs  # not every partition of the cluster: a scrape's cost
+        under = 0
+        for topic_id, partition_id in index.partitions_led_by(self._broker.node_id):
+            registration = image.partition(topic_id, partition_id)
+            if registration is not None and len(registration.isr) < len(registration.replicas):
+                under += 1
+        return under, index.offline_partition_count()
 
     def log_dirs(self) -> dict[str, str | None]:
         """Each log dir -> the error that took it offline, or None while it works."""
