@@ -59,11 +59,18 @@ def metrics_endpoint(view: BrokerView, metrics: BrokerMetrics) -> HttpEndpoint:
 
 
 class _Only:
-    """The one family of ``registry`` named ``name`` (a registry to generate_latest)."""
+    """The one family of ``registry`` named ``name`` (a registry to generate_latest).
+
+    Collectors yield families lazily and a name is yielded once, so the
+    families after it are never computed (the partition health that follows
+    ``samsa_partitions`` walks every partition this broker leads)."""
 
     def __init__(self, registry: CollectorRegistry, name: str) -> None:
         self._registry = registry
         self._name = name
 
     def collect(self) -> Iterator[Metric]:
-        return (family for family in self._registry.collect() if family.name == self._name)
+        for family in self._registry.collect():
+            if family.name == self._name:
+                yield family
+                return
