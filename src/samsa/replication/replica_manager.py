@@ -73,7 +73,7 @@ log = logging.getLogger(__name__)
 __all__ = ["FetchWaiter", "ReplicaManager", "TopicPartition"]
 
 TopicPartition = tuple[str, int]
-APPLY_STEP = 100
+APPLY_STEP = 200
 """Partitions made leader or follower per slice of a large metadata batch
 (``apply_delta_in_steps``): a few milliseconds of the event loop each."""
 
