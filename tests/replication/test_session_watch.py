@@ -324,3 +324,37 @@ def test_a_follower_idle_in_its_session_stays_in_sync_one_that_stops_does_not(
             await h.close()
 
     run(scenario())
+
+
+def test_the_full_check_compares_a_step_of_the_session_per_fetch(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A follower's session of thousands of partitions is compared a slice per
+    fetch (in one fetch it held the leader's loop 10-30 ms): a log start
+    move nothing reported is found once the pass reaches its partition."""
+    from samsa.server import fetch_sessions
+
+    monkeypatch.setattr(fetch_sessions, "FULL_CHECK_STEP", 1)
+
+    async def scenario() -> None:
+        h = Harness(tmp_path, channels=False)
+        try:
+            lead_partitions(h)
+            client = Client(FetchSessionCache(10, states=h.manager.session_partitions), h.manager)
+            last = h.manager.get(TOPIC, PARTITIONS - 1)
+            assert last is not None
+            last.append_from_client(memoryview(make_batch(2)))
+            follower_reaches_end(last, h.clock())
+            client.fetch(h.clock())
+            client.fetch(h.clock())
+            assert client.fetch(h.clock()) == {}  # idle
+            last.log.delete_records(last.high_watermark)  # nothing reports it
+            h.clock.advance(FULL_CHECK_MS)
+            answers = [client.fetch(h.clock()) for _ in range(PARTITIONS)]
+            assert answers[:-1] == [{}] * (PARTITIONS - 1)
+            assert list(answers[-1]) == [(TOPIC, PARTITIONS - 1)]
+            assert client.fetch(h.clock()) == {}  # the pass is over
+        finally:
+            await h.close()
+
+    run(scenario())

@@ -100,3 +100,32 @@ def test_a_failed_preparation_still_applies_the_step_then_the_next() -> None:
         await applier.close()
 
     asyncio.run(main())
+
+
+def test_preparing_runs_in_a_thread_of_its_own_at_a_lower_priority() -> None:
+    """Creating a thousand partitions' files took the CPU from every broker's
+    loop on the machine: the preparing thread yields it to them."""
+    import os
+
+    from samsa.server.metadata_applier import PREPARE_NICENESS
+
+    async def main() -> list[tuple[str, int]]:
+        applier = SerialMetadataApplier()
+        seen: list[tuple[str, int]] = []
+
+        def prepare() -> None:
+            seen.append((threading.current_thread().name, os.getpriority(os.PRIO_PROCESS, 0)))
+
+        for _ in range(2):
+            applier.submit(lambda _: None, prepare)
+        await asyncio.wait_for(applier.wait_idle(), 10)
+        await applier.close()
+        return seen
+
+    own = os.getpriority(os.PRIO_PROCESS, 0)
+    seen = asyncio.run(main())
+    assert len(seen) == 2 and seen[0] == seen[1]  # one thread, lowered once
+    name, niceness = seen[0]
+    assert name.startswith("metadata-prepare")
+    assert niceness == min(own + PREPARE_NICENESS, 19)
+    assert os.getpriority(os.PRIO_PROCESS, 0) == own  # the loop's thread keeps its own

@@ -6,6 +6,8 @@ import asyncio
 import uuid
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from samsa.controller.metadata_delta import MetadataDelta
 from samsa.controller.metadata_image import MetadataImage
@@ -161,9 +163,140 @@ def test_a_transaction_longer_than_a_step_is_still_applied_whole() -> None:
     ]
     loader, recorder = _loader(records)
 
-    def work() -> None:
+    async def run() -> None:
         loader.handle_commit(len(records))
+        # The first step only read (and decoded) part of the transaction.
+        assert loader.has_open_transaction
+        assert "orders" not in loader.image.topics and recorder.topics_seen == []
+        await asyncio.wait_for(loader.wait_applied(len(records) - 1), 5)
         assert len(loader.image.topics["orders"].partitions) == count + 1
         assert recorder.topics_seen == [{"orders"}]
 
-    _in_loop(work)
+    asyncio.run(run())
+
+
+def _big_transaction(
+    name: str, count: int, end: str = "EndTransactionRecord"
+) -> list[MetadataRecord]:
+    topic_id = uuid.uuid5(uuid.NAMESPACE_OID, name).bytes
+    return [
+        make_record("BeginTransactionRecord"),
+        make_record("TopicRecord", name=name, topic_id=topic_id),
+        *(
+            make_record(
+                "PartitionRecord",
+                partition_id=p,
+                topic_id=topic_id,
+                replicas=[1 + p % 3, 1 + (p + 1) % 3],
+                isr=[1 + p % 3, 1 + (p + 1) % 3],
+                leader=1 + p % 3,
+                leader_epoch=0,
+                partition_epoch=0,
+            )
+            for p in range(count)
+        ),
+        make_record(end, **({"reason": "failover"} if end == "AbortTransactionRecord" else {})),
+    ]
+
+
+async def _replay_watching(loader: MetadataLoader, records: list[MetadataRecord]) -> list[set[str]]:
+    """Replay every record a step at a time; the topics a reader saw between steps."""
+    seen: list[set[str]] = []
+    loader.handle_commit(len(records))
+    while loader.applied_offset < len(records) or loader._next_step is not None:
+        seen.append(set(loader.image.topics))
+        await asyncio.sleep(0)
+    return seen
+
+
+def test_a_reader_between_the_steps_of_a_transaction_sees_the_image_before_it() -> None:
+    from samsa.server.metadata_loader import RECORDS_PER_STEP
+
+    count = 3 * RECORDS_PER_STEP
+    records = [*_topic("before"), *_big_transaction("sliced", count)]
+    loader, recorder = _loader(records)
+
+    seen = asyncio.run(_replay_watching(loader, records))
+    assert len(seen) >= 3  # the transaction took several steps
+    assert all(topics == {"before"} for topics in seen)
+    assert len(loader.image.topics["sliced"].partitions) == count
+    assert recorder.topics_seen == [{"before"}, {"before", "sliced"}]
+
+
+def test_a_sliced_transaction_ends_in_the_image_a_single_step_builds() -> None:
+    from samsa.server.metadata_loader import RECORDS_PER_STEP
+
+    records = [
+        *_topic("before"),
+        *_big_transaction("first", 2 * RECORDS_PER_STEP + 7),
+        *_big_transaction("second", RECORDS_PER_STEP // 2),
+    ]
+    stepped, _ = _loader(records)
+    asyncio.run(_replay_watching(stepped, records))
+    whole, _ = _loader(records)
+    whole.handle_commit(len(records))  # outside a loop: everything in one go
+    assert stepped.image == whole.image
+    assert stepped.image.brokers_to_isrs == whole.image.brokers_to_isrs
+
+
+@settings(max_examples=20, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 450), st.booleans()), min_size=1, max_size=4))
+def test_any_mix_of_transactions_steps_into_the_image_one_go_builds(
+    writes: list[tuple[int, bool]],
+) -> None:
+    records = [*_topic("before")]
+    for n, (count, aborted) in enumerate(writes):
+        end = "AbortTransactionRecord" if aborted else "EndTransactionRecord"
+        records += _big_transaction(f"t{n}", count, end=end)
+    stepped, _ = _loader(records)
+    asyncio.run(_replay_watching(stepped, records))
+    whole, _ = _loader(records)
+    whole.handle_commit(len(records))
+    assert stepped.image == whole.image
+    assert set(whole.image.topics) == {"before"} | {
+        f"t{n}" for n, (_, aborted) in enumerate(writes) if not aborted
+    }
+
+
+def test_an_aborted_transaction_longer_than_a_step_publishes_nothing() -> None:
+    from samsa.server.metadata_loader import RECORDS_PER_STEP
+
+    records = [
+        *_big_transaction("cut", 2 * RECORDS_PER_STEP, end="AbortTransactionRecord"),
+        *_topic("after"),
+    ]
+    loader, recorder = _loader(records)
+    seen = asyncio.run(_replay_watching(loader, records))
+    assert all("cut" not in topics for topics in seen)
+    assert set(loader.image.topics) == {"after"}
+    assert recorder.topics_seen == [{"after"}]
+
+
+def test_a_snapshot_loaded_between_the_steps_of_a_transaction_replaces_the_held_part() -> None:
+    """A follower that fell behind loads the leader's snapshot while it holds part
+    of a transaction: the snapshot is a whole state, the held part is dropped."""
+    from samsa.raft.log import Snapshot
+    from samsa.raft.records import SnapshotId
+    from samsa.server.metadata_loader import RECORDS_PER_STEP
+
+    records = [*_big_transaction("sliced", 2 * RECORDS_PER_STEP), *_topic("after")]
+    leader, _ = _loader(records)
+    snapshots: list[tuple[int, bytes]] = []
+    leader._create_snapshot = lambda offset, data: snapshots.append((offset, data))
+    leader.handle_commit(len(records))
+    leader.write_snapshot()
+    [(offset, data)] = snapshots
+    follower, recorder = _loader(records)
+
+    async def run() -> None:
+        follower.handle_commit(len(records))
+        assert follower.has_open_transaction
+        follower.handle_load_snapshot(Snapshot(SnapshotId(offset, 1), None, data))
+        assert not follower.has_open_transaction
+        for _ in range(3):  # a step that was due reads on from the snapshot
+            await asyncio.sleep(0)
+
+    asyncio.run(run())
+    assert follower.applied_offset == offset == len(records)
+    assert follower.image == leader.image
+    assert recorder.topics_seen == [{"sliced", "after"}]

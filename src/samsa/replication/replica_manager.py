@@ -37,6 +37,7 @@ from samsa.controller.metadata_delta import LocalReplicaChanges, MetadataDelta
 from samsa.controller.metadata_image import MetadataImage
 from samsa.controller.registrations import NO_LEADER
 from samsa.errors import ErrorCode, KafkaError
+from samsa.loop_slices import in_slices
 from samsa.net import ChannelPool
 from samsa.replication.alter_partition_manager import AlterPartitionManager, AlterPartitionSender
 from samsa.replication.broker_addresses import BrokerAddresses
@@ -426,10 +427,11 @@ class ReplicaManager:
             topics.append({"topic": name, "partitions": partitions})
         return {"throttle_time_ms": 0, "topics": topics}
 
-    def maybe_shrink_isrs(self, now_ms: int) -> int:
-        """Propose ISR shrinks for every led partition with lagging followers."""
+    def maybe_shrink_isrs(self, now_ms: int, partitions: Iterable[Partition] | None = None) -> int:
+        """Propose ISR shrinks for every led partition (of ``partitions``) with
+        lagging followers."""
         changes = 0
-        for partition in list(self._partitions.values()):
+        for partition in list(self._partitions.values()) if partitions is None else partitions:
             if partition.maybe_shrink_isr(now_ms) is not None:
                 changes += 1
         return changes
@@ -533,17 +535,20 @@ class ReplicaManager:
         interval = max(self.config.replica_lag_time_max_ms // 2, 1) / 1000
         while True:
             await asyncio.sleep(interval)
-            try:
-                self.maybe_shrink_isrs(self._time_ms())
-            except Exception:
-                log.exception("ISR expiry pass failed")
+            async for part in in_slices(list(self._partitions.values())):
+                try:
+                    self.maybe_shrink_isrs(self._time_ms(), part)
+                except Exception:
+                    log.exception("ISR expiry pass failed")
 
     async def _checkpoint_loop(self) -> None:
         interval = max(self.config.replica_high_watermark_checkpoint_interval_ms, 1) / 1000
         while True:
             await asyncio.sleep(interval)
             try:
-                marks = self.high_watermarks()
+                marks: dict[TopicPartition, int] = {}
+                async for part in in_slices(list(self._partitions.items())):
+                    marks.update((key, p.high_watermark) for key, p in part)
                 await asyncio.to_thread(self._write_high_watermarks, marks)
             except Exception:
                 log.exception("high watermark checkpoint failed")

@@ -9,8 +9,9 @@ it returns is a plain value copied at the moment of the call.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from operator import attrgetter
 from typing import TYPE_CHECKING
 
 from samsa.protocol.consumer_protocol import decode_assignment
@@ -18,6 +19,7 @@ from samsa.server.partition_metrics import PartitionSample
 from samsa.storage.cleaner_manager import CleanerStats
 
 if TYPE_CHECKING:
+    from samsa.replication.partition import Partition
     from samsa.security.quotas import ThrottleTotals
     from samsa.server.broker_api import BrokerApi
     from samsa.server.metrics import BrokerMetrics
@@ -197,10 +199,17 @@ class BrokerView:
     def partition_count(self) -> int:
         return sum(1 for _ in self._broker.replicas.partitions())
 
-    def partition_samples(self) -> Iterator[PartitionSample]:
-        """What ``/metrics`` shows of each partition hosted here, in one pass
-        (see partition_metrics)."""
-        for p in sorted(self._broker.replicas.partitions(), key=lambda p: (p.topic, p.index)):
+    def hosted_in_order(self) -> list[Partition]:
+        """The partitions hosted here by topic and index, the order of ``/metrics``."""
+        return sorted(self._broker.replicas.partitions(), key=attrgetter("topic", "index"))
+
+    def partition_samples(
+        self, partitions: Iterable[Partition] | None = None
+    ) -> Iterator[PartitionSample]:
+        """What ``/metrics`` shows of each partition hosted here (or of
+        ``partitions``, a slice of ``hosted_in_order``), in one pass (see
+        partition_metrics)."""
+        for p in self.hosted_in_order() if partitions is None else partitions:
             log = p.log
             segments = log.segments
             leader = p.is_leader
@@ -221,17 +230,14 @@ class BrokerView:
         """(under-replicated partitions this broker leads, offline partitions in the
         cluster): Kafka's UnderReplicatedPartitions (per leader) and
         OfflinePartitionsCount, read from the metadata image."""
-        b = self._broker
-        under = offline = 0
-        for topic in b.image.topics.values():
-            for registration in topic.partitions.values():
-                if registration.leader < 0:
-                    offline += 1
-                elif registration.leader == b.node_id and len(registration.isr) < len(
-                    registration.replicas
-                ):
-                    under += 1
-        return under, offline
+        image = self._broker.image
+        index = image.brokers_to_isrs  # not every partition of the cluster: a scrape's cost
+        under = 0
+        for topic_id, partition_id in index.partitions_led_by(self._broker.node_id):
+            registration = image.partition(topic_id, partition_id)
+            if registration is not None and len(registration.isr) < len(registration.replicas):
+                under += 1
+        return under, index.offline_partition_count()
 
     def log_dirs(self) -> dict[str, str | None]:
         """Each log dir -> the error that took it offline, or None while it works."""

@@ -77,6 +77,8 @@ class FetchSession:
     partitions: dict[PartitionKey, CachedPartition] = field(default_factory=dict)
     watch: SessionWatch = field(default_factory=SessionWatch)
     checked_ms: int = 0
+    check_position: int | None = None
+    """Where the full check under way goes on at the next fetch (None: none is)."""
     next_order: int = 0
 
     def place_last(self, cached: CachedPartition) -> None:

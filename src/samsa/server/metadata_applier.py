@@ -22,8 +22,11 @@ from __future__ import annotations
 import asyncio
 import collections
 import logging
+import os
 import sys
+import threading
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 
 from samsa.cancellation import cancel_and_wait
 from samsa.server.heap import settle_heap
@@ -32,6 +35,13 @@ log = logging.getLogger("samsa.server")
 
 Prepare = Callable[[], object]
 Apply = Callable[[object], Iterator[None] | None]
+
+PREPARE_NICENESS = 10
+"""How much lower than the broker's own the preparing thread's scheduling
+priority is (Linux nice levels).  Making a thousand partitions' directories
+and files is kernel work that released the GIL but took the CPU from the
+event loops of every broker on the machine; produce latency waits on the
+loops, the new partitions can wait a little longer."""
 
 PREPARE_SWITCH_INTERVAL_S = 0.001
 """The interpreter's thread switch interval while a worker prepares: the default
@@ -50,6 +60,7 @@ class SerialMetadataApplier:
         self._task: asyncio.Task[None] | None = None
         self._idle = asyncio.Event()
         self._idle.set()
+        self._preparer: ThreadPoolExecutor | None = None
 
     def submit(self, apply: Apply, prepare: Prepare | None = None) -> None:
         """Run ``apply(prepare())`` after everything submitted before; inline
@@ -76,7 +87,7 @@ class SerialMetadataApplier:
                     prepared = None
                     if prepare is not None:
                         try:
-                            prepared = await _in_thread(prepare)
+                            prepared = await _in_thread(self._prepare_thread(), prepare)
                         except Exception:
                             # Apply it all the same: what the worker could not make
                             # is made inline, where a failing log dir is handled.
@@ -93,6 +104,15 @@ class SerialMetadataApplier:
             if not self._queue:
                 self._idle.set()
 
+    def _prepare_thread(self) -> ThreadPoolExecutor:
+        """One thread of its own for preparing, at a lower priority (see
+        PREPARE_NICENESS), so no other work handed to a thread runs lowered."""
+        if self._preparer is None:
+            self._preparer = ThreadPoolExecutor(
+                1, thread_name_prefix="metadata-prepare", initializer=_lower_priority
+            )
+        return self._preparer
+
     async def wait_idle(self) -> None:
         """Until every submitted step has been applied."""
         await self._idle.wait()
@@ -101,13 +121,28 @@ class SerialMetadataApplier:
         self._queue.clear()
         if self._task is not None:
             await cancel_and_wait(self._task)
+        if self._preparer is not None:
+            self._preparer.shutdown(wait=False)
+            self._preparer = None
         self._idle.set()
 
 
-async def _in_thread(prepare: Prepare) -> object:
+async def _in_thread(thread: ThreadPoolExecutor, prepare: Prepare) -> object:
     previous = sys.getswitchinterval()
     sys.setswitchinterval(PREPARE_SWITCH_INTERVAL_S)
     try:
-        return await asyncio.to_thread(prepare)
+        return await asyncio.get_running_loop().run_in_executor(thread, prepare)
     finally:
         sys.setswitchinterval(previous)
+
+
+def _lower_priority() -> None:
+    """Where threads have priorities of their own (Linux), lower this one's."""
+    try:
+        os.setpriority(
+            os.PRIO_PROCESS,
+            threading.get_native_id(),
+            os.getpriority(os.PRIO_PROCESS, 0) + PREPARE_NICENESS,
+        )
+    except (AttributeError, OSError):
+        log.debug("could not lower the metadata preparing thread's priority")

@@ -105,12 +105,17 @@ class MetadataLoader:
         """Replay committed entries, ``RECORDS_PER_STEP`` at a time when a loop
         runs: the rest is replayed in a later callback, so that thousands of
         leadership changes (a fenced broker of 10,000 partitions) do not hold
-        the loop in one piece.  A step ends only outside a transaction, so a
-        transaction is still applied and published whole (see ``_apply``);
-        the records between transactions each stand alone (the controller
-        writes several records without a transaction only where every prefix
-        is a valid state: ControllerResult.atomic), so a reader between two
-        steps sees a state the controller wrote."""
+        the loop in one piece.  The records between transactions each stand
+        alone (the controller writes several records without a transaction
+        only where every prefix is a valid state: ControllerResult.atomic), so
+        a reader between two steps sees a state the controller wrote.
+
+        A step may also end inside a transaction (a CreateTopics of 1,000
+        partitions is one): its records are read and decoded a step at a time
+        -- decoding was half of the ~70 ms such a transaction held the loop --
+        and held, not applied, so the image and the publishers still see the
+        transaction whole or not at all (see ``_apply``): the step that reads
+        its end replays what was held and publishes it as one delta."""
         self._next_step = None
         if self.applied_offset < self._log.start_offset:
             # The log moved past what we applied without a snapshot load: only a
@@ -140,12 +145,12 @@ class MetadataLoader:
                     replayed += 1
                 self.applied_offset = entry.offset + 1
                 self.applied_epoch = entry.epoch
-                if stepping is not None and replayed >= budget and self._transaction is None:
+                if stepping is not None and replayed >= budget:
                     break
             if delta.record_count:
                 for publisher in self._publishers:
                     publisher.on_delta(delta)
-            if stepping is not None and replayed >= budget and self._transaction is None:
+            if stepping is not None and replayed >= budget:
                 if self.applied_offset < high_watermark:
                     self._next_step = stepping.call_soon(self._replay)
                 break

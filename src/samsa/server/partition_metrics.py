@@ -15,10 +15,15 @@ offset, stable lag and open transactions for those led here.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
-__all__ = ["PartitionSample", "render_partition_families"]
+__all__ = [
+    "PARTITION_FAMILIES",
+    "PartitionSample",
+    "partition_family_pieces",
+    "render_partition_families",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,14 +64,33 @@ _LED = (
     ),
 )
 
+PARTITION_FAMILIES = frozenset(name for name, _, _ in (*_HOSTED, *_LED))
+
 
 def render_partition_families(samples: Iterable[PartitionSample]) -> bytes:
-    rows = list(samples)
+    return "".join(partition_family_pieces(list(samples))).encode()
+
+
+def partition_family_pieces(
+    rows: list[PartitionSample], step: int = 1000, only: str | None = None
+) -> Iterator[str]:
+    """The families' text (or the family named ``only``) in pieces of at most
+    ``step`` partitions, in order: the scrape writes one piece per loop
+    callback, so a broker of 10,000 partitions (some 70,000 lines) never
+    holds its loop for the whole text, nor shares its GIL with a thread
+    rendering it."""
     led = [s for s in rows if s.leader]
-    out: list[str] = []
     for families, of in ((_HOSTED, rows), (_LED, led)):
+        chosen = [f for f in families if only is None or f[0] == only]
+        if not chosen:
+            continue
         labels = [f'{{partition="{s.partition}",topic="{s.topic}"}} ' for s in of]
-        for name, help_text, value in families:
-            out.append(f"# HELP {name} {help_text}\n# TYPE {name} gauge\n")
-            out.extend(f"{name}{label}{value(s)}\n" for label, s in zip(labels, of, strict=True))
-    return "".join(out).encode()
+        for name, help_text, value in chosen:
+            yield f"# HELP {name} {help_text}\n# TYPE {name} gauge\n"
+            for start in range(0, len(of), step):
+                yield "".join(
+                    f"{name}{label}{value(s)}\n"
+                    for label, s in zip(
+                        labels[start : start + step], of[start : start + step], strict=True
+                    )
+                )
