@@ -65,7 +65,10 @@ def test_produce_consume_default_idempotent(
     assert [(r.key, r.value, list(r.headers)) for r in got] == sent
     batches = stored_batches(broker.data_dir, topic_name)
     expected = Compression.NONE if codec is None else Compression[codec.upper()]
-    assert {h.compression for h in batches} == {expected}
+    compressions = {h.compression for h in batches}
+    # kafka-python sends a batch uncompressed when compressing would not shrink
+    # it (a batch of one small record, which linger.ms makes on a loaded machine).
+    assert expected in compressions and compressions <= {expected, Compression.NONE}
     assert all(h.producer_id >= 0 for h in batches), "kafka-python 3 should produce idempotently"
 
 
