@@ -3,37 +3,13 @@ outlive it."""
 
 from __future__ import annotations
 
-import uuid
+from tests.controller.helpers import change, partition, register_broker, topic, topic_id_of
 
 from samsa.controller.metadata_image import MetadataImage
-from samsa.protocol.metadata_records import MetadataRecord, make_record
+from samsa.protocol.metadata_records import make_record
 from samsa.server.handlers.partition_entries import PartitionEntries
 
-TOPIC_ID = uuid.UUID(int=7).bytes
-
-
-def _partition(p: int, replicas: list[int], leader: int) -> MetadataRecord:
-    return make_record(
-        "PartitionRecord",
-        partition_id=p,
-        topic_id=TOPIC_ID,
-        replicas=replicas,
-        isr=replicas,
-        leader=leader,
-        leader_epoch=0,
-        partition_epoch=0,
-    )
-
-
-def _broker(broker_id: int) -> MetadataRecord:
-    return make_record(
-        "RegisterBrokerRecord",
-        broker_id=broker_id,
-        incarnation_id=uuid.UUID(int=broker_id).bytes,
-        broker_epoch=10 + broker_id,
-        end_points=[{"name": "PLAINTEXT", "host": "h", "port": 9092, "security_protocol": 0}],
-        fenced=False,
-    )
+TOPIC_ID = topic_id_of("orders")
 
 
 def _image(partitions: int, *, brokers: tuple[int, ...] = ()) -> MetadataImage:
@@ -41,11 +17,11 @@ def _image(partitions: int, *, brokers: tuple[int, ...] = ()) -> MetadataImage:
     (and live) first."""
     image = MetadataImage()
     for offset, broker in enumerate(brokers):
-        image.replay(_broker(broker), offset=offset)
+        image.replay(register_broker(broker, epoch=10 + broker), offset=offset)
     first = len(brokers)
-    image.replay(make_record("TopicRecord", name="orders", topic_id=TOPIC_ID), offset=first)
+    image.replay(topic("orders"), offset=first)
     for p in range(partitions):
-        image.replay(_partition(p, [1, 2, 3], leader=1 + p % 3), offset=first + 1 + p)
+        image.replay(partition("orders", p, [1, 2, 3], leader=1 + p % 3), offset=first + 1 + p)
     return image
 
 
@@ -57,9 +33,7 @@ def test_entries_are_reused_while_the_image_stays_and_rebuilt_when_it_moves() ->
     assert entries.of(image, image.topics["orders"]) is first
 
     image.replay(
-        make_record(
-            "PartitionChangeRecord", topic_id=TOPIC_ID, partition_id=0, leader=2, isr=[2, 3]
-        ),
+        change("orders", 0, leader=2, isr=[2, 3]),
         offset=7,
     )
     after = entries.of(image, image.topics["orders"])
@@ -74,8 +48,8 @@ def test_a_snapshot_loaded_in_place_is_a_new_image() -> None:
     entries = PartitionEntries()
     assert len(entries.of(image, image.topics["orders"])) == 2
     records = [
-        make_record("TopicRecord", name="orders", topic_id=TOPIC_ID),
-        *(_partition(p, [1], leader=1) for p in range(4)),
+        topic("orders"),
+        *(partition("orders", p, [1], leader=1) for p in range(4)),
     ]
     image.load_snapshot(records, end_offset=100, epoch=3)
     assert len(entries.of(image, image.topics["orders"])) == 4
@@ -88,7 +62,7 @@ def test_an_encoded_answer_is_kept_per_request_shape_until_the_image_moves() -> 
     assert entries.slot(image, (12, "PLAINTEXT", ("orders",))) is slot
     assert entries.slot(image, (11, "PLAINTEXT", ("orders",))) is not slot
     image.replay(
-        make_record("PartitionChangeRecord", topic_id=TOPIC_ID, partition_id=0, leader=2),
+        change("orders", 0, leader=2),
         offset=9,
     )
     assert entries.slot(image, (12, "PLAINTEXT", ("orders",))) is not slot
@@ -99,7 +73,7 @@ def test_a_new_image_keeps_the_entries_of_partitions_it_did_not_change() -> None
     entries = PartitionEntries()
     first = entries.of(image, image.topics["orders"])
     image.replay(
-        make_record("PartitionChangeRecord", topic_id=TOPIC_ID, partition_id=2, leader=3),
+        change("orders", 2, leader=3),
         offset=20,
     )
     after = entries.of(image, image.topics["orders"])
@@ -134,11 +108,10 @@ def test_another_topic_created_leaves_a_topics_entries_as_they_are() -> None:
     image = _image(4)
     entries = PartitionEntries()
     first = entries.of(image, image.topics["orders"])
-    other = uuid.UUID(int=8).bytes
-    image.replay(make_record("TopicRecord", name="more", topic_id=other), offset=10)
+    image.replay(topic("more"), offset=10)
     again = entries.of(image, image.topics["orders"])
     assert all(a is f for a, f in zip(again, first, strict=True))
     image.replay(make_record("RemoveTopicRecord", topic_id=TOPIC_ID), offset=11)
-    image.replay(make_record("TopicRecord", name="orders", topic_id=TOPIC_ID), offset=12)
-    image.replay(_partition(0, [1], leader=1), offset=13)
+    image.replay(topic("orders"), offset=12)
+    image.replay(partition("orders", 0, [1], leader=1), offset=13)
     assert [e["replica_nodes"] for e in entries.of(image, image.topics["orders"])] == [[1]]
