@@ -5,11 +5,12 @@ from __future__ import annotations
 
 from prometheus_client.parser import text_string_to_metric_families
 
-from samsa.server.partition_metrics import (
-    PartitionSample,
-    partition_family_pieces,
-    render_partition_families,
-)
+from samsa.server.partition_metrics import PartitionSample, partition_family_pieces
+
+
+def render_partition_families(rows: list[PartitionSample]) -> bytes:
+    """The whole text, as a scrape joins it."""
+    return "".join(partition_family_pieces(rows)).encode()
 
 
 def test_families_parse_with_the_values_of_each_partition() -> None:

@@ -203,13 +203,10 @@ class BrokerView:
         """The partitions hosted here by topic and index, the order of ``/metrics``."""
         return sorted(self._broker.replicas.partitions(), key=attrgetter("topic", "index"))
 
-    def partition_samples(
-        self, partitions: Iterable[Partition] | None = None
-    ) -> Iterator[PartitionSample]:
-        """What ``/metrics`` shows of each partition hosted here (or of
-        ``partitions``, a slice of ``hosted_in_order``), in one pass (see
-        partition_metrics)."""
-        for p in self.hosted_in_order() if partitions is None else partitions:
+    def partition_samples(self, partitions: Iterable[Partition]) -> Iterator[PartitionSample]:
+        """What ``/metrics`` shows of each of ``partitions`` (a slice of
+        ``hosted_in_order``), in one pass (see partition_metrics)."""
+        for p in partitions:
             log = p.log
             segments = log.segments
             leader = p.is_leader

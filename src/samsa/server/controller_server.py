@@ -73,7 +73,6 @@ CONTROLLER_APIS = frozenset(
         ASSIGN_REPLICAS_TO_DIRS,
     }
 )
-POLL_INTERVAL_S = 0.2
 POLL_INTERVAL_MS = 200
 STALL_TOLERANCE_MS = 100
 """A poll this much later than asked for is a held loop, not scheduling noise."""
@@ -296,7 +295,7 @@ class ControllerServer:
     async def _poll_loop(self) -> None:
         while True:
             asleep = time.monotonic()
-            await asyncio.sleep(POLL_INTERVAL_S)
+            await asyncio.sleep(POLL_INTERVAL_MS / 1000)
             if not self.is_active():
                 continue
             # A wake-up this late means the loop was held: heartbeats that came

@@ -15,14 +15,13 @@ offset, stable lag and open transactions for those led here.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 __all__ = [
     "PARTITION_FAMILIES",
     "PartitionSample",
     "partition_family_pieces",
-    "render_partition_families",
 ]
 
 
@@ -65,10 +64,6 @@ _LED = (
 )
 
 PARTITION_FAMILIES = frozenset(name for name, _, _ in (*_HOSTED, *_LED))
-
-
-def render_partition_families(samples: Iterable[PartitionSample]) -> bytes:
-    return "".join(partition_family_pieces(list(samples))).encode()
 
 
 def partition_family_pieces(

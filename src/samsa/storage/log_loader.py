@@ -226,7 +226,9 @@ def _tidy_bases(listing: list[str]) -> list[int] | None:
     these few passes stay in C string methods."""
     if any(file_name.endswith(_UNTIDY_SUFFIXES) for file_name in listing):
         return None
-    stems = {file_name[:-4] for file_name in listing if file_name.endswith(LOG_SUFFIX)}
+    stems = {
+        file_name[: -len(LOG_SUFFIX)] for file_name in listing if file_name.endswith(LOG_SUFFIX)
+    }
     for file_name in listing:
         if file_name.endswith(_INDEX_SUFFIXES) and file_name.partition(".")[0] not in stems:
             return None
