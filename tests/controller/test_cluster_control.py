@@ -317,3 +317,17 @@ def test_a_new_controller_lets_a_restarted_incarnation_register_at_once() -> Non
     c.heartbeat(1)  # the new incarnation now heartbeats to this controller
     duplicate = c.register(1, generation=2)
     assert duplicate["error_code"] == ErrorCode.DUPLICATE_BROKER_REGISTRATION
+
+
+def test_a_heartbeat_renews_its_session_on_arrival_but_only_for_its_own_epoch() -> None:
+    c = started(2, broker_session_timeout_ms=2000)
+    cluster = c.controller.cluster
+    epoch = c.image.brokers[1].epoch
+    c.advance(1500)
+    # Arrived while another write held the controller: the contact counts now.
+    cluster.note_contact(1, epoch, c.now_ms)
+    cluster.note_contact(2, epoch + 1000, c.now_ms)  # an older incarnation's epoch
+    c.advance(1000)
+    c.poll()
+    assert not c.image.brokers[1].fenced
+    assert c.image.brokers[2].fenced

@@ -176,6 +176,17 @@ class ClusterControl:
         )
 
     # ------------------------------------------------------------------ heartbeats
+    def note_contact(self, broker_id: int, broker_epoch: int, now_ms: int) -> None:
+        """A heartbeat of a registered incarnation arrived: its session is renewed
+        now, before the heartbeat waits its turn behind other writes.  Writes go
+        one at a time through Raft, and while one of thousands of partition
+        changes committed, the heartbeats queued behind it aged past the session
+        and the next poll fenced every broker at once (Kafka's controller, too,
+        records a heartbeat's contact time when it arrives)."""
+        registration = self.image.brokers.get(broker_id)
+        if registration is not None and registration.epoch == broker_epoch:
+            self.heartbeats.touch(broker_id, now_ms)
+
     def broker_heartbeat(self, request: Mapping[str, Any], now_ms: int) -> ControllerResult:
         broker_id, broker_epoch = request["broker_id"], request["broker_epoch"]
         registration = self.image.brokers.get(broker_id)

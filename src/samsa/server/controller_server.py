@@ -173,6 +173,8 @@ class ControllerServer:
         if api_key == LIST_PARTITION_REASSIGNMENTS:
             result = controller.list_partition_reassignments(body)
             return result.response or {}
+        if api_key == BROKER_HEARTBEAT:
+            controller.cluster.note_contact(body["broker_id"], body["broker_epoch"], self._clock())
         async with self._write_lock:
             if not self.is_active():
                 return not_controller_response(api_key, body)
