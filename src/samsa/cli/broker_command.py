@@ -24,6 +24,7 @@ from samsa.config import BrokerConfig, parse_properties
 from samsa.errors import ConfigError
 from samsa.security.scram_spec import parse_scram_specs
 from samsa.server.open_files import raise_open_files_limit
+from samsa.server.slow_callbacks import install as time_loop_callbacks
 
 READY_PREFIX = "samsa broker listening on "
 CONTROLLER_READY_PREFIX = "samsa controller listening on "
@@ -114,6 +115,7 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigError(f"log4j.level: {exc}") from None
     log_startup(config)
     raise_open_files_limit()
+    time_loop_callbacks()
     return asyncio.run(_serve(config))
 
 
