@@ -16,10 +16,10 @@ tolerate what it would have met had it run just before the change.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Generator, Sequence
 from typing import TypeVar
 
-__all__ = ["SLICE", "in_slices"]
+__all__ = ["SLICE", "in_slices", "run_in_steps"]
 
 T = TypeVar("T")
 
@@ -34,3 +34,14 @@ async def in_slices(items: Sequence[T], step: int = SLICE) -> AsyncIterator[Sequ
         if start:
             await asyncio.sleep(0)
         yield items[start : start + step]
+
+
+async def run_in_steps(steps: Generator[None, None, T]) -> T:
+    """Drive a generator of steps (``samsa.controller.steps``) to its result,
+    letting the loop run between two steps."""
+    while True:
+        try:
+            next(steps)
+        except StopIteration as done:
+            return done.value
+        await asyncio.sleep(0)

@@ -48,6 +48,7 @@ from samsa.controller.reassignment import ReassignmentControl
 from samsa.controller.registrations import BrokerRegistration
 from samsa.controller.replication_control import ReplicationControl
 from samsa.controller.scram_control import ScramControl
+from samsa.controller.steps import Steps
 from samsa.controller.topic_control import TopicControl
 
 log = logging.getLogger(__name__)
@@ -87,6 +88,10 @@ class QuorumController:
     def create_topics(self, request: Request) -> ControllerResult:
         """CreateTopics request body -> CreateTopics response body (v2-v7 fields)."""
         return self.topics.create_topics(request)
+
+    def create_topics_in_steps(self, request: Request) -> Steps[ControllerResult]:
+        """``create_topics`` a slice of partitions at a time (see controller.steps)."""
+        return self.topics.create_topics_in_steps(request)
 
     def delete_topics(self, request: Request) -> ControllerResult:
         """DeleteTopics by ``topic_names`` (v0-5) or ``topics`` (v6+)."""

@@ -35,6 +35,7 @@ from samsa.controller.partition_states import (
 )
 from samsa.controller.pending import PendingChanges
 from samsa.controller.placement import UsableBroker, place_replicas
+from samsa.controller.steps import PARTITIONS_PER_STEP, Steps, run_through
 from samsa.controller.topic_validation import (
     ZERO_UUID,
     new_topic_id,
@@ -73,8 +74,15 @@ class TopicControl:
     def _partition_records(
         self, pending: PendingChanges, topic_id: bytes, first: int, placements: list[list[int]]
     ) -> list[MetadataRecord]:
+        return run_through(self._partition_records_in_steps(pending, topic_id, first, placements))
+
+    def _partition_records_in_steps(
+        self, pending: PendingChanges, topic_id: bytes, first: int, placements: list[list[int]]
+    ) -> Steps[list[MetadataRecord]]:
         records = []
         for offset, replicas in enumerate(placements):
+            if offset and offset % PARTITIONS_PER_STEP == 0:
+                yield
             isr = [r for r in replicas if pending.is_active(r)]
             partition_id = first + offset
             if not isr:
@@ -102,6 +110,12 @@ class TopicControl:
 
     # ------------------------------------------------------------------ CreateTopics
     def create_topics(self, request: Mapping[str, Any]) -> ControllerResult:
+        return run_through(self.create_topics_in_steps(request))
+
+    def create_topics_in_steps(self, request: Mapping[str, Any]) -> Steps[ControllerResult]:
+        """``create_topics`` a slice of partitions per step (see controller.steps):
+        a thousand partitions' placement and records took the loop 20 ms quiet,
+        50-60 ms on a loaded machine, in one piece."""
         pending = PendingChanges(self.image)
         results = []
         seen: set[str] = set()
@@ -120,13 +134,15 @@ class TopicControl:
                 continue
             seen.add(name)
             try:
-                results.append(self._create_topic(pending, entry))
+                results.append((yield from self._create_topic(pending, entry)))
             except KafkaError as exc:
                 results.append(_topic_error(name, exc))
         records = [] if request.get("validate_only", False) else pending.records
         return ControllerResult(records, {"throttle_time_ms": 0, "topics": results})
 
-    def _create_topic(self, pending: PendingChanges, entry: Mapping[str, Any]) -> dict[str, Any]:
+    def _create_topic(
+        self, pending: PendingChanges, entry: Mapping[str, Any]
+    ) -> Steps[dict[str, Any]]:
         name = entry["name"]
         validate_topic_name(name)
         if pending.topic_id(name) is not None:
@@ -181,8 +197,13 @@ class TopicControl:
             for key, value in sorted(configs.items())
         ]
         records.append(make_record("TopicRecord", name=name, topic_id=topic_id))
-        records.extend(self._partition_records(pending, topic_id, 0, placements))
-        pending.extend(records)
+        records.extend(
+            (yield from self._partition_records_in_steps(pending, topic_id, 0, placements))
+        )
+        for start in range(0, len(records), PARTITIONS_PER_STEP):
+            if start:
+                yield
+            pending.extend(records[start : start + PARTITIONS_PER_STEP])
         log.info(
             "creating topic %s with %d partition(s), replication factor %d",
             name,

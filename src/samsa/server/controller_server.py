@@ -29,7 +29,9 @@ from samsa.controller.controller_result import ControllerResult
 from samsa.controller.metadata_delta import MetadataDelta
 from samsa.controller.metadata_image import MetadataImage
 from samsa.controller.quorum_controller import QuorumController
+from samsa.controller.steps import PARTITIONS_PER_STEP
 from samsa.errors import ErrorCode
+from samsa.loop_slices import in_slices, run_in_steps
 from samsa.protocol.metadata_records import MetadataRecord, encode_metadata_record, make_record
 from samsa.raft.driver import RaftDriver
 from samsa.raft.errors import NotLeaderError
@@ -180,7 +182,9 @@ class ControllerServer:
                 return not_controller_response(api_key, body)
             now = self._clock()
             if api_key == CREATE_TOPICS:
-                result = controller.create_topics(body)
+                result = await run_in_steps(controller.create_topics_in_steps(body))
+                if not self.is_active():  # lost the quorum between two steps
+                    return not_controller_response(api_key, body)
             elif api_key == DELETE_TOPICS:
                 result = controller.delete_topics(body)
             elif api_key == CREATE_PARTITIONS:
@@ -275,7 +279,10 @@ class ControllerServer:
         return await self._append_and_wait(records)
 
     async def _append_and_wait(self, records: list[MetadataRecord]) -> bool:
-        payloads = [encode_metadata_record(record) for record in records]
+        payloads: list[bytes] = []
+        async for part in in_slices(records, PARTITIONS_PER_STEP):
+            # Encoded a slice at a time: a thousand records are ~10 ms of the loop.
+            payloads.extend(encode_metadata_record(record) for record in part)
         try:
             last = self._raft.append(payloads)
         except NotLeaderError:
