@@ -11,8 +11,11 @@ variable is set when the broker starts, ``install`` does nothing.  When it is,
 every loop callback (``asyncio.Handle._run``, timers included) is timed, and
 one taking at least that many milliseconds is logged at WARNING on
 ``samsa.server.slow_callbacks`` with the task's coroutine and the line it
-stopped at (a task step) or the callback's name; so is a garbage collection
-that long, which runs inside whatever callback allocated when it was due.
+stopped at (a task step) or the callback's name, and with the CPU time the
+loop's thread spent in it (on a loaded machine a callback also takes long
+when the process merely waited for a core: the CPU time is the callback's
+own cost).  So is a garbage collection that long, which runs inside
+whatever callback allocated when it was due.
 """
 
 from __future__ import annotations
@@ -44,13 +47,14 @@ def install() -> Callable[[], None] | None:
 
     def timed_run(handle: asyncio.Handle) -> None:
         resumed_at = suspended_at(handle)
-        started = time.perf_counter()
+        started, cpu_started = time.perf_counter(), time.thread_time()
         untimed(handle)
         took = time.perf_counter() - started
         if took >= threshold_s:
             log.warning(
-                "loop held %.1f ms by %s%s",
+                "loop held %.1f ms (%.1f ms of CPU) by %s%s",
                 took * 1000,
+                (time.thread_time() - cpu_started) * 1000,
                 describe(handle),
                 f" (resumed from {resumed_at})" if resumed_at else "",
             )
@@ -71,18 +75,19 @@ def _collection_timer(threshold_s: float) -> Callable[[str, dict[str, int]], Non
     """A ``gc.callbacks`` entry logging collections of at least ``threshold_s``:
     a pass over the old generation holds the loop inside whichever callback
     happened to allocate, which would otherwise take the blame."""
-    started = [0.0]
+    started = [0.0, 0.0]
 
     def on_collection(phase: str, info: dict[str, int]) -> None:
         if phase == "start":
-            started[0] = time.perf_counter()
+            started[:] = time.perf_counter(), time.thread_time()
             return
         took = time.perf_counter() - started[0]
         if took >= threshold_s:
             log.warning(
-                "garbage collection of generation %d took %.1f ms (%d collected)",
+                "garbage collection of generation %d took %.1f ms (%.1f ms of CPU, %d collected)",
                 info["generation"],
                 took * 1000,
+                (time.thread_time() - started[1]) * 1000,
                 info["collected"],
             )
 
