@@ -199,28 +199,54 @@ def _big_transaction(
     ]
 
 
-async def _replay_watching(loader: MetadataLoader, records: list[MetadataRecord]) -> list[set[str]]:
-    """Replay every record a step at a time; the topics a reader saw between steps."""
+async def _replay_watching(
+    loader: MetadataLoader, records: list[MetadataRecord], recorder: Recorder | None = None
+) -> list[set[str]]:
+    """Replay every record a step at a time; the topics a reader saw between
+    steps (and, with ``recorder``, how many deltas were published by then)."""
     seen: list[set[str]] = []
     loader.handle_commit(len(records))
     while loader.applied_offset < len(records) or loader._next_step is not None:
-        seen.append(set(loader.image.topics))
+        published = set() if recorder is None else {f"published {len(recorder.topics_seen)}"}
+        seen.append(set(loader.image.topics) | published)
         await asyncio.sleep(0)
     return seen
 
 
-def test_a_reader_between_the_steps_of_a_transaction_sees_the_image_before_it() -> None:
+def test_a_reader_between_the_steps_of_a_transaction_sees_it_whole_or_not_at_all() -> None:
     from samsa.server.metadata_loader import RECORDS_PER_STEP
 
     count = 3 * RECORDS_PER_STEP
     records = [*_topic("before"), *_big_transaction("sliced", count)]
     loader, recorder = _loader(records)
 
-    seen = asyncio.run(_replay_watching(loader, records))
+    async def run() -> list[int]:
+        loader.handle_commit(len(records))
+        seen = []
+        while loader.applied_offset < len(records) or loader._next_step is not None:
+            topic = loader.image.topics.get("sliced")
+            seen.append(-1 if topic is None else len(topic.partitions))
+            await asyncio.sleep(0)
+        return seen
+
+    seen = asyncio.run(run())
     assert len(seen) >= 3  # the transaction took several steps
-    assert all(topics == {"before"} for topics in seen)
+    assert set(seen) == {-1, count}
     assert len(loader.image.topics["sliced"].partitions) == count
     assert recorder.topics_seen == [{"before"}, {"before", "sliced"}]
+
+
+def test_a_long_transaction_is_published_in_the_callback_after_its_replay() -> None:
+    """Replaying the end of 1,000 partitions and the broker working out what
+    they mean for it held the loop in one piece: two callbacks now."""
+    from samsa.server.metadata_loader import RECORDS_PER_STEP
+
+    records = [*_topic("before"), *_big_transaction("sliced", 2 * RECORDS_PER_STEP)]
+    loader, recorder = _loader(records)
+    seen = asyncio.run(_replay_watching(loader, records, recorder))
+    assert {"before", "sliced", "published 1"} in seen  # in the image, not yet published
+    assert recorder.topics_seen == [{"before"}, {"before", "sliced"}]
+    assert loader.loaded.is_set()
 
 
 def test_a_sliced_transaction_ends_in_the_image_a_single_step_builds() -> None:

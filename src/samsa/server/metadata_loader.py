@@ -90,6 +90,9 @@ class MetadataLoader:
         self._commit_target = 0
         """The highest high watermark Raft reported: replayed up to, step by step."""
         self._next_step: asyncio.Handle | None = None
+        self._unpublished: MetadataDelta | None = None
+        """A long transaction's delta, replayed into the image by the last step
+        and published by the next (``_publish_and_go_on``)."""
 
     def add_publisher(self, publisher: MetadataPublisher) -> None:
         self._publishers.append(publisher)
@@ -147,13 +150,40 @@ class MetadataLoader:
                 self.applied_epoch = entry.epoch
                 if stepping is not None and replayed >= budget:
                     break
+            if stepping is not None and delta.record_count > RECORDS_PER_STEP:
+                # A whole transaction was replayed in this step: the publishers
+                # (the broker working out its thousand new partitions) hear of
+                # it in a callback of their own.
+                self._unpublished = delta
+                self._next_step = stepping.call_soon(self._publish_and_go_on)
+                return
             if delta.record_count:
-                for publisher in self._publishers:
-                    publisher.on_delta(delta)
+                self._publish(delta)
             if stepping is not None and replayed >= budget:
                 if self.applied_offset < high_watermark:
                     self._next_step = stepping.call_soon(self._replay)
                 break
+        self._step_done()
+
+    def _publish(self, delta: MetadataDelta) -> None:
+        for publisher in self._publishers:
+            publisher.on_delta(delta)
+
+    def _publish_and_go_on(self) -> None:
+        """The second half of the step that ended a long transaction: the image
+        holds it already (a reader in between sees it whole), the publishers
+        learn of it now (unless a snapshot loaded meanwhile told them all);
+        the replay goes on in the next callback."""
+        self._next_step = None
+        delta, self._unpublished = self._unpublished, None
+        if delta is not None:
+            self._publish(delta)
+        loop = _running_loop()
+        if loop is not None and self.applied_offset < self._commit_target:
+            self._next_step = loop.call_soon(self._replay)
+        self._step_done()
+
+    def _step_done(self) -> None:
         self._wake_waiters()
         if self._next_step is None and not self.loaded.is_set():
             self.loaded.set()
@@ -199,6 +229,7 @@ class MetadataLoader:
         ]
         count = len(records)
         self._transaction = None  # a snapshot never holds part of a write
+        self._unpublished = None  # the reload below tells the publishers all
         # Rebuilt in place, so every holder of the image keeps a valid reference.
         self.image.load_snapshot(records, snapshot.snapshot_id.offset, snapshot.snapshot_id.epoch)
         self.applied_offset = snapshot.snapshot_id.offset
