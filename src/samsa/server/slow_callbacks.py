@@ -24,6 +24,7 @@ import asyncio
 import gc
 import logging
 import os
+import threading
 import time
 from collections.abc import Callable
 from typing import Any
@@ -84,8 +85,10 @@ def _collection_timer(threshold_s: float) -> Callable[[str, dict[str, int]], Non
         took = time.perf_counter() - started[0]
         if took >= threshold_s:
             log.warning(
-                "garbage collection of generation %d took %.1f ms (%.1f ms of CPU, %d collected)",
+                "garbage collection of generation %d in %s took %.1f ms (%.1f ms of CPU, "
+                "%d collected)",
                 info["generation"],
+                threading.current_thread().name,
                 took * 1000,
                 (time.thread_time() - started[1]) * 1000,
                 info["collected"],
