@@ -62,19 +62,16 @@ def test_start_up_is_frozen_without_a_collection() -> None:
         gc.enable()
 
 
-def test_a_batch_is_frozen_after_collecting_only_the_youngest_generation() -> None:
-    """Scanning the middle generation after 1,000 new partitions held the loop
-    60-130 ms on a loaded machine and found nothing."""
+def test_a_batch_is_frozen_without_a_collection() -> None:
+    """Passes over what 1,000 new partitions built held the loop 55-130 ms on a
+    loaded machine and found nothing."""
     gc.disable()
     try:
-        gc.collect()
         built = [[i] for i in range(10_000)]
-        gc.collect(0)  # what the batch left in the middle generation
         passes = [generation["collections"] for generation in gc.get_stats()]
         frozen = gc.get_freeze_count()
         settle_heap()
-        after = [generation["collections"] for generation in gc.get_stats()]
-        assert after[1:] == passes[1:] and after[0] == passes[0] + 1
+        assert [generation["collections"] for generation in gc.get_stats()] == passes
         assert gc.get_freeze_count() >= frozen + len(built)
     finally:
         gc.unfreeze()

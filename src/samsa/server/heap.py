@@ -34,16 +34,18 @@ from collections.abc import Iterator
 __all__ = ["collector_paused", "freeze_start_up", "settle_heap"]
 
 
-def settle_heap(*, full: bool = False) -> None:
-    """Collect the youngest generation (all of them when ``full``, at start-up
-    before serving), then freeze what is left.
+def settle_heap() -> None:
+    """Freeze what a batch of new partitions built, without a collection: the
+    collector was paused while it was built (``collector_paused``), so all of
+    it is still in the youngest generation and a pass would scan it all.
 
-    Only the youngest (at most a few hundred objects) after a batch: the
-    middle one then holds most of what the batch built, and scanning it (a
-    collection of generation 1) took one callback of 60-130 ms on a loaded
-    machine after 1,000 new partitions, to find nothing (0 collected).  The
-    few cycles it could have freed stay, as at start-up (see module doc)."""
-    gc.collect(2 if full else 0)
+    With the collector running, the batch's objects went through every
+    generation: after 1,000 new partitions, a pass over the middle generation
+    took one loop callback of 60-130 ms on a loaded machine, one over the
+    oldest 55 ms of CPU (67 ms of the loop), in the middle of the batch, and
+    each found nothing to free; run from the preparing thread they held the
+    interpreter lock from the loop as long.  The few cycles the batch left
+    stay, as at start-up (see module doc)."""
     gc.freeze()
 
 

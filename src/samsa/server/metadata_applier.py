@@ -29,7 +29,7 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 
 from samsa.cancellation import cancel_and_wait
-from samsa.server.heap import settle_heap
+from samsa.server.heap import collector_paused, settle_heap
 
 log = logging.getLogger("samsa.server")
 
@@ -42,6 +42,10 @@ priority is (Linux nice levels).  Making a thousand partitions' directories
 and files is kernel work that released the GIL but took the CPU from the
 event loops of every broker on the machine; produce latency waits on the
 loops, the new partitions can wait a little longer."""
+
+BATCH_WITHOUT_COLLECTOR_S = 120.0
+"""The longest the cyclic collector stays off for one batch of new partitions
+(10,000 of them take about a minute on a loaded machine)."""
 
 PREPARE_SWITCH_INTERVAL_S = 0.001
 """The interpreter's thread switch interval while a worker prepares: the default
@@ -84,20 +88,21 @@ class SerialMetadataApplier:
             while self._queue:
                 prepare, apply = self._queue.popleft()
                 try:
-                    prepared = None
-                    if prepare is not None:
+                    if prepare is None:
+                        await _apply_in_steps(apply, None)
+                        continue
+                    # A batch of new partitions: no collector passes over what it
+                    # builds, a freeze after it (see heap.settle_heap).
+                    with collector_paused(asyncio.get_running_loop(), BATCH_WITHOUT_COLLECTOR_S):
+                        prepared = None
                         try:
                             prepared = await _in_thread(self._prepare_thread(), prepare)
                         except Exception:
                             # Apply it all the same: what the worker could not make
                             # is made inline, where a failing log dir is handled.
                             log.exception("preparing committed metadata failed")
-                    steps = apply(prepared)
-                    if steps is not None:
-                        for _ in steps:
-                            await asyncio.sleep(0)
-                    if prepare is not None:
-                        settle_heap()
+                        await _apply_in_steps(apply, prepared)
+                    settle_heap()
                 except Exception:
                     log.exception("applying committed metadata failed")
         finally:
@@ -125,6 +130,13 @@ class SerialMetadataApplier:
             self._preparer.shutdown(wait=False)
             self._preparer = None
         self._idle.set()
+
+
+async def _apply_in_steps(apply: Apply, prepared: object) -> None:
+    steps = apply(prepared)
+    if steps is not None:
+        for _ in steps:
+            await asyncio.sleep(0)
 
 
 async def _in_thread(thread: ThreadPoolExecutor, prepare: Prepare) -> object:
