@@ -144,17 +144,22 @@ def test_the_collector_is_off_while_a_batch_is_prepared_and_applied_then_back() 
             seen.append(f"prepare: collector {'on' if gc.isenabled() else 'off'}")
             return "logs"
 
+        built: list[list[int]] = []
+
         def big(_: object) -> Iterator[None]:
             for i in range(2):
                 if i:
                     yield
                 seen.append(f"slice {i}: collector {'on' if gc.isenabled() else 'off'}")
+                built.extend([n] for n in range(5_000))
 
-        frozen = gc.get_freeze_count()
+        passes = gc.get_stats()[0]["collections"]
         applier.submit(big, prepare)
         await asyncio.wait_for(applier.wait_idle(), 10)
         seen.append(f"after: collector {'on' if gc.isenabled() else 'off'}")
-        assert gc.get_freeze_count() >= frozen  # what the batch built is frozen
+        # Frozen before the collector was back: no pass scanned what it built.
+        assert gc.get_stats()[0]["collections"] == passes
+        assert gc.get_freeze_count() >= len(built)
         await applier.close()
         return seen
 

@@ -102,7 +102,9 @@ class SerialMetadataApplier:
                             # is made inline, where a failing log dir is handled.
                             log.exception("preparing committed metadata failed")
                         await _apply_in_steps(apply, prepared)
-                    settle_heap()
+                        # Before the collector is back: its first pass would
+                        # scan all the batch built (25 ms of CPU for 1,000).
+                        settle_heap()
                 except Exception:
                     log.exception("applying committed metadata failed")
         finally:
