@@ -21,6 +21,11 @@ so each broker hosts all of them and leads about a third; idle except for
 
     .venv/bin/python bench/scale_10k.py [--partitions 10000] [--create 1000]
 
+``--create-runs 3 --skip-idle --skip-restarts --skip-failover`` times three
+creations in one cluster; with ``SAMSA_SLOW_CALLBACK_MS=20`` in the
+environment the brokers log every loop callback that held their loop 20 ms
+or more (``samsa.server.slow_callbacks``), with its CPU time.
+
 The machine is shared: quote the load beside the figures.
 """
 
@@ -28,6 +33,7 @@ from __future__ import annotations
 
 import argparse
 import collections
+import os
 import signal
 import subprocess
 import sys
@@ -111,6 +117,7 @@ def produce_while_creating(
     more: int,
     profile: str | None = None,
     full_scrapes: bool = False,
+    name: str = "more",
 ) -> tuple[list[float], list[float]]:
     """Latencies of acks=all records to the busy partitions, one in flight,
     for a few seconds before (what creation adds to) and while a topic of
@@ -139,10 +146,6 @@ def produce_while_creating(
     wait_until(lambda: len(latencies) >= 50, 180, "50 records before creating")
     before = latencies[:]
     latencies.clear()
-    spies = profiled(cluster, profile)
-    started = time.monotonic()
-    with Admin({"bootstrap.servers": cluster.bootstrap, "request.timeout.ms": 120000}) as admin:
-        admin.create_topics([NewTopic("more", more, 3, {})], timeout=300)
     # A whole scrape of /metrics at this scale costs a broker ~200 ms of CPU
     # (70,000 partition samples): twice a second on three brokers, the bench's
     # own scrapes took half of the machine's two cores from the produce
@@ -150,7 +153,11 @@ def produce_while_creating(
     # told to scrape everything (what a Prometheus does, 100x less often).
     query = "" if full_scrapes else "?name%5B%5D=samsa_partitions"
     urls = [metrics_url(cluster, n) + query for n in cluster.nodes]
-    hosted = len(leaders(cluster, 1)) + more
+    hosted = min(scrape(u).get("samsa_partitions", 0) for u in urls) + more
+    spies = profiled(cluster, profile)
+    started = time.monotonic()
+    with Admin({"bootstrap.servers": cluster.bootstrap, "request.timeout.ms": 120000}) as admin:
+        admin.create_topics([NewTopic(name, more, 3, {})], timeout=300)
     deadline = time.monotonic() + 600
     while not all(scrape(u).get("samsa_partitions", 0) >= hosted for u in urls):
         if time.monotonic() > deadline:
@@ -235,6 +242,13 @@ def main() -> None:
     parser.add_argument("--partitions", type=int, default=10_000)
     parser.add_argument("--create", type=int, default=1000)
     parser.add_argument("--busy", type=int, default=10)
+    parser.add_argument(
+        "--create-runs",
+        type=int,
+        default=1,
+        help="create --create partitions this many times (topics more, more1, ...), "
+        "timing the produces during each",
+    )
     parser.add_argument("--seconds", type=float, default=10.0)
     parser.add_argument(
         "--profile",
@@ -280,20 +294,27 @@ def main() -> None:
     settings: dict[str, Any] = {**SETTINGS, **KAFKA_CHECKPOINTS, "metrics.listen": "127.0.0.1:0"}
     with local_cluster(3, settings=settings) as cluster:
         create(cluster, args.partitions)
-        before, latencies = produce_while_creating(
-            cluster, args.busy, args.create, args.profile, args.full_scrapes
-        )
-        print(
-            f"produce before creating: {len(before)} records, p50 "
-            f"{percentile(before, 50) * 1000:.0f} ms, max {max(before) * 1000:.0f} ms",
-            flush=True,
-        )
-        print(
-            f"produce while creating {args.create} partitions: {len(latencies)} records, "
-            f"p50 {percentile(latencies, 50) * 1000:.0f} ms, p99 "
-            f"{percentile(latencies, 99) * 1000:.0f} ms, max {max(latencies) * 1000:.0f} ms",
-            flush=True,
-        )
+        for run in range(args.create_runs):
+            before, latencies = produce_while_creating(
+                cluster,
+                args.busy,
+                args.create,
+                args.profile,
+                args.full_scrapes,
+                name=f"more{run}" if run else "more",
+            )
+            print(
+                f"produce before creating: {len(before)} records, p50 "
+                f"{percentile(before, 50) * 1000:.0f} ms, max {max(before) * 1000:.0f} ms",
+                flush=True,
+            )
+            print(
+                f"produce while creating {args.create} partitions: {len(latencies)} records, "
+                f"p50 {percentile(latencies, 50) * 1000:.0f} ms, p99 "
+                f"{percentile(latencies, 99) * 1000:.0f} ms, max {max(latencies) * 1000:.0f} ms "
+                f"(load {os.getloadavg()[0]:.1f})",
+                flush=True,
+            )
         for node_id, node in cluster.nodes.items():
             assert node.proc is not None
             print(f"RSS broker {node_id}: {rss_mb(node.proc.pid):.0f} MB", flush=True)
