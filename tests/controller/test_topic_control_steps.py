@@ -97,3 +97,29 @@ def test_the_loop_serves_others_between_steps() -> None:
     events = asyncio.run(create())
     assert events[0] == "served"  # before the last step, not after the whole
     assert events[-1] == f"{PARTITIONS + 2} records"
+
+
+def test_create_partitions_in_steps_gives_the_records_and_answer_of_one_piece() -> None:
+    whole, stepped = three_brokers(), three_brokers()
+    for c in (whole, stepped):
+        c.commit(c.controller.create_topics(request("grow", partitions=3)))
+    body = {
+        "topics": [{"name": "grow", "count": PARTITIONS, "assignments": None}],
+        "timeout_ms": 1000,
+        "validate_only": False,
+    }
+    expected = whole.controller.create_partitions(body)
+    steps = stepped.controller.create_partitions_in_steps(body)
+    taken = 0
+    while True:
+        try:
+            next(steps)
+        except StopIteration as done:
+            result = done.value
+            break
+        taken += 1
+        assert len(stepped.image.topics["grow"].partitions) == 3  # nothing replayed yet
+    assert taken >= PARTITIONS // PARTITIONS_PER_STEP
+    assert result.records == expected.records and result.response == expected.response
+    stepped.commit(result)
+    assert len(stepped.image.topics["grow"].partitions) == PARTITIONS

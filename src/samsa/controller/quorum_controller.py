@@ -100,6 +100,9 @@ class QuorumController:
     def create_partitions(self, request: Request) -> ControllerResult:
         return self.topics.create_partitions(request)
 
+    def create_partitions_in_steps(self, request: Request) -> Steps[ControllerResult]:
+        return self.topics.create_partitions_in_steps(request)
+
     def incremental_alter_configs(self, request: Request) -> ControllerResult:
         return self.configs.incremental_alter_configs(request)
 

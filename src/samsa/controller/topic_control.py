@@ -71,11 +71,6 @@ class TopicControl:
                 brokers.append(UsableBroker(broker_id, registration.rack))
         return brokers
 
-    def _partition_records(
-        self, pending: PendingChanges, topic_id: bytes, first: int, placements: list[list[int]]
-    ) -> list[MetadataRecord]:
-        return run_through(self._partition_records_in_steps(pending, topic_id, first, placements))
-
     def _partition_records_in_steps(
         self, pending: PendingChanges, topic_id: bytes, first: int, placements: list[list[int]]
     ) -> Steps[list[MetadataRecord]]:
@@ -200,10 +195,7 @@ class TopicControl:
         records.extend(
             (yield from self._partition_records_in_steps(pending, topic_id, 0, placements))
         )
-        for start in range(0, len(records), PARTITIONS_PER_STEP):
-            if start:
-                yield
-            pending.extend(records[start : start + PARTITIONS_PER_STEP])
+        yield from _extend_in_steps(pending, records)
         log.info(
             "creating topic %s with %d partition(s), replication factor %d",
             name,
@@ -313,6 +305,11 @@ class TopicControl:
 
     # ------------------------------------------------------------------ CreatePartitions
     def create_partitions(self, request: Mapping[str, Any]) -> ControllerResult:
+        return run_through(self.create_partitions_in_steps(request))
+
+    def create_partitions_in_steps(self, request: Mapping[str, Any]) -> Steps[ControllerResult]:
+        """``create_partitions`` a slice of new partitions per step, as
+        ``create_topics_in_steps``."""
         pending = PendingChanges(self.image)
         results = []
         seen: set[str] = set()
@@ -326,7 +323,7 @@ class TopicControl:
                         f"topic {name!r} appears more than once in the request",
                     )
                 seen.add(name)
-                self._create_partitions(pending, entry)
+                yield from self._create_partitions(pending, entry)
             except KafkaError as exc:
                 result["error_code"] = int(exc.code)
                 result["error_message"] = str(exc)
@@ -334,7 +331,7 @@ class TopicControl:
         records = [] if request.get("validate_only", False) else pending.records
         return ControllerResult(records, {"throttle_time_ms": 0, "results": results})
 
-    def _create_partitions(self, pending: PendingChanges, entry: Mapping[str, Any]) -> None:
+    def _create_partitions(self, pending: PendingChanges, entry: Mapping[str, Any]) -> Steps[None]:
         name, count = entry["name"], entry["count"]
         topic = self.image.topics.get(name)
         if topic is None:
@@ -365,8 +362,18 @@ class TopicControl:
             placements = place_replicas(
                 self._usable_brokers(pending), additional, replication_factor, self.rng
             )
-        pending.extend(self._partition_records(pending, topic.topic_id, current, placements))
+        records = yield from self._partition_records_in_steps(
+            pending, topic.topic_id, current, placements
+        )
+        yield from _extend_in_steps(pending, records)
         log.info("adding %d partition(s) to topic %s", additional, name)
+
+
+def _extend_in_steps(pending: PendingChanges, records: list[MetadataRecord]) -> Steps[None]:
+    for start in range(0, len(records), PARTITIONS_PER_STEP):
+        if start:
+            yield
+        pending.extend(records[start : start + PARTITIONS_PER_STEP])
 
 
 def _topic_error(name: str, exc: KafkaError) -> dict[str, Any]:

@@ -181,14 +181,17 @@ class ControllerServer:
             if not self.is_active():
                 return not_controller_response(api_key, body)
             now = self._clock()
-            if api_key == CREATE_TOPICS:
-                result = await run_in_steps(controller.create_topics_in_steps(body))
+            if api_key in (CREATE_TOPICS, CREATE_PARTITIONS):
+                steps = (
+                    controller.create_topics_in_steps(body)
+                    if api_key == CREATE_TOPICS
+                    else controller.create_partitions_in_steps(body)
+                )
+                result = await run_in_steps(steps)
                 if not self.is_active():  # lost the quorum between two steps
                     return not_controller_response(api_key, body)
             elif api_key == DELETE_TOPICS:
                 result = controller.delete_topics(body)
-            elif api_key == CREATE_PARTITIONS:
-                result = controller.create_partitions(body)
             elif api_key == ALTER_CONFIGS:
                 result = controller.alter_configs(body)
             elif api_key == INCREMENTAL_ALTER_CONFIGS:
