@@ -23,7 +23,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from samsa.cancellation import cancel_and_wait
+from samsa.cancellation import acquire_within, cancel_and_wait
 from samsa.controller.controller_config import ControllerConfig
 from samsa.controller.controller_result import ControllerResult
 from samsa.controller.metadata_delta import MetadataDelta
@@ -174,7 +174,7 @@ class ControllerServer:
             result = controller.list_partition_reassignments(body)
             return result.response or {}
         if api_key == BROKER_HEARTBEAT:
-            controller.cluster.note_contact(body["broker_id"], body["broker_epoch"], self._clock())
+            return await self._broker_heartbeat(body)
         async with self._write_lock:
             if not self.is_active():
                 return not_controller_response(api_key, body)
@@ -195,8 +195,6 @@ class ControllerServer:
                 result = controller.alter_client_quotas(body)
             elif api_key == BROKER_REGISTRATION:
                 result = controller.register_broker(body, self._raft.log.end_offset, now)
-            elif api_key == BROKER_HEARTBEAT:
-                result = controller.broker_heartbeat(body, now)
             elif api_key == UNREGISTER_BROKER:
                 result = controller.unregister_broker(body)
             elif api_key == ALTER_PARTITION:
@@ -217,6 +215,39 @@ class ControllerServer:
                 raise ValueError(f"api key {api_key} is not a controller API")
             if not await self._commit_result(result):
                 return not_controller_response(api_key, body)
+        return result.response or {}
+
+    async def _broker_heartbeat(self, body: Body) -> Body:
+        """A heartbeat renews its broker's session when it arrives, and waits its
+        turn behind other writes (Raft commits) for at most half a heartbeat
+        interval; past that it renews the session again and is answered
+        REQUEST_TIMED_OUT, so the broker sends the next one at once (Kafka's
+        ``processExpiredBrokerHeartbeat``).  A broker sends one heartbeat at a
+        time: while one waited seconds behind a commit of thousands of
+        partition changes, no other came, its session expired, and the poll
+        queued behind the same commit fenced a live broker (which moved its
+        thousands of leaderships: the next long commit)."""
+        cluster = self.controller.cluster
+        broker_id, broker_epoch = body["broker_id"], body["broker_epoch"]
+        cluster.note_contact(broker_id, broker_epoch, self._clock())
+        wait_s = self._config.broker_heartbeat_interval_ms / 2000
+        if not await acquire_within(self._write_lock, wait_s):
+            cluster.note_contact(broker_id, broker_epoch, self._clock())
+            log.info(
+                "heartbeat of broker %d waited %d ms behind other writes: session renewed, "
+                "answered REQUEST_TIMED_OUT",
+                broker_id,
+                wait_s * 1000,
+            )
+            return expired_heartbeat_response()
+        try:
+            if not self.is_active():
+                return not_controller_response(BROKER_HEARTBEAT, body)
+            result = self.controller.broker_heartbeat(body, self._clock())
+            if not await self._commit_result(result):
+                return not_controller_response(BROKER_HEARTBEAT, body)
+        finally:
+            self._write_lock.release()
         return result.response or {}
 
     async def _quorum(self, api_key: int, version: int, body: Body) -> Body:
@@ -316,6 +347,16 @@ class ControllerServer:
                 raise
             except Exception:
                 log.exception("controller: timed work failed")
+
+
+def expired_heartbeat_response() -> Body:
+    return {
+        "throttle_time_ms": 0,
+        "error_code": ErrorCode.REQUEST_TIMED_OUT,
+        "is_caught_up": False,
+        "is_fenced": True,
+        "should_shut_down": False,
+    }
 
 
 def not_controller_response(api_key: int, body: Body) -> Body:
