@@ -6,8 +6,13 @@ partitions) took seconds.  A broker sends one heartbeat at a time, so the
 heartbeat waiting behind that commit was the last the controller heard from
 it: the session expired and the poll queued behind the same commit fenced a
 broker that was alive and connected.  The write here is the lock held, as a
-long commit holds it, with the event loop free; the node runs in this process
+long commit holds it, with the event loop free; the nodes run in this process
 so that the controller's sessions can be watched while it is held.
+
+A remote broker's heartbeat could be held back further: a controller answers
+one request per connection at a time, so a heartbeat sent on the connection of
+an AlterPartition waiting behind the commit was not even read.  Heartbeats
+have connections of their own, as Kafka's BrokerLifecycleManager has.
 """
 
 from __future__ import annotations
@@ -23,6 +28,8 @@ import pytest
 
 from samsa.config import BrokerConfig
 from samsa.server.broker_lifecycle import BrokerState
+from samsa.server.controller_server import ALLOCATE_PRODUCER_IDS, ControllerServer
+from samsa.server.meta_properties import random_cluster_id
 from samsa.server.node import Node
 from samsa.testing import TEST_SETTINGS
 from samsa.testing_cluster import free_ports, wait_until
@@ -47,6 +54,43 @@ def loop() -> Iterator[asyncio.AbstractEventLoop]:
     running.close()
 
 
+def node_config(tmp_path: Path, node_id: int, settings: dict[str, str]) -> BrokerConfig:
+    return BrokerConfig(
+        {
+            **TEST_SETTINGS,
+            "node.id": str(node_id),
+            "log.dirs": str(tmp_path / f"node-{node_id}"),
+            "broker.heartbeat.interval.ms": str(INTERVAL_MS),
+            "broker.session.timeout.ms": str(SESSION_MS),
+            **settings,
+        }
+    )
+
+
+async def session_ages_while_writes_wait(controller: ControllerServer, broker_id: int) -> list[int]:
+    """Ages (ms) of ``broker_id``'s session, every 50 ms while the write lock is held."""
+    sessions = controller.controller.cluster.heartbeats
+    ages: list[int] = []
+    async with controller._write_lock:
+        until = time.monotonic() + HELD_S
+        while time.monotonic() < until:
+            await asyncio.sleep(0.05)
+            ages.append(controller._clock() - sessions.sessions[broker_id].last_contact_ms)
+    return ages
+
+
+def assert_still_unfenced(controller: ControllerServer, broker: Node, broker_id: int) -> None:
+    lifecycle = broker.broker.lifecycle
+    released = time.monotonic()
+    wait_until(
+        lambda: lifecycle.last_heartbeat_answer > released + INTERVAL_MS / 1000,
+        10,
+        "a heartbeat answered after the write",
+    )
+    assert lifecycle.state is BrokerState.RUNNING
+    assert not controller.controller.cluster.image.brokers[broker_id].fenced
+
+
 def test_a_heartbeat_behind_a_long_write_keeps_its_broker_unfenced(
     tmp_path: Path, loop: asyncio.AbstractEventLoop
 ) -> None:
@@ -54,44 +98,72 @@ def test_a_heartbeat_behind_a_long_write_keeps_its_broker_unfenced(
         return asyncio.run_coroutine_threadsafe(coroutine, loop).result(60)
 
     [port] = free_ports(1)
-    config = BrokerConfig(
-        {
-            **TEST_SETTINGS,
-            "log.dirs": str(tmp_path / "data"),
-            "listeners": f"PLAINTEXT://127.0.0.1:{port}",
-            "broker.heartbeat.interval.ms": str(INTERVAL_MS),
-            "broker.session.timeout.ms": str(SESSION_MS),
-        }
-    )
-    node = Node(config)
+    node = Node(node_config(tmp_path, 1, {"listeners": f"PLAINTEXT://127.0.0.1:{port}"}))
     run(node.start())
     try:
-        lifecycle = node.broker.lifecycle
-        wait_until(lifecycle.unfenced.is_set, 20, "the broker unfenced")
+        wait_until(node.broker.lifecycle.unfenced.is_set, 20, "the broker unfenced")
         controller = node.controller
         assert controller is not None
-        sessions = controller.controller.cluster.heartbeats
-
-        async def hold_the_writes() -> list[int]:
-            """Session ages (ms) seen every 50 ms while the write lock is held."""
-            ages: list[int] = []
-            async with controller._write_lock:
-                until = time.monotonic() + HELD_S
-                while time.monotonic() < until:
-                    await asyncio.sleep(0.05)
-                    now = controller._clock()
-                    ages.append(now - sessions.sessions[1].last_contact_ms)
-            return ages
-
-        ages = run(hold_the_writes())
+        ages = run(session_ages_while_writes_wait(controller, 1))
         assert max(ages) <= SESSION_MS, f"session aged to {max(ages)} ms behind the write"
-        released = time.monotonic()
-        wait_until(
-            lambda: lifecycle.last_heartbeat_answer > released + INTERVAL_MS / 1000,
-            10,
-            "a heartbeat answered after the write",
-        )
-        assert lifecycle.state is BrokerState.RUNNING
-        assert not controller.controller.cluster.image.brokers[1].fenced
+        assert_still_unfenced(controller, node, 1)
     finally:
         run(node.stop())
+
+
+def test_a_remote_heartbeat_is_not_queued_behind_another_controller_request(
+    tmp_path: Path, loop: asyncio.AbstractEventLoop
+) -> None:
+    def run(coroutine: Coroutine[Any, Any, T]) -> T:
+        return asyncio.run_coroutine_threadsafe(coroutine, loop).result(60)
+
+    port_1, controller_port, port_2 = free_ports(3)
+    common = {
+        "cluster.id": random_cluster_id(),
+        "controller.quorum.voters": f"1@127.0.0.1:{controller_port}",
+        "controller.listener.names": "CONTROLLER",
+    }
+    combined = Node(
+        node_config(
+            tmp_path,
+            1,
+            {
+                **common,
+                "process.roles": "broker,controller",
+                "listeners": f"PLAINTEXT://127.0.0.1:{port_1},"
+                f"CONTROLLER://127.0.0.1:{controller_port}",
+            },
+        )
+    )
+    broker = Node(
+        node_config(
+            tmp_path,
+            2,
+            {**common, "process.roles": "broker", "listeners": f"PLAINTEXT://127.0.0.1:{port_2}"},
+        )
+    )
+    run(combined.start())
+    try:
+        run(broker.start())
+        try:
+            wait_until(broker.broker.lifecycle.unfenced.is_set, 20, "broker 2 unfenced")
+            controller = combined.controller
+            link = broker.link
+            assert controller is not None and link is not None
+
+            async def a_request_waiting_behind_the_writes() -> list[int]:
+                epoch = broker.broker.lifecycle.broker_epoch
+                body = {"broker_id": 2, "broker_epoch": epoch}
+                waiting = asyncio.ensure_future(link.request(ALLOCATE_PRODUCER_IDS, 0, body))
+                try:
+                    return await session_ages_while_writes_wait(controller, 2)
+                finally:
+                    await waiting
+
+            ages = run(a_request_waiting_behind_the_writes())
+            assert max(ages) <= SESSION_MS, f"session aged to {max(ages)} ms behind the write"
+            assert_still_unfenced(controller, broker, 2)
+        finally:
+            run(broker.stop())
+    finally:
+        run(combined.stop())

@@ -285,9 +285,10 @@ class Broker:
                 if d != _directory_bytes(self.node.directory_id)
             ),
         )
+        assert self.node.heartbeat_link is not None
         self.lifecycle = BrokerLifecycle(
             registration,
-            self.controller.request,
+            self.node.heartbeat_link.request,
             # Kafka's CurrentMetadataOffset: the last offset applied, not the next.
             lambda: self.loader.applied_offset - 1,
             heartbeat_interval_ms=config["broker.heartbeat.interval.ms"],
