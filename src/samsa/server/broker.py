@@ -75,9 +75,11 @@ BROKER_RESOURCE = 4
 CREATE_TOPICS = 19
 ALTER_PARTITION = 56
 ALLOCATE_PRODUCER_IDS = 67
-# Forwarded requests whose second application is harmless: an ISR change repeats
-# the partition epoch it was based on, a second producer-id block is just skipped.
-RESENDABLE_FORWARDS = frozenset({ALTER_PARTITION, ALLOCATE_PRODUCER_IDS})
+# Forwarded requests resent when an attempt runs long: a second producer-id block
+# is just skipped.  Not ISR changes, though harmless twice: one of thousands of
+# partitions waits seconds behind a commit, and its resend doubled the work of a
+# controller already behind (Kafka's AlterPartitionManager waits 30 s).
+RESENDABLE_FORWARDS = frozenset({ALLOCATE_PRODUCER_IDS})
 CONTROLLED_SHUTDOWN_TIMEOUT_S = 30.0
 NEW_PARTITIONS_OFF_LOOP = 20
 """A committed batch bringing this many new partitions here creates their logs in
@@ -543,7 +545,7 @@ class Broker:
     async def forward(self, api_key: int, version: int, body: dict[str, Any]) -> dict[str, Any]:
         """Send a request to the active controller; KafkaError if none answers.
 
-        Only ISR changes and producer-id blocks may be resent after a slow attempt:
+        Only producer-id blocks may be resent after a slow attempt:
         a client's CreateTopics applied twice answers TOPIC_ALREADY_EXISTS."""
         from samsa.server.controller_link import ControllerUnavailable
 
