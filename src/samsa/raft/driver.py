@@ -6,7 +6,8 @@ the high watermark counts it), so actions from all sources (requests,
 responses, timers, appends) go through one queue drained by one task.  Sends
 run concurrently (each in its own task, the machine allows one in flight per
 destination) and come back as ``receive_response`` / ``request_failed``.  The
-clock is monotonic; the machine only ever compares times it was given.
+clock is monotonic less the time this loop was held (``HeldLoopClock``); the
+machine only ever compares times it was given.
 
 What the driver does not know: sockets (``transport``: the node gives it a way
 to send a wire request to an address) and what committed entries mean
@@ -38,6 +39,7 @@ from samsa.raft.actions import (
     Respond,
     Send,
 )
+from samsa.raft.held_loop_clock import HeldLoopClock
 from samsa.raft.log import RaftLog, Snapshot
 from samsa.raft.machine import RaftMachine
 from samsa.raft.messages import QuorumInfo, RaftRequest, RaftResponse, ReplicaDescription
@@ -59,10 +61,6 @@ class RaftListener(Protocol):
     def handle_leader_change(self, leader_id: int | None, epoch: int) -> None: ...
 
 
-def monotonic_ms() -> int:
-    return time.monotonic_ns() // 1_000_000
-
-
 class RaftDriver:
     def __init__(
         self,
@@ -75,7 +73,7 @@ class RaftDriver:
         cluster_id: str,
         listener_name: str,
         bootstrap_servers: Sequence[tuple[str, int]] = (),
-        clock: Callable[[], int] = monotonic_ms,
+        clock: Callable[[], int] | None = None,
     ) -> None:
         self.machine = machine
         self.log = log_
@@ -85,6 +83,9 @@ class RaftDriver:
         self.cluster_id = cluster_id
         self.listener_name = listener_name
         self._bootstrap = list(bootstrap_servers)
+        self._held_loop_clock: HeldLoopClock | None = None
+        if clock is None:
+            clock = self._held_loop_clock = HeldLoopClock()
         self._clock = clock
         self._queue: deque[Action] = deque()
         self._queue_ready = asyncio.Event()
@@ -97,11 +98,15 @@ class RaftDriver:
     # -- lifecycle ---------------------------------------------------------------
 
     def start(self) -> None:
+        if self._held_loop_clock is not None:
+            self._held_loop_clock.tick()  # not held before: the node was starting
         self._feed(self.machine.start(self._clock()))
         self._tasks = [
             asyncio.ensure_future(self._execute_loop()),
             asyncio.ensure_future(self._timer_loop()),
         ]
+        if self._held_loop_clock is not None:
+            self._tasks.append(asyncio.ensure_future(self._held_loop_clock.run()))
 
     async def stop(self, *, resign_timeout_s: float = 1.0) -> None:
         """Hand leadership over (EndQuorumEpoch) if leading, then stop."""
