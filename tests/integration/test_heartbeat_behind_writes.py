@@ -18,9 +18,8 @@ have connections of their own, as Kafka's BrokerLifecycleManager has.
 from __future__ import annotations
 
 import asyncio
-import threading
 import time
-from collections.abc import Coroutine, Iterator
+from collections.abc import Coroutine
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -42,17 +41,6 @@ HELD_S = 2.5  # a commit of thousands of partition changes on a loaded machine
 ATTEMPT_MS = 1000  # controller.quorum.request.timeout.ms: shorter than the hold
 
 T = TypeVar("T")
-
-
-@pytest.fixture
-def loop() -> Iterator[asyncio.AbstractEventLoop]:
-    running = asyncio.new_event_loop()
-    thread = threading.Thread(target=running.run_forever, daemon=True)
-    thread.start()
-    yield running
-    running.call_soon_threadsafe(running.stop)
-    thread.join(10)
-    running.close()
 
 
 def node_config(tmp_path: Path, node_id: int, settings: dict[str, str]) -> BrokerConfig:
