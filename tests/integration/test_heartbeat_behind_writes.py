@@ -100,6 +100,37 @@ def test_a_heartbeat_behind_a_long_write_keeps_its_broker_unfenced(
         run(node.stop())
 
 
+def test_the_time_the_controllers_loop_was_held_is_not_a_brokers_silence(
+    tmp_path: Path, loop: asyncio.AbstractEventLoop
+) -> None:
+    """The loop held (a long callback) while the poll waits behind a write: on
+    release the poll must not count the hold against the heartbeats that came
+    meanwhile, unread (the poll forgave only its own late wake-ups before)."""
+
+    def run(coroutine: Coroutine[Any, Any, T]) -> T:
+        return asyncio.run_coroutine_threadsafe(coroutine, loop).result(60)
+
+    [port] = free_ports(1)
+    node = Node(node_config(tmp_path, 1, {"listeners": f"PLAINTEXT://127.0.0.1:{port}"}))
+    run(node.start())
+    try:
+        wait_until(node.broker.lifecycle.unfenced.is_set, 20, "the broker unfenced")
+        controller = node.controller
+        assert controller is not None
+        sessions = controller.controller.cluster.heartbeats
+
+        async def session_age_after_holding_the_loop() -> int:
+            async with controller._write_lock:
+                time.sleep(HELD_S)  # the loop held: the point of the test
+                return controller._clock() - sessions.sessions[1].last_contact_ms
+
+        age = run(session_age_after_holding_the_loop())
+        assert age <= SESSION_MS, f"the hold counted: session aged to {age} ms"
+        assert_still_unfenced(controller, node, 1)
+    finally:
+        run(node.stop())
+
+
 def test_a_remote_heartbeat_is_not_queued_behind_an_isr_change_sent_once(
     tmp_path: Path, loop: asyncio.AbstractEventLoop
 ) -> None:

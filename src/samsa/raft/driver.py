@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from samsa.cancellation import cancel_and_wait, wait_event
+from samsa.held_loop_clock import HeldLoopClock
 from samsa.raft import wire
 from samsa.raft.actions import (
     Action,
@@ -39,7 +40,6 @@ from samsa.raft.actions import (
     Respond,
     Send,
 )
-from samsa.raft.held_loop_clock import HeldLoopClock
 from samsa.raft.log import RaftLog, Snapshot
 from samsa.raft.machine import RaftMachine
 from samsa.raft.messages import QuorumInfo, RaftRequest, RaftResponse, ReplicaDescription

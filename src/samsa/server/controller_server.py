@@ -30,6 +30,7 @@ from samsa.controller.metadata_delta import MetadataDelta
 from samsa.controller.metadata_image import MetadataImage
 from samsa.controller.quorum_controller import QuorumController
 from samsa.errors import ErrorCode
+from samsa.held_loop_clock import HeldLoopClock
 from samsa.protocol.metadata_records import MetadataRecord, encode_metadata_record, make_record
 from samsa.raft.driver import RaftDriver
 from samsa.raft.errors import NotLeaderError
@@ -74,8 +75,6 @@ CONTROLLER_APIS = frozenset(
     }
 )
 POLL_INTERVAL_MS = 200
-STALL_TOLERANCE_MS = 100
-"""A poll this much later than asked for is a held loop, not scheduling noise."""
 
 
 def wall_ms() -> int:
@@ -91,14 +90,24 @@ class ControllerServer:
         config: ControllerConfig,
         *,
         voter_nodes: Callable[[], list[dict[str, Any]]] = list,
-        clock: Callable[[], int] = wall_ms,
+        clock: Callable[[], int] | None = None,
     ) -> None:
+        """``clock``: milliseconds for broker sessions; by default the wall clock
+        less the time this node's event loop was held (``HeldLoopClock``):
+        heartbeats sent meanwhile wait unread in its sockets, so that time is
+        not the brokers' silence.  The poll forgave only its own late wake-ups
+        before, not a hold while it waited for the write lock behind a commit,
+        and a broker whose own loop was held too was fenced alive."""
         self._voter_nodes = voter_nodes
         self.node_id = node_id
         self._raft = raft
         self._loader = loader
         self._config = config
+        self._held_loop_clock: HeldLoopClock | None = None
+        if clock is None:
+            clock = self._held_loop_clock = HeldLoopClock(wall_ms)
         self._clock = clock
+        self._clock_task: asyncio.Task[None] | None = None
         self.controller = QuorumController(loader.image, config, random.Random())
         self._write_lock = asyncio.Lock()
         self._epoch_start: int | None = None
@@ -131,6 +140,8 @@ class ControllerServer:
                 [make_record("AbortTransactionRecord", reason="failover")]
             ):
                 return
+        if self._held_loop_clock is not None and self._clock_task is None:
+            self._clock_task = asyncio.ensure_future(self._held_loop_clock.run())
         self.controller.activate(self._clock())
         seeds = self.controller.scram.seed_records(self._config.scram_seeds)
         if seeds and not await self._commit(seeds):
@@ -159,7 +170,8 @@ class ControllerServer:
 
     async def stop(self) -> None:
         self._active = False
-        await cancel_and_wait(t for t in (self._poll_task, self._activation_task) if t is not None)
+        tasks = (self._poll_task, self._activation_task, self._clock_task)
+        await cancel_and_wait(t for t in tasks if t is not None)
 
     # -- requests -----------------------------------------------------------------------
 
@@ -327,16 +339,9 @@ class ControllerServer:
 
     async def _poll_loop(self) -> None:
         while True:
-            asleep = time.monotonic()
             await asyncio.sleep(POLL_INTERVAL_MS / 1000)
             if not self.is_active():
                 continue
-            # A wake-up this late means the loop was held: heartbeats that came
-            # meanwhile are read only after this poll, so the time is forgiven.
-            slept_ms = int((time.monotonic() - asleep) * 1000)
-            stalled = slept_ms - POLL_INTERVAL_MS - STALL_TOLERANCE_MS
-            if stalled > 0:
-                self.controller.cluster.heartbeats.forgive(stalled, self._clock())
             try:
                 async with self._write_lock:
                     if not self.is_active():

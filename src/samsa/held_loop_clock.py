@@ -1,18 +1,18 @@
-"""The Raft driver's clock: monotonic milliseconds that stand still while the
-event loop is held.
+"""Milliseconds that stand still while the event loop is held.
 
-Raft's timeouts measure a peer's silence.  When this node's own loop is held (a
-callback of seconds at 10,000 partitions on a loaded machine, a pause), the
-leader's fetch answers and the followers' fetches that came meanwhile wait
-unread in the sockets; whatever touched the machine first after the hold (the
-fetch timer, a BeginQuorumEpoch read before the answer) saw the fetch timeout
-expired and started an election against a live leader.  Time the loop was held
-is not the peers' silence, so it is taken off the clock, as the controller
-forgives its own late polls (``BrokerHeartbeatManager.forgive``).
+Timeouts that measure a peer's silence (Raft's fetch timeout, a broker's
+session at the controller) must not count time this process could not read:
+when its loop is held (a callback of seconds at 10,000 partitions on a loaded
+machine, a pause), the answers, fetches and heartbeats that came meanwhile wait
+unread in its sockets, and whatever ran first after the hold saw the peer
+silent past its timeout -- a follower started an election against a live
+leader, the controller fenced a live broker.  Time the loop was held is not
+the peers' silence, so it is taken off the clock.  The Raft driver and the
+controller's broker sessions each read one.
 
 A ticking task notices holds: a tick much later than due means the loop was
 held since the tick before.  Between the two, reading the clock already counts
-only the first ``tick + tolerance`` of the hold, so a machine call made before
+only the first ``tick + tolerance`` of the hold, so a reading taken before
 the late tick runs sees the same time.  Holds shorter than that count in full.
 """
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from samsa.raft.held_loop_clock import TICK_MS, TOLERANCE_MS, HeldLoopClock
+from samsa.held_loop_clock import TICK_MS, TOLERANCE_MS, HeldLoopClock
 
 
 class FakeTime:
