@@ -80,6 +80,11 @@ ALLOCATE_PRODUCER_IDS = 67
 # partitions waits seconds behind a commit, and its resend doubled the work of a
 # controller already behind (Kafka's AlterPartitionManager waits 30 s).
 RESENDABLE_FORWARDS = frozenset({ALLOCATE_PRODUCER_IDS})
+ISR_CHANGE_TIMEOUT_MS = 30_000
+"""How long an ISR change waits for the controller's answer (Kafka's
+controller.socket.timeout.ms): one of 9,000 partitions took the controller
+over the 10 s other forwards get while a cluster of 11,000 settled, and each
+retry sent all of them again."""
 CONTROLLED_SHUTDOWN_TIMEOUT_S = 30.0
 NEW_PARTITIONS_OFF_LOOP = 20
 """A committed batch bringing this many new partitions here creates their logs in
@@ -553,6 +558,8 @@ class Broker:
         # like) gets that long: creating thousands of partitions can take the
         # controller longer than the default 10 s on a busy cluster.
         default_ms = int(self.config["controller.quorum.request.timeout.ms"]) * 5
+        if api_key == ALTER_PARTITION:
+            default_ms = ISR_CHANGE_TIMEOUT_MS
         asked_ms = body.get("timeout_ms")
         timeout_ms = max(default_ms, asked_ms) if isinstance(asked_ms, int) else default_ms
         try:
