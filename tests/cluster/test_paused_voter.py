@@ -22,7 +22,7 @@ from tests.cluster.helpers import active_controller, wait_until
 
 from samsa.testing_cluster import FAST_SETTINGS, LocalCluster
 
-pytestmark = [pytest.mark.integration]
+pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
 FETCH_TIMEOUT_MS = int(FAST_SETTINGS["controller.quorum.fetch.timeout.ms"])
 SESSION_MS = int(FAST_SETTINGS["broker.session.timeout.ms"])
