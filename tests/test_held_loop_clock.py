@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 from samsa.held_loop_clock import TICK_MS, TOLERANCE_MS, HeldLoopClock
 
 
@@ -35,3 +37,22 @@ def test_a_hold_counts_only_up_to_the_tolerance_before_and_after_the_late_tick()
     real.ms += 30
     assert clock() == during + 30  # and runs on at the real pace
     assert clock.held_ms == 5_000 - TICK_MS - TOLERANCE_MS
+
+
+def test_the_time_before_it_starts_ticking_is_no_hold() -> None:
+    """A controller's clock is made at start-up and starts ticking when the node
+    becomes the active controller, maybe minutes later; its first reading (the
+    sessions it gives every broker) must be now, not the start-up plus a tick."""
+    real = FakeTime()
+
+    async def scenario() -> tuple[int, int]:
+        clock = HeldLoopClock(real)
+        real.ms += 300_000
+        ticking = clock.start()
+        first = clock()
+        await asyncio.sleep(0)
+        ticking.cancel()
+        return first, clock()
+
+    first, later = asyncio.run(scenario())
+    assert first == later == real.ms

@@ -54,9 +54,15 @@ class HeldLoopClock:
             self.held_ms += overdue
         self._last_tick = real
 
-    async def run(self) -> None:
-        """Tick until cancelled (the driver's lifetime)."""
+    def start(self) -> asyncio.Task[None]:
+        """Tick from now until the task is cancelled.  Called before the clock is
+        first read: the time since it was made is no hold (nothing waited on it),
+        and counted as one it left a new controller's sessions minutes in the
+        past, so that the first poll fenced every broker."""
         self._last_tick = self._clock()
+        return asyncio.ensure_future(self._run())
+
+    async def _run(self) -> None:
         while True:
             await asyncio.sleep(TICK_MS / 1000)
             self.tick()

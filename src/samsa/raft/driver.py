@@ -98,15 +98,13 @@ class RaftDriver:
     # -- lifecycle ---------------------------------------------------------------
 
     def start(self) -> None:
-        if self._held_loop_clock is not None:
-            self._held_loop_clock.tick()  # not held before: the node was starting
+        ticking = [] if self._held_loop_clock is None else [self._held_loop_clock.start()]
         self._feed(self.machine.start(self._clock()))
         self._tasks = [
             asyncio.ensure_future(self._execute_loop()),
             asyncio.ensure_future(self._timer_loop()),
+            *ticking,
         ]
-        if self._held_loop_clock is not None:
-            self._tasks.append(asyncio.ensure_future(self._held_loop_clock.run()))
 
     async def stop(self, *, resign_timeout_s: float = 1.0) -> None:
         """Hand leadership over (EndQuorumEpoch) if leading, then stop."""

@@ -141,7 +141,7 @@ class ControllerServer:
             ):
                 return
         if self._held_loop_clock is not None and self._clock_task is None:
-            self._clock_task = asyncio.ensure_future(self._held_loop_clock.run())
+            self._clock_task = self._held_loop_clock.start()
         self.controller.activate(self._clock())
         seeds = self.controller.scram.seed_records(self._config.scram_seeds)
         if seeds and not await self._commit(seeds):
