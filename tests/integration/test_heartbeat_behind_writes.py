@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -56,6 +56,32 @@ def node_config(tmp_path: Path, node_id: int, settings: dict[str, str]) -> Broke
     )
 
 
+Run = Callable[[Coroutine[Any, Any, Any]], Any]
+
+
+@pytest.fixture
+def run(loop: asyncio.AbstractEventLoop) -> Run:
+    """Run a coroutine on the nodes' loop and wait for its result."""
+
+    def run_there(coroutine: Coroutine[Any, Any, T]) -> T:
+        return asyncio.run_coroutine_threadsafe(coroutine, loop).result(60)
+
+    return run_there
+
+
+@pytest.fixture
+def one_node(tmp_path: Path, run: Run) -> Iterator[Node]:
+    """A single node (broker and controller), its broker unfenced."""
+    [port] = free_ports(1)
+    node = Node(node_config(tmp_path, 1, {"listeners": f"PLAINTEXT://127.0.0.1:{port}"}))
+    run(node.start())
+    try:
+        wait_until(node.broker.lifecycle.unfenced.is_set, 20, "the broker unfenced")
+        yield node
+    finally:
+        run(node.stop())
+
+
 async def session_ages_while_writes_wait(controller: ControllerServer, broker_id: int) -> list[int]:
     """Ages (ms) of ``broker_id``'s session, every 50 ms while the write lock is held."""
     sessions = controller.controller.cluster.heartbeats
@@ -81,66 +107,42 @@ def assert_still_unfenced(controller: ControllerServer, broker: Node, broker_id:
 
 
 def test_a_heartbeat_behind_a_long_write_keeps_its_broker_unfenced(
-    tmp_path: Path, loop: asyncio.AbstractEventLoop
+    one_node: Node, run: Run
 ) -> None:
-    def run(coroutine: Coroutine[Any, Any, T]) -> T:
-        return asyncio.run_coroutine_threadsafe(coroutine, loop).result(60)
-
-    [port] = free_ports(1)
-    node = Node(node_config(tmp_path, 1, {"listeners": f"PLAINTEXT://127.0.0.1:{port}"}))
-    run(node.start())
-    try:
-        wait_until(node.broker.lifecycle.unfenced.is_set, 20, "the broker unfenced")
-        controller = node.controller
-        assert controller is not None
-        ages = run(session_ages_while_writes_wait(controller, 1))
-        assert max(ages) <= SESSION_MS, f"session aged to {max(ages)} ms behind the write"
-        assert_still_unfenced(controller, node, 1)
-    finally:
-        run(node.stop())
+    controller = one_node.controller
+    assert controller is not None
+    ages = run(session_ages_while_writes_wait(controller, 1))
+    assert max(ages) <= SESSION_MS, f"session aged to {max(ages)} ms behind the write"
+    assert_still_unfenced(controller, one_node, 1)
 
 
 def test_the_time_the_controllers_loop_was_held_is_not_a_brokers_silence(
-    tmp_path: Path, loop: asyncio.AbstractEventLoop
+    one_node: Node, run: Run
 ) -> None:
     """The loop held (a long callback) while the poll waits behind a write: on
     release the poll must not count the hold against the heartbeats that came
     meanwhile, unread (the poll forgave only its own late wake-ups before)."""
+    controller = one_node.controller
+    assert controller is not None
+    sessions = controller.controller.cluster.heartbeats
 
-    def run(coroutine: Coroutine[Any, Any, T]) -> T:
-        return asyncio.run_coroutine_threadsafe(coroutine, loop).result(60)
+    async def session_age_after_holding_the_loop() -> int:
+        async with controller._write_lock:
+            time.sleep(HELD_S)  # the loop held: the point of the test
+            return controller._clock() - sessions.sessions[1].last_contact_ms
 
-    [port] = free_ports(1)
-    node = Node(node_config(tmp_path, 1, {"listeners": f"PLAINTEXT://127.0.0.1:{port}"}))
-    run(node.start())
-    try:
-        wait_until(node.broker.lifecycle.unfenced.is_set, 20, "the broker unfenced")
-        controller = node.controller
-        assert controller is not None
-        sessions = controller.controller.cluster.heartbeats
-
-        async def session_age_after_holding_the_loop() -> int:
-            async with controller._write_lock:
-                time.sleep(HELD_S)  # the loop held: the point of the test
-                return controller._clock() - sessions.sessions[1].last_contact_ms
-
-        age = run(session_age_after_holding_the_loop())
-        assert age <= SESSION_MS, f"the hold counted: session aged to {age} ms"
-        assert_still_unfenced(controller, node, 1)
-    finally:
-        run(node.stop())
+    age = run(session_age_after_holding_the_loop())
+    assert age <= SESSION_MS, f"the hold counted: session aged to {age} ms"
+    assert_still_unfenced(controller, one_node, 1)
 
 
 def test_a_remote_heartbeat_is_not_queued_behind_an_isr_change_sent_once(
-    tmp_path: Path, loop: asyncio.AbstractEventLoop
+    tmp_path: Path, run: Run
 ) -> None:
     """Also: the ISR change waiting behind the writes is not sent again when an
     attempt runs long (a resend of thousands of partition changes doubled the
     controller's work while it was behind, and dropped the connection), and it
     waits longer than other forwarded requests for its answer."""
-
-    def run(coroutine: Coroutine[Any, Any, T]) -> T:
-        return asyncio.run_coroutine_threadsafe(coroutine, loop).result(60)
 
     port_1, controller_port, port_2 = free_ports(3)
     common = {
