@@ -1,5 +1,9 @@
 from __future__ import annotations
 
+import asyncio
+import threading
+from collections.abc import Iterator
+
 import pytest
 
 pytest_plugins = ["samsa.testing", "samsa.testing_kafka_reference", "samsa.testing_kafka"]
@@ -22,3 +26,17 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if item.nodeid.startswith(SERIAL_DIRS):
             item.add_marker(pytest.mark.serial)
+
+
+@pytest.fixture
+def loop() -> Iterator[asyncio.AbstractEventLoop]:
+    """An event loop running in a thread of its own, for a node run in the test
+    process (``asyncio.run_coroutine_threadsafe(..., loop)``) while the test
+    talks to it with real clients over sockets."""
+    running = asyncio.new_event_loop()
+    thread = threading.Thread(target=running.run_forever, daemon=True)
+    thread.start()
+    yield running
+    running.call_soon_threadsafe(running.stop)
+    thread.join(10)
+    running.close()

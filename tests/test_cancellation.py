@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from samsa.cancellation import cancel_and_wait, wait_event
+from samsa.cancellation import acquire_within, cancel_and_wait, wait_event
 
 
 async def _cancel_as_the_event_fires(wait_once) -> tuple[asyncio.Task[None], list[int]]:  # type: ignore[no-untyped-def]
@@ -101,3 +101,20 @@ def test_cancel_and_wait_cancels_again_until_the_task_ends() -> None:
         return shrugs[0], task.cancelled(), broken.done()
 
     assert asyncio.run(scenario()) == (3, True, True)
+
+
+def test_acquire_within_gives_up_in_time_and_leaves_the_lock_to_the_next() -> None:
+    """A wait given up on neither holds the lock nor keeps it from the next taker."""
+
+    async def scenario() -> tuple[bool, bool, bool, bool]:
+        lock = asyncio.Lock()
+        free = await acquire_within(lock, 0.01)
+        lock_held_by_us = lock.locked()
+        gave_up = await acquire_within(lock, 0.01)
+        lock.release()
+        await asyncio.sleep(0)
+        after_give_up = lock.locked()
+        taken_again = await acquire_within(lock, 0.01)
+        return free and lock_held_by_us, gave_up, after_give_up, taken_again
+
+    assert asyncio.run(scenario()) == (True, False, False, True)

@@ -32,6 +32,33 @@ async def wait_event(event: asyncio.Event, timeout_s: float) -> bool:
     return bool(done)
 
 
+async def acquire_within(lock: asyncio.Lock, timeout_s: float) -> bool:
+    """Acquire ``lock`` if it comes free within ``timeout_s``; True if the caller
+    now holds it.  Not ``wait_for(lock.acquire())``: on 3.11 that can return a
+    lock acquired as the timeout struck without telling, or lose a cancellation.
+    An acquisition given up on that still completes is released at once."""
+    if not lock.locked():
+        await lock.acquire()
+        return True
+    acquiring = asyncio.ensure_future(lock.acquire())
+
+    def release_if_acquired(task: asyncio.Future[Any]) -> None:
+        if not task.cancelled() and task.exception() is None:
+            lock.release()
+
+    try:
+        done, _ = await asyncio.wait({acquiring}, timeout=timeout_s)
+    except BaseException:
+        acquiring.cancel()
+        acquiring.add_done_callback(release_if_acquired)
+        raise
+    if done:
+        return True
+    acquiring.cancel()
+    acquiring.add_done_callback(release_if_acquired)
+    return False
+
+
 async def cancel_and_wait(
     tasks: asyncio.Future[Any] | Iterable[asyncio.Future[Any]] | None,
 ) -> None:

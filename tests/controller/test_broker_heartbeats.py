@@ -81,14 +81,3 @@ def test_state_flags() -> None:
     assert S.SHUTDOWN_NOW.fenced and S.SHUTDOWN_NOW.should_shut_down
     assert S.CONTROLLED_SHUTDOWN.in_controlled_shutdown and not S.CONTROLLED_SHUTDOWN.fenced
     assert not S.UNFENCED.fenced and S.FENCED.fenced
-
-
-def test_a_held_controller_forgives_the_time_it_could_not_read_heartbeats() -> None:
-    m = BrokerHeartbeatManager(1000)
-    m.touch(1, 0)
-    m.touch(2, 900)
-    assert m.is_stale(1, 2500) and m.is_stale(2, 2500)
-    m.forgive(2000, now_ms=2500)  # the loop was held for 2 s
-    assert not m.is_stale(1, 2500) and not m.is_stale(2, 2500)
-    assert m.sessions[2].last_contact_ms == 2500  # never past now
-    assert m.is_stale(1, 3001)  # silence after the hold still counts

@@ -11,9 +11,7 @@ EIO on write from ``io_faults``; the clients are real and talk over sockets.
 from __future__ import annotations
 
 import asyncio
-import threading
 import urllib.request
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -31,17 +29,6 @@ from samsa.testing_cluster import free_ports
 pytestmark = pytest.mark.integration
 
 TOPIC = "reported"
-
-
-@pytest.fixture
-def loop() -> Iterator[asyncio.AbstractEventLoop]:
-    running = asyncio.new_event_loop()
-    thread = threading.Thread(target=running.run_forever, daemon=True)
-    thread.start()
-    yield running
-    running.call_soon_threadsafe(running.stop)
-    thread.join(10)
-    running.close()
 
 
 def test_a_failed_dir_shows_in_describe_log_dirs_metrics_and_cluster_status(

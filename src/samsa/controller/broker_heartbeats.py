@@ -80,16 +80,6 @@ class BrokerHeartbeatManager:
             if metadata_offset >= 0:
                 session.metadata_offset = metadata_offset
 
-    def forgive(self, stalled_ms: int, now_ms: int) -> None:
-        """Move every session's last contact ``stalled_ms`` later (never past
-        ``now_ms``): time this controller's loop was held, so that heartbeats
-        sent meanwhile still wait unread in its sockets, is not the brokers'
-        silence.  Without it the first poll after a stall fenced every broker
-        whose heartbeat was queued behind it, and the fencing (thousands of
-        leaderships moved) stalled the next loop: a cascade at 10,000 partitions."""
-        for session in self.sessions.values():
-            session.last_contact_ms = min(session.last_contact_ms + stalled_ms, now_ms)
-
     def ensure(self, broker_id: int, now_ms: int) -> None:
         """Give a registered broker without a session (a new controller) a fresh one."""
         if broker_id not in self.sessions:

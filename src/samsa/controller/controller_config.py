@@ -32,6 +32,9 @@ class ControllerConfig:
     """delete.topic.enable."""
     broker_session_timeout_ms: int = 9000
     """broker.session.timeout.ms: a broker silent this long is fenced."""
+    broker_heartbeat_interval_ms: int = 2000
+    """broker.heartbeat.interval.ms: half of it is how long a heartbeat may wait
+    behind other writes before it is answered REQUEST_TIMED_OUT (as Kafka's)."""
     auto_leader_rebalance_enable: bool = True
     """auto.leader.rebalance.enable: move leadership back to preferred replicas."""
     leader_imbalance_per_broker_percentage: int = 10
@@ -72,6 +75,9 @@ class ControllerConfig:
             delete_topic_enable=_as_bool(get("delete.topic.enable", True)),
             broker_session_timeout_ms=int(
                 get("broker.session.timeout.ms", defaults.broker_session_timeout_ms)
+            ),
+            broker_heartbeat_interval_ms=int(
+                get("broker.heartbeat.interval.ms", defaults.broker_heartbeat_interval_ms)
             ),
             auto_leader_rebalance_enable=_as_bool(get("auto.leader.rebalance.enable", True)),
             leader_imbalance_per_broker_percentage=int(

@@ -7,7 +7,8 @@ responses, timers, appends) go through one queue drained by one task.  Sends
 run concurrently (each in its own task, the machine allows one in flight per
 destination) and come back as ``receive_response`` / ``request_failed``;
 log flushes run in a thread, in order, and come back as ``flushed``.  The
-clock is monotonic; the machine only ever compares times it was given.
+clock is monotonic less the time this loop was held (``HeldLoopClock``); the
+machine only ever compares times it was given.
 
 What the driver does not know: sockets (``transport``: the node gives it a way
 to send a wire request to an address) and what committed entries mean
@@ -29,6 +30,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from samsa.cancellation import cancel_and_wait, wait_event
+from samsa.held_loop_clock import HeldLoopClock
 from samsa.raft import wire
 from samsa.raft.actions import (
     Action,
@@ -61,10 +63,6 @@ class RaftListener(Protocol):
     def handle_leader_change(self, leader_id: int | None, epoch: int) -> None: ...
 
 
-def monotonic_ms() -> int:
-    return time.monotonic_ns() // 1_000_000
-
-
 class RaftDriver:
     def __init__(
         self,
@@ -77,7 +75,7 @@ class RaftDriver:
         cluster_id: str,
         listener_name: str,
         bootstrap_servers: Sequence[tuple[str, int]] = (),
-        clock: Callable[[], int] = monotonic_ms,
+        clock: Callable[[], int] | None = None,
     ) -> None:
         self.machine = machine
         self.log = log_
@@ -87,6 +85,9 @@ class RaftDriver:
         self.cluster_id = cluster_id
         self.listener_name = listener_name
         self._bootstrap = list(bootstrap_servers)
+        self._held_loop_clock: HeldLoopClock | None = None
+        if clock is None:
+            clock = self._held_loop_clock = HeldLoopClock()
         self._clock = clock
         self._queue: deque[Action] = deque()
         self._queue_ready = asyncio.Event()
@@ -101,10 +102,12 @@ class RaftDriver:
     # -- lifecycle ---------------------------------------------------------------
 
     def start(self) -> None:
+        ticking = [] if self._held_loop_clock is None else [self._held_loop_clock.start()]
         self._feed(self.machine.start(self._clock()))
         self._tasks = [
             asyncio.ensure_future(self._execute_loop()),
             asyncio.ensure_future(self._timer_loop()),
+            *ticking,
         ]
 
     async def stop(self, *, resign_timeout_s: float = 1.0) -> None:

@@ -59,7 +59,18 @@ class Transitions(MachineCore):
         self._requests.reset_all()
         if persist:
             self._emit(PersistElectionState(self.election_state()))
-        logger.debug("%s%s -> %s in epoch %d", self._prefix, old.name, state.name, state.epoch)
+        # An election starting is worth an operator's attention; the rest is detail.
+        starts_election = isinstance(state, (ProspectiveState, CandidateState)) and not isinstance(
+            old, (ProspectiveState, CandidateState)
+        )
+        logger.log(
+            logging.INFO if starts_election else logging.DEBUG,
+            "%s%s -> %s in epoch %d",
+            self._prefix,
+            old.name,
+            state.name,
+            state.epoch,
+        )
         if isinstance(old, LeaderState) and old is not state:
             self._answer_parked_fetches_on_leaving(old)
         self._announce_leader()

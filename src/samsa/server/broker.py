@@ -75,9 +75,16 @@ BROKER_RESOURCE = 4
 CREATE_TOPICS = 19
 ALTER_PARTITION = 56
 ALLOCATE_PRODUCER_IDS = 67
-# Forwarded requests whose second application is harmless: an ISR change repeats
-# the partition epoch it was based on, a second producer-id block is just skipped.
-RESENDABLE_FORWARDS = frozenset({ALTER_PARTITION, ALLOCATE_PRODUCER_IDS})
+# Forwarded requests resent when an attempt runs long: a second producer-id block
+# is just skipped.  Not ISR changes, though harmless twice: one of thousands of
+# partitions waits seconds behind a commit, and its resend doubled the work of a
+# controller already behind (Kafka's AlterPartitionManager waits 30 s).
+RESENDABLE_FORWARDS = frozenset({ALLOCATE_PRODUCER_IDS})
+ISR_CHANGE_TIMEOUT_MS = 30_000
+"""How long an ISR change waits for the controller's answer (Kafka's
+controller.socket.timeout.ms): one of 9,000 partitions took the controller
+over the 10 s other forwards get while a cluster of 11,000 settled, and each
+retry sent all of them again."""
 CONTROLLED_SHUTDOWN_TIMEOUT_S = 30.0
 NEW_PARTITIONS_OFF_LOOP = 20
 """A committed batch bringing this many new partitions here creates their logs in
@@ -285,9 +292,10 @@ class Broker:
                 if d != _directory_bytes(self.node.directory_id)
             ),
         )
+        assert self.node.heartbeat_link is not None
         self.lifecycle = BrokerLifecycle(
             registration,
-            self.controller.request,
+            self.node.heartbeat_link.request,
             # Kafka's CurrentMetadataOffset: the last offset applied, not the next.
             lambda: self.loader.applied_offset - 1,
             heartbeat_interval_ms=config["broker.heartbeat.interval.ms"],
@@ -542,7 +550,7 @@ class Broker:
     async def forward(self, api_key: int, version: int, body: dict[str, Any]) -> dict[str, Any]:
         """Send a request to the active controller; KafkaError if none answers.
 
-        Only ISR changes and producer-id blocks may be resent after a slow attempt:
+        Only producer-id blocks may be resent after a slow attempt:
         a client's CreateTopics applied twice answers TOPIC_ALREADY_EXISTS."""
         from samsa.server.controller_link import ControllerUnavailable
 
@@ -550,6 +558,8 @@ class Broker:
         # like) gets that long: creating thousands of partitions can take the
         # controller longer than the default 10 s on a busy cluster.
         default_ms = int(self.config["controller.quorum.request.timeout.ms"]) * 5
+        if api_key == ALTER_PARTITION:
+            default_ms = ISR_CHANGE_TIMEOUT_MS
         asked_ms = body.get("timeout_ms")
         timeout_ms = max(default_ms, asked_ms) if isinstance(asked_ms, int) else default_ms
         try:

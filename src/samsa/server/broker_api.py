@@ -102,6 +102,7 @@ class NodeApi(Protocol):
     raft: RaftDriver | None
     loader: MetadataLoader | None
     link: ControllerLink | None
+    heartbeat_link: ControllerLink | None
     log_dir_failures: LogDirFailureChannel
     authorizer: StandardAuthorizer | None
 

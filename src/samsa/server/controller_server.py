@@ -23,7 +23,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from samsa.cancellation import cancel_and_wait
+from samsa.cancellation import acquire_within, cancel_and_wait
 from samsa.controller.controller_config import ControllerConfig
 from samsa.controller.controller_result import ControllerResult
 from samsa.controller.metadata_delta import MetadataDelta
@@ -31,6 +31,7 @@ from samsa.controller.metadata_image import MetadataImage
 from samsa.controller.quorum_controller import QuorumController
 from samsa.controller.steps import PARTITIONS_PER_STEP
 from samsa.errors import ErrorCode
+from samsa.held_loop_clock import HeldLoopClock
 from samsa.loop_slices import in_slices, run_in_steps
 from samsa.protocol.metadata_records import MetadataRecord, encode_metadata_record, make_record
 from samsa.raft.driver import RaftDriver
@@ -76,8 +77,6 @@ CONTROLLER_APIS = frozenset(
     }
 )
 POLL_INTERVAL_MS = 200
-STALL_TOLERANCE_MS = 100
-"""A poll this much later than asked for is a held loop, not scheduling noise."""
 
 
 def wall_ms() -> int:
@@ -93,14 +92,24 @@ class ControllerServer:
         config: ControllerConfig,
         *,
         voter_nodes: Callable[[], list[dict[str, Any]]] = list,
-        clock: Callable[[], int] = wall_ms,
+        clock: Callable[[], int] | None = None,
     ) -> None:
+        """``clock``: milliseconds for broker sessions; by default the wall clock
+        less the time this node's event loop was held (``HeldLoopClock``):
+        heartbeats sent meanwhile wait unread in its sockets, so that time is
+        not the brokers' silence.  The poll forgave only its own late wake-ups
+        before, not a hold while it waited for the write lock behind a commit,
+        and a broker whose own loop was held too was fenced alive."""
         self._voter_nodes = voter_nodes
         self.node_id = node_id
         self._raft = raft
         self._loader = loader
         self._config = config
+        self._held_loop_clock: HeldLoopClock | None = None
+        if clock is None:
+            clock = self._held_loop_clock = HeldLoopClock(wall_ms)
         self._clock = clock
+        self._clock_task: asyncio.Task[None] | None = None
         self.controller = QuorumController(loader.image, config, random.Random())
         self._write_lock = asyncio.Lock()
         self._epoch_start: int | None = None
@@ -133,6 +142,8 @@ class ControllerServer:
                 [make_record("AbortTransactionRecord", reason="failover")]
             ):
                 return
+        if self._held_loop_clock is not None and self._clock_task is None:
+            self._clock_task = self._held_loop_clock.start()
         self.controller.activate(self._clock())
         seeds = self.controller.scram.seed_records(self._config.scram_seeds)
         if seeds and not await self._commit(seeds):
@@ -161,7 +172,8 @@ class ControllerServer:
 
     async def stop(self) -> None:
         self._active = False
-        await cancel_and_wait(t for t in (self._poll_task, self._activation_task) if t is not None)
+        tasks = (self._poll_task, self._activation_task, self._clock_task)
+        await cancel_and_wait(t for t in tasks if t is not None)
 
     # -- requests -----------------------------------------------------------------------
 
@@ -176,7 +188,7 @@ class ControllerServer:
             result = controller.list_partition_reassignments(body)
             return result.response or {}
         if api_key == BROKER_HEARTBEAT:
-            controller.cluster.note_contact(body["broker_id"], body["broker_epoch"], self._clock())
+            return await self._broker_heartbeat(body)
         async with self._write_lock:
             if not self.is_active():
                 return not_controller_response(api_key, body)
@@ -202,8 +214,6 @@ class ControllerServer:
                 result = controller.alter_client_quotas(body)
             elif api_key == BROKER_REGISTRATION:
                 result = controller.register_broker(body, self._raft.log.end_offset, now)
-            elif api_key == BROKER_HEARTBEAT:
-                result = controller.broker_heartbeat(body, now)
             elif api_key == UNREGISTER_BROKER:
                 result = controller.unregister_broker(body)
             elif api_key == ALTER_PARTITION:
@@ -224,6 +234,39 @@ class ControllerServer:
                 raise ValueError(f"api key {api_key} is not a controller API")
             if not await self._commit_result(result):
                 return not_controller_response(api_key, body)
+        return result.response or {}
+
+    async def _broker_heartbeat(self, body: Body) -> Body:
+        """A heartbeat renews its broker's session when it arrives, and waits its
+        turn behind other writes (Raft commits) for at most half a heartbeat
+        interval; past that it renews the session again and is answered
+        REQUEST_TIMED_OUT, so the broker sends the next one at once (Kafka's
+        ``processExpiredBrokerHeartbeat``).  A broker sends one heartbeat at a
+        time: while one waited seconds behind a commit of thousands of
+        partition changes, no other came, its session expired, and the poll
+        queued behind the same commit fenced a live broker (which moved its
+        thousands of leaderships: the next long commit)."""
+        cluster = self.controller.cluster
+        broker_id, broker_epoch = body["broker_id"], body["broker_epoch"]
+        cluster.note_contact(broker_id, broker_epoch, self._clock())
+        wait_s = self._config.broker_heartbeat_interval_ms / 2000
+        if not await acquire_within(self._write_lock, wait_s):
+            cluster.note_contact(broker_id, broker_epoch, self._clock())
+            log.info(
+                "heartbeat of broker %d waited %d ms behind other writes: session renewed, "
+                "answered REQUEST_TIMED_OUT",
+                broker_id,
+                wait_s * 1000,
+            )
+            return expired_heartbeat_response()
+        try:
+            if not self.is_active():
+                return not_controller_response(BROKER_HEARTBEAT, body)
+            result = self.controller.broker_heartbeat(body, self._clock())
+            if not await self._commit_result(result):
+                return not_controller_response(BROKER_HEARTBEAT, body)
+        finally:
+            self._write_lock.release()
         return result.response or {}
 
     async def _quorum(self, api_key: int, version: int, body: Body) -> Body:
@@ -306,16 +349,9 @@ class ControllerServer:
 
     async def _poll_loop(self) -> None:
         while True:
-            asleep = time.monotonic()
             await asyncio.sleep(POLL_INTERVAL_MS / 1000)
             if not self.is_active():
                 continue
-            # A wake-up this late means the loop was held: heartbeats that came
-            # meanwhile are read only after this poll, so the time is forgiven.
-            slept_ms = int((time.monotonic() - asleep) * 1000)
-            stalled = slept_ms - POLL_INTERVAL_MS - STALL_TOLERANCE_MS
-            if stalled > 0:
-                self.controller.cluster.heartbeats.forgive(stalled, self._clock())
             try:
                 async with self._write_lock:
                     if not self.is_active():
@@ -326,6 +362,16 @@ class ControllerServer:
                 raise
             except Exception:
                 log.exception("controller: timed work failed")
+
+
+def expired_heartbeat_response() -> Body:
+    return {
+        "throttle_time_ms": 0,
+        "error_code": ErrorCode.REQUEST_TIMED_OUT,
+        "is_caught_up": False,
+        "is_fenced": True,
+        "should_shut_down": False,
+    }
 
 
 def not_controller_response(api_key: int, body: Body) -> Body:

@@ -110,6 +110,8 @@ class Node:
         self.controller: ControllerServer | None = None
         self.broker: Any = None
         self.link: ControllerLink | None = None
+        self.heartbeat_link: ControllerLink | None = None
+        """The broker lifecycle's own way to the controller (see ``_heartbeat_channels``)."""
         self.authorizer = build_authorizer(config)
         """The ACL decisions (None: authorization off), shared by the broker's
         and the controller's listeners and fed by the metadata image."""
@@ -126,6 +128,14 @@ class Node:
         self._controller_channels = ChannelPool(
             client_id=f"samsa-node-{self.node_id}", security=to_controllers
         )
+        self._heartbeat_channels = ChannelPool(
+            client_id=f"samsa-heartbeat-{self.node_id}", security=to_controllers
+        )
+        """Registrations and heartbeats on connections of their own, as Kafka's
+        BrokerLifecycleManager has its own channel: a controller answers one
+        request per connection at a time, and a heartbeat sent behind an
+        AlterPartition of thousands of partitions (seconds behind a commit)
+        was not even read before the session expired."""
         self._raft_channels = ChannelPool(
             client_id=f"samsa-raft-{self.node_id}", security=to_controllers
         )
@@ -294,15 +304,8 @@ class Node:
         self._start_quorum(data_dir)
         assert self.raft is not None and self.loader is not None and self.raft_log is not None
         raft = self.raft
-        self.link = ControllerLink(
-            self.node_id,
-            lambda: raft.leader_id,
-            raft.wait_leader_change,
-            self._controller_channels,
-            self._controller_address,
-            self.controller,
-            attempt_timeout_ms=int(self.config["controller.quorum.request.timeout.ms"]),
-        )
+        self.link = self._controller_link(raft, self._controller_channels)
+        self.heartbeat_link = self._controller_link(raft, self._heartbeat_channels)
         if self.settings.is_broker:
             from samsa.server.broker import Broker
 
@@ -423,6 +426,17 @@ class Node:
         ):
             self._migrated_from = config.data_dir
 
+    def _controller_link(self, raft: RaftDriver, channels: ChannelPool) -> ControllerLink:
+        return ControllerLink(
+            self.node_id,
+            lambda: raft.leader_id,
+            raft.wait_leader_change,
+            channels,
+            self._controller_address,
+            self.controller,
+            attempt_timeout_ms=int(self.config["controller.quorum.request.timeout.ms"]),
+        )
+
     def _controller_address(self, node_id: int) -> tuple[str, int] | None:
         """Where ``node_id`` serves the controller APIs (its controller listener)."""
         assert self.raft is not None
@@ -529,6 +543,7 @@ class Node:
             log.debug("node %d: stopping the broker", self.node_id)
             await self.broker.stop()
         await self._controller_channels.close()
+        await self._heartbeat_channels.close()
         await self._raft_channels.close()
         if self.raft_log is not None:
             self.raft_log.close()
