@@ -113,7 +113,6 @@ def test_a_clean_stop_snapshots_a_long_tail_and_only_a_long_one(
     assert written == [2]
 
 
-
 def test_a_clean_stop_snapshots_what_was_committed_but_not_yet_replayed(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -149,6 +148,7 @@ def test_a_clean_stop_snapshots_what_was_committed_but_not_yet_replayed(
     asyncio.run(run())
     assert written == [committed]
     assert len(snapshots[0].topics["orders"].partitions) == committed - 1
+
 
 def _partitions(first: int, count: int) -> list[MetadataRecord]:
     return [
