@@ -224,10 +224,13 @@ class Broker:
         config = self.config
         defaults = LogConfig.from_dict(self.dynamic_config.topic_defaults())
         failures = self.node.log_dir_failures
-        self.log_manager = LogDirs.open(
-            config.log_dirs, defaults, clock=wall_ms, failure_channel=failures
-        )
         self.directory_ids = self._log_dir_ids(config.log_dirs)
+        self._start_lifecycle()
+        # Registered (and kept fenced) while the logs load off the loop, so the
+        # controller's round trips and the metadata catch-up overlap with them.
+        self.log_manager = await asyncio.to_thread(
+            LogDirs.open, config.log_dirs, defaults, clock=wall_ms, failure_channel=failures
+        )
         self.log_dir_failures = LogDirFailureHandler(
             failures,
             self.directory_ids,
@@ -266,34 +269,8 @@ class Broker:
         )
         self.loader.add_publisher(self)
         self.client_quotas.update(self.image.client_quotas)
-        registration = Registration(
-            broker_id=self.node_id,
-            cluster_id=self.cluster_id,
-            listeners=[
-                (
-                    listener.name,
-                    *self.node.advertised(listener),
-                    int(node_settings.protocol_of(listener.name)),
-                )
-                for listener in self.node.client_listeners()
-            ],
-            rack=config["broker.rack"] or None,
-            directory_id=_directory_bytes(self.node.directory_id),
-            other_directory_ids=tuple(
-                d
-                for d in self.directory_ids.values()
-                if d != _directory_bytes(self.node.directory_id)
-            ),
-        )
-        self.lifecycle = BrokerLifecycle(
-            registration,
-            self.controller.request,
-            # Kafka's CurrentMetadataOffset: the last offset applied, not the next.
-            lambda: self.loader.applied_offset - 1,
-            heartbeat_interval_ms=config["broker.heartbeat.interval.ms"],
-            retry_backoff_ms=20,
-        )
-        self.lifecycle.start()
+        assert self.lifecycle is not None
+        self.lifecycle.set_ready_to_unfence()
         for endpoint in self._http_endpoints:
             await endpoint.serve()
         self._tasks.append(asyncio.ensure_future(self._periodic_retention()))
@@ -307,6 +284,41 @@ class Broker:
                 first_unstable_offset=self.replicas.first_open_transaction_offset,
             )
             self.cleaner_task.start()
+
+    def _start_lifecycle(self) -> None:
+        """Register with the controller, asking to stay fenced until ``start``
+        has opened the logs (Kafka's broker registers before its LogManager
+        loads, too)."""
+        node_settings = self.node.settings
+        registration = Registration(
+            broker_id=self.node_id,
+            cluster_id=self.cluster_id,
+            listeners=[
+                (
+                    listener.name,
+                    *self.node.advertised(listener),
+                    int(node_settings.protocol_of(listener.name)),
+                )
+                for listener in self.node.client_listeners()
+            ],
+            rack=self.config["broker.rack"] or None,
+            directory_id=_directory_bytes(self.node.directory_id),
+            other_directory_ids=tuple(
+                d
+                for d in self.directory_ids.values()
+                if d != _directory_bytes(self.node.directory_id)
+            ),
+        )
+        self.lifecycle = BrokerLifecycle(
+            registration,
+            self.controller.request,
+            # Kafka's CurrentMetadataOffset: the last offset applied, not the next.
+            lambda: self.loader.applied_offset - 1,
+            heartbeat_interval_ms=self.config["broker.heartbeat.interval.ms"],
+            retry_backoff_ms=20,
+            ready_to_unfence=False,
+        )
+        self.lifecycle.start()
 
     def _log_dir_ids(self, dirs: list[Path]) -> dict[str, bytes]:
         """Each log dir's ``directory.id``: the metadata log's dir was read at the
