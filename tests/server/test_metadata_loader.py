@@ -150,6 +150,19 @@ def test_a_clean_stop_snapshots_what_was_committed_but_not_yet_replayed(
     assert len(snapshots[0].topics["orders"].partitions) == committed - 1
 
 
+def test_a_clean_stop_after_creating_a_few_thousand_partitions_snapshots_them() -> None:
+    """The next start would replay every record since the last snapshot (here:
+    none, so all of them): a tail of ~2,000 partition records is worth a
+    snapshot at stop, not only tails of megabytes."""
+    records = [*_topic(), *_partitions(1, 2000)]
+    loader, _ = _loader(records)
+    written: list[int] = []
+    loader._create_snapshot = lambda offset, data: written.append(offset)
+    _in_loop(lambda: loader.handle_commit(len(records)))
+    loader.snapshot_at_stop()
+    assert written == [len(records)]
+
+
 def _partitions(first: int, count: int) -> list[MetadataRecord]:
     return [
         make_record(

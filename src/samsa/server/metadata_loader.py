@@ -46,14 +46,18 @@ RECORDS_PER_STEP = 200
 transaction: replaying one and applying it to the broker's partitions takes
 0.1-0.3 ms here, so tens of ms per step."""
 
-STOP_SNAPSHOT_BYTES = 1024 * 1024
+STOP_SNAPSHOT_BYTES = 64 * 1024
 """Records applied since the last snapshot that make a clean stop write one.
 
 The size trigger (Kafka's 20 MB) lets a node that restarts often replay tens
 of MB at every start: each restart of a broker of 10,000 partitions adds
 20,000 leadership records (about 1.3 MB), and replaying 14 MB took 10 s of
-CPU.  A snapshot of the same image loads in a fraction of that, so a node
-that stops cleanly with more than this to replay writes one first."""
+CPU.  The next start loads the latest snapshot either way, so one written at
+the stop only spares it the tail: worth it once the tail takes longer to
+replay than the snapshot takes to write here (64 KB is about 1,000 records,
+~0.1 s).  At 1 MB, the first clean stop of a fresh cluster of 10,000
+partitions (creation plus controlled shutdown, ~0.9 MB) wrote none, and its
+restart replayed all 30,000 records."""
 
 
 class MetadataPublisher(Protocol):
