@@ -21,39 +21,26 @@ from pathlib import Path
 from samsa.errors import ErrorCode, KafkaError
 from samsa.storage import io_faults
 from samsa.storage.file_region import FileRegion
+from samsa.storage.lazy_path import LazilyNamed, PathOrParts
 
 
-class FileRecords:
+class FileRecords(LazilyNamed):
     """Owner of one segment data file's descriptor and logical size."""
 
-    def __init__(self, path: Path | tuple[Path, str], fd: int, size: int) -> None:
+    def __init__(self, path: PathOrParts, fd: int, size: int) -> None:
         """``path``: the file, or (directory, file name) to make it of when first
-        needed, as the indexes do: at start-up, a ``Path`` per segment was a
-        tenth of opening 10,000 partitions, and most are never named again."""
-        self._path: Path | None = path if isinstance(path, Path) else None
-        self._where: tuple[Path, str] | None = None if isinstance(path, Path) else path
+        needed (see lazy_path)."""
+        self._name(path)
         self._fd = fd
         self._size = size
         self._closed = False
 
     @classmethod
-    def open(cls, path: Path | tuple[Path, str]) -> FileRecords:
+    def open(cls, path: PathOrParts) -> FileRecords:
         """Open (creating if missing) ``path`` for reading and appending."""
         target = path if isinstance(path, Path) else os.path.join(*path)
         fd = os.open(target, os.O_RDWR | os.O_CREAT, 0o644)
         return cls(path, fd, os.fstat(fd).st_size)
-
-    @property
-    def path(self) -> Path:
-        if self._path is None:
-            assert self._where is not None
-            directory, file_name = self._where
-            self._path = directory / file_name
-        return self._path
-
-    @path.setter
-    def path(self, path: Path) -> None:
-        self._path = path
 
     @property
     def size(self) -> int:
