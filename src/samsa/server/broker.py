@@ -126,6 +126,9 @@ class Broker:
         answered before that would get Metadata without this broker in it."""
         self.metadata_applier = SerialMetadataApplier()
         self.lifecycle: BrokerLifecycle | None = None
+        self._loading: asyncio.Future[LogDirs] | None = None
+        self._opened = False
+        """``start`` got as far as the logs and the replicas."""
         self.producer_ids = ProducerIdBlocks(
             self.node_id,
             lambda: self.lifecycle.broker_epoch if self.lifecycle is not None else -1,
@@ -219,18 +222,27 @@ class Broker:
 
     # ------------------------------------------------------------------ lifecycle
     async def start(self) -> None:
-        # Bound first: a busy port ends the start before any log is opened.
-        await self._bind_http_endpoints()
         config = self.config
         defaults = LogConfig.from_dict(self.dynamic_config.topic_defaults())
         failures = self.node.log_dir_failures
         self.directory_ids = self._log_dir_ids(config.log_dirs)
-        self._start_lifecycle()
-        # Registered (and kept fenced) while the logs load off the loop, so the
-        # controller's round trips and the metadata catch-up overlap with them.
-        self.log_manager = await asyncio.to_thread(
-            LogDirs.open, config.log_dirs, defaults, clock=wall_ms, failure_channel=failures
+        # The logs load off the loop while the HTTP endpoints bind (importing
+        # their libraries) and the broker registers, kept fenced: the
+        # controller's round trips and the metadata catch-up overlap with
+        # opening 10,000 logs instead of following it.
+        self._loading = asyncio.ensure_future(
+            asyncio.to_thread(
+                LogDirs.open, config.log_dirs, defaults, clock=wall_ms, failure_channel=failures
+            )
         )
+        try:
+            await self._bind_http_endpoints()
+        except BaseException:
+            await self._close_loaded_logs()
+            raise
+        self._start_lifecycle()
+        # Shielded: a stop while the logs load still gets them, to close (``stop``).
+        self.log_manager = await asyncio.shield(self._loading)
         self.log_dir_failures = LogDirFailureHandler(
             failures,
             self.directory_ids,
@@ -269,6 +281,7 @@ class Broker:
         )
         self.loader.add_publisher(self)
         self.client_quotas.update(self.image.client_quotas)
+        self._opened = True
         assert self.lifecycle is not None
         self.lifecycle.set_ready_to_unfence()
         for endpoint in self._http_endpoints:
@@ -284,6 +297,13 @@ class Broker:
                 first_unstable_offset=self.replicas.first_open_transaction_offset,
             )
             self.cleaner_task.start()
+
+    async def _close_loaded_logs(self) -> None:
+        """A start cut short while the logs loaded (a busy port, a stop): what
+        was opened closes cleanly, so the next start has nothing to recover."""
+        if self._loading is not None:
+            with contextlib.suppress(Exception):
+                (await self._loading).close()
 
     def _start_lifecycle(self) -> None:
         """Register with the controller, asking to stay fenced until ``start``
@@ -429,6 +449,9 @@ class Broker:
             await endpoint.stop()
         if self.lifecycle is not None:
             await self.lifecycle.stop()
+        if not self._opened:
+            await self._close_loaded_logs()
+            return
         if self.cleaner_task is not None:
             await self.cleaner_task.stop()
         await cancel_and_wait(self._tasks)
