@@ -22,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import sys
 import time
 from collections.abc import Callable, Iterable, Iterator
 from functools import partial
@@ -79,6 +80,7 @@ ALLOCATE_PRODUCER_IDS = 67
 # the partition epoch it was based on, a second producer-id block is just skipped.
 RESENDABLE_FORWARDS = frozenset({ALTER_PARTITION, ALLOCATE_PRODUCER_IDS})
 CONTROLLED_SHUTDOWN_TIMEOUT_S = 30.0
+LOADING_SWITCH_INTERVAL_S = 0.0002
 NEW_PARTITIONS_OFF_LOOP = 20
 """A committed batch bringing this many new partitions here creates their logs in
 a worker thread first (see metadata_applier); fewer are created inline."""
@@ -241,8 +243,17 @@ class Broker:
             await self._close_loaded_logs()
             raise
         self._start_lifecycle()
-        # Shielded: a stop while the logs load still gets them, to close (``stop``).
-        self.log_manager = await asyncio.shield(self._loading)
+        # The loading thread gives the GIL up at each of its ~2 syscalls per
+        # partition and, while the loop runs Python, waited a whole switch
+        # interval (5 ms) to get it back: opening 11,000 logs took 1.4 s beside
+        # the loop instead of 0.85 s alone.  A shorter interval while they load.
+        switch_interval = sys.getswitchinterval()
+        sys.setswitchinterval(LOADING_SWITCH_INTERVAL_S)
+        try:
+            # Shielded: a stop while the logs load still gets them, to close (``stop``).
+            self.log_manager = await asyncio.shield(self._loading)
+        finally:
+            sys.setswitchinterval(switch_interval)
         self.log_dir_failures = LogDirFailureHandler(
             failures,
             self.directory_ids,
