@@ -57,6 +57,28 @@ def test_a_busy_port_is_one_line_naming_the_listener_address_and_reason(
     assert last == f"samsa: error: cannot bind {what} to {address}: Address already in use"
 
 
+def test_a_busy_metrics_port_leaves_the_logs_as_cleanly_closed_as_it_found_them(
+    tmp_path: Path, busy_port: int
+) -> None:
+    """The logs load in a thread while the HTTP endpoints bind: a start that ends
+    on a busy port closes what it opened, so the next start has nothing to recover."""
+    from samsa.storage.log_config import LogConfig
+    from samsa.storage.log_dirs import LogDirs
+    from samsa.storage.log_manager import CLEAN_SHUTDOWN_FILE
+
+    data = tmp_path / "data"
+    logs = LogDirs.open([data], LogConfig())
+    logs.managers[0].create_log("orders", 0)
+    logs.close()
+    assert (data / CLEAN_SHUTDOWN_FILE).exists()
+    result = run_broker(
+        data, "--listen", "127.0.0.1:0", "--metrics-listen", f"127.0.0.1:{busy_port}"
+    )
+    assert result.returncode == 2, result.stderr
+    assert (data / CLEAN_SHUTDOWN_FILE).exists()
+    assert (data / "orders-0").is_dir()
+
+
 def test_an_unresolvable_listener_host_is_one_line(tmp_path: Path) -> None:
     result = run_broker(tmp_path / "data", "--listen", "no-such-host.invalid:0")
     assert result.returncode == 2, result.stderr

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import socket
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -10,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from samsa.net import ChannelError, ChannelPool, NodeChannel
+from samsa.net.channel import ChannelSecurity
 from samsa.testing import BrokerProcess
 
 API_VERSIONS = 18
@@ -84,6 +86,41 @@ def test_unanswered_request_times_out_and_fails_its_neighbours() -> None:
             server.close()
 
     run(scenario())
+
+
+def test_a_connection_failing_after_its_caller_gave_up_is_not_an_unretrieved_error() -> None:
+    """A broker stopping while it registers cancels the request that waits for
+    the connection; the connection failing afterwards went to the log as
+    "Task exception was never retrieved" with a traceback."""
+
+    async def never_answer(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await reader.read()  # the SASL handshake never gets an answer
+
+    async def scenario() -> list[dict[str, object]]:
+        unhandled: list[dict[str, object]] = []
+        asyncio.get_running_loop().set_exception_handler(lambda _, ctx: unhandled.append(ctx))
+        server, port = await _silent_peer(never_answer)
+        security = ChannelSecurity(sasl_mechanism="PLAIN", username="u", password="p")
+        channel = NodeChannel("127.0.0.1", port, connect_timeout_ms=100, security=security)
+        try:
+            request = asyncio.ensure_future(channel.request(API_VERSIONS, 0, {}))
+            await asyncio.sleep(0.01)
+            connecting = channel._connecting
+            assert connecting is not None
+            request.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await request
+            await asyncio.wait([connecting], timeout=10)  # retrieves nothing
+            assert connecting.done() and not connecting.cancelled()
+        finally:
+            await channel.close()
+            server.close()
+        del channel, request, connecting
+        gc.collect()
+        await asyncio.sleep(0)
+        return unhandled
+
+    assert run(scenario()) == []
 
 
 def test_garbage_answer_fails_the_request() -> None:

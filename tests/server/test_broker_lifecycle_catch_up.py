@@ -81,3 +81,51 @@ def test_metadata_short_of_the_registration_does_not_ask_early() -> None:
             assert not broker.unfenced.is_set()
 
     asyncio.run(scenario())
+
+
+class FenceHonouringController(ScriptedController):
+    """Also keeps fenced a broker whose heartbeat asks for it (``want_fence``),
+    as the real controller's state machine does (see test_broker_heartbeats)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.want_fence: list[bool] = []
+
+    async def __call__(self, api_key: int, version: int, body: dict[str, Any]) -> dict[str, Any]:
+        response = await super().__call__(api_key, version, body)
+        if api_key == BROKER_HEARTBEAT:
+            self.want_fence.append(body["want_fence"])
+            response["is_fenced"] = response["is_fenced"] or body["want_fence"]
+        return response
+
+
+def test_a_broker_still_loading_its_logs_stays_fenced_until_it_is_ready() -> None:
+    """The broker registers while its logs load (so the controller's round trips
+    overlap with them) and asks to stay fenced, caught up or not, until they
+    are open; then it asks at once, without waiting for the poll."""
+
+    async def scenario() -> None:
+        controller = FenceHonouringController()
+        registration = Registration(1, "cluster", [], None, b"\x00" * 16)
+        broker = BrokerLifecycle(
+            registration,
+            controller,
+            lambda: EPOCH,  # caught up from the start
+            heartbeat_interval_ms=SLOW_POLL_MS,
+            recovery_poll_ms=SLOW_POLL_MS,
+            ready_to_unfence=False,
+        )
+        broker.start()
+        try:
+            assert await asyncio.wait_for(controller.heartbeats.get(), 30) == EPOCH
+            broker.note_metadata_applied(EPOCH)
+            assert await asyncio.wait_for(controller.heartbeats.get(), 30) == EPOCH
+            assert controller.want_fence == [True, True]
+            assert not broker.unfenced.is_set()
+            broker.set_ready_to_unfence()
+            await asyncio.wait_for(broker.unfenced.wait(), 30)
+            assert controller.want_fence[-1] is False
+        finally:
+            await broker.stop()
+
+    asyncio.run(scenario())

@@ -113,6 +113,56 @@ def test_a_clean_stop_snapshots_a_long_tail_and_only_a_long_one(
     assert written == [2]
 
 
+def test_a_clean_stop_snapshots_what_was_committed_but_not_yet_replayed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A controlled shutdown commits a change of every partition the broker
+    hosts just before the stop, while the loop still replays them a step at a
+    time: the snapshot at stop holds them all (at the committed offset, not
+    where the last step ended), so the next start does not replay them."""
+    import samsa.server.metadata_loader as loader_module
+    from samsa.server.metadata_loader import RECORDS_PER_STEP
+
+    monkeypatch.setattr(loader_module, "STOP_SNAPSHOT_BYTES", 1)
+    count = 5 * RECORDS_PER_STEP
+    records = [*_topic(), *_partitions(1, count)]
+    committed = len(records) - 3  # the last records are not committed
+    loader, recorder = _loader(records)
+    written: list[int] = []
+    snapshots: list[MetadataImage] = []
+
+    def create_snapshot(offset: int, data: bytes) -> None:
+        written.append(offset)
+        snapshots.append(loader.image)
+
+    loader._create_snapshot = create_snapshot
+
+    async def run() -> None:
+        loader.handle_commit(committed)  # the first step runs; the rest are queued
+        assert loader.applied_offset < committed
+        loader.snapshot_at_stop()
+        # No step was left to run after the stop, and none published the tail.
+        await asyncio.sleep(0)
+        assert len(recorder.topics_seen) == 1
+
+    asyncio.run(run())
+    assert written == [committed]
+    assert len(snapshots[0].topics["orders"].partitions) == committed - 1
+
+
+def test_a_clean_stop_after_creating_a_few_thousand_partitions_snapshots_them() -> None:
+    """The next start would replay every record since the last snapshot (here:
+    none, so all of them): a tail of ~2,000 partition records is worth a
+    snapshot at stop, not only tails of megabytes."""
+    records = [*_topic(), *_partitions(1, 2000)]
+    loader, _ = _loader(records)
+    written: list[int] = []
+    loader._create_snapshot = lambda offset, data: written.append(offset)
+    _in_loop(lambda: loader.handle_commit(len(records)))
+    loader.snapshot_at_stop()
+    assert written == [len(records)]
+
+
 def _partitions(first: int, count: int) -> list[MetadataRecord]:
     return [
         make_record(

@@ -138,3 +138,18 @@ def test_indexes_hold_a_descriptor_only_while_written(tmp_path: Path) -> None:
     segment.close()
     reopened.close()
     assert _open_files_under(tmp_path) == []
+
+
+def test_a_segment_opened_lazily_makes_no_path_objects_until_one_is_asked_for(
+    tmp_path: Path,
+) -> None:
+    """At start-up a broker of 10,000 partitions opens a segment each; a pathlib
+    ``Path`` per file was a fifth of that.  The names are still right when asked."""
+    segment = LogSegment.open(
+        tmp_path, 7, index_interval_bytes=0, max_index_bytes=4096, now_ms=0, lazy_indexes=True
+    )
+    assert segment.log._path is None and segment.log._where is not None
+    end = _append(segment, 7, 3)
+    assert end == 10 and segment.size > 0
+    assert segment.log.path == tmp_path / segment_file_name(7, ".log")
+    assert segment.log.path.stat().st_size == segment.size

@@ -140,6 +140,10 @@ class NodeChannel:
             return
         if self._connecting is None:
             self._connecting = asyncio.ensure_future(self._connect())
+            # Every waiter may give up (a broker stopping while it registers):
+            # a connection that then fails must not log "Task exception was
+            # never retrieved"; those still waiting get the error all the same.
+            self._connecting.add_done_callback(_retrieve_error)
         connecting = self._connecting
         try:
             await asyncio.shield(connecting)
@@ -246,3 +250,8 @@ class NodeChannel:
         if task is not None:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
+
+
+def _retrieve_error(future: asyncio.Future[None]) -> None:
+    if not future.cancelled():
+        future.exception()

@@ -68,10 +68,14 @@ class BrokerLifecycle:
         heartbeat_interval_ms: int,
         retry_backoff_ms: int = 100,
         recovery_poll_ms: int = 50,
+        ready_to_unfence: bool = True,
     ) -> None:
         """``recovery_poll_ms``: how often a fenced broker asks while catching up
         or waiting for its controlled shutdown (it also asks at once when its
-        metadata reaches its registration, see ``note_metadata_applied``)."""
+        metadata reaches its registration, see ``note_metadata_applied``).
+        ``ready_to_unfence`` False: registered and heartbeating, but asking to
+        stay fenced (``want_fence``) until ``set_ready_to_unfence``, as Kafka's
+        broker does while its logs still load."""
         self.registration = registration
         self._controller = controller
         self._metadata_offset = metadata_offset
@@ -89,6 +93,7 @@ class BrokerLifecycle:
         """Directory ids of failed log dirs, told to the controller in every heartbeat."""
         self._wake = asyncio.Event()
         self._told_caught_up = -1
+        self._ready_to_unfence = ready_to_unfence
         """The broker epoch whose catching up woke a heartbeat already."""
         self._task: asyncio.Task[None] | None = None
 
@@ -108,6 +113,12 @@ class BrokerLifecycle:
             return
         self._want_shut_down = True
         self.state = BrokerState.PENDING_CONTROLLED_SHUTDOWN
+        self._wake.set()
+
+    def set_ready_to_unfence(self) -> None:
+        """The broker can serve what it hosts: the next heartbeat, at once, no
+        longer asks to stay fenced."""
+        self._ready_to_unfence = True
         self._wake.set()
 
     def heartbeat_now(self) -> None:
@@ -197,7 +208,7 @@ class BrokerLifecycle:
             "broker_id": self.registration.broker_id,
             "broker_epoch": self.broker_epoch,
             "current_metadata_offset": self._metadata_offset(),
-            "want_fence": False,
+            "want_fence": not self._ready_to_unfence and self.state is BrokerState.RECOVERY,
             "want_shut_down": self._want_shut_down,
             "offline_log_dirs": list(self.offline_log_dirs),
         }

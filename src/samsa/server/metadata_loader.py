@@ -35,6 +35,7 @@ from samsa.protocol.metadata_records import (
 )
 from samsa.raft.entry_codec import decode_entries, encode_payloads
 from samsa.raft.log import RaftLog, Snapshot
+from samsa.raft.records import Entry
 
 log = logging.getLogger("samsa.server")
 
@@ -45,14 +46,18 @@ RECORDS_PER_STEP = 200
 transaction: replaying one and applying it to the broker's partitions takes
 0.1-0.3 ms here, so tens of ms per step."""
 
-STOP_SNAPSHOT_BYTES = 1024 * 1024
+STOP_SNAPSHOT_BYTES = 64 * 1024
 """Records applied since the last snapshot that make a clean stop write one.
 
 The size trigger (Kafka's 20 MB) lets a node that restarts often replay tens
 of MB at every start: each restart of a broker of 10,000 partitions adds
 20,000 leadership records (about 1.3 MB), and replaying 14 MB took 10 s of
-CPU.  A snapshot of the same image loads in a fraction of that, so a node
-that stops cleanly with more than this to replay writes one first."""
+CPU.  The next start loads the latest snapshot either way, so one written at
+the stop only spares it the tail: worth it once the tail takes longer to
+replay than the snapshot takes to write here (64 KB is about 1,000 records,
+~0.1 s).  At 1 MB, the first clean stop of a fresh cluster of 10,000
+partitions (creation plus controlled shutdown, ~0.9 MB) wrote none, and its
+restart replayed all 30,000 records."""
 
 
 class MetadataPublisher(Protocol):
@@ -137,19 +142,9 @@ class MetadataLoader:
             entries = self._log.read(self.applied_offset, budget)
             if not entries:
                 break
-            delta = MetadataDelta(self.image)
-            for entry in entries:
-                if entry.offset >= high_watermark:
-                    break
-                payload = entry.payload
-                if isinstance(payload, bytes) and payload:
-                    self._apply(delta, decode_metadata_record(payload), entry.offset, entry.epoch)
-                    self._bytes_since_snapshot += len(payload)
-                    replayed += 1
-                self.applied_offset = entry.offset + 1
-                self.applied_epoch = entry.epoch
-                if stepping is not None and replayed >= budget:
-                    break
+            limit = None if stepping is None else budget - replayed
+            delta, count = self._replay_entries(entries, high_watermark, limit)
+            replayed += count
             if stepping is not None and delta.record_count > RECORDS_PER_STEP:
                 # A whole transaction was replayed in this step: the publishers
                 # (the broker working out its thousand new partitions) hear of
@@ -188,6 +183,27 @@ class MetadataLoader:
         if self._next_step is None and not self.loaded.is_set():
             self.loaded.set()
         self._maybe_snapshot()
+
+    def _replay_entries(
+        self, entries: list[Entry], high_watermark: int, limit: int | None
+    ) -> tuple[MetadataDelta, int]:
+        """Replay ``entries`` below ``high_watermark`` into the image, stopping
+        after ``limit`` records (None: all); the delta and how many it replayed."""
+        delta = MetadataDelta(self.image)
+        replayed = 0
+        for entry in entries:
+            if entry.offset >= high_watermark:
+                break
+            payload = entry.payload
+            if isinstance(payload, bytes) and payload:
+                self._apply(delta, decode_metadata_record(payload), entry.offset, entry.epoch)
+                self._bytes_since_snapshot += len(payload)
+                replayed += 1
+            self.applied_offset = entry.offset + 1
+            self.applied_epoch = entry.epoch
+            if limit is not None and replayed >= limit:
+                break
+        return delta, replayed
 
     def _apply(self, delta: MetadataDelta, record: MetadataRecord, offset: int, epoch: int) -> None:
         """Replay one record, or hold it while its transaction is open (KIP-868): a
@@ -295,18 +311,35 @@ class MetadataLoader:
 
     def snapshot_at_stop(self) -> None:
         """Write a snapshot if the next start would replay a long tail (see
-        STOP_SNAPSHOT_BYTES); called once Raft stopped committing.  Replay
-        stops here: what a step had still to do is in the log for the next
-        start, and the log is about to close."""
+        STOP_SNAPSHOT_BYTES); called once Raft stopped committing.
+
+        What was committed but not yet replayed goes into the image first, all
+        at once and unpublished (the broker is stopping; nothing acts on it):
+        a clean stop is mostly that tail, since the controller commits this
+        broker's controlled shutdown -- a leadership or ISR change for every
+        partition it hosts, 11,000 records at 11,000 partitions -- moments
+        before it grants the stop, and the steps replaying it were still
+        running.  Left out, every restart replayed them (1.3 s).  The snapshot
+        stays at a committed offset: nothing past Raft's high watermark is
+        read, so no truncation can take it back."""
         if self._next_step is not None:
             self._next_step.cancel()
             self._next_step = None
+        self._replay_unpublished()
         if (
             self._bytes_since_snapshot >= STOP_SNAPSHOT_BYTES
             and self._transaction is None
             and self.applied_offset > self._log.start_offset
         ):
             self.write_snapshot()
+
+    def _replay_unpublished(self) -> None:
+        target = self._commit_target
+        while self._log.start_offset <= self.applied_offset < target:
+            entries = self._log.read(self.applied_offset, READ_ENTRIES)
+            if not entries:
+                break
+            self._replay_entries(entries, target, None)
 
     def write_snapshot(self) -> None:
         """Write the image as a snapshot at the applied offset."""

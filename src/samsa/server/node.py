@@ -310,7 +310,6 @@ class Node:
             from samsa.server.broker import Broker
 
             self.broker = Broker(self, meta)
-            await self.broker.start()
 
         # The quorum is served at once (peers need it to elect and replicate);
         # client APIs only once the broker has caught up and is unfenced, as
@@ -322,10 +321,15 @@ class Node:
                 self._build_router(listener, with_clients=False),
                 complete=not self.settings.serves_clients(listener),
             )
+        # Raft runs before the broker opens its logs, as Kafka's broker catches
+        # up with the metadata while its LogManager loads: the snapshot, the
+        # tail and the registration's round trips to the controller overlap
+        # with opening 10,000 logs rather than following it.
         raft.start()
         if self._migrated_from is not None:
             self._migration = asyncio.ensure_future(self._migrate_legacy_metadata())
         if self.broker is not None:
+            await self.broker.start()
             await self.broker.wait_ready()
             for listener in self.settings.listeners:
                 if self.settings.serves_clients(listener):

@@ -21,21 +21,25 @@ from pathlib import Path
 from samsa.errors import ErrorCode, KafkaError
 from samsa.storage import io_faults
 from samsa.storage.file_region import FileRegion
+from samsa.storage.lazy_path import LazilyNamed, PathOrParts
 
 
-class FileRecords:
+class FileRecords(LazilyNamed):
     """Owner of one segment data file's descriptor and logical size."""
 
-    def __init__(self, path: Path, fd: int, size: int) -> None:
-        self.path = path
+    def __init__(self, path: PathOrParts, fd: int, size: int) -> None:
+        """``path``: the file, or (directory, file name) to make it of when first
+        needed (see lazy_path)."""
+        self._name(path)
         self._fd = fd
         self._size = size
         self._closed = False
 
     @classmethod
-    def open(cls, path: Path) -> FileRecords:
+    def open(cls, path: PathOrParts) -> FileRecords:
         """Open (creating if missing) ``path`` for reading and appending."""
-        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        target = path if isinstance(path, Path) else os.path.join(*path)
+        fd = os.open(target, os.O_RDWR | os.O_CREAT, 0o644)
         return cls(path, fd, os.fstat(fd).st_size)
 
     @property

@@ -27,6 +27,7 @@ import struct
 from pathlib import Path
 
 from samsa.storage import io_faults
+from samsa.storage.lazy_path import LazilyNamed, PathOrParts
 
 _OFFSET_ENTRY = struct.Struct(">ii")
 _TIME_ENTRY = struct.Struct(">qi")
@@ -36,7 +37,7 @@ class CorruptIndexError(Exception):
     """An index file that fails its sanity check; the caller rebuilds it."""
 
 
-class _Index:
+class _Index(LazilyNamed):
     """Append-only file of fixed-size entries plus its in-memory mirror.
 
     Lookups read only the mirror, so the file is open only while it is being
@@ -49,7 +50,7 @@ class _Index:
 
     def __init__(
         self,
-        path: Path | tuple[Path, str],
+        path: PathOrParts,
         base_offset: int,
         max_index_bytes: int,
         *,
@@ -58,8 +59,7 @@ class _Index:
         """``path``: the file, or (directory, file name) to make it of when first
         needed (a lazy index nothing uses never needs it; pathlib costs a few
         microseconds a path, for 10,000 partitions at start-up)."""
-        self._path: Path | None = path if isinstance(path, Path) else None
-        self._where: tuple[Path, str] | None = None if isinstance(path, Path) else path
+        self._name(path)
         self.base_offset = base_offset
         self.max_entries = max(1, max_index_bytes // self.entry_struct.size)
         self._fd = -1
@@ -70,18 +70,6 @@ class _Index:
         self._before_rebuild: bytes | None = None
         if not lazy:
             self._mirror()
-
-    @property
-    def path(self) -> Path:
-        if self._path is None:
-            assert self._where is not None
-            directory, file_name = self._where
-            self._path = directory / file_name
-        return self._path
-
-    @path.setter
-    def path(self, path: Path) -> None:
-        self._path = path
 
     @property
     def loaded(self) -> bool:

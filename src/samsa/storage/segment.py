@@ -129,7 +129,7 @@ class LogSegment:
         transaction index it does not name is not looked for (one ``stat``
         less per partition at start-up; most segments have none)."""
         prefix = segment_file_name(base_offset, "")
-        log = FileRecords.open(directory / (prefix + LOG_SUFFIX))
+        log = FileRecords.open((directory, prefix + LOG_SUFFIX))
         offset_index = OffsetIndex(
             (directory, prefix + INDEX_SUFFIX), base_offset, max_index_bytes, lazy=lazy_indexes
         )
