@@ -81,7 +81,11 @@ def reconcile_log_and_snapshots(
         and not start == end == latest.offset
         and (latest.offset > end or (end > start and latest.epoch > log.latest_epoch()))
     ):
-        logger.warning(
+        # Ending where the snapshot does is what a snapshot at a clean stop leaves
+        # (its epoch entry moved to the log end, then dropped as past it on open):
+        # the snapshot holds every entry, so emptying loses nothing worth a warning.
+        logger.log(
+            logging.INFO if latest.offset == end else logging.WARNING,
             "[%s] the log [%d, %d) is behind its latest snapshot %s: emptying it to start there",
             log.name,
             start,
