@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import time
 from collections.abc import AsyncIterator
 from typing import Any
 
+from samsa.errors import ErrorCode
 from samsa.server.broker_lifecycle import (
     BROKER_HEARTBEAT,
     BROKER_REGISTRATION,
@@ -125,6 +127,51 @@ def test_a_broker_still_loading_its_logs_stays_fenced_until_it_is_ready() -> Non
             broker.set_ready_to_unfence()
             await asyncio.wait_for(broker.unfenced.wait(), 30)
             assert controller.want_fence[-1] is False
+        finally:
+            await broker.stop()
+
+    asyncio.run(scenario())
+
+
+class RefusingController(ScriptedController):
+    """Refuses the first registrations as a controller does while the previous
+    incarnation's session has not expired (after a SIGKILL)."""
+
+    def __init__(self, refusals: int) -> None:
+        super().__init__()
+        self.refusals = refusals
+        self.registrations = 0
+
+    async def __call__(self, api_key: int, version: int, body: dict[str, Any]) -> dict[str, Any]:
+        if api_key == BROKER_REGISTRATION:
+            self.registrations += 1
+            if self.registrations <= self.refusals:
+                return {"error_code": ErrorCode.DUPLICATE_BROKER_REGISTRATION, "broker_epoch": -1}
+        return await super().__call__(api_key, version, body)
+
+
+def test_a_refused_registration_is_retried_with_a_growing_backoff() -> None:
+    """Five refusals at a 20 ms backoff: asked again every 20 ms they take 100 ms,
+    doubling (20+40+80+160+200 ms) they take at least 500 ms."""
+
+    async def scenario() -> None:
+        controller = RefusingController(refusals=5)
+        registration = Registration(1, "cluster", [], None, b"\x00" * 16)
+        broker = BrokerLifecycle(
+            registration,
+            controller,
+            lambda: EPOCH,
+            heartbeat_interval_ms=SLOW_POLL_MS,
+            recovery_poll_ms=SLOW_POLL_MS,
+            retry_backoff_ms=20,
+        )
+        started = time.monotonic()
+        broker.start()
+        try:
+            await asyncio.wait_for(controller.heartbeats.get(), 30)
+            assert controller.registrations == 6
+            assert broker.broker_epoch == EPOCH
+            assert time.monotonic() - started >= 0.5
         finally:
             await broker.stop()
 

@@ -32,6 +32,9 @@ log = logging.getLogger("samsa.server")
 
 BROKER_REGISTRATION = 62
 BROKER_HEARTBEAT = 63
+MAX_REGISTRATION_BACKOFF_MS = 200
+"""Registration retries double from ``retry_backoff_ms`` up to this: short
+against the 10 s a restart after SIGKILL may take, long against 20 ms."""
 
 
 class BrokerState(enum.Enum):
@@ -93,8 +96,9 @@ class BrokerLifecycle:
         """Directory ids of failed log dirs, told to the controller in every heartbeat."""
         self._wake = asyncio.Event()
         self._told_caught_up = -1
-        self._ready_to_unfence = ready_to_unfence
         """The broker epoch whose catching up woke a heartbeat already."""
+        self._ready_to_unfence = ready_to_unfence
+        self._last_refusal: int | None = None
         self._task: asyncio.Task[None] | None = None
 
     def start(self) -> None:
@@ -144,11 +148,22 @@ class BrokerLifecycle:
         self.state = BrokerState.SHUTTING_DOWN
         await cancel_and_wait(self._task)
 
+    async def _register_until_accepted(self) -> None:
+        """Register, backing off exponentially up to ``MAX_REGISTRATION_BACKOFF_MS``.
+        After a SIGKILL the controller refuses the new incarnation until the old
+        one's session expires (DUPLICATE_BROKER_REGISTRATION, seconds); asked
+        every 20 ms, that was a hundred refusals, each waiting its turn behind
+        the controller's writes (Kafka's lifecycle manager backs off too)."""
+        backoff_ms = self.retry_backoff_ms
+        while not await self._register():
+            await asyncio.sleep(backoff_ms / 1000)
+            backoff_ms = min(
+                backoff_ms * 2, max(MAX_REGISTRATION_BACKOFF_MS, self.retry_backoff_ms)
+            )
+
     async def _run(self) -> None:
-        while self.broker_epoch < 0:
-            if await self._register():
-                break
-            await asyncio.sleep(self.retry_backoff_ms / 1000)
+        if self.broker_epoch < 0:
+            await self._register_until_accepted()
         while True:
             # Cleared before asking: a wake-up while the heartbeat is on its way
             # (caught up, a failed log dir) sends the next one at once.
@@ -196,8 +211,15 @@ class BrokerLifecycle:
             return False
         code = response.get("error_code", 0)
         if code != ErrorCode.NONE:
-            log.warning("broker registration refused by the controller: %s", _error_name(code))
+            # Once per kind of refusal: the same one again is the wait going on.
+            log.log(
+                logging.DEBUG if code == self._last_refusal else logging.WARNING,
+                "broker registration refused by the controller: %s",
+                _error_name(code),
+            )
+            self._last_refusal = code
             return False
+        self._last_refusal = None
         self.broker_epoch = int(response["broker_epoch"])
         self.state = BrokerState.RECOVERY
         log.info("broker %d registered with epoch %d", reg.broker_id, self.broker_epoch)
@@ -224,8 +246,7 @@ class BrokerLifecycle:
             log.warning("controller no longer knows this broker's epoch; registering again")
             self.broker_epoch = -1
             self.unfenced.clear()
-            while not await self._register():
-                await asyncio.sleep(self.retry_backoff_ms / 1000)
+            await self._register_until_accepted()
             return True
         if code != ErrorCode.NONE:
             log.debug("broker heartbeat answered %s", _error_name(code))
