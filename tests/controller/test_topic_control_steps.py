@@ -4,6 +4,7 @@ in one piece, and the image untouched until the result is committed."""
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from typing import Any
 
 from tests.controller.harness import Cluster
@@ -35,20 +36,28 @@ def request(*names: str, partitions: int = PARTITIONS) -> dict[str, Any]:
     return {"topics": topics, "timeout_ms": 1000, "validate_only": False}
 
 
-def test_in_steps_gives_the_records_and_answer_of_one_piece() -> None:
-    whole, stepped = three_brokers(), three_brokers()
-    body = request("a", "b", "a")  # "a" twice: the second is refused
-    expected = whole.controller.create_topics(body)
-    steps = stepped.controller.create_topics_in_steps(body)
+def steps_checked(steps: Any, between: Callable[[], None]) -> tuple[Any, int]:
+    """Drive ``steps`` to its result, calling ``between`` after each step; the
+    result and how many steps it took."""
     taken = 0
     while True:
         try:
             next(steps)
         except StopIteration as done:
-            result = done.value
-            break
+            return done.value, taken
         taken += 1
-        assert "a" not in stepped.image.topics  # nothing replayed between steps
+        between()
+
+
+def test_in_steps_gives_the_records_and_answer_of_one_piece() -> None:
+    whole, stepped = three_brokers(), three_brokers()
+    body = request("a", "b", "a")  # "a" twice: the second is refused
+    expected = whole.controller.create_topics(body)
+
+    def nothing_replayed() -> None:
+        assert "a" not in stepped.image.topics
+
+    result, taken = steps_checked(stepped.controller.create_topics_in_steps(body), nothing_replayed)
     assert taken >= 2 * (PARTITIONS // PARTITIONS_PER_STEP)
     assert result.atomic
     assert result.records == expected.records
@@ -109,16 +118,13 @@ def test_create_partitions_in_steps_gives_the_records_and_answer_of_one_piece() 
         "validate_only": False,
     }
     expected = whole.controller.create_partitions(body)
-    steps = stepped.controller.create_partitions_in_steps(body)
-    taken = 0
-    while True:
-        try:
-            next(steps)
-        except StopIteration as done:
-            result = done.value
-            break
-        taken += 1
-        assert len(stepped.image.topics["grow"].partitions) == 3  # nothing replayed yet
+
+    def nothing_replayed() -> None:
+        assert len(stepped.image.topics["grow"].partitions) == 3
+
+    result, taken = steps_checked(
+        stepped.controller.create_partitions_in_steps(body), nothing_replayed
+    )
     assert taken >= PARTITIONS // PARTITIONS_PER_STEP
     assert result.records == expected.records and result.response == expected.response
     stepped.commit(result)
