@@ -12,11 +12,13 @@ so each broker hosts all of them and leads about a third; idle except for
    topic of ``--create`` more partitions is created (target: none over 100 ms);
 3. start-up to serving after SIGKILL and after a clean stop of one broker
    (targets 10 s and 3 s);
-4. failover of a broker leading a third of the partitions: SIGKILL the one
-   leading most among those that are not the active controller and time until
-   no partition names it as leader (target 5 s); then, once it is back, the
-   same for the active controller (a Raft election and the new controller's
-   fresh broker sessions come first);
+4. failover of a broker leading all ``--partitions``: a broker that is not the
+   active controller is made the first replica of every partition of the topic
+   (a reassignment that only reorders the replicas) and preferred leader (an
+   election), then SIGKILLed; timed until no partition names it as leader
+   (target 5 s); then, once it is back, the active controller, leading what it
+   leads by then (a Raft election and the new controller's fresh broker
+   sessions come first);
 5. RSS per broker (target 1 GB).
 
     .venv/bin/python bench/scale_10k.py [--partitions 10000] [--create 1000]
@@ -61,7 +63,8 @@ from fetch_sessions_idle import (
     metrics_url,
     scrape,
 )
-from samsa.client import Admin
+from samsa.client import Admin, TopicPartition
+from samsa.client.admin import ElectionType
 from samsa.client.admin.results import NewTopic
 from samsa.testing_cluster import LocalCluster
 
@@ -210,6 +213,32 @@ def active_controller(cluster: LocalCluster) -> int:
         return int(admin.describe_metadata_quorum(timeout=30).leader_id)
 
 
+def lead_all(cluster: LocalCluster, node_id: int) -> None:
+    """Make ``node_id`` the leader of every partition of the topic, as the issue's
+    failover asks for a broker leading 10,000: first replica everywhere (the
+    same replicas reordered), then a preferred election."""
+    [topic] = node_metadata(cluster, 1, [TOPIC])["topics"]
+    targets = {
+        TopicPartition(TOPIC, p["partition_index"]): [
+            node_id,
+            *(r for r in p["replica_nodes"] if r != node_id),
+        ]
+        for p in topic["partitions"]
+    }
+    config = {"bootstrap.servers": cluster.bootstrap, "request.timeout.ms": 120000}
+    with Admin(config) as admin:
+        admin.alter_partition_reassignments(targets, timeout=120)
+        wait_until(lambda: not admin.list_partition_reassignments(timeout=60), 300, "reordered")
+        admin.elect_leaders(ElectionType.PREFERRED, targets, timeout=120)
+
+    def leads_all() -> bool:  # asked once a second, as ``settled`` does
+        time.sleep(1.0)
+        return collections.Counter(leaders(cluster, 1))[node_id] == len(targets)
+
+    wait_until(leads_all, 300, f"broker {node_id} leading all {len(targets)}")
+    wait_until(lambda: settled(cluster, len(targets)), 600, "every ISR whole")
+
+
 def failover_time(
     cluster: LocalCluster, profile: str | None, *, kill_controller: bool = False
 ) -> tuple[int, int, float]:
@@ -219,13 +248,13 @@ def failover_time(
     # After the restarts, wait until every partition is led again (a restarted
     # broker's partitions whose ISR had shrunk to it come back with it).
     wait_until(lambda: NO_LEADER not in leaders(cluster, 1), 300, "every partition led")
-    led_by = collections.Counter(leaders(cluster, 1))
     controller = active_controller(cluster)
     if kill_controller:
         victim = controller
     else:
-        victim = max((n for n in cluster.nodes if n != controller), key=lambda n: led_by[n])
-    led = led_by[victim]
+        victim = next(n for n in cluster.nodes if n != controller)
+        lead_all(cluster, victim)
+    led = collections.Counter(leaders(cluster, 1))[victim]
     survivor = next(n for n in cluster.nodes if n != victim)
     spies = profiled(cluster, profile, skip=victim)
     cluster.kill(victim)
