@@ -22,7 +22,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import sys
 import time
 from collections.abc import Callable, Iterable, Iterator
 from functools import partial
@@ -60,6 +59,7 @@ from samsa.server.metadata_applier import SerialMetadataApplier
 from samsa.server.metrics import BrokerMetrics
 from samsa.server.producer_id_blocks import ProducerIdBlocks
 from samsa.server.router import Router
+from samsa.server.switch_interval import switch_interval
 from samsa.storage.log_config import LogConfig
 from samsa.storage.log_dirs import LogDirs
 
@@ -254,13 +254,9 @@ class Broker:
         # partition and, while the loop runs Python, waited a whole switch
         # interval (5 ms) to get it back: opening 11,000 logs took 1.4 s beside
         # the loop instead of 0.85 s alone.  A shorter interval while they load.
-        switch_interval = sys.getswitchinterval()
-        sys.setswitchinterval(LOADING_SWITCH_INTERVAL_S)
-        try:
+        with switch_interval(LOADING_SWITCH_INTERVAL_S):
             # Shielded: a stop while the logs load still gets them, to close (``stop``).
             self.log_manager = await asyncio.shield(self._loading)
-        finally:
-            sys.setswitchinterval(switch_interval)
         self.log_dir_failures = LogDirFailureHandler(
             failures,
             self.directory_ids,

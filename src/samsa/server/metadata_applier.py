@@ -23,13 +23,13 @@ import asyncio
 import collections
 import logging
 import os
-import sys
 import threading
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 
 from samsa.cancellation import cancel_and_wait
 from samsa.server.heap import collector_paused, settle_heap
+from samsa.server.switch_interval import switch_interval
 
 log = logging.getLogger("samsa.server")
 
@@ -142,12 +142,8 @@ async def _apply_in_steps(apply: Apply, prepared: object) -> None:
 
 
 async def _in_thread(thread: ThreadPoolExecutor, prepare: Prepare) -> object:
-    previous = sys.getswitchinterval()
-    sys.setswitchinterval(PREPARE_SWITCH_INTERVAL_S)
-    try:
+    with switch_interval(PREPARE_SWITCH_INTERVAL_S):
         return await asyncio.get_running_loop().run_in_executor(thread, prepare)
-    finally:
-        sys.setswitchinterval(previous)
 
 
 def _lower_priority() -> None:
