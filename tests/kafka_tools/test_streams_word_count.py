@@ -36,15 +36,18 @@ def expected_counts(rounds: int = 1) -> Counter[str]:
 
 class WordCountApp:
     """One SamsaWordCount JVM; ``running`` is set once Streams reports RUNNING
-    (or the JVM's stdout closes, so a failed start does not hang the test)."""
+    (or the JVM's stdout closes, so a failed start does not hang the test).
+    Its stderr goes to a file: a pipe nobody drains fills up and blocks the
+    JVM's logging, and with it Streams' close."""
 
-    def __init__(self, argv: list[str]) -> None:
-        self.process = subprocess.Popen(
-            argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
-        )
+    def __init__(self, argv: list[str], stderr_path: Path) -> None:
+        self.stderr_path = stderr_path
+        with stderr_path.open("w") as stderr:
+            self.process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=stderr, text=True)
         self.running = threading.Event()
         self.states: list[str] = []
-        threading.Thread(target=self._follow_states, daemon=True).start()
+        self._follower = threading.Thread(target=self._follow_states, daemon=True)
+        self._follower.start()
 
     def _follow_states(self) -> None:
         assert self.process.stdout is not None
@@ -61,18 +64,24 @@ class WordCountApp:
         )
 
     def stderr_tail(self) -> str:
-        if self.process.poll() is None:
-            return "(still running)"
-        assert self.process.stderr is not None
-        return self.process.stderr.read()[-6000:]
+        return self.stderr_path.read_text(errors="replace")[-6000:]
 
     def stop(self) -> None:
+        """SIGTERM, then the states the JVM printed up to its exit: the reader
+        thread is joined, so a last NOT_RUNNING still in the pipe is counted."""
         self.process.terminate()
         try:
             self.process.wait(60)
         except subprocess.TimeoutExpired:
             self.process.kill()
             self.process.wait(10)
+        self._follower.join(10)
+
+    def assert_stopped_cleanly(self) -> None:
+        assert self.states[-1] == "NOT_RUNNING" and "ERROR" not in self.states, (
+            self.states,
+            self.stderr_tail(),
+        )
 
     def kill(self) -> None:
         """SIGKILL: no commit, no abort, no LeaveGroup; whatever transaction is
@@ -175,7 +184,7 @@ def test_word_count(
     kafka_reference: KafkaReference, samsa_node: BrokerProcess, tmp_path: Path, guarantee: str
 ) -> None:
     run = WordCountRun(kafka_reference, samsa_node.bootstrap, tmp_path, guarantee, guarantee)
-    app = WordCountApp(run.argv)
+    app = WordCountApp(run.argv, tmp_path / "app.stderr")
     try:
         app.wait_running()
         run.produce_lines()
@@ -189,7 +198,7 @@ def test_word_count(
             assert run.log_end_offset() > len(offsets), (run.log_end_offset(), offsets)
     finally:
         app.stop()
-    assert app.states[-1] == "NOT_RUNNING" and "ERROR" not in app.states, app.states
+    app.assert_stopped_cleanly()
 
 
 def test_word_count_exactly_once_survives_a_kill_mid_transaction(
@@ -205,7 +214,7 @@ def test_word_count_exactly_once_survives_a_kill_mid_transaction(
     run = WordCountRun(
         kafka_reference, samsa_node.bootstrap, tmp_path, "eos-halt", "exactly_once_v2", threads=2
     )
-    first = WordCountApp(run.argv)
+    first = WordCountApp(run.argv, tmp_path / "first.stderr")
     try:
         first.wait_running()
         run.produce_lines()
@@ -214,7 +223,7 @@ def test_word_count_exactly_once_survives_a_kill_mid_transaction(
         assert first.process.wait(120) == 137, first.stderr_tail()
     finally:
         first.kill()
-    second = WordCountApp(run.argv)
+    second = WordCountApp(run.argv, tmp_path / "second.stderr")
     want = expected_counts(3) + Counter({"halt": 1, "now": 1})
     try:
         second.wait_running()
@@ -223,4 +232,4 @@ def test_word_count_exactly_once_survives_a_kill_mid_transaction(
         assert_each_update_once(updates, want)
     finally:
         second.stop()
-    assert second.states[-1] == "NOT_RUNNING" and "ERROR" not in second.states, second.states
+    second.assert_stopped_cleanly()

@@ -74,7 +74,10 @@ public final class SamsaWordCount {
             }
         });
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
-            streams.close(Duration.ofSeconds(20));
+            if (!streams.close(Duration.ofSeconds(20))) {
+                System.out.println("CLOSE_TIMED_OUT");
+                System.out.flush();
+            }
             stopped.countDown();
         }));
         streams.start();
