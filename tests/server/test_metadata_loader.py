@@ -13,6 +13,7 @@ from samsa.controller.metadata_delta import MetadataDelta
 from samsa.controller.metadata_image import MetadataImage
 from samsa.protocol.metadata_records import MetadataRecord, encode_metadata_record, make_record
 from samsa.raft.memory_log import MemoryRaftLog
+from samsa.raft.records import Entry
 from samsa.server.metadata_loader import MetadataLoader
 
 TOPIC_ID = uuid.UUID(int=42).bytes
@@ -199,6 +200,66 @@ def test_many_records_outside_a_transaction_are_replayed_a_step_at_a_time() -> N
         assert loader.loaded.is_set()
 
     asyncio.run(run())
+
+
+class CountingLog(MemoryRaftLog):
+    """Counts reads: the disk log decodes whole batches per read."""
+
+    reads = 0
+
+    def read(self, from_offset: int, max_entries: int, max_bytes: int | None = None) -> list[Entry]:
+        self.reads += 1
+        return super().read(from_offset, max_entries, max_bytes)
+
+
+def test_a_long_run_of_records_is_read_once_not_once_per_step() -> None:
+    """10,000 leadership changes replayed 200 a step were read (and their batch
+    decoded) 50 times; the entries a read brings are kept for the next steps."""
+    from samsa.server.metadata_loader import READ_ENTRIES, RECORDS_PER_STEP
+
+    count = 10 * RECORDS_PER_STEP
+    records = [*_topic(), *_partitions(1, count)]
+    log = CountingLog()
+    log.append_as_leader([encode_metadata_record(r) for r in records], epoch=1)
+    loader = MetadataLoader(log)
+
+    async def run() -> None:
+        loader.handle_commit(len(records))
+        await asyncio.wait_for(loader.wait_applied(len(records) - 1), 5)
+
+    asyncio.run(run())
+    assert len(loader.image.topics["orders"].partitions) == count + 1
+    assert log.reads == -(-len(records) // READ_ENTRIES)
+
+
+def test_entries_past_the_high_watermark_are_read_again_once_committed() -> None:
+    """What was read ahead stops at the high watermark: an uncommitted suffix may
+    be truncated and written anew by the next leader, and the new one counts."""
+    log = MemoryRaftLog()
+    log.append_as_leader([encode_metadata_record(r) for r in _topic()], epoch=1)
+    log.append_as_leader([encode_metadata_record(r) for r in _partitions(1, 1)], epoch=1)
+    loader = MetadataLoader(log)
+
+    async def run() -> None:
+        loader.handle_commit(2)  # the topic and partition 0; partition 1 not committed
+        await asyncio.wait_for(loader.wait_applied(1), 5)
+        log.truncate_to(2)
+        replacement = make_record(
+            "PartitionRecord",
+            partition_id=1,
+            topic_id=TOPIC_ID,
+            replicas=[2],
+            isr=[2],
+            leader=2,
+            leader_epoch=0,
+            partition_epoch=0,
+        )
+        log.append_as_leader([encode_metadata_record(replacement)], epoch=2)
+        loader.handle_commit(3)
+        await asyncio.wait_for(loader.wait_applied(2), 5)
+
+    asyncio.run(run())
+    assert loader.image.topics["orders"].partitions[1].leader == 2
 
 
 def test_a_transaction_longer_than_a_step_is_still_applied_whole() -> None:

@@ -249,7 +249,9 @@ class DiskRaftLog:
                 budget = min(budget, max(max_bytes - total_bytes, 0) + _READ_BYTES_PER_ENTRY)
             fetched = self._log.read(offset, min(budget, _MAX_READ_BYTES))
             data = bytes(fetched.records)
-            decoded, next_offset = decode_entries(data, offset)
+            decoded, next_offset = decode_entries(
+                data, offset, until_offset=offset + wanted - len(entries)
+            )
             for entry in decoded:
                 if max_bytes is not None:
                     total_bytes += entry.size_bytes()
