@@ -213,7 +213,7 @@ class SimFetcher:
                 if not self._alive():
                     return
                 if body is None:
-                    self.state.handle_request_failure(list(epoch_plan.sent), broker.sim.now)
+                    self.state.handle_request_failure(broker.sim.now)
                 else:
                     broker.execute(
                         self.state,
@@ -242,7 +242,7 @@ class SimFetcher:
                 return
             now = broker.sim.now
             if body is None:
-                self.state.handle_request_failure(list(plan.sent), now)
+                self.state.handle_request_failure(now)
                 self._idle(True)
                 return
             broker.execute(self.state, self.state.handle_fetch_response(plan, body, now, logs))

@@ -235,14 +235,17 @@ def test_a_leader_behind_on_metadata_is_asked_again_soon_then_less_often() -> No
     assert state.next_wakeup_ms(now + first) == now + first + BACKOFF
 
 
-def test_failed_request_backs_off_its_partitions() -> None:
+def test_failed_request_backs_off_the_leader() -> None:
     logs = FakeLogs(a=FakeLog(end=4, epochs=[(5, 0)]))
     state = fetcher(logs)
     plan = state.build_fetch(0, logs)
     assert plan is not None
-    state.handle_request_failure(plan.sent, 0)
+    state.handle_request_failure(0)
+    assert state.next_wakeup_ms(1) == BACKOFF
     assert state.build_fetch(BACKOFF - 1, logs) is None
-    assert state.build_fetch(BACKOFF, logs) is not None
+    retry = state.build_fetch(BACKOFF, logs)
+    assert retry is not None and retry.sent == plan.sent
+    assert retry.body["session_epoch"] == plan.body["session_epoch"]  # a full request again
 
 
 def test_stale_response_is_ignored() -> None:

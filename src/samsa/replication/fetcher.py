@@ -12,8 +12,8 @@ earliest backoff ends or partitions change.
 Requests go through ``samsa.net``: the channel to the leader is looked up in
 the pool each round, so a leader that moved (new address in the metadata)
 is reached at its new address by the next request.  A request that fails
-(ChannelError: unreachable, timed out, hung up) backs off the partitions it
-carried; nothing else changes.
+(ChannelError: unreachable, timed out, hung up) backs the whole fetcher off
+(its partitions all have that leader); nothing else changes.
 
 Actions run on the event loop, synchronously, between requests: the logs
 never see two fetch responses of one fetcher interleaved.
@@ -176,7 +176,6 @@ class ReplicaFetcher:
                 OFFSET_FOR_LEADER_EPOCH_API_KEY,
                 OFFSET_FOR_LEADER_EPOCH_VERSION,
                 epoch_plan.body,
-                list(epoch_plan.sent),
             )
             if body is not None:
                 self._execute(
@@ -185,9 +184,7 @@ class ReplicaFetcher:
         fetch_plan = state.build_fetch(self._time_ms(), replicas)
         if fetch_plan is not None:
             sent_any = True
-            body = await self._request(
-                FETCH_API_KEY, FETCH_VERSION, fetch_plan.body, list(fetch_plan.sent)
-            )
+            body = await self._request(FETCH_API_KEY, FETCH_VERSION, fetch_plan.body)
             if body is not None:
                 self._execute(
                     state.handle_fetch_response(fetch_plan, body, self._time_ms(), replicas)
@@ -196,18 +193,18 @@ class ReplicaFetcher:
         return sent_any
 
     async def _request(
-        self, api_key: int, version: int, body: dict[str, Any], tps: list[TopicPartition]
+        self, api_key: int, version: int, body: dict[str, Any]
     ) -> dict[str, Any] | None:
         channel = self._channels.channel(self.leader_id)
         if channel is None:
             log.warning("%s: no address for broker %d", self.name, self.leader_id)
-            self.state.handle_request_failure(tps, self._time_ms())
+            self.state.handle_request_failure(self._time_ms())
             return None
         try:
             return await channel.request(api_key, version, body)
         except ChannelError as exc:
             log.info("%s: request to broker %d failed: %s", self.name, self.leader_id, exc)
-            self.state.handle_request_failure(tps, self._time_ms())
+            self.state.handle_request_failure(self._time_ms())
             return None
 
     def _execute(self, actions: list[FetcherAction]) -> None:

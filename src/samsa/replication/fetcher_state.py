@@ -26,8 +26,8 @@ Per partition (Kafka's PartitionFetchState):
 Errors: OFFSET_OUT_OF_RANGE resets from the leader's offsets (below its log
 start: start over at its log start; past its end: truncate to its high
 watermark, a safe lower bound of its end); the rest back off for
-``replica.fetch.backoff.ms`` and retry; a failed request backs off every
-partition in it.  UNKNOWN_TOPIC_OR_PARTITION, NOT_LEADER_OR_FOLLOWER and
+``replica.fetch.backoff.ms`` and retry; a failed request backs off the
+whole fetcher (every partition has that leader).  UNKNOWN_TOPIC_OR_PARTITION, NOT_LEADER_OR_FOLLOWER and
 UNKNOWN_LEADER_EPOCH mostly mean the leader has not applied the metadata this
 follower has -- a new topic's followers often ask a moment before their
 leader knows it leads -- so their backoff starts at 10 ms and doubles up to
@@ -115,6 +115,8 @@ class FetcherState:
         self._delayed: set[TopicPartition] = set()
         self._truncating: set[TopicPartition] = set()
         self._rechecked_ms: int | None = None
+        self._leader_backoff_until_ms: int | None = None
+        """Until when a request that failed as a whole keeps the leader unasked."""
 
     # ------------------------------------------------------------------ membership
     def add_partitions(
@@ -157,6 +159,8 @@ class FetcherState:
 
     def next_wakeup_ms(self, now_ms: int) -> int | None:
         """When the earliest backed-off partition may fetch again (None: none waits)."""
+        if self._leader_backing_off(now_ms):
+            return self._leader_backoff_until_ms
         times = [
             s.delayed_until_ms
             for s in map(self._states.get, self._delayed)
@@ -212,6 +216,8 @@ class FetcherState:
         return [tp for tp in self._states if tp in tps]
 
     def build_epoch_request(self, now_ms: int, logs: FollowerLogs) -> EpochPlan | None:
+        if self._leader_backing_off(now_ms):
+            return None
         sent: dict[TopicPartition, tuple[int, int]] = {}
         topics: dict[str, list[dict[str, Any]]] = {}
         for tp in self._in_order(self._truncating):
@@ -291,6 +297,8 @@ class FetcherState:
         In an incremental session the request names only the partitions whose
         fetch parameters changed; ``sent`` still holds every partition the
         leader reads for it."""
+        if self._leader_backing_off(now_ms):
+            return None
         config = self.config
         touched = self._touched(now_ms)
         for tp in touched:
@@ -355,11 +363,26 @@ class FetcherState:
             "partition_max_bytes": config.replica_fetch_max_bytes,
         }
 
-    def handle_request_failure(self, tps: Iterable[TopicPartition], now_ms: int) -> None:
-        """The request failed as a whole (connection, timeout): back off its partitions."""
+    def handle_request_failure(self, now_ms: int) -> None:
+        """The request failed as a whole (connection, timeout): the leader is not
+        asked again for ``replica.fetch.backoff.ms``.
+
+        One backoff for the fetcher, not one per partition: every partition
+        here has that leader, and backing off each of them made every retry of
+        a dead leader of 10,000 partitions work all 10,000 out again (and the
+        next wakeup scan them), ~0.1 s of the loop per second while the
+        survivors of a failover had the leadership changes to apply."""
         self.session.handle_error()
-        for tp in tps:
-            self._delay(tp, now_ms)
+        self._leader_backoff_until_ms = now_ms + self.config.replica_fetch_backoff_ms
+
+    def _leader_backing_off(self, now_ms: int) -> bool:
+        until = self._leader_backoff_until_ms
+        if until is None:
+            return False
+        if now_ms < until:
+            return True
+        self._leader_backoff_until_ms = None
+        return False
 
     def handle_fetch_response(
         self, plan: FetchPlan, body: Mapping[str, Any], now_ms: int, logs: FollowerLogs
@@ -370,7 +393,7 @@ class FetcherState:
             return []  # the next request, a full one, goes out at once
         if top is not ErrorCode.NONE:
             log.info("fetch from broker %d failed: %s", self.leader_id, top.name)
-            self.handle_request_failure(plan.sent, now_ms)
+            self.handle_request_failure(now_ms)
             return []
         actions: list[FetcherAction] = []
         got_data: list[TopicPartition] = []
