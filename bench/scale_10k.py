@@ -63,6 +63,7 @@ from fetch_sessions_idle import (
     metrics_url,
     scrape,
 )
+from leader_probe import LeaderProbe
 from samsa.client import Admin, TopicPartition
 from samsa.client.admin import ElectionType
 from samsa.client.admin.results import NewTopic
@@ -256,11 +257,14 @@ def failover_time(
         lead_all(cluster, victim)
     led = collections.Counter(leaders(cluster, 1))[victim]
     survivor = next(n for n in cluster.nodes if n != victim)
+    probe = LeaderProbe(cluster.client_address(survivor), TOPIC)  # see leader_probe
+    assert probe.led_by(victim) == led
     spies = profiled(cluster, profile, skip=victim)
     cluster.kill(victim)
     started = time.monotonic()
-    wait_until(lambda: victim not in leaders(cluster, survivor), 120, "every partition led again")
+    wait_until(lambda: probe.led_by(victim) == 0, 120, "every partition led again")
     took = time.monotonic() - started
+    probe.close()
     stop_spies(spies)
     cluster.start([victim], timeout=600)
     return victim, led, took
