@@ -316,3 +316,24 @@ def test_a_read_on_batch_bounds_carries_the_stored_batches_to_send_as_they_are(
         assert raft_log.read(0, 2).raw is None  # type: ignore[attr-defined]
     finally:
         raft_log.close()
+
+
+def test_decoding_stops_at_the_first_batch_past_what_was_asked() -> None:
+    """A read's bytes hold about twice the entries it asks for; the batches past
+    them are left undecoded (a step of the metadata loader wants 200)."""
+    from samsa.raft.entry_codec import decode_entries, encode_payloads
+
+    data = bytes(
+        encode_payloads(
+            [b"x" * 50] * 1000, base_offset=0, epoch=1, timestamp_ms=NOW_MS, max_batch_bytes=1024
+        )
+    )
+    batches = sum(1 for _ in iter_batches(data))
+    assert batches > 10
+    everything, end = decode_entries(data)
+    assert len(everything) == 1000 and end == 1000
+    some, next_offset = decode_entries(data, 0, until_offset=30)
+    assert [e.offset for e in some] == list(range(next_offset))
+    assert 30 <= next_offset < 30 + 1000 // batches + 1
+    later, _ = decode_entries(data, next_offset, until_offset=next_offset + 1)
+    assert later[0].offset == next_offset

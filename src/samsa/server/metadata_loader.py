@@ -20,7 +20,6 @@ and Raft may drop the log prefix below it.
 from __future__ import annotations
 
 import asyncio
-import bisect
 import logging
 import time
 from collections.abc import Callable
@@ -96,8 +95,6 @@ class MetadataLoader:
         self._commit_target = 0
         """The highest high watermark Raft reported: replayed up to, step by step."""
         self._next_step: asyncio.Handle | None = None
-        self._read_ahead: list[Entry] = []
-        """Committed entries read but not replayed yet (``_committed_entries``)."""
         self._unpublished: MetadataDelta | None = None
         """A long transaction's delta, replayed into the image by the last step
         and published by the next (``_publish_and_go_on``)."""
@@ -142,12 +139,15 @@ class MetadataLoader:
         budget = READ_ENTRIES if stepping is None else RECORDS_PER_STEP
         replayed = 0
         while self.applied_offset < high_watermark:
-            entries = self._committed_entries(high_watermark)
+            # No more than is committed: when the high watermark creeps (a few
+            # entries per Raft fetch), reading a step's worth decoded hundreds
+            # of entries to keep a few.
+            limit = None if stepping is None else budget - replayed
+            wanted = min(budget if limit is None else limit, high_watermark - self.applied_offset)
+            entries = self._log.read(self.applied_offset, wanted)
             if not entries:
                 break
-            limit = None if stepping is None else budget - replayed
             delta, count = self._replay_entries(entries, high_watermark, limit)
-            self._drop_replayed()
             replayed += count
             if stepping is not None and delta.record_count > RECORDS_PER_STEP:
                 # A whole transaction was replayed in this step: the publishers
@@ -163,34 +163,6 @@ class MetadataLoader:
                     self._next_step = stepping.call_soon(self._replay)
                 break
         self._step_done()
-
-    def _committed_entries(self, high_watermark: int) -> list[Entry]:
-        """Committed entries from the applied offset on: what the last read left
-        over, else up to READ_ENTRIES read now.
-
-        A step replays 200 records, but a read decodes whole batches and about
-        twice the entries it asks for (its byte budget is an estimate), so
-        reading 200 per step decoded each of a fenced broker's 10,000
-        leadership changes twice or more.  A read asks for what is committed,
-        no more: when the high watermark creeps (a few entries per Raft fetch)
-        reading far past it decoded hundreds of entries to keep a few.  Only
-        entries below the high watermark are kept, as an uncommitted suffix
-        may still be truncated and written anew."""
-        ahead = self._read_ahead
-        if ahead and ahead[0].offset == self.applied_offset:
-            return ahead
-        committed = high_watermark - self.applied_offset
-        entries = self._log.read(self.applied_offset, min(READ_ENTRIES, committed))
-        if entries and entries[-1].offset >= high_watermark:
-            entries = [entry for entry in entries if entry.offset < high_watermark]
-        self._read_ahead = entries
-        return entries
-
-    def _drop_replayed(self) -> None:
-        ahead = self._read_ahead
-        if ahead and ahead[0].offset < self.applied_offset:
-            first = bisect.bisect_left(ahead, self.applied_offset, key=_offset)
-            self._read_ahead = ahead[first:]
 
     def _publish(self, delta: MetadataDelta) -> None:
         for publisher in self._publishers:
@@ -277,7 +249,6 @@ class MetadataLoader:
         ]
         count = len(records)
         self._transaction = None  # a snapshot never holds part of a write
-        self._read_ahead = []
         self._unpublished = None  # the reload below tells the publishers all
         # Rebuilt in place, so every holder of the image keeps a valid reference.
         self.image.load_snapshot(records, snapshot.snapshot_id.offset, snapshot.snapshot_id.epoch)
@@ -400,10 +371,6 @@ class MetadataLoader:
             len(data),
             (time.monotonic() - started) * 1000,
         )
-
-
-def _offset(entry: Entry) -> int:
-    return entry.offset
 
 
 def _running_loop() -> asyncio.AbstractEventLoop | None:
