@@ -439,3 +439,39 @@ def test_a_snapshot_loaded_between_the_steps_of_a_transaction_replaces_the_held_
     assert follower.applied_offset == offset == len(records)
     assert follower.image == leader.image
     assert recorder.topics_seen == [{"sliced", "after"}]
+
+
+def test_the_collector_is_off_while_a_run_of_steps_replays() -> None:
+    """A failover's thousands of changes replayed over many steps made the
+    collector scan its oldest generation several times; it is off until the
+    run ends, then what the run built is frozen."""
+    import gc
+
+    from samsa.server.metadata_loader import RECORDS_PER_STEP
+
+    records = [*_topic(), *_partitions(1, 2 * RECORDS_PER_STEP)]
+    loader, _ = _loader(records)
+    seen: list[bool] = []
+
+    class Watcher:
+        def on_delta(self, delta: MetadataDelta) -> None:
+            seen.append(gc.isenabled())
+
+        def on_image(self, image: MetadataImage) -> None:
+            pass
+
+    loader.add_publisher(Watcher())
+
+    async def run() -> None:
+        frozen = gc.get_freeze_count()
+        loader.handle_commit(len(records))
+        await asyncio.wait_for(loader.wait_applied(len(records) - 1), 5)
+        assert gc.isenabled()
+        assert gc.get_freeze_count() > frozen
+
+    assert gc.isenabled()
+    try:
+        asyncio.run(run())
+    finally:
+        gc.unfreeze()
+    assert len(seen) == 3 and seen[1:] == [False, False]

@@ -31,7 +31,7 @@ import contextlib
 import gc
 from collections.abc import Iterator
 
-__all__ = ["collector_paused", "freeze_start_up", "settle_heap"]
+__all__ = ["CollectorPause", "collector_paused", "freeze_start_up", "settle_heap"]
 
 
 def settle_heap() -> None:
@@ -69,3 +69,35 @@ def collector_paused(loop: asyncio.AbstractEventLoop, limit_s: float) -> Iterato
         if resume is not None:
             resume.cancel()
             gc.enable()
+
+
+class CollectorPause:
+    """``collector_paused`` for work that spans loop callbacks without one frame
+    to wrap (the metadata loader's steps): ``hold`` while it goes on, ``release``
+    (which freezes what it built, see ``settle_heap``) when it ended.
+
+    A failover's 10,000 leadership changes replayed over ~50 steps made each
+    survivor run three or four passes over the oldest generation (35-63 ms of
+    the loop each) while it applied them, and each freed almost nothing."""
+
+    def __init__(self) -> None:
+        self._resume: asyncio.TimerHandle | None = None
+        self._held = False
+
+    def hold(self, loop: asyncio.AbstractEventLoop, limit_s: float) -> None:
+        if self._held:
+            return
+        self._held = True
+        if gc.isenabled():
+            gc.disable()
+            self._resume = loop.call_later(limit_s, gc.enable)
+
+    def release(self) -> None:
+        if not self._held:
+            return
+        self._held = False
+        if self._resume is not None:
+            self._resume.cancel()
+            self._resume = None
+            gc.enable()
+        settle_heap()

@@ -36,6 +36,7 @@ from samsa.protocol.metadata_records import (
 from samsa.raft.entry_codec import decode_entries, encode_payloads
 from samsa.raft.log import RaftLog, Snapshot
 from samsa.raft.records import Entry
+from samsa.server.heap import CollectorPause
 
 log = logging.getLogger("samsa.server")
 
@@ -58,6 +59,10 @@ replay than the snapshot takes to write here (64 KB is about 1,000 records,
 ~0.1 s).  At 1 MB, the first clean stop of a fresh cluster of 10,000
 partitions (creation plus controlled shutdown, ~0.9 MB) wrote none, and its
 restart replayed all 30,000 records."""
+
+
+STEPS_WITHOUT_COLLECTOR_S = 30.0
+"""The longest the cyclic collector stays off while a run of steps replays."""
 
 
 class MetadataPublisher(Protocol):
@@ -95,6 +100,8 @@ class MetadataLoader:
         self._commit_target = 0
         """The highest high watermark Raft reported: replayed up to, step by step."""
         self._next_step: asyncio.Handle | None = None
+        self._collector = CollectorPause()
+        """Off while a run of steps replays (see heap.CollectorPause)."""
         self._unpublished: MetadataDelta | None = None
         """A long transaction's delta, replayed into the image by the last step
         and published by the next (``_publish_and_go_on``)."""
@@ -183,6 +190,11 @@ class MetadataLoader:
         self._step_done()
 
     def _step_done(self) -> None:
+        loop = _running_loop()
+        if self._next_step is not None and loop is not None:
+            self._collector.hold(loop, STEPS_WITHOUT_COLLECTOR_S)
+        else:
+            self._collector.release()
         self._wake_waiters()
         if self._next_step is None and not self.loaded.is_set():
             self.loaded.set()
@@ -329,6 +341,7 @@ class MetadataLoader:
         if self._next_step is not None:
             self._next_step.cancel()
             self._next_step = None
+        self._collector.release()
         self._replay_unpublished()
         if (
             self._bytes_since_snapshot >= STOP_SNAPSHOT_BYTES
