@@ -262,7 +262,7 @@ def failover_time(
     spies = profiled(cluster, profile, skip=victim)
     cluster.kill(victim)
     started = time.monotonic()
-    wait_until(lambda: probe.led_by(victim) == 0, 120, "every partition led again")
+    probe.wait_led_by_none(victim, 120)
     took = time.monotonic() - started
     probe.close()
     stop_spies(spies)
