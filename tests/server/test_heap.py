@@ -8,7 +8,7 @@ from collections.abc import Callable
 
 import pytest
 
-from samsa.server.heap import collector_paused, freeze_start_up, settle_heap
+from samsa.server.heap import CollectorPause, collector_paused, freeze_start_up, settle_heap
 
 
 def test_the_collector_is_off_within_and_back_after() -> None:
@@ -47,6 +47,34 @@ def test_a_collector_that_was_off_stays_off() -> None:
         asyncio.run(scenario())
     finally:
         gc.enable()
+
+
+def test_pauses_nest_the_collector_comes_back_when_the_last_ends() -> None:
+    """The loader's run of replay steps and the applier's batch of new partitions
+    overlap: the run ending first turned the collector back on in the middle of
+    the batch, whose passes it is off for (60-130 ms each)."""
+
+    async def scenario() -> None:
+        loop = asyncio.get_running_loop()
+        run = CollectorPause()
+        run.hold(loop, 60.0)
+        with collector_paused(loop, 60.0):
+            run.release()
+            assert not gc.isenabled()
+        assert gc.isenabled()
+        with collector_paused(loop, 60.0):
+            run.hold(loop, 60.0)
+        assert not gc.isenabled()
+        run.release()
+        assert gc.isenabled()
+
+    frozen = gc.get_freeze_count()
+    try:
+        asyncio.run(scenario())
+        assert gc.get_freeze_count() > frozen  # what each run built is frozen
+    finally:
+        gc.unfreeze()
+    assert gc.isenabled()
 
 
 @pytest.mark.parametrize("freeze", [freeze_start_up, settle_heap])

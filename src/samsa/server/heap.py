@@ -55,20 +55,39 @@ def freeze_start_up() -> None:
     gc.freeze()
 
 
+_holders = 0
+"""Pauses under way (``_hold``): the collector runs again when the last ends."""
+_enabled_before = True
+
+
+def _hold() -> None:
+    global _holders, _enabled_before
+    if _holders == 0:
+        _enabled_before = gc.isenabled()
+        gc.disable()
+    _holders += 1
+
+
+def _let_go() -> None:
+    global _holders
+    _holders -= 1
+    if _holders == 0 and _enabled_before:
+        gc.enable()
+
+
 @contextlib.contextmanager
 def collector_paused(loop: asyncio.AbstractEventLoop, limit_s: float) -> Iterator[None]:
-    """No automatic collection within (see module doc); as it was after.  It
-    resumes after ``limit_s`` even while still within: a node that waits for
-    its quorum for hours must not pile up the garbage cycles of its retries."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    resume = loop.call_later(limit_s, gc.enable) if was_enabled else None
+    """No automatic collection within (see module doc), nor while another pause
+    is under way (pauses nest: the loader's run of steps and the applier's
+    batch of new partitions overlap).  It resumes after ``limit_s`` even while
+    still within: a node that waits for its quorum for hours must not pile up
+    the garbage cycles of its retries."""
+    pause = CollectorPause()
+    pause.hold(loop, limit_s)
     try:
         yield
     finally:
-        if resume is not None:
-            resume.cancel()
-            gc.enable()
+        pause.release(settle=False)
 
 
 class CollectorPause:
@@ -81,23 +100,29 @@ class CollectorPause:
     the loop each) while it applied them, and each freed almost nothing."""
 
     def __init__(self) -> None:
-        self._resume: asyncio.TimerHandle | None = None
+        self._limit: asyncio.TimerHandle | None = None
         self._held = False
 
     def hold(self, loop: asyncio.AbstractEventLoop, limit_s: float) -> None:
         if self._held:
             return
         self._held = True
-        if gc.isenabled():
-            gc.disable()
-            self._resume = loop.call_later(limit_s, gc.enable)
+        _hold()
+        self._limit = loop.call_later(limit_s, self._expire)
 
-    def release(self) -> None:
+    def _expire(self) -> None:
+        self._limit = None
+        if self._held:
+            self._held = False
+            _let_go()
+
+    def release(self, *, settle: bool = True) -> None:
+        if self._limit is not None:
+            self._limit.cancel()
+            self._limit = None
         if not self._held:
             return
         self._held = False
-        if self._resume is not None:
-            self._resume.cancel()
-            self._resume = None
-            gc.enable()
-        settle_heap()
+        _let_go()
+        if settle:
+            settle_heap()
