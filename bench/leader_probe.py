@@ -18,7 +18,8 @@ import socket
 import struct
 import time
 
-from samsa.protocol.api import encode_request
+from samsa.protocol.api import encode_request, skip_tagged_fields
+from samsa.protocol.primitives import read_uvarint
 
 PACE_S = 0.1
 """Between two questions; a timing is up to this much late."""
@@ -80,16 +81,16 @@ class LeaderProbe:
 def _leader_ids(buf: bytes, pos: int) -> list[int]:
     """The leader id of every partition of the one topic in a Metadata v12 body."""
     pos += 4  # throttle_time_ms
-    brokers, pos = _uvarint(buf, pos)
+    brokers, pos = read_uvarint(buf, pos)
     for _ in range(brokers - 1):
         pos += 4  # node_id
         pos = _skip_string(buf, pos)  # host
         pos += 4  # port
         pos = _skip_string(buf, pos)  # rack
-        pos = _skip_tags(buf, pos)
+        pos = skip_tagged_fields(memoryview(buf), pos)
     pos = _skip_string(buf, pos)  # cluster_id
     pos += 4  # controller_id
-    topics, pos = _uvarint(buf, pos)
+    topics, pos = read_uvarint(buf, pos)
     if topics != 2:
         raise ValueError(f"expected one topic, got {topics - 1}")
     [error] = _I16.unpack_from(buf, pos)
@@ -97,7 +98,7 @@ def _leader_ids(buf: bytes, pos: int) -> list[int]:
         raise ValueError(f"topic error {error}")
     pos = _skip_string(buf, pos + 2)  # name
     pos += 16 + 1  # topic_id, is_internal
-    partitions, pos = _uvarint(buf, pos)
+    partitions, pos = read_uvarint(buf, pos)
     leaders = []
     leader_at = _I32.unpack_from
     for _ in range(partitions - 1):
@@ -108,32 +109,12 @@ def _leader_ids(buf: bytes, pos: int) -> list[int]:
             if count < 0x80:  # under 127 replicas: a one-byte length
                 pos += 1 + 4 * max(count - 1, 0)
             else:
-                count, pos = _uvarint(buf, pos)
+                count, pos = read_uvarint(buf, pos)
                 pos += 4 * (count - 1)
-        pos = pos + 1 if buf[pos] == 0 else _skip_tags(buf, pos)
+        pos = pos + 1 if buf[pos] == 0 else skip_tagged_fields(memoryview(buf), pos)
     return leaders
 
 
-def _uvarint(buf: bytes, pos: int) -> tuple[int, int]:
-    value = shift = 0
-    while True:
-        byte = buf[pos]
-        pos += 1
-        value |= (byte & 0x7F) << shift
-        if byte < 0x80:
-            return value, pos
-        shift += 7
-
-
 def _skip_string(buf: bytes, pos: int) -> int:
-    length, pos = _uvarint(buf, pos)
+    length, pos = read_uvarint(buf, pos)
     return pos + max(length - 1, 0)
-
-
-def _skip_tags(buf: bytes, pos: int) -> int:
-    count, pos = _uvarint(buf, pos)
-    for _ in range(count):
-        _, pos = _uvarint(buf, pos)
-        size, pos = _uvarint(buf, pos)
-        pos += size
-    return pos

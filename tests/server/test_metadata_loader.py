@@ -164,15 +164,15 @@ def test_a_clean_stop_after_creating_a_few_thousand_partitions_snapshots_them() 
     assert written == [len(records)]
 
 
-def _partitions(first: int, count: int) -> list[MetadataRecord]:
+def _partitions(first: int, count: int, leader: int = 1) -> list[MetadataRecord]:
     return [
         make_record(
             "PartitionRecord",
             partition_id=p,
             topic_id=TOPIC_ID,
-            replicas=[1],
-            isr=[1],
-            leader=1,
+            replicas=[leader],
+            isr=[leader],
+            leader=leader,
             leader_epoch=0,
             partition_epoch=0,
         )
@@ -246,16 +246,7 @@ def test_entries_past_the_high_watermark_are_read_again_once_committed() -> None
         loader.handle_commit(2)  # the topic and partition 0; partition 1 not committed
         await asyncio.wait_for(loader.wait_applied(1), 5)
         log.truncate_to(2)
-        replacement = make_record(
-            "PartitionRecord",
-            partition_id=1,
-            topic_id=TOPIC_ID,
-            replicas=[2],
-            isr=[2],
-            leader=2,
-            leader_epoch=0,
-            partition_epoch=0,
-        )
+        [replacement] = _partitions(1, 1, leader=2)
         log.append_as_leader([encode_metadata_record(replacement)], epoch=2)
         loader.handle_commit(3)
         await asyncio.wait_for(loader.wait_applied(2), 5)
