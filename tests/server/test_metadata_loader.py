@@ -466,3 +466,27 @@ def test_the_collector_is_off_while_a_run_of_steps_replays() -> None:
     finally:
         gc.unfreeze()
     assert len(seen) == 3 and seen[1:] == [False, False]
+
+
+def test_a_node_that_stops_mid_run_turns_the_collector_back_on() -> None:
+    """A stop between two replay steps (the snapshot skipped: a failed log dir)
+    must not leave the collector paused past the loop, for the whole process."""
+    import gc
+
+    from samsa.server.metadata_loader import RECORDS_PER_STEP
+
+    records = [*_topic(), *_partitions(1, 3 * RECORDS_PER_STEP)]
+    loader, _ = _loader(records)
+
+    async def run() -> None:
+        loader.handle_commit(len(records))
+        assert not gc.isenabled()  # a run of steps is under way
+        loader.stop_stepping()
+        assert gc.isenabled()
+
+    try:
+        asyncio.run(run())
+    finally:
+        gc.unfreeze()
+    assert gc.isenabled()
+    assert len(loader.image.topics["orders"].partitions) < 3 * RECORDS_PER_STEP

@@ -27,10 +27,11 @@ Errors: OFFSET_OUT_OF_RANGE resets from the leader's offsets (below its log
 start: start over at its log start; past its end: truncate to its high
 watermark, a safe lower bound of its end); the rest back off for
 ``replica.fetch.backoff.ms`` and retry; a failed request backs off the
-whole fetcher (every partition has that leader).  UNKNOWN_TOPIC_OR_PARTITION, NOT_LEADER_OR_FOLLOWER and
-UNKNOWN_LEADER_EPOCH mostly mean the leader has not applied the metadata this
-follower has -- a new topic's followers often ask a moment before their
-leader knows it leads -- so their backoff starts at 10 ms and doubles up to
+whole fetcher (every partition has that leader).  UNKNOWN_TOPIC_OR_PARTITION,
+NOT_LEADER_OR_FOLLOWER and UNKNOWN_LEADER_EPOCH mostly mean the leader has not
+applied the metadata this follower has -- a new topic's followers often ask a
+moment before their leader knows it leads -- so their backoff starts at 10 ms
+and doubles up to
 ``replica.fetch.backoff.ms``: a whole second's wait there held up every
 ``acks=all`` produce to a new topic or a new leader.  A response is applied only
 if the partition is still in the state the request was built from (same

@@ -325,6 +325,14 @@ class MetadataLoader:
         if due_by_size or due_by_time:
             self.write_snapshot()
 
+    def stop_stepping(self) -> None:
+        """No further replay step (the node stops), and the collector back on: a
+        pause left held past its loop would keep it off for the whole process."""
+        if self._next_step is not None:
+            self._next_step.cancel()
+            self._next_step = None
+        self._collector.release()
+
     def snapshot_at_stop(self) -> None:
         """Write a snapshot if the next start would replay a long tail (see
         STOP_SNAPSHOT_BYTES); called once Raft stopped committing.
@@ -338,10 +346,7 @@ class MetadataLoader:
         running.  Left out, every restart replayed them (1.3 s).  The snapshot
         stays at a committed offset: nothing past Raft's high watermark is
         read, so no truncation can take it back."""
-        if self._next_step is not None:
-            self._next_step.cancel()
-            self._next_step = None
-        self._collector.release()
+        self.stop_stepping()
         self._replay_unpublished()
         if (
             self._bytes_since_snapshot >= STOP_SNAPSHOT_BYTES

@@ -540,6 +540,8 @@ class Node:
             log.debug("node %d: stopping Raft", self.node_id)
             with self._failed_dir_tolerated("stopping Raft"):
                 await self.raft.stop()
+            if self.loader is not None:
+                self.loader.stop_stepping()
             if self.loader is not None and not self.log_dir_failures.offline_dirs():
                 with self._failed_dir_tolerated("writing a metadata snapshot"):
                     self.loader.snapshot_at_stop()
