@@ -74,10 +74,15 @@ public final class SamsaWordCount {
             }
         });
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
-            if (!streams.close(Duration.ofSeconds(20))) {
+            // close returns once the state is NOT_RUNNING, which Streams sets
+            // before it calls the listener, from its own close thread; the JVM
+            // halts when this hook ends, so the listener may never print it.
+            if (streams.close(Duration.ofSeconds(20))) {
+                System.out.println(streams.state());
+            } else {
                 System.out.println("CLOSE_TIMED_OUT");
-                System.out.flush();
             }
+            System.out.flush();
             stopped.countDown();
         }));
         streams.start();
