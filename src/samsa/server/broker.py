@@ -23,7 +23,7 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -40,7 +40,6 @@ from samsa.replication.replica_manager import ReplicaManager
 from samsa.security.authorizer.standard import StandardAuthorizer
 from samsa.security.quotas import ClientQuotaManager, WindowConfig
 from samsa.server import meta_properties
-from samsa.server.bind_failure import explain_bind_failure
 from samsa.server.broker_lifecycle import BrokerLifecycle, Registration
 from samsa.server.cleaner_task import CleanerTask
 from samsa.server.client_throttling import ClientThrottling
@@ -51,7 +50,6 @@ from samsa.server.features import api_versions_features
 from samsa.server.fetch_sessions import FetchSessionCache
 from samsa.server.handlers import register_all
 from samsa.server.heap import freeze_start_up
-from samsa.server.http_endpoint import HttpEndpoint
 from samsa.server.listener_security import channel_security
 from samsa.server.log_dir_failure_handler import LogDirFailureHandler
 from samsa.server.meta_properties import MetaProperties, directory_uuid
@@ -64,6 +62,7 @@ from samsa.storage.log_config import LogConfig
 from samsa.storage.log_dirs import LogDirs
 
 if TYPE_CHECKING:
+    from samsa.http.endpoint import HttpEndpoint
     from samsa.raft.driver import RaftDriver
     from samsa.server.broker_api import NodeApi
     from samsa.server.controller_link import ControllerLink
@@ -402,32 +401,9 @@ class Broker:
         """Metrics and console: off unless their listen address is set."""
         if self.metrics is None:
             return
-        from samsa.config import parse_host_port
-        from samsa.server.broker_view import BrokerView
-        from samsa.server.console import console_endpoint
-        from samsa.server.observability import metrics_endpoint
+        from samsa.server.http_endpoints import bind_http_endpoints
 
-        view = BrokerView(self)
-
-        def console(view: BrokerView, metrics: BrokerMetrics) -> HttpEndpoint:
-            # The console's own router: the handlers of a client listener, without
-            # the request metrics (the console is not a client to count).
-            router = Router()
-            register_all(router, self, self.node.client_listeners()[0].name)
-            return console_endpoint(self, view, metrics, router)
-
-        builders: tuple[tuple[str, Callable[[BrokerView, BrokerMetrics], HttpEndpoint]], ...] = (
-            ("metrics.listen", metrics_endpoint),
-            ("console.listen", console),
-        )
-        for key, build in builders:
-            address = self.config[key]
-            if address:
-                endpoint = build(view, self.metrics)
-                host, port = parse_host_port(address)
-                with explain_bind_failure(f"the {endpoint.name} endpoint ({key})", host, port):
-                    await endpoint.bind(host, port)
-                self._http_endpoints.append(endpoint)
+        self._http_endpoints = await bind_http_endpoints(self, self.metrics)
 
     async def controlled_shutdown(self) -> None:
         """Ask the controller to move this broker's leaderships away, and wait."""

@@ -24,9 +24,6 @@ if TYPE_CHECKING:
     from samsa.server.broker_api import BrokerApi
     from samsa.server.metrics import BrokerMetrics
 
-SECRET_MARKERS = ("password", "secret", "jaas", "credential", "token", "ssl.key")
-MASK = "******"
-
 
 @dataclass(frozen=True, slots=True)
 class PartitionState:
@@ -77,11 +74,6 @@ class ShareGroupState:
     state: str
     group_epoch: int
     members: tuple[MemberState, ...]
-
-
-def masked(name: str, value: str | None) -> str | None:
-    """Configs that may hold secrets are never shown."""
-    return MASK if value is not None and any(m in name for m in SECRET_MARKERS) else value
 
 
 class BrokerView:

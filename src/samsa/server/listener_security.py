@@ -19,6 +19,7 @@ from samsa.net.channel import ChannelSecurity
 from samsa.security.protocols import SecurityProtocol
 from samsa.security.sasl.credentials import server_mechanisms
 from samsa.security.sasl.scram_server import CredentialLookup
+from samsa.security.sasl.session import MechanismFactory
 from samsa.server.connection_quotas import ConnectionQuotas
 from samsa.server.network import Connection, Dispatch, SocketServer
 from samsa.server.router import Router
@@ -50,19 +51,7 @@ def socket_server(
         if tls_listeners is not None:
             tls_listeners[listener.name] = tls
     if protocol.uses_sasl:
-        enabled = [
-            m.strip().upper() for m in lookup("sasl.enabled.mechanisms").split(",") if m.strip()
-        ]
-        if not enabled:
-            raise ConfigError(
-                f"sasl.enabled.mechanisms: listener {listener.name} needs at least one"
-            )
-        mechanisms = server_mechanisms(
-            enabled,
-            lambda m: config.jaas_for(listener.name, m),
-            scram_credentials,
-            setting=lambda key: str(lookup(key)),
-        )
+        mechanisms = listener_mechanisms(config, listener.name, scram_credentials)
         dispatch = SaslGate(
             dispatch,
             mechanisms,
@@ -80,6 +69,26 @@ def socket_server(
         unauthenticated_request_size=int(lookup("sasl.server.max.receive.size")),
         failed_authentication_delay_ms=delay_ms,
         listener_name=listener.name,
+    )
+
+
+def listener_mechanisms(
+    config: BrokerConfig, listener_name: str, scram_credentials: CredentialLookup | None
+) -> dict[str, MechanismFactory]:
+    """The SASL mechanisms ``listener_name`` offers, with its users: what its
+    connections log in with, and what the HTTP logins naming it check against."""
+    enabled = [
+        m.strip().upper()
+        for m in config.for_listener(listener_name, "sasl.enabled.mechanisms").split(",")
+        if m.strip()
+    ]
+    if not enabled:
+        raise ConfigError(f"sasl.enabled.mechanisms: listener {listener_name} needs at least one")
+    return server_mechanisms(
+        enabled,
+        lambda m: config.jaas_for(listener_name, m),
+        scram_credentials,
+        setting=lambda key: str(config.for_listener(listener_name, key)),
     )
 
 

@@ -73,6 +73,7 @@ from samsa.server.controller_link import ControllerLink
 from samsa.server.controller_server import CONTROLLER_APIS, ControllerServer
 from samsa.server.handlers import quorum as quorum_handlers
 from samsa.server.heap import collector_paused
+from samsa.server.http_security import check_http_settings
 from samsa.server.listener_routing import ListenerRouting
 from samsa.server.listener_security import channel_security, secure_router, socket_server
 from samsa.server.meta_properties import directory_uuid
@@ -115,6 +116,8 @@ class Node:
         self.authorizer = build_authorizer(config)
         """The ACL decisions (None: authorization off), shared by the broker's
         and the controller's listeners and fed by the metadata image."""
+        if self.settings.is_broker:
+            check_http_settings(config, self.settings, self.authorizer is not None)
         controller_listener = self.controller_listener_name
         to_controllers = channel_security(
             config,

@@ -1,7 +1,8 @@
 """The Prometheus endpoint: ``/metrics`` rendered by ``prometheus_client`` from
 BrokerCollector at each scrape, followed by the per-partition families, which
 partition_metrics writes directly (too many for the library at 10,000
-partitions).  (The web console is ``console/``.)
+partitions).  TLS, Host names and HTTP Basic logins come with ``security``
+(``http_security``).  (The web console is ``samsa.console``.)
 """
 
 from __future__ import annotations
@@ -12,9 +13,9 @@ from collections.abc import Iterator
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
 from prometheus_client.metrics_core import Metric
 
+from samsa.http.endpoint import EndpointSecurity, HttpEndpoint, Request, Response
 from samsa.loop_slices import SLICE, in_slices
 from samsa.server.broker_view import BrokerView
-from samsa.server.http_endpoint import HttpEndpoint, Request, Response
 from samsa.server.metrics import BrokerMetrics
 from samsa.server.metrics_collector import build_registry
 from samsa.server.partition_metrics import (
@@ -28,7 +29,9 @@ SAMPLE_SLICE = 250
 segments, watermarks, open transactions), 4-5 times that on a loaded machine."""
 
 
-def metrics_endpoint(view: BrokerView, metrics: BrokerMetrics) -> HttpEndpoint:
+def metrics_endpoint(
+    view: BrokerView, metrics: BrokerMetrics, security: EndpointSecurity | None = None
+) -> HttpEndpoint:
     registry = build_registry(view, metrics)
 
     async def scrape(request: Request) -> Response:
@@ -55,7 +58,7 @@ def metrics_endpoint(view: BrokerView, metrics: BrokerMetrics) -> HttpEndpoint:
     def index(_: Request) -> Response:
         return Response(200, b"samsa broker metrics: see /metrics\n")
 
-    return HttpEndpoint("metrics", {"/metrics": scrape, "/": index})
+    return HttpEndpoint("metrics", {"/metrics": scrape, "/": index}, security=security)
 
 
 class _Only:

@@ -37,18 +37,44 @@ Body = dict[str, Any]
 HandlerResult = Body | None | Awaitable[Body | None]
 
 
+class CallerIdentity(Protocol):
+    """Who sent a request, as the authorization checks ask: a Kafka
+    ``Connection``, or a ``samsa.security.caller.Caller`` for a request made in
+    process on a user's behalf (the web console)."""
+
+    @property
+    def principal_name(self) -> str: ...
+
+    @property
+    def host(self) -> str: ...
+
+    @property
+    def peer(self) -> str: ...
+
+
 class RequestContext:
     """What a handler knows about the request besides its body.
+
+    ``connection`` is the Kafka connection the request came on (None for a
+    request made in process); ``caller`` is who sent it, which the access
+    checks judge: the connection itself, or the in-process caller.  No caller
+    means no one: every check refuses it.
 
     A plain slotted class: one is built per request, and a frozen dataclass's
     ``__init__`` costs several times as much on the commit and produce paths.
     """
 
-    __slots__ = ("connection", "header", "version")
+    __slots__ = ("caller", "connection", "header", "version")
 
-    def __init__(self, header: RequestHeader, connection: Connection | None) -> None:
+    def __init__(
+        self,
+        header: RequestHeader,
+        connection: Connection | None,
+        caller: CallerIdentity | None = None,
+    ) -> None:
         self.header = header
         self.connection = connection
+        self.caller: CallerIdentity | None = connection if caller is None else caller
         self.version = header.api_version
 
 
@@ -88,15 +114,18 @@ class Router:
     def api_keys(self) -> list[int]:
         return list(self._handlers)
 
-    def call(self, api_key: int, version: int, body: Body, client_id: str) -> HandlerResult:
-        """Run the handler of a request built in this process, as if it came off
-        the wire without its bytes (the web console's reads and actions): the
-        same code path as a client's request, minus the codec and the observer."""
+    def call(
+        self, api_key: int, version: int, body: Body, client_id: str, *, caller: CallerIdentity
+    ) -> HandlerResult:
+        """Run the handler of a request built in this process, as if ``caller``
+        had sent it on a Kafka connection (the web console's reads and actions,
+        on behalf of its logged-in user): the same code path as a client's
+        request, authorization checks included, minus the codec and the observer."""
         handler = self._handlers.get(api_key)
         if handler is None:
             raise ValueError(f"no handler for api key {api_key}")
         header = RequestHeader(api_key, version, 0, client_id)
-        return handler(RequestContext(header, None), body)
+        return handler(RequestContext(header, None, caller), body)
 
     def advertised(self) -> list[Body]:
         return [

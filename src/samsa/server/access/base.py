@@ -24,10 +24,10 @@ def can(
     resource_type: ResourceType,
     name: str,
 ) -> bool:
-    conn = ctx.connection
-    if conn is None:  # the node's own call (the console): trusted
-        return True
-    return auth.authorize(conn.principal_name, conn.host, operation, resource_type, name)
+    caller = ctx.caller
+    if caller is None:  # no one sent it: nothing is allowed (fail closed)
+        return False
+    return auth.authorize(caller.principal_name, caller.host, operation, resource_type, name)
 
 
 def can_cluster(auth: StandardAuthorizer, ctx: RequestContext, operation: AclOperation) -> bool:

@@ -109,11 +109,15 @@ def topic_check(operation: AclOperation, shape: TopicShape = PLAIN) -> Any:
     topics_key, name_key = shape.topics, shape.name
 
     def check(auth: StandardAuthorizer, ctx: RequestContext, req: Body, inner: Handler) -> Any:
-        conn = ctx.connection
-        if conn is None:
-            return inner(ctx, req)
+        caller = ctx.caller
         # The steady state (every topic allowed) costs one cached lookup per topic.
-        principal, host, authorize = conn.principal_name, conn.host, auth.authorize
+        if caller is None:  # no one sent it: every topic refused (fail closed)
+            principal, host = "", ""
+
+            def authorize(*_: Any) -> bool:
+                return False
+        else:
+            principal, host, authorize = caller.principal_name, caller.host, auth.authorize
         for entry in req.get(topics_key) or ():
             if not authorize(principal, host, op, topic_type, entry[name_key]):
                 break

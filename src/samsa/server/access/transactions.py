@@ -45,10 +45,12 @@ def check_init_producer_id(
         if not _txn_allowed(auth, ctx, transactional_id):
             return whole(TXN_DENIED, producer_id=-1, producer_epoch=-1)
         return inner(ctx, req)
-    conn = ctx.connection
-    if conn is None or can_cluster(auth, ctx, _Op.IDEMPOTENT_WRITE):
+    caller = ctx.caller
+    if can_cluster(auth, ctx, _Op.IDEMPOTENT_WRITE):
         return inner(ctx, req)
-    if auth.authorize_any(conn.principal_name, conn.host, _Op.WRITE, TOPIC):
+    if caller is not None and auth.authorize_any(
+        caller.principal_name, caller.host, _Op.WRITE, TOPIC
+    ):
         return inner(ctx, req)
     return whole(ErrorCode.CLUSTER_AUTHORIZATION_FAILED, producer_id=-1, producer_epoch=-1)
 

@@ -53,8 +53,8 @@ def _adapter(broker: BrokerApi, key: int, method: str) -> Any:
         if error is not None:
             return loading_response(key, ctx.version, req, error)
         if key in WITH_CLIENT:
-            conn = ctx.connection
-            host = conn.peer.rsplit(":", 1)[0] if conn is not None else ""
+            caller = ctx.caller
+            host = caller.host if caller is not None else ""
             joining: Awaitable[Body] = getattr(broker.groups, method)(
                 req, ctx.version, client_id=ctx.header.client_id or "", client_host=f"/{host}"
             )

@@ -15,17 +15,19 @@ import time
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
+from samsa.console.context import ConsoleContext
+from samsa.console.params import page_window
+from samsa.console.values import masked
+from samsa.http.messages import HttpError, Request, Response, json_response
+from samsa.protocol.acl import AclOperation, ResourceType
 from samsa.protocol.config_sources import config_source_name
-from samsa.server.broker_view import masked
-from samsa.server.console.context import ConsoleContext
-from samsa.server.console.params import page_window
-from samsa.server.http_endpoint import HttpError, Request, Response, json_response
 
 if TYPE_CHECKING:
     from samsa.controller.registrations import PartitionRegistration
 
 DESCRIBE_CONFIGS = 32
 RESOURCE_TOPIC = 2
+TOPIC = ResourceType.TOPIC
 MAX_PAGE = 1000
 # The topic list's records and sizes sum every partition: an open overview page
 # asks each second, so the sums are reused for this long (a 10,000-partition
@@ -38,7 +40,7 @@ def min_isr(ctx: ConsoleContext, topic: str) -> int:
     (read without merging every default, since the cluster page asks per topic)."""
     value = ctx.broker.image.topic_configs(topic).get("min.insync.replicas")
     try:
-        return int(value if value is not None else ctx.broker.config["min.insync.replicas"])
+        return int(value if value is not None else ctx.broker.setting("min.insync.replicas"))
     except (KeyError, ValueError):
         return 1
 
@@ -74,7 +76,7 @@ def partition_row(
     registration: PartitionRegistration,
     min_insync: int,
 ) -> dict[str, Any]:
-    local = ctx.broker.replicas.get(topic, index)
+    local = ctx.broker.replica(topic, index)
     row: dict[str, Any] = {
         "partition": index,
         "leader": registration.leader,
@@ -121,9 +123,9 @@ def topic_summary(ctx: ConsoleContext, name: str) -> dict[str, Any]:
 def _stored(ctx: ConsoleContext, name: str) -> tuple[int, int]:
     """Records and bytes in this broker's replicas of the topic."""
     records = size = 0
-    replicas = ctx.broker.replicas
+    replica = ctx.broker.replica
     for index in ctx.broker.image.topics[name].partitions:
-        local = replicas.get(name, index)
+        local = replica(name, index)
         if local is not None:
             records += local.high_watermark - local.log_start_offset
             size += local.log.size_bytes
@@ -139,6 +141,9 @@ def list_topics(ctx: ConsoleContext, request: Request) -> Response:
         for name in ctx.broker.image.topics
         if (internal or not name.startswith("__")) and needle in name.lower()
     )
+    if ctx.broker.authorizer_on:
+        # What Metadata lists for the caller: the topics it may DESCRIBE.
+        names = [name for name in names if ctx.topic_visible(name)]
     page = [topic_summary(ctx, name) for name in names[offset : offset + limit]]
     return json_response({"total": len(names), "offset": offset, "limit": limit, "topics": page})
 
@@ -181,7 +186,10 @@ def describe_topic(ctx: ConsoleContext, name: str, request: Request) -> Response
 
 
 def topic_configs(ctx: ConsoleContext, name: str) -> list[dict[str, Any]]:
-    """Every config of the topic as the DescribeConfigs handler answers it."""
+    """Every config of the topic as the DescribeConfigs handler answers it (for
+    a caller without DESCRIBE_CONFIGS on it, none: the page shows the rest)."""
+    if not ctx.may(AclOperation.DESCRIBE_CONFIGS, TOPIC, name):
+        return []
     request = {
         "resources": [
             {"resource_type": RESOURCE_TOPIC, "resource_name": name, "configuration_keys": None}

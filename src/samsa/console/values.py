@@ -1,4 +1,4 @@
-"""How record keys, values and header values are shown: safely and bounded.
+"""How record keys, values, header values and configs are shown: safely and bounded.
 
 Bytes that decode as UTF-8 without control characters are text; text that parses as a JSON object or
 array is pretty-printed; anything else is hex.  Every rendering is capped
@@ -12,10 +12,17 @@ import json
 import re
 from typing import Any
 
+SECRET_MARKERS = ("password", "secret", "jaas", "credential", "token", "ssl.key")
+MASK = "******"
 TEXT_LIMIT = 4096
 HEX_LIMIT = 512
 # Control characters other than tab and line breaks: valid UTF-8, but not text.
 CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+
+
+def masked(name: str, value: str | None) -> str | None:
+    """Configs that may hold secrets are never shown."""
+    return MASK if value is not None and any(m in name for m in SECRET_MARKERS) else value
 
 
 def render(data: bytes | None) -> dict[str, Any] | None:

@@ -3,20 +3,27 @@
 Read from the group coordinator of this broker (the groups whose
 ``__consumer_offsets`` partition it leads).  Lag is the partition's high
 watermark minus the committed offset, as ``samsa groups describe`` and
-Kafka's tools compute it.
+Kafka's tools compute it.  With ACLs on, the caller sees what ListGroups,
+DescribeGroups and OffsetFetch would show it: the groups it may DESCRIBE
+(all of them with DESCRIBE on the cluster), and within a group only the
+topics it may DESCRIBE.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
-from samsa.server.broker_view import GroupState
-from samsa.server.console.context import ConsoleContext
-from samsa.server.console.params import page_window
-from samsa.server.http_endpoint import HttpError, Request, Response, json_response
+from samsa.console.broker_port import Group
+from samsa.console.context import CLUSTER, CLUSTER_NAME, GROUP, ConsoleContext
+from samsa.console.params import page_window
+from samsa.http.messages import HttpError, Request, Response, json_response
+from samsa.protocol.acl import AclOperation
+
+DESCRIBE = AclOperation.DESCRIBE
 
 
-def _owners(group: GroupState) -> dict[tuple[str, int], str]:
+def _owners(group: Group) -> dict[tuple[str, int], str]:
     return {
         (topic, partition): m.member_id
         for m in group.members
@@ -30,20 +37,31 @@ def _lag(ctx: ConsoleContext, key: tuple[str, int], committed: int | None) -> in
     return None if end is None or committed is None else max(end - committed, 0)
 
 
-def total_lag(ctx: ConsoleContext, group: GroupState) -> int:
-    return sum(_lag(ctx, key, offset) or 0 for key, offset in group.committed.items())
+def _committed(ctx: ConsoleContext, group: Group) -> dict[tuple[str, int], int]:
+    """The group's committed offsets of the topics the caller may see."""
+    committed = dict(group.committed)
+    if not ctx.broker.authorizer_on:
+        return committed
+    return {key: offset for key, offset in committed.items() if ctx.topic_visible(key[0])}
+
+
+def total_lag(ctx: ConsoleContext, group: Group) -> int:
+    return sum(_lag(ctx, key, offset) or 0 for key, offset in _committed(ctx, group).items())
 
 
 def group_partitions(
-    ctx: ConsoleContext, group: GroupState, offset: int, limit: int
+    ctx: ConsoleContext, group: Group, offset: int, limit: int
 ) -> tuple[int, list[dict[str, Any]]]:
     """How many partitions the group owns or committed, and one page of them
     (rows are built for that page only: a group may span 10,000 partitions)."""
     owners = _owners(group)
-    keys = sorted(set(group.committed) | set(owners))
+    committed_offsets = _committed(ctx, group)
+    if ctx.broker.authorizer_on:
+        owners = {key: m for key, m in owners.items() if ctx.topic_visible(key[0])}
+    keys = sorted(set(committed_offsets) | set(owners))
     rows = []
     for key in keys[offset : offset + limit]:
-        committed = group.committed.get(key)
+        committed = committed_offsets.get(key)
         rows.append(
             {
                 "topic": key[0],
@@ -57,8 +75,14 @@ def group_partitions(
     return len(keys), rows
 
 
+def _assignment(ctx: ConsoleContext, assignment: Any) -> dict[str, list[int]]:
+    if not ctx.broker.authorizer_on:
+        return dict(assignment)
+    return {t: ps for t, ps in assignment.items() if ctx.topic_visible(t)}
+
+
 def group_json(
-    ctx: ConsoleContext, group: GroupState, window: tuple[int, int] | None = None
+    ctx: ConsoleContext, group: Group, window: tuple[int, int] | None = None
 ) -> dict[str, Any]:
     """The group's summary; with ``window`` (offset, limit) also its members and
     that page of its partitions (the lag total is over all of them)."""
@@ -77,7 +101,7 @@ def group_json(
                 "member_id": m.member_id,
                 "client_id": m.client_id,
                 "host": m.client_host,
-                "assignment": m.assignment,
+                "assignment": _assignment(ctx, m.assignment),
             }
             for m in group.members
         ]
@@ -86,9 +110,18 @@ def group_json(
     return out
 
 
+def group_filter(ctx: ConsoleContext) -> Callable[[str], bool]:
+    """ListGroups' rule: every group with DESCRIBE on the cluster, else those
+    the caller may DESCRIBE."""
+    if not ctx.broker.authorizer_on or ctx.may(DESCRIBE, CLUSTER, CLUSTER_NAME):
+        return lambda _: True
+    return lambda group_id: ctx.may(DESCRIBE, GROUP, group_id)
+
+
 def list_groups(ctx: ConsoleContext, request: Request) -> Response:
     offset, limit = page_window(request, 100, 1000)
-    groups = ctx.view.groups()
+    visible = group_filter(ctx)
+    groups = [g for g in ctx.view.groups() if visible(g.group_id)]
     page = [group_json(ctx, g) for g in groups[offset : offset + limit]]
     return json_response({"total": len(groups), "offset": offset, "limit": limit, "groups": page})
 
@@ -98,7 +131,10 @@ def describe_group(ctx: ConsoleContext, group_id: str, request: Request) -> Resp
     return json_response(group_json(ctx, find_group(ctx, group_id), window))
 
 
-def find_group(ctx: ConsoleContext, group_id: str) -> GroupState:
+def find_group(ctx: ConsoleContext, group_id: str, operation: AclOperation = DESCRIBE) -> Group:
+    """The group if the caller may do ``operation`` on it (403 otherwise,
+    whether or not it exists), or 404."""
+    ctx.require(operation, GROUP, group_id)
     for group in ctx.view.groups():
         if group.group_id == group_id:
             return group

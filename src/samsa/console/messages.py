@@ -1,11 +1,11 @@
 """The message browser: a page of a topic's records, read through the fetch path.
 
-Records are read by ``read_partitions``, the function the Fetch handler
-serves consumers with (a consumer's read: below the high watermark, from the
-partition's leader), never by a second reader of segment files; only this
-page decodes them.  Every request reads at most ``max_bytes`` (1 MiB by
-default, 8 MiB at most) in total, however many partitions and however large
-their records.  Where to start: ``newest`` (the last ``limit`` records),
+Records are read by the broker's ``read_records``, the function the Fetch
+handler serves consumers with (a consumer's read: below the high watermark,
+from the partition's leader), never by a second reader of segment files; only
+this page decodes them.  The caller needs READ on the topic, as a Fetch does.
+Every request reads at most ``max_bytes`` (1 MiB by default, 8 MiB at most)
+in total, however many partitions and however large their records.  Where to start: ``newest`` (the last ``limit`` records),
 ``oldest``, an ``offset`` or a ``timestamp`` (the ListOffsets handler finds the
 first offset at or after it).  Over more partitions than records wanted, only
 the partitions that can hold the newest records are read (newest), or the
@@ -23,13 +23,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from samsa.console.context import ConsoleContext
+from samsa.console.params import choice_param, int_param
+from samsa.console.values import matches, render
 from samsa.errors import ErrorCode
+from samsa.http.messages import HttpError, Request, Response, json_response
+from samsa.protocol.acl import AclOperation
 from samsa.protocol.record_reader import decode_records
-from samsa.server.console.context import ConsoleContext
-from samsa.server.console.params import choice_param, int_param
-from samsa.server.console.values import matches, render
-from samsa.server.handlers.fetch import read_partitions
-from samsa.server.http_endpoint import HttpError, Request, Response, json_response
 
 MODES = ("newest", "oldest", "offset", "timestamp")
 DEFAULT_LIMIT, MAX_LIMIT = 50, 500
@@ -69,7 +69,7 @@ class PartitionRead:
 
 
 def browse(ctx: ConsoleContext, name: str, request: Request) -> Response:
-    topic = ctx.known_topic(name)
+    topic = ctx.known_topic(name, AclOperation.READ)  # a consumer's Fetch needs READ
     mode = choice_param(request, "from", MODES)
     limit = int_param(request, "limit", DEFAULT_LIMIT, low=1, high=MAX_LIMIT)
     budget = Budget(int_param(request, "max_bytes", DEFAULT_BYTES, low=1024, high=MAX_BYTES))
@@ -154,7 +154,7 @@ def _newest_partitions(ctx: ConsoleContext, name: str, chosen: list[int], limit:
     at least as new as all of them, and at most ``limit`` partitions can."""
     newest: list[tuple[int, int]] = []
     for index in chosen:
-        local = ctx.broker.replicas.get(name, index)
+        local = ctx.broker.replica(name, index)
         if local is None or local.high_watermark <= local.log_start_offset:
             continue
         stamp = max((segment.max_timestamp for segment in local.log.segments), default=-1)
@@ -174,7 +174,7 @@ def _starts(
             raise HttpError(400, "from=offset needs an offset")
         offset = int_param(request, "offset", 0, low=0)
         if len(chosen) == 1:
-            local = ctx.broker.replicas.get(name, chosen[0])
+            local = ctx.broker.replica(name, chosen[0])
             if local is not None and not local.log_start_offset <= offset <= local.high_watermark:
                 low, high = local.log_start_offset, local.high_watermark
                 held = (
@@ -192,7 +192,7 @@ def _starts(
 
 
 def _bounds(ctx: ConsoleContext, name: str, read: PartitionRead) -> None:
-    local = ctx.broker.replicas.get(name, read.partition)
+    local = ctx.broker.replica(name, read.partition)
     registration = ctx.broker.image.topics[name].partitions.get(read.partition)
     leader = -1 if registration is None else registration.leader
     if local is None or leader != ctx.broker.node_id:
@@ -264,7 +264,7 @@ def _read_from(
             }
         ],
     }
-    responses, _ = read_partitions(ctx.broker, request, update_fetch_state=False)
+    responses = ctx.broker.read_records(request)
     entry = responses[0]["partitions"][0]
     if entry["error_code"]:
         read.error = ErrorCode(entry["error_code"]).name

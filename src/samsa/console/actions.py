@@ -2,7 +2,10 @@
 reset an empty group's offsets, delete records before an offset.
 
 Off unless the broker runs with ``console.allow.actions=true`` (403 with the
-setting to change otherwise).  Each action is the Kafka request the CLI sends
+setting to change otherwise).  With ACLs on, each needs what its Kafka request
+needs (checked first, so a refusal names the missing operation, and again by
+the handler's own authorization check); each is logged with the user and the
+client's address.  Each action is the Kafka request the CLI sends
 for it (CreateTopics, CreatePartitions, Produce, OffsetCommit of an empty
 group as AdminClient's alterConsumerGroupOffsets, DeleteRecords), handed to
 the broker's own handler, so validation, forwarding to the controller and
@@ -13,16 +16,21 @@ error messages are exactly a client's.  Actions are POSTs with a JSON body
 from __future__ import annotations
 
 import json
+import logging
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from samsa.console.context import CLUSTER, CLUSTER_NAME, TOPIC, ConsoleContext
+from samsa.console.groups import find_group
 from samsa.errors import ErrorCode
+from samsa.http.messages import HttpError, Request, Response, json_response
+from samsa.protocol.acl import AclOperation
 from samsa.protocol.group_requests import outside_commit_request
 from samsa.protocol.record_builder import RecordBatchBuilder
-from samsa.server.console.context import ConsoleContext
-from samsa.server.console.groups import find_group
-from samsa.server.http_endpoint import HttpError, Request, Response, json_response
+
+log = logging.getLogger("samsa.console")
+_Op = AclOperation
 
 PRODUCE, OFFSET_COMMIT, CREATE_TOPICS, DELETE_RECORDS, CREATE_PARTITIONS = 0, 8, 19, 21, 37
 TIMEOUT_MS = 30_000
@@ -36,6 +44,10 @@ STATUS_OF = {
     ErrorCode.NOT_LEADER_OR_FOLLOWER: 503,
     ErrorCode.NOT_COORDINATOR: 503,
     ErrorCode.NOT_CONTROLLER: 503,
+    ErrorCode.TOPIC_AUTHORIZATION_FAILED: 403,
+    ErrorCode.GROUP_AUTHORIZATION_FAILED: 403,
+    ErrorCode.CLUSTER_AUTHORIZATION_FAILED: 403,
+    ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED: 403,
 }
 
 Action = Callable[[ConsoleContext, dict[str, Any]], Awaitable[dict[str, Any]]]
@@ -60,6 +72,9 @@ def _check(code: int, message: str | None, what: str) -> None:
 
 async def create_topic(ctx: ConsoleContext, body: dict[str, Any]) -> dict[str, Any]:
     name = _field(body, "name", str)
+    # CreateTopics: CREATE on the cluster, or on the topic.
+    if not ctx.may(_Op.CREATE, CLUSTER, CLUSTER_NAME):
+        ctx.require(_Op.CREATE, TOPIC, name)
     configs = body.get("configs") or {}
     if not isinstance(configs, dict):
         raise HttpError(400, "configs must be an object of name: value")
@@ -84,7 +99,7 @@ async def create_topic(ctx: ConsoleContext, body: dict[str, Any]) -> dict[str, A
 async def add_partitions(ctx: ConsoleContext, body: dict[str, Any]) -> dict[str, Any]:
     topic = _field(body, "topic", str)
     count = _field(body, "count", int)
-    ctx.known_topic(topic)
+    ctx.known_topic(topic, _Op.ALTER)  # CreatePartitions: ALTER on the topic
     request = {
         "topics": [{"name": topic, "count": count, "assignments": None}],
         "timeout_ms": TIMEOUT_MS,
@@ -98,7 +113,7 @@ async def add_partitions(ctx: ConsoleContext, body: dict[str, Any]) -> dict[str,
 async def produce(ctx: ConsoleContext, body: dict[str, Any]) -> dict[str, Any]:
     topic = _field(body, "topic", str)
     partition = _field(body, "partition", int, 0)
-    ctx.known_topic(topic)
+    ctx.known_topic(topic, _Op.WRITE)  # Produce: WRITE on the topic
     key, value = body.get("key"), body.get("value")
     headers = body.get("headers") or {}
     if not all(isinstance(x, str | None) for x in (key, value)) or not isinstance(headers, dict):
@@ -132,14 +147,15 @@ async def reset_offsets(ctx: ConsoleContext, body: dict[str, Any]) -> dict[str, 
     group_id = _field(body, "group", str)
     topic = _field(body, "topic", str)
     to = _field(body, "to", str)
-    group = find_group(ctx, group_id)
+    # OffsetCommit: READ on the group and on the topic.
+    group = find_group(ctx, group_id, _Op.READ)
     if group.members:
         raise HttpError(
             409,
             f"group {group_id!r} is {group.state} with {len(group.members)} members: offsets can "
             "only be reset while the group is empty (stop its consumers first)",
         )
-    partitions = sorted(ctx.known_topic(topic).partitions)
+    partitions = sorted(ctx.known_topic(topic, _Op.READ).partitions)
     if body.get("partition") is not None:
         partitions = [_field(body, "partition", int)]
     if to == "offset":
@@ -169,7 +185,7 @@ async def delete_records(ctx: ConsoleContext, body: dict[str, Any]) -> dict[str,
     topic = _field(body, "topic", str)
     partition = _field(body, "partition", int)
     offset = _field(body, "offset", int)
-    ctx.known_topic(topic)
+    ctx.known_topic(topic, _Op.DELETE)  # DeleteRecords: DELETE on the topic
     request = {
         "topics": [
             {"name": topic, "partitions": [{"partition_index": partition, "offset": offset}]}
@@ -210,4 +226,24 @@ async def run_action(ctx: ConsoleContext, request: Request) -> Response:
         raise HttpError(400, f"the body is not JSON: {exc}") from None
     if not isinstance(body, dict):
         raise HttpError(400, "the body must be a JSON object")
-    return json_response({"ok": True, **await action(ctx, body)})
+    who = f"{ctx.caller.principal_name} from {ctx.caller.peer}"
+    what = _summary(name, body)
+    try:
+        done = await action(ctx, body)
+    except HttpError as exc:
+        log.warning("console action %s by %s refused (%d): %s", what, who, exc.status, exc.message)
+        raise
+    except Exception:
+        log.warning("console action %s by %s failed", what, who)
+        raise
+    log.info("console action %s by %s: done %s", what, who, done)
+    return json_response({"ok": True, **done})
+
+
+def _summary(name: str, body: dict[str, Any]) -> str:
+    """The action and what it names, for the log (never a record's key or value)."""
+    named = {
+        k: body.get(k) for k in ("name", "topic", "group", "partition", "count", "to", "offset")
+    }
+    shown = " ".join(f"{k}={v!r}" for k, v in named.items() if v is not None)
+    return f"{name} {shown}".strip()

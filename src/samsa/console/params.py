@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from samsa.server.http_endpoint import HttpError, Request
+from samsa.http.messages import HttpError, Request
 
 
 def int_param(

@@ -4,21 +4,27 @@ this broker leads with its start offset and in-flight records by state.
 The group side comes from this broker's coordinator, the partition side from
 the share partitions of the topic partitions it leads, so on a cluster a group
 appears on its coordinator's console and its partitions on their leaders'.
+With ACLs on, as for consumer groups: the groups the caller may DESCRIBE (all
+with DESCRIBE on the cluster), and the topics within them it may DESCRIBE.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from samsa.server.console.context import ConsoleContext
-from samsa.server.console.params import page_window
-from samsa.server.http_endpoint import Request, Response, json_response
+from samsa.console.context import ConsoleContext
+from samsa.console.groups import group_filter
+from samsa.console.params import page_window
+from samsa.http.messages import Request, Response, json_response
 
 
 def list_share_groups(ctx: ConsoleContext, request: Request) -> Response:
     offset, limit = page_window(request, 100, 1000)
     partitions: dict[str, list[dict[str, Any]]] = {}
+    secured = ctx.broker.authorizer_on
     for sp in ctx.view.share_partitions():
+        if secured and not ctx.topic_visible(sp.topic):
+            continue
         partitions.setdefault(sp.group_id, []).append(
             {
                 "topic": sp.topic,
@@ -31,6 +37,8 @@ def list_share_groups(ctx: ConsoleContext, request: Request) -> Response:
         )
     groups = {g.group_id: g for g in ctx.view.share_groups()}
     ids = sorted(set(groups) | set(partitions))
+    visible = group_filter(ctx)
+    ids = [group_id for group_id in ids if visible(group_id)]
     page = []
     for group_id in ids[offset : offset + limit]:
         group = groups.get(group_id)
@@ -46,7 +54,11 @@ def list_share_groups(ctx: ConsoleContext, request: Request) -> Response:
                         "member_id": m.member_id,
                         "client_id": m.client_id,
                         "host": m.client_host,
-                        "assignment": m.assignment,
+                        "assignment": {
+                            t: ps
+                            for t, ps in m.assignment.items()
+                            if not secured or ctx.topic_visible(t)
+                        },
                     }
                     for m in group.members
                 ],

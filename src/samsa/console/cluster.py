@@ -1,5 +1,9 @@
 """The cluster page: brokers and their state, the metadata quorum, partition
 health counts, and the log cleaner and request metrics the broker exports.
+With ACLs on, the page needs DESCRIBE on the cluster (as DescribeQuorum
+does); the header every page shows (``/api/brokers``: the cluster, the
+brokers, as Metadata tells any client) counts only the partitions of topics
+the caller may DESCRIBE.
 
 Brokers and partitions come from the metadata image, so every broker's
 console tells the same story: a broker whose session expired is ``fenced``
@@ -16,13 +20,18 @@ import functools
 import importlib.metadata
 import time
 from collections import Counter
-from typing import Any
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
 
+from samsa.console.context import CLUSTER, CLUSTER_NAME, ConsoleContext
+from samsa.console.topics import count_health, min_isr
 from samsa.errors import KafkaError
+from samsa.http.messages import Request, Response, json_response
+from samsa.protocol.acl import AclOperation
 from samsa.protocol.messages import APIS
-from samsa.server.console.context import ConsoleContext
-from samsa.server.console.topics import count_health, min_isr
-from samsa.server.http_endpoint import Request, Response, json_response
+
+if TYPE_CHECKING:
+    from samsa.controller.metadata_image import TopicImage
 
 DESCRIBE_QUORUM = 55
 QUORUM_WAIT_S = 1.0
@@ -48,7 +57,10 @@ def summary(ctx: ConsoleContext) -> dict[str, Any]:
     """What every page's header shows: the cluster, this node, the brokers."""
     b = ctx.broker
     image = b.image
-    led = Counter(r.leader for topic in image.topics.values() for r in topic.partitions.values())
+    topics: Iterable[TopicImage] = image.topics.values()
+    if b.authorizer_on:
+        topics = [t for name, t in image.topics.items() if ctx.topic_visible(name)]
+    led = Counter(r.leader for topic in topics for r in topic.partitions.values())
     brokers = []
     for node in sorted(image.brokers.values(), key=lambda r: r.id):
         endpoint = node.listeners[0] if node.listeners else None
@@ -80,6 +92,9 @@ def brokers(ctx: ConsoleContext, _: Request) -> Response:
 
 
 async def cluster(ctx: ConsoleContext, _: Request) -> Response:
+    # The quorum, request statistics and cluster-wide counts: what
+    # DescribeQuorum and DescribeConfigs(BROKER) need, DESCRIBE on the cluster.
+    ctx.require(AclOperation.DESCRIBE, CLUSTER, CLUSTER_NAME)
     counts = {"partitions": 0, "under_replicated": 0, "under_min_isr": 0, "offline": 0}
     for name, topic in ctx.broker.image.topics.items():
         counts["partitions"] += len(topic.partitions)
