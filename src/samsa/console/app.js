@@ -1,4 +1,4 @@
-// Samsa console, part 3 of 3: one page per hash route (#/, #/cluster, #/topics/NAME,
+// Samsa console, the last part: one page per hash route (#/, #/cluster, #/topics/NAME,
 // #/topics/NAME/messages?..., #/groups/ID), refreshed every second.
 "use strict";
 
@@ -92,6 +92,10 @@ async function refresh(fromTimer) {
       document.body.dataset.loaded = "true";
     }
   } catch (err) {
+    if (err.status === 401 && state.login && state.login.login) {
+      showLogin(state.user ? "the session ended: log in again" : "");
+      return;
+    }
     if (state.route === route) {
       showError(err);
       document.body.dataset.loaded = "error";
@@ -101,5 +105,16 @@ async function refresh(fromTimer) {
   timer = setTimeout(() => refresh(true), 1000);
 }
 
-window.addEventListener("hashchange", show);
-show();
+async function start() {
+  $("#logout").onclick = logout;
+  try {
+    await loadLogin();
+  } catch (err) {
+    showError(err);
+  }
+  window.addEventListener("hashchange", show);
+  if (state.login && state.login.login && !state.user) showLogin();
+  else show();
+}
+
+start();

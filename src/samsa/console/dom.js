@@ -5,7 +5,7 @@
 const HISTORY = 60; // points on a chart, one per second
 const PAGE = 100; // rows of a paginated table
 const state = { route: null, last: null, points: [], lag: {}, totals: null, topicsAt: 0,
-  partitionsAt: 0, topicFilter: "", actions: false };
+  partitionsAt: 0, topicFilter: "", actions: false, login: null, user: null };
 window.samsaChart = state; // tests read the points the charts drew
 
 const $ = (selector) => document.querySelector(selector);
@@ -67,13 +67,14 @@ async function get(path) {
   return answer(await fetch(path, { cache: "no-store" }), path);
 }
 
-async function post(action, payload) {
-  const path = `/api/actions/${action}`;
+async function postJson(path, payload) {
   const response = await fetch(path, {
     method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(payload),
   });
   return answer(response, path);
 }
+
+const post = (action, payload) => postJson(`/api/actions/${action}`, payload);
 
 function showError(err) {
   const box = $("#error");

@@ -94,7 +94,7 @@ class SessionStore:
 def session_cookie(name: str, token: str, max_age_s: float, *, secure: bool) -> str:
     """A ``Set-Cookie`` value for the session."""
     flags = "; Secure" if secure else ""
-    return f"{name}={token}; Path=/; Max-Age={int(max_age_s)}; HttpOnly; SameSite=Strict{flags}"
+    return f"{name}={token}; Path=/; Max-Age={round(max_age_s)}; HttpOnly; SameSite=Strict{flags}"
 
 
 def cleared_cookie(name: str, *, secure: bool) -> str:
