@@ -179,13 +179,13 @@ READS = [
 # ---------------------------------------------------------------- Kafka side
 
 
-def prepare_data(address: str) -> None:
+def prepare_data(address: str, replication_factor: int = -1) -> None:
     """``secret`` (2 partitions, 3 records in partition 0), ``public`` (2
     records), the group ``secret-readers`` committed at 2 on ``secret``-0, and
     alice's READ on ``public``."""
     admin = AdminClient(kafka_conf(address, "admin"))
     for name, count in (("secret", 2), ("public", 1)):
-        admin.create_topics([NewTopic(name, count, -1)])[name].result(60)
+        admin.create_topics([NewTopic(name, count, replication_factor)])[name].result(60)
     producer = Producer({**kafka_conf(address, "admin"), "acks": "all"})
     for key, value in SECRET_RECORDS:
         producer.produce("secret", value, key, partition=0)
