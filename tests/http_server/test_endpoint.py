@@ -347,7 +347,8 @@ def test_any_bytes_get_well_formed_answers_and_never_an_exception(data: bytes) -
 
     statuses = response_statuses(asyncio.run(main()))
     assert 500 not in statuses
-    assert all(status in (200, 400, 404, 405, 413, 431) for status in statuses), statuses
+    # 501: a Transfer-Encoding h11 does not take; never 500 (an exception).
+    assert all(status == 200 or 400 <= status < 500 or status == 501 for status in statuses)
 
 
 def response_statuses(out: bytes) -> list[int]:

@@ -16,6 +16,7 @@ from samsa.http.endpoint import EndpointSecurity, HttpEndpoint
 from samsa.http.login import SessionLogin
 from samsa.http.messages import Request, Response, json_response
 from samsa.http.sessions import SessionStore
+from samsa.protocol.sasl.oauthbearer import unsecured_token
 from samsa.security.principal import KafkaPrincipal, user
 from samsa.security.sasl.credentials import server_mechanisms
 from samsa.security.sasl.verifier import CredentialVerifier
@@ -214,3 +215,42 @@ def test_basic_authentication_for_a_scraper() -> None:
         return Response(200, f"{request.principal.name}'s metrics\n".encode())  # type: ignore[union-attr]
 
     with_endpoint(gate, {"/metrics": scrape}, {}, steps)
+
+
+def test_an_oauthbearer_token_logs_in_until_it_expires() -> None:
+    mechanisms = server_mechanisms(
+        ["OAUTHBEARER"],
+        lambda m: (
+            "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required;",
+            "sasl.jaas.config",
+        ),
+    )
+    token_check = PasswordCheck(
+        CredentialVerifier(mechanisms),
+        failed_delay_ms=0,
+        what="test login",
+        backoff=LoginBackoff(base_s=0),
+    )
+    login = SessionLogin(token_check, SessionStore(3600), secure=False)
+    exp = int(time.time()) + 120
+
+    async def steps(send: Any) -> None:
+        offered = (await send(raw_get("/api/login")))[2]
+        assert offered == {"login": True, "mechanisms": [], "token": True}
+        status, headers, body, _ = await send(
+            raw_post("/api/login", {"token": unsecured_token({"sub": "erin", "exp": exp})})
+        )
+        assert status == 200 and body["principal"] == "User:erin"
+        assert body["mechanism"] == "OAUTHBEARER" and 110 <= body["expires_in_s"] <= 120
+        assert (await send(raw_get("/api/data", cookie_of(headers))))[2] == {
+            "principal": "User:erin"
+        }
+        expired = unsecured_token({"sub": "erin", "exp": int(time.time()) - 60})
+        status, _, body, _ = await send(raw_post("/api/login", {"token": expired}))
+        assert status == 401 and "invalid_token" in body["error"]
+        status, _, body, _ = await send(
+            raw_post("/api/login", {"username": "erin", "password": "x"})
+        )
+        assert status == 400 and "no user name and password" in body["error"]
+
+    session_endpoint(login, steps)

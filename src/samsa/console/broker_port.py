@@ -1,6 +1,6 @@
 """All the console sees of the broker: one narrow Protocol and the shapes it returns.
 
-The console never imports ``samsa.server``: the broker hands it an object
+The console never imports the server package: the broker hands it an object
 that has exactly these facts and services (``server/console_port.py`` builds
 it), and the types below describe what the console reads of the values they
 return, structurally.  Reads of state come from the metadata image, this

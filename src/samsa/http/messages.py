@@ -20,7 +20,7 @@ REASONS = {
     405: "Method Not Allowed", 409: "Conflict", 413: "Content Too Large",
     415: "Unsupported Media Type", 421: "Misdirected Request", 429: "Too Many Requests",
     431: "Request Header Fields Too Large", 500: "Internal Server Error", 502: "Bad Gateway",
-    503: "Service Unavailable",
+    501: "Not Implemented", 503: "Service Unavailable",
 }  # fmt: skip
 
 

@@ -12,7 +12,8 @@ ConfigError naming the setting:
   listener of this broker, whose mechanisms and users the logins check
   against (SCRAM credentials from the metadata log included), with its
   ``connection.failed.authentication.delay.ms``;
-* ``<endpoint>.ssl.*``: a keystore that loads (the endpoint then serves HTTPS).
+* ``<endpoint>.ssl.*``: a keystore that loads (the endpoint then serves HTTPS);
+* ``console.session.max.lifetime.ms`` of at least a second.
 
 The Host names each endpoint answers come from its bind address and
 ``<endpoint>.allowed.hosts`` (``samsa.http.hosts``).
@@ -78,6 +79,11 @@ def check_http_settings(config: BrokerConfig, settings: NodeSettings, authorizer
         host, _ = parse_host_port(address)
         if login_listener(config, settings, "console.login.listener") is None:
             _check_open_console(config, settings, authorizer_on, host, address)
+        lifetime_ms = int(config["console.session.max.lifetime.ms"])
+        if lifetime_ms < 1000:
+            raise ConfigError(
+                f"console.session.max.lifetime.ms={lifetime_ms}: a login must last at least 1000 ms"
+            )
         endpoint_tls(config, "console")
     if config["metrics.listen"]:
         login_listener(config, settings, "metrics.login.listener")
