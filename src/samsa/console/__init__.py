@@ -55,18 +55,13 @@ def static(request: Request) -> Response:
 
 
 def console_endpoint(
-    broker: ConsoleBroker,
-    *,
-    allow_actions: bool,
-    security: EndpointSecurity | None = None,
-    login: SessionLogin | None = None,
+    broker: ConsoleBroker, *, allow_actions: bool, security: EndpointSecurity | None = None
 ) -> HttpEndpoint:
-    """The console's endpoint; with ``login``, every API call but the login's
-    needs a session, and acts as its user."""
+    """The console's endpoint; when ``security``'s gate is a ``SessionLogin``,
+    every API call but the login's needs a session, and acts as its user."""
     base = ConsoleContext(broker, allow_actions)
     security = security or EndpointSecurity()
-    if login is not None:
-        security = EndpointSecurity(security.tls, security.hosts, login)
+    login = security.gate if isinstance(security.gate, SessionLogin) else None
 
     def as_caller(page: Callable[[ConsoleContext, Request], Response]) -> Handler:
         return lambda request: page(base.for_request(request), request)

@@ -15,39 +15,19 @@ ConfigError naming the setting:
 * ``<endpoint>.ssl.*``: a keystore that loads (the endpoint then serves HTTPS);
 * ``console.session.max.lifetime.ms`` of at least a second.
 
-The Host names each endpoint answers come from its bind address and
-``<endpoint>.allowed.hosts`` (``samsa.http.hosts``).
+Light on imports: the node checks these before it starts anything; the
+endpoints themselves are built by ``http_endpoints``.
 """
 
 from __future__ import annotations
 
-import logging
 import ssl
-from typing import TYPE_CHECKING
 
 from samsa.config import KEYS, BrokerConfig, parse_host_port
 from samsa.errors import ConfigError
-from samsa.http.backoff import LoginBackoff
-from samsa.http.basic_auth import Authorize, BasicAuthGate
-from samsa.http.credentials import PasswordCheck
-from samsa.http.endpoint import EndpointSecurity
-from samsa.http.hosts import HostCheck, is_loopback
-from samsa.http.login import SessionLogin
-from samsa.http.routes import Gate
-from samsa.http.sessions import SessionStore
+from samsa.http.hosts import is_loopback
 from samsa.node_settings import NodeSettings
-from samsa.protocol.acl import AclOperation, ResourceType
-from samsa.security.principal import KafkaPrincipal
-from samsa.security.sasl.verifier import CredentialVerifier
-from samsa.server.listener_security import listener_mechanisms
 from samsa.ssl_settings import server_context
-
-if TYPE_CHECKING:
-    from samsa.server.broker_api import BrokerApi
-
-log = logging.getLogger("samsa.server")
-
-CLUSTER_NAME = "kafka-cluster"
 
 
 def sasl_listeners(settings: NodeSettings) -> list[str]:
@@ -137,90 +117,3 @@ def endpoint_tls(config: BrokerConfig, endpoint: str) -> ssl.SSLContext | None:
         return server_context(lookup)
     except ConfigError as exc:
         raise ConfigError(f"{endpoint}.{exc}") from None
-
-
-def _password_check(broker: BrokerApi, listener: str, what: str) -> PasswordCheck:
-    config = broker.config
-    mechanisms = listener_mechanisms(
-        config, listener, lambda user, mechanism: broker.image.scram.get(user, mechanism)
-    )
-    delay_ms = int(config.for_listener(listener, "connection.failed.authentication.delay.ms"))
-    return PasswordCheck(
-        CredentialVerifier(mechanisms),
-        failed_delay_ms=delay_ms,
-        what=what,
-        backoff=LoginBackoff(),
-    )
-
-
-def endpoint_security(
-    broker: BrokerApi, settings: NodeSettings, endpoint: str, address: str
-) -> EndpointSecurity:
-    """TLS, Host names and login of the console or the metrics endpoint
-    (``endpoint``: the settings' prefix) listening at ``address``."""
-    config = broker.config
-    bind_host, _ = parse_host_port(address)
-    tls = endpoint_tls(config, endpoint)
-    hosts = HostCheck(
-        bind_host, config[f"{endpoint}.allowed.hosts"], setting=f"{endpoint}.allowed.hosts"
-    )
-    listener = login_listener(config, settings, f"{endpoint}.login.listener")
-    gate: Gate | None = None
-    if endpoint == "console" and listener is not None:
-        lifetime_s = int(config["console.session.max.lifetime.ms"]) / 1000
-        gate = SessionLogin(
-            _password_check(broker, listener, "console login"),
-            SessionStore(lifetime_s),
-            secure=tls is not None,
-            public=("/", "/static/*"),
-        )
-    elif endpoint == "metrics" and listener is not None:
-        gate = BasicAuthGate(
-            _password_check(broker, listener, "metrics login"),
-            realm="samsa metrics",
-            authorize=_describe_cluster(broker),
-        )
-    _warn(endpoint, address, bind_host, tls is not None, gate is not None, broker)
-    return EndpointSecurity(tls, hosts, gate)
-
-
-def _describe_cluster(broker: BrokerApi) -> Authorize | None:
-    """/metrics with an authorizer: DESCRIBE on the cluster, as DescribeConfigs(BROKER)."""
-    authorizer = broker.authorizer
-    if authorizer is None:
-        return None
-
-    def lacks(principal: KafkaPrincipal, host: str) -> str | None:
-        if authorizer.authorize(
-            str(principal), host, AclOperation.DESCRIBE, ResourceType.CLUSTER, CLUSTER_NAME
-        ):
-            return None
-        return f"DESCRIBE on CLUSTER {CLUSTER_NAME}"
-
-    return lacks
-
-
-def _warn(
-    endpoint: str, address: str, bind_host: str, tls: bool, login: bool, broker: BrokerApi
-) -> None:
-    remote = not is_loopback(bind_host)
-    if login and remote and not tls:
-        log.warning(
-            "the %s endpoint (%s) takes passwords over plain HTTP beyond this machine: "
-            "give it a certificate (%s.ssl.keystore.location)",
-            endpoint,
-            address,
-            endpoint,
-        )
-    if endpoint == "console" and not login and remote:
-        log.warning(
-            "the console (%s) has no login and answers anyone who reaches it "
-            "(console.allow.remote.anonymous=true)",
-            address,
-        )
-    if endpoint == "metrics" and not login and broker.authorizer is not None:
-        log.warning(
-            "/metrics (%s) takes no login while an authorizer is on: whoever reaches it "
-            "reads topic names and client ids (metrics.login.listener)",
-            address,
-        )
