@@ -111,7 +111,7 @@ def test_the_anonymous_requests_of_the_issue_are_refused_and_change_nothing(
     for name, body in ACTIONS.items():
         assert anonymous.post(f"/api/actions/{name}", body).status == 401
     # A forged cookie is no session either.
-    forged = Console(secured.url, "samsa_session=forged")
+    forged = Console(secured.url, "samsa_session_1=forged")
     assert forged.post("/api/actions/produce", ACTIONS["produce"]).status == 401
     assert kafka_state(secured.address) == untouched
     assert not any("console action" in line and " done " in line for line in secured.proc.log_lines)

@@ -120,6 +120,8 @@ def endpoint_security(
             SessionStore(lifetime_s),
             secure=tls is not None,
             public=PUBLIC_PATHS,
+            # Cookies are per host, not per port: each node's console its own.
+            cookie=f"samsa_session_{broker.node_id}",
         )
     elif endpoint == "metrics" and listener is not None:
         gate = BasicAuthGate(
