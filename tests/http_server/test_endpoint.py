@@ -5,11 +5,14 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from samsa.http import endpoint as endpoint_module
 from samsa.http.endpoint import (
     MAX_BODY,
     MAX_HEAD,
@@ -377,3 +380,29 @@ class _Collecting:
 
     async def drain(self) -> None:
         return None
+
+
+def test_a_head_dribbled_a_byte_at_a_time_is_cut_off(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The whole head must arrive within READ_TIMEOUT, not each byte of it."""
+    monkeypatch.setattr(endpoint_module, "READ_TIMEOUT", 0.5)
+
+    async def main() -> float:
+        endpoint = HttpEndpoint("test", {"/echo": echo})
+        _, port = await endpoint.bind("127.0.0.1", 0)
+        await endpoint.serve()
+        try:
+            reader, writer = await asyncio.open_connection("127.0.0.1", port)
+            started = time.monotonic()
+            closed = asyncio.ensure_future(reader.read())
+            for byte in b"GET /echo HTTP/1.1\r\nHost: x\r\nX-Slow: " + b"a" * 200:
+                if closed.done():
+                    break
+                writer.write(bytes([byte]))
+                await asyncio.sleep(0.05)  # the client's pace, a byte per 50 ms
+            assert await asyncio.wait_for(closed, 5) == b""
+            writer.close()
+            return time.monotonic() - started
+        finally:
+            await endpoint.stop()
+
+    assert asyncio.run(main()) < 3.0

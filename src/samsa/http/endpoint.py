@@ -9,8 +9,9 @@ the broker's requests flowing.  An HTTP/1.1 GET or HEAD without a body leaves
 its connection open for the next request (a console page polls every second,
 and a new connection each time cost the broker four times the CPU of the
 answer itself); a POST, an HTTP/1.0 request, ``Connection: close`` or a
-malformed request closes it.  A slow or silent client, or an idle kept-alive
-connection, is cut off after ``READ_TIMEOUT`` seconds; a head over
+malformed request closes it.  A request's head must arrive whole within
+``READ_TIMEOUT`` seconds, and its body within as long again: a slow or silent
+client, or an idle kept-alive connection, is cut off.  A head over
 ``MAX_HEAD`` bytes is 431, a body over ``MAX_BODY`` 413.
 
 Before a handler runs: the Host header must be a name of the endpoint
@@ -210,7 +211,7 @@ class HttpEndpoint:
         """The next request and whether its connection may serve another; None
         when the client closed it (or went silent) between requests."""
         try:
-            event = await _next_event(conn, reader)
+            event = await _next_event(conn, reader, _deadline())
         except h11.RemoteProtocolError as exc:
             raise _Refused(_bad_request(exc)) from None
         except TimeoutError:
@@ -241,9 +242,10 @@ class HttpEndpoint:
 
     async def _read_body(self, conn: h11.Connection, reader: asyncio.StreamReader) -> bytes:
         body = bytearray()
+        deadline = _deadline()
         while True:
             try:
-                event = await _next_event(conn, reader)
+                event = await _next_event(conn, reader, deadline)
             except (h11.RemoteProtocolError, TimeoutError):
                 raise _Refused(Response(400, b"incomplete request body\n")) from None
             if isinstance(event, h11.Data):
@@ -304,13 +306,25 @@ class HttpEndpoint:
         return True
 
 
-async def _next_event(conn: h11.Connection, reader: asyncio.StreamReader) -> object:
+async def _next_event(
+    conn: h11.Connection, reader: asyncio.StreamReader, deadline: float
+) -> object:
+    """The next h11 event, read by ``deadline`` (loop time): a client sending
+    a byte now and then cannot hold a connection past it."""
+    loop = asyncio.get_running_loop()
     while True:
         event = conn.next_event()
         if event is not h11.NEED_DATA:
             return event
-        data = await asyncio.wait_for(reader.read(RECEIVE_BYTES), READ_TIMEOUT)
+        left = deadline - loop.time()
+        if left <= 0:
+            raise TimeoutError
+        data = await asyncio.wait_for(reader.read(RECEIVE_BYTES), left)
         conn.receive_data(data)
+
+
+def _deadline() -> float:
+    return asyncio.get_running_loop().time() + READ_TIMEOUT
 
 
 def _bad_request(exc: h11.RemoteProtocolError) -> Response:
