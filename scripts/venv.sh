@@ -21,8 +21,10 @@ if [ -n "$EXTRA" ]; then
     target=".[$EXTRA]"
     stamp=".venv/.samsa-installed-$EXTRA"
 fi
-wanted="$(cat pyproject.toml; echo "extra=$EXTRA"; .venv/bin/python --version 2>&1)"
-wanted=$(printf '%s' "$wanted" | sha256sum | cut -d' ' -f1)
+fingerprint() {  # what an install with extra $1 was made from
+    { cat pyproject.toml; echo "extra=$1"; .venv/bin/python --version 2>&1; } | sha256sum | cut -d' ' -f1
+}
+wanted=$(fingerprint "$EXTRA")
 if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$wanted" ]; then
     exit 0
 fi
@@ -30,3 +32,5 @@ echo "installing Samsa${EXTRA:+ with [$EXTRA]} into .venv" >&2
 .venv/bin/python -m pip install --quiet --upgrade pip
 .venv/bin/python -m pip install --quiet -e "$target"
 echo "$wanted" > "$stamp"
+# An extra's install holds Samsa itself too: run-broker.sh need not install again.
+[ -z "$EXTRA" ] || fingerprint "" > .venv/.samsa-installed
