@@ -38,7 +38,7 @@ def broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BrokerProcess]:
 def test_max_messages_above_the_topic_ends_at_the_end_of_the_partitions(
     broker: BrokerProcess,
 ) -> None:
-    """The README's example: 10 asked for, 2 there; it prints both and ends."""
+    """docs/cli.md's example: 10 asked for, 2 there; it prints both and ends."""
     result = samsa(
         broker, "consume", "two-records", "--from-beginning", "--format", "json",
         "--max-messages", "10", "--exit-at-end", timeout=30,
