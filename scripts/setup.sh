@@ -1,16 +1,14 @@
 #!/usr/bin/env bash
-# Set up everything Samsa needs on a fresh Debian machine with Python 3.11+:
-# a virtualenv in .venv with Samsa and its test dependencies, and the system
-# packages the tests use (Debian's kcat, chromium and nftables). Safe to run again.
+# Set up everything Samsa's tests need on a fresh Debian machine with Python 3.11+:
+# a virtualenv in .venv with Samsa and its test dependencies, and, with
+# --with-system-packages, the system packages the tests use (Debian's kcat,
+# chromium, nftables and iptables). Safe to run again. Running a broker needs
+# none of this: scripts/run-broker.sh installs Samsa alone.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-PYTHON=${PYTHON:-python3}
-if [ ! -x .venv/bin/python ]; then
-    "$PYTHON" -m venv .venv
-fi
-.venv/bin/python -m pip install --quiet --upgrade pip
-.venv/bin/python -m pip install --quiet -e ".[test]"
+# Samsa with the [test] extra (skipped when pyproject.toml has not changed).
+./scripts/venv.sh test
 
 # Debian's kcat (a real client the tests talk to) and chromium (the console's
 # browser tests drive it with Playwright; Playwright's own browser download

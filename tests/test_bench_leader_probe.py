@@ -2,16 +2,11 @@
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
+from bench.scale.leader_probe import _leader_ids
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from samsa.protocol.api import decode_response, encode_response
-
-sys.path.insert(0, str(Path(__file__).parent.parent / "bench"))
-from leader_probe import _leader_ids
 
 
 def _answer(leaders: list[int], replicas: int, rack: str | None) -> bytes:

@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # The clickstream example end to end, with one command on a fresh machine:
-# set up .venv (with Spark), start a Samsa broker in a temporary data dir,
+# set up .venv (Samsa with its [spark] extra), start a Samsa broker in a temporary data dir,
 # send 10,000 click events, run the Structured Streaming job over them
 # (availableNow), and print the per-minute page counts it wrote.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-./scripts/setup.sh
+./scripts/venv.sh spark
 PY="$PWD/.venv/bin/python"
 export PYSPARK_PYTHON="$PY"
 

@@ -24,7 +24,7 @@ READY_PREFIX = "samsa broker listening on "
 CONTROLLER_READY_PREFIX = "samsa controller listening on "
 TASK_DUMP_END = "SIGUSR1: end of the task dump"  # the broker's last line after SIGUSR1
 
-# Fast settings for tests on one node (documented in README).
+# Fast settings for tests on one node (documented in docs/running-a-broker.md).
 TEST_SETTINGS = {
     "group.initial.rebalance.delay.ms": "0",
     "group.min.session.timeout.ms": "500",

@@ -9,6 +9,7 @@ reason.  ``examples/cluster/run.sh`` names the node that could not start.
 from __future__ import annotations
 
 import os
+import random
 import shutil
 import socket
 import subprocess
@@ -17,8 +18,6 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-
-from samsa.testing_cluster import free_ports
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -87,23 +86,43 @@ def test_an_unresolvable_listener_host_is_one_line(tmp_path: Path) -> None:
     assert last.startswith("samsa: error: cannot bind listener PLAINTEXT to no-such-host.invalid:0")
 
 
-def test_cluster_example_names_the_node_that_cannot_bind(tmp_path: Path) -> None:
-    """run.sh on a copy of the example whose ports are free ones, node 2's client
-    port held: the script says node 2 failed, stops nodes 1 and 3, exits non-zero."""
+def consecutive_free_ports(count: int) -> int:
+    """The first of ``count`` consecutive loopback ports that are free now (below
+    the ephemeral range, where tests' port-0 listeners never land)."""
+    rng = random.Random()
+    for _ in range(200):
+        base = rng.randrange(20000, 32000 - count)
+        held: list[socket.socket] = []
+        try:
+            for port in range(base, base + count):
+                sock = socket.socket()
+                held.append(sock)
+                sock.bind(("127.0.0.1", port))
+            return base
+        except OSError:
+            continue
+        finally:
+            for sock in held:
+                sock.close()
+    raise AssertionError(f"no {count} consecutive free ports found")
+
+
+def test_cluster_example_moves_its_ports_and_names_the_node_that_cannot_bind(
+    tmp_path: Path,
+) -> None:
+    """run.sh --base-port on a copy of the example (issue 38, item 9: the ports
+    were fixed in its properties files), node 2's client port held: the script
+    says node 2 failed, stops nodes 1 and 3, exits non-zero."""
     example = tmp_path / "examples" / "cluster"
     example.mkdir(parents=True)
-    shutil.copy(REPO / "examples" / "cluster" / "run.sh", example / "run.sh")
-    ports = dict(zip(range(9092, 9098), free_ports(6), strict=True))
-    for node in (1, 2, 3):
-        text = (REPO / "examples" / "cluster" / f"node{node}.properties").read_text()
-        for fixed, free in ports.items():
-            text = text.replace(f":{fixed}", f":{free}")
-        (example / f"node{node}.properties").write_text(text)
+    for name in ("run.sh", "node.properties"):
+        shutil.copy(REPO / "examples" / "cluster" / name, example / name)
+    base = consecutive_free_ports(6)
     with socket.socket() as holder:
-        holder.bind(("127.0.0.1", ports[9094]))  # node 2's client listener
+        holder.bind(("127.0.0.1", base + 2))  # node 2's client listener
         holder.listen()
         result = subprocess.run(
-            ["bash", str(example / "run.sh")],
+            ["bash", str(example / "run.sh"), "--base-port", str(base)],
             capture_output=True,
             text=True,
             timeout=120,
@@ -111,7 +130,23 @@ def test_cluster_example_names_the_node_that_cannot_bind(tmp_path: Path) -> None
         )
     assert result.returncode == 2, result.stderr
     assert "Traceback" not in result.stderr
-    assert f"cannot bind listener PLAINTEXT to 127.0.0.1:{ports[9094]}" in result.stderr
-    assert "run.sh: node 2 (examples/cluster/node2.properties) exited with status 2" in (
+    assert f"cannot bind listener PLAINTEXT to 127.0.0.1:{base + 2}" in result.stderr
+    assert "run.sh: node 2 (cluster-data/node2.properties) exited with status 2" in (result.stderr)
+    node3 = (tmp_path / "cluster-data" / "node3.properties").read_text()
+    assert f"listeners=PLAINTEXT://127.0.0.1:{base + 4},CONTROLLER://127.0.0.1:{base + 5}" in node3
+    voters = ",".join(f"{n}@127.0.0.1:{base + 2 * n - 1}" for n in (1, 2, 3))
+    assert f"controller.quorum.voters={voters}" in node3
+
+
+def test_cluster_example_refuses_a_bad_base_port(tmp_path: Path) -> None:
+    result = subprocess.run(
+        ["bash", str(REPO / "examples" / "cluster" / "run.sh"), "--base-port", "65535"],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        env={**os.environ, "SAMSA_PYTHON": sys.executable},
+    )
+    assert result.returncode == 2
+    assert result.stderr.startswith("run.sh: --base-port wants a port from 1 to 65530"), (
         result.stderr
     )

@@ -118,3 +118,35 @@ def test_each_input_gives_exactly_one_output_through_crashes(tmp_path: Path) -> 
             if proc.poll() is None:
                 proc.kill()
         broker.kill()
+
+
+def test_without_input_it_says_what_it_expects_and_what_it_did(tmp_path: Path) -> None:
+    """Issue 38, item 6: run with no input, the example auto-created its input
+    topic and exited printing nothing."""
+    broker = BrokerProcess(tmp_path / "data")
+    broker.start()
+    try:
+        example = [sys.executable, str(EXAMPLE), "--bootstrap", broker.bootstrap]
+        missing = subprocess.run(
+            [*example, "--input", "no-input", "--output", "NO-INPUT"],
+            capture_output=True, text=True, timeout=60,
+        )  # fmt: skip
+        assert missing.returncode == 2, missing.stderr
+        assert "the input topic 'no-input' does not exist" in missing.stderr
+        assert "samsa topics create no-input" in missing.stderr
+        admin = AdminClient({"bootstrap.servers": broker.bootstrap})
+        assert "no-input" not in admin.list_topics(timeout=10).topics  # not auto-created
+
+        admin.create_topics([NewTopic("quiet", 2, 1)])["quiet"].result(15)
+        idle = subprocess.run(
+            [*example, "--input", "quiet", "--output", "QUIET", "--idle-exit-s", "1"],
+            capture_output=True, text=True, timeout=60,
+        )  # fmt: skip
+        assert idle.returncode == 0, idle.stderr
+        lines = idle.stdout.splitlines()
+        assert lines[0].startswith("reading 'quiet' (2 partitions, read_committed"), lines
+        assert "writing each value upper-cased to 'QUIET'" in lines[0]
+        assert lines[-1] == "no input for 1 s: 0 records in 0 transactions this run; stopping"
+    finally:
+        broker.stop()
+        broker.kill()

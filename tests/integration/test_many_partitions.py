@@ -7,7 +7,7 @@ partition held three files open, and a restart took about 40 s (one fsync'd
 checkpoint write, rename and directory fsync per partition).  The bounds here
 are several times what the broker now takes on a loaded CI machine, and well
 below what it took before.  The 10,000-partition figures come from
-``bench/scale_10k.py``.
+``bench/scale/scale_10k.py``.
 """
 
 from __future__ import annotations

@@ -107,3 +107,22 @@ def test_users_scram_set_list_delete(secured: SecuredBroker, tmp_path: Path) -> 
     assert len(gone.stderr.strip().splitlines()) == 1
     again = samsa("users", "scram", "delete", "dora", "--mechanism", "SCRAM-SHA-256", *connect)
     assert again.returncode == 2 and "RESOURCE_NOT_FOUND" in again.stderr, again.stderr
+
+
+@pytest.mark.parametrize(
+    ("listener", "wants"), [("SASL_PLAINTEXT", "wants SASL"), ("SSL", "wants TLS")]
+)
+def test_a_plain_client_on_a_secured_listener_is_told_why(
+    secured: SecuredBroker, listener: str, wants: str
+) -> None:
+    """Issue 38, item 7: the broker closes an unauthenticated (or non-TLS)
+    connection; the command says so, with the whole timeout (not "1 ms")."""
+    result = samsa(
+        "topics", "list", "--bootstrap-server", secured.address(listener), "--timeout", "3"
+    )
+    assert result.returncode == 2
+    err = result.stderr.strip()
+    assert "Traceback" not in err and len(err.splitlines()) == 1, err
+    assert err.startswith(f"samsa topics: cannot reach {secured.address(listener)}: "), err
+    assert "within 3000 ms" in err and f"the listener probably {wants}" in err, err
+    assert err.endswith("pass --command-config FILE"), err

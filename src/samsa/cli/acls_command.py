@@ -12,13 +12,10 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from samsa.cli.action_table import Action, add_command
 from samsa.cli.common import (
     CliError,
-    add_connection_args,
-    add_output_arg,
-    add_subcommand,
     console,
-    guarded,
     open_admin,
     print_json,
     print_table,
@@ -41,22 +38,43 @@ _RESOURCES = (
 
 
 def add_parser(sub: Any) -> None:
-    p = sub.add_parser(
+    add_command(
+        sub,
         "acls",
-        help="create, list and delete ACLs (the broker needs an authorizer)",
-        epilog="example:\n  samsa acls create --principal User:alice --operation Write "
+        "create, list and delete ACLs (the broker needs an authorizer)",
+        "example:\n  samsa acls create --principal User:alice --operation Write "
         "--topic orders --command-config admin.properties",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        # Every action's connection flags take --command-config: the client
+        # properties to log in with (as a super user, typically).
+        (
+            Action(
+                "create",
+                "allow (or deny) a principal operations on a resource",
+                "samsa acls create --principal User:alice --operation Read --operation Describe "
+                "--topic orders",
+                run_create,
+                _create_arguments,
+            ),
+            Action(
+                "list",
+                "the ACLs matching the options (all by default)",
+                "samsa acls list --topic orders",
+                run_list,
+                _filter_arguments,
+                output=True,
+            ),
+            Action(
+                "delete",
+                "delete the ACLs matching the options",
+                "samsa acls delete --topic orders",
+                run_delete,
+                _filter_arguments,
+            ),
+        ),
     )
-    actions = p.add_subparsers(dest="acls_action", required=True, metavar="ACTION")
 
-    a = add_subcommand(
-        actions,
-        "create",
-        "allow (or deny) a principal operations on a resource",
-        "samsa acls create --principal User:alice --operation Read --operation Describe "
-        "--topic orders",
-    )
+
+def _create_arguments(a: argparse.ArgumentParser) -> None:
     _resource_args(a)
     a.add_argument("--principal", required=True, metavar="TYPE:NAME", help="e.g. User:alice")
     a.add_argument(
@@ -66,20 +84,11 @@ def add_parser(sub: Any) -> None:
     )  # fmt: skip
     a.add_argument("--host", default="*", help="the client address it applies to (default *)")
     a.add_argument("--deny", action="store_true", help="a DENY entry (default ALLOW)")
-    _common_args(a)
-    a.set_defaults(run=guarded("acls", run_create))
 
-    for name, text, run in (
-        ("list", "the ACLs matching the options (all by default)", run_list),
-        ("delete", "delete the ACLs matching the options", run_delete),
-    ):
-        a = add_subcommand(actions, name, text, f"samsa acls {name} --topic orders")
-        _resource_args(a)
-        a.add_argument("--principal", metavar="TYPE:NAME", help="only this principal's")
-        _common_args(a)
-        if name == "list":
-            add_output_arg(a)
-        a.set_defaults(run=guarded("acls", run))
+
+def _filter_arguments(a: argparse.ArgumentParser) -> None:
+    _resource_args(a)
+    a.add_argument("--principal", metavar="TYPE:NAME", help="only this principal's")
 
 
 def _resource_args(a: argparse.ArgumentParser) -> None:
@@ -91,10 +100,6 @@ def _resource_args(a: argparse.ArgumentParser) -> None:
         "--resource-pattern-type", choices=("literal", "prefixed"), default="literal",
         help="prefixed: every resource whose name starts with NAME (default literal)",
     )  # fmt: skip
-
-
-def _common_args(a: argparse.ArgumentParser) -> None:
-    add_connection_args(a)  # with --command-config: the client properties to log in with
 
 
 def _resource(args: argparse.Namespace, required: bool) -> tuple[ResourceType, str | None]:

@@ -17,16 +17,13 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from samsa.cli.action_table import Action, add_command
 from samsa.cli.cluster_reassign import run_reassign
 from samsa.cli.cluster_status import run_status
 from samsa.cli.cluster_voters import run_add_voter, run_remove_voter
 from samsa.cli.common import (
     CliError,
-    add_connection_args,
-    add_output_arg,
-    add_subcommand,
     console,
-    guarded,
     open_admin,
     print_json,
     print_table,
@@ -37,34 +34,63 @@ from samsa.errors import ErrorCode, KafkaError
 
 
 def add_parser(sub: Any) -> None:
-    p = sub.add_parser(
+    add_command(
+        sub,
         "cluster",
-        help="quorum and broker status, voters, leader elections, replica reassignment",
-        description="The operator's view and levers of a multi-node cluster.",
-        epilog="examples:\n  samsa cluster status --bootstrap-server 127.0.0.1:9092\n"
+        "quorum and broker status, voters, leader elections, replica reassignment",
+        "examples:\n  samsa cluster status --bootstrap-server 127.0.0.1:9092\n"
         "  samsa cluster reassign --plan plan.json --execute --wait",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        (
+            Action(
+                "status",
+                "the metadata quorum, the brokers and partition health",
+                "samsa cluster status --output json",
+                run_status,
+                output=True,
+            ),
+            Action(
+                "add-voter",
+                "turn a controller that follows the quorum as an observer into a voter (KIP-853)",
+                "samsa cluster add-voter --node-config node2/server.properties\n"
+                "  samsa cluster add-voter --node-id 2 "
+                "--directory-id 0b7e6c1a-6f5e-4c3b-9a1d-2e8f4c6a1b3d "
+                "--endpoint CONTROLLER://10.0.0.2:9093",
+                run_add_voter,
+                _add_voter_arguments,
+                timeout=30.0,
+            ),
+            Action(
+                "remove-voter",
+                "take a controller out of the voters (it stays an observer while it runs)",
+                "samsa cluster remove-voter --node-id 2",
+                run_remove_voter,
+                _remove_voter_arguments,
+                timeout=30.0,
+            ),
+            Action(
+                "elect-leaders",
+                "move leadership back to preferred replicas, or elect any replica where none leads",
+                "samsa cluster elect-leaders --election-type preferred --all-topic-partitions",
+                run_elect_leaders,
+                _elect_leaders_arguments,
+                output=True,
+            ),
+            Action(
+                "reassign",
+                "move partition replicas with Kafka's reassignment JSON (dry run unless --execute)",
+                "samsa cluster reassign --plan plan.json --execute --wait --timeout 300\n"
+                '  plan.json: {"version":1,"partitions":[{"topic":"t","partition":0,'
+                '"replicas":[1,2,3]}]}',
+                run_reassign,
+                _reassign_arguments,
+                output=True,
+            ),
+        ),
+        description="The operator's view and levers of a multi-node cluster.",
     )
-    actions = p.add_subparsers(dest="cluster_action", required=True, metavar="ACTION")
 
-    a = add_subcommand(
-        actions,
-        "status",
-        "the metadata quorum, the brokers and partition health",
-        "samsa cluster status --output json",
-    )
-    add_connection_args(a)
-    add_output_arg(a)
-    a.set_defaults(run=guarded("cluster", run_status))
 
-    a = add_subcommand(
-        actions,
-        "add-voter",
-        "turn a controller that follows the quorum as an observer into a voter (KIP-853)",
-        "samsa cluster add-voter --node-config node2/server.properties\n"
-        "  samsa cluster add-voter --node-id 2 --directory-id 0b7e6c1a-6f5e-4c3b-9a1d-2e8f4c6a1b3d "
-        "--endpoint CONTROLLER://10.0.0.2:9093",
-    )
+def _add_voter_arguments(a: argparse.ArgumentParser) -> None:
     a.add_argument(
         "--node-config",
         metavar="FILE",
@@ -84,30 +110,18 @@ def add_parser(sub: Any) -> None:
         metavar="NAME://HOST:PORT",
         help="a controller listener of the node (repeatable)",
     )
-    add_connection_args(a, timeout=30.0)
-    a.set_defaults(run=guarded("cluster", run_add_voter))
 
-    a = add_subcommand(
-        actions,
-        "remove-voter",
-        "take a controller out of the voters (it stays an observer while it runs)",
-        "samsa cluster remove-voter --node-id 2",
-    )
+
+def _remove_voter_arguments(a: argparse.ArgumentParser) -> None:
     a.add_argument("--node-id", type=int, required=True, metavar="ID")
     a.add_argument(
         "--directory-id",
         metavar="UUID",
         help="the voter's directory id (default: as DescribeQuorum reports it)",
     )
-    add_connection_args(a, timeout=30.0)
-    a.set_defaults(run=guarded("cluster", run_remove_voter))
 
-    a = add_subcommand(
-        actions,
-        "elect-leaders",
-        "move leadership back to preferred replicas, or elect any replica where none leads",
-        "samsa cluster elect-leaders --election-type preferred --all-topic-partitions",
-    )
+
+def _elect_leaders_arguments(a: argparse.ArgumentParser) -> None:
     a.add_argument(
         "--election-type",
         required=True,
@@ -126,17 +140,9 @@ def add_parser(sub: Any) -> None:
     a.add_argument(
         "--partition", type=int, action="append", default=[], metavar="P", help="repeatable"
     )
-    add_connection_args(a)
-    add_output_arg(a)
-    a.set_defaults(run=guarded("cluster", run_elect_leaders))
 
-    a = add_subcommand(
-        actions,
-        "reassign",
-        "move partition replicas with Kafka's reassignment JSON (dry run unless --execute)",
-        "samsa cluster reassign --plan plan.json --execute --wait --timeout 300\n"
-        '  plan.json: {"version":1,"partitions":[{"topic":"t","partition":0,"replicas":[1,2,3]}]}',
-    )
+
+def _reassign_arguments(a: argparse.ArgumentParser) -> None:
     a.add_argument("--plan", metavar="FILE", help="Kafka's reassignment JSON")
     mode = a.add_mutually_exclusive_group()
     mode.add_argument("--execute", action="store_true", help="start the reassignment")
@@ -147,9 +153,6 @@ def add_parser(sub: Any) -> None:
     a.add_argument(
         "--wait", action="store_true", help="follow it until done (bounded by --timeout)"
     )
-    add_connection_args(a)
-    add_output_arg(a)
-    a.set_defaults(run=guarded("cluster", run_reassign))
 
 
 def run_elect_leaders(args: argparse.Namespace) -> int:

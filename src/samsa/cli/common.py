@@ -25,7 +25,7 @@ from rich.console import Console
 from rich.table import Table
 
 from samsa.client.admin import Admin
-from samsa.client.errors import KafkaTimeoutError
+from samsa.client.errors import KafkaTimeoutError, ListenerSecurityError
 from samsa.config import parse_properties
 from samsa.errors import ConfigError, ErrorCode, KafkaError, SamsaError
 from samsa.protocol.config_sources import CONFIG_SOURCES as CONFIG_SOURCES
@@ -148,6 +148,11 @@ def describe_error(exc: BaseException, bootstrap: str) -> str:
         return str(exc)
     if isinstance(exc, KafkaError) and exc.code not in UNREACHABLE:
         return str(exc)  # names the Kafka error and what it was about
+    if isinstance(exc, ListenerSecurityError):
+        return (
+            f"cannot reach {bootstrap}: {exc}: put those client settings in a file "
+            "and pass --command-config FILE"
+        )
     if isinstance(exc, (KafkaError, KafkaTimeoutError, OSError)):
         return f"cannot reach {bootstrap}: {exc}"
     return str(exc)

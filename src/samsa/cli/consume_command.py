@@ -3,9 +3,12 @@
 Without ``--group`` the command reads every partition (or ``--partition``)
 with an assigned consumer and commits nothing; with ``--group`` it joins that
 group and commits what it printed, so a second run goes on where the first
-stopped.  It ends after ``--max-messages`` records or when nothing arrived for
-``--timeout`` seconds (default 0: run until Ctrl-C; broker calls then give up
-after 10 s).
+stopped.  It runs until Ctrl-C, as a tail does, unless told when to end:
+after ``--max-messages`` records, when nothing arrived for ``--idle-timeout``
+seconds (kafka-console-consumer's ``--timeout-ms``), or once it has read every
+assigned partition to its end (``--exit-at-end`` / ``-e``, kcat's ``-e``),
+whichever comes first.  ``--timeout`` bounds each call to the broker, as in
+every other command; it never ends the reading by itself.
 
 Formats: ``plain`` prints values, ``kv`` prints ``key<TAB>value``, ``json``
 prints one object per record (key, value, topic, partition, offset, timestamp,
@@ -41,7 +44,7 @@ def add_parser(sub: Any) -> None:
         sub,
         "consume",
         "print records of a topic",
-        "samsa consume greetings --from-beginning --format json --max-messages 10",
+        "samsa consume greetings --from-beginning --format json --max-messages 10 --exit-at-end",
     )
     p.add_argument("topic", metavar="TOPIC")
     p.add_argument("--from-beginning", action="store_true", help="start at the earliest offset")
@@ -53,8 +56,20 @@ def add_parser(sub: Any) -> None:
         help="with --partition: a number, 'earliest' or 'latest' (default: latest)",
     )
     p.add_argument("--max-messages", type=int, metavar="N", help="stop after N records")
+    p.add_argument(
+        "--idle-timeout",
+        type=float,
+        metavar="SECONDS",
+        help="stop when no record arrived for this long (default: wait until Ctrl-C)",
+    )
+    p.add_argument(
+        "-e",
+        "--exit-at-end",
+        action="store_true",
+        help="stop once every assigned partition is read to its end (its high watermark)",
+    )
     p.add_argument("--format", choices=FORMATS, default="plain")
-    add_connection_args(p, timeout=0.0)
+    add_connection_args(p)
     p.set_defaults(run=guarded("consume", run))
 
 
@@ -109,22 +124,20 @@ def run(args: argparse.Namespace) -> int:
         raise CliError("--offset needs --partition")
     if args.group is not None and args.partition is not None:
         raise CliError("--group and --partition cannot be used together")
+    if args.idle_timeout is not None and args.idle_timeout <= 0:
+        raise CliError(f"invalid --idle-timeout {args.idle_timeout:g}: must be positive")
     offset = parse_offset(args.offset)
-    idle = args.timeout or None  # 0: wait for records until Ctrl-C
-    timeout_ms = int((args.timeout or 10) * 1000)
     config: dict[str, Any] = {
         "client.id": "samsa-cli-consumer",
         "auto.offset.reset": "earliest" if args.from_beginning else "latest",
         "enable.auto.commit": False,
-        "request.timeout.ms": timeout_ms,
+        "request.timeout.ms": max(int(args.timeout * 1000), 1),
     }
     if args.group is not None:
         config["group.id"] = args.group
-    if not args.timeout:
-        args.timeout = 10.0  # broker calls still give up
     with Consumer(client_config(args, config)) as consumer:
         place(consumer, args, offset)
-        count = drain(consumer, args, idle)
+        count = drain(consumer, args)
         if args.group is not None and count:
             consumer.commit()
     return 0
@@ -153,7 +166,7 @@ def place(consumer: Consumer, args: argparse.Namespace, offset: int | str) -> No
         consumer.seek(tp, offset)
 
 
-def drain(consumer: Consumer, args: argparse.Namespace, idle: float | None) -> int:
+def drain(consumer: Consumer, args: argparse.Namespace) -> int:
     count = 0
     last_record = time.monotonic()
     out = sys.stdout
@@ -161,7 +174,10 @@ def drain(consumer: Consumer, args: argparse.Namespace, idle: float | None) -> i
         remaining = None if args.max_messages is None else args.max_messages - count
         batch = consumer.poll(0.2, max_records=remaining)
         if not batch:
+            idle = args.idle_timeout
             if idle is not None and time.monotonic() - last_record >= idle:
+                break
+            if args.exit_at_end and at_end(consumer, args.timeout):
                 break
             continue
         last_record = time.monotonic()
@@ -169,3 +185,17 @@ def drain(consumer: Consumer, args: argparse.Namespace, idle: float | None) -> i
         out.flush()
         count += len(batch)
     return count
+
+
+def at_end(consumer: Consumer, timeout: float) -> bool:
+    """Whether every assigned partition has been read to its end.
+
+    Asked only after a poll that returned nothing, so a busy topic costs no
+    extra requests; a group member that has no partitions yet is not at the
+    end of anything (it may still be joining).
+    """
+    assigned = consumer.assignment()
+    if not assigned:
+        return False
+    ends = consumer.end_offsets(assigned, timeout=timeout)
+    return all(consumer.position(tp, timeout=timeout) >= ends[tp] for tp in assigned)

@@ -17,18 +17,15 @@ import argparse
 from dataclasses import dataclass
 from typing import Any
 
+from samsa.cli.action_table import Action, add_command
 from samsa.cli.common import (
     CliError,
-    add_connection_args,
-    add_output_arg,
-    add_subcommand,
     console,
-    guarded,
     open_admin,
     print_json,
     print_table,
 )
-from samsa.cli.groups_reset import add_reset_parser, resolve_partitions
+from samsa.cli.groups_reset import RESET_ACTION, resolve_partitions
 from samsa.client.admin import LATEST, Admin, GroupDescription
 from samsa.client.admin.consumer_groups import ConsumerGroupDescription
 from samsa.client.metadata import TopicPartition
@@ -36,51 +33,47 @@ from samsa.errors import SamsaError
 
 
 def add_parser(sub: Any) -> None:
-    p = sub.add_parser(
+    add_command(
+        sub,
         "groups",
-        help="list, describe, reset, delete consumer groups",
-        epilog="example:\n  samsa groups describe my-group",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        "list, describe, reset, delete consumer groups",
+        "example:\n  samsa groups describe my-group",
+        (
+            Action(
+                "list", "list every group", "samsa groups list --output json", run_list, output=True
+            ),
+            Action(
+                "describe",
+                "members, assignment, committed offsets and lag of a group",
+                "samsa groups describe my-group",
+                run_describe,
+                lambda a: a.add_argument("group", metavar="GROUP", help="the group id"),
+                output=True,
+            ),
+            RESET_ACTION,
+            Action(
+                "delete",
+                "delete groups without members",
+                "samsa groups delete old-group",
+                run_delete,
+                lambda a: a.add_argument("groups", metavar="GROUP", nargs="+"),
+            ),
+            Action(
+                "delete-offsets",
+                "delete a group's committed offsets of topics it no longer reads",
+                "samsa groups delete-offsets --group my-group --topic old-topic",
+                run_delete_offsets,
+                _delete_offsets_arguments,
+            ),
+        ),
     )
-    actions = p.add_subparsers(dest="groups_action", required=True, metavar="ACTION")
 
-    a = add_subcommand(actions, "list", "list every group", "samsa groups list --output json")
-    add_connection_args(a)
-    add_output_arg(a)
-    a.set_defaults(run=guarded("groups", run_list))
 
-    a = add_subcommand(
-        actions,
-        "describe",
-        "members, assignment, committed offsets and lag of a group",
-        "samsa groups describe my-group",
-    )
-    a.add_argument("group", metavar="GROUP", help="the group id")
-    add_connection_args(a)
-    add_output_arg(a)
-    a.set_defaults(run=guarded("groups", run_describe))
-
-    add_reset_parser(actions)
-
-    a = add_subcommand(
-        actions, "delete", "delete groups without members", "samsa groups delete old-group"
-    )
-    a.add_argument("groups", metavar="GROUP", nargs="+")
-    add_connection_args(a)
-    a.set_defaults(run=guarded("groups", run_delete))
-
-    a = add_subcommand(
-        actions,
-        "delete-offsets",
-        "delete a group's committed offsets of topics it no longer reads",
-        "samsa groups delete-offsets --group my-group --topic old-topic",
-    )
+def _delete_offsets_arguments(a: argparse.ArgumentParser) -> None:
     a.add_argument("--group", required=True, metavar="GROUP")
     a.add_argument(
         "--topic", action="append", required=True, metavar="TOPIC[:P,P]", help="repeatable"
     )
-    add_connection_args(a)
-    a.set_defaults(run=guarded("groups", run_delete_offsets))
 
 
 def run_list(args: argparse.Namespace) -> int:

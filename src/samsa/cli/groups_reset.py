@@ -15,13 +15,10 @@ import argparse
 from datetime import UTC, datetime
 from typing import Any
 
+from samsa.cli.action_table import Action
 from samsa.cli.common import (
     CliError,
-    add_connection_args,
-    add_output_arg,
-    add_subcommand,
     console,
-    guarded,
     open_admin,
     print_json,
     print_table,
@@ -32,13 +29,7 @@ from samsa.client.metadata import TopicPartition
 INACTIVE_STATES = ("Empty", "Dead")
 
 
-def add_reset_parser(actions: Any) -> None:
-    a = add_subcommand(
-        actions,
-        "reset-offsets",
-        "plan (--dry-run) or apply (--execute) new committed offsets for an inactive group",
-        "samsa groups reset-offsets --group my-group --topic orders --to-earliest --execute",
-    )
+def _reset_arguments(a: argparse.ArgumentParser) -> None:
     a.add_argument("--group", required=True, metavar="GROUP")
     scope = a.add_mutually_exclusive_group(required=True)
     scope.add_argument(
@@ -56,9 +47,6 @@ def add_reset_parser(actions: Any) -> None:
     mode = a.add_mutually_exclusive_group()
     mode.add_argument("--dry-run", action="store_true", help="only show the plan (default)")
     mode.add_argument("--execute", action="store_true", help="commit the plan")
-    add_connection_args(a)
-    add_output_arg(a)
-    a.set_defaults(run=guarded("groups", run_reset))
 
 
 def parse_datetime(value: str) -> int:
@@ -205,7 +193,12 @@ def resolve_partitions(admin: Admin, specs: list[str], timeout: float) -> list[T
     return out
 
 
-# -- list --------------------------------------------------------------------------
-
-
-# -- describe ------------------------------------------------------------------------
+RESET_ACTION = Action(
+    "reset-offsets",
+    "plan (--dry-run) or apply (--execute) new committed offsets for an inactive group",
+    "samsa groups reset-offsets --group my-group --topic orders --to-earliest --execute",
+    run_reset,
+    _reset_arguments,
+    output=True,
+)
+"""``samsa groups reset-offsets``, a row of the ``groups`` command's table."""

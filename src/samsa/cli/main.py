@@ -35,7 +35,7 @@ def build_parser(commands: Sequence[str] = COMMANDS) -> argparse.ArgumentParser:
         prog="samsa",
         description="Samsa: a Kafka-compatible broker in Python, and Kafka's tools for it",
         epilog="examples:\n  samsa broker\n  samsa topics create orders --partitions 3\n"
-        "  samsa consume orders --from-beginning --max-messages 10\n"
+        "  samsa consume orders --from-beginning --max-messages 10 --exit-at-end\n"
         "every command: samsa COMMAND --help",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )

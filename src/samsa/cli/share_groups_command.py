@@ -13,13 +13,10 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from samsa.cli.action_table import Action, add_command
 from samsa.cli.common import (
     CliError,
-    add_connection_args,
-    add_output_arg,
-    add_subcommand,
     console,
-    guarded,
     open_admin,
     print_json,
     print_table,
@@ -30,36 +27,41 @@ from samsa.client.admin import EARLIEST, LATEST
 
 
 def add_parser(sub: Any) -> None:
-    p = sub.add_parser(
+    add_command(
+        sub,
         "share-groups",
-        help="list, describe, reset share groups (KIP-932)",
-        epilog="example:\n  samsa share-groups describe my-share-group",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        "list, describe, reset share groups (KIP-932)",
+        "example:\n  samsa share-groups describe my-share-group",
+        (
+            Action("list", "list share groups", "samsa share-groups list", run_list, output=True),
+            Action(
+                "describe",
+                "members, assignment and start offsets of a share group",
+                "samsa share-groups describe my-share-group",
+                run_describe,
+                lambda a: a.add_argument("group", metavar="GROUP"),
+                output=True,
+            ),
+            Action(
+                "reset-offsets",
+                "plan (default) or apply (--execute) new start offsets of a share group "
+                "without members",
+                "samsa share-groups reset-offsets --group g --topic orders --to-earliest --execute",
+                run_reset,
+                _reset_arguments,
+            ),
+            Action(
+                "delete-offsets",
+                "forget a share group's state of topics (the group must have no members)",
+                "samsa share-groups delete-offsets --group g --topic old-topic",
+                run_delete_offsets,
+                _delete_offsets_arguments,
+            ),
+        ),
     )
-    actions = p.add_subparsers(dest="share_groups_action", required=True, metavar="ACTION")
 
-    a = add_subcommand(actions, "list", "list share groups", "samsa share-groups list")
-    add_connection_args(a)
-    add_output_arg(a)
-    a.set_defaults(run=guarded("share-groups", run_list))
 
-    a = add_subcommand(
-        actions,
-        "describe",
-        "members, assignment and start offsets of a share group",
-        "samsa share-groups describe my-share-group",
-    )
-    a.add_argument("group", metavar="GROUP")
-    add_connection_args(a)
-    add_output_arg(a)
-    a.set_defaults(run=guarded("share-groups", run_describe))
-
-    a = add_subcommand(
-        actions,
-        "reset-offsets",
-        "plan (default) or apply (--execute) new start offsets of a share group without members",
-        "samsa share-groups reset-offsets --group g --topic orders --to-earliest --execute",
-    )
+def _reset_arguments(a: argparse.ArgumentParser) -> None:
     a.add_argument("--group", required=True, metavar="GROUP")
     a.add_argument(
         "--topic", action="append", required=True, metavar="TOPIC[:P,P]", help="repeatable"
@@ -69,19 +71,11 @@ def add_parser(sub: Any) -> None:
     target.add_argument("--to-latest", action="store_true")
     target.add_argument("--to-offset", type=int, metavar="N")
     a.add_argument("--execute", action="store_true", help="apply the plan")
-    add_connection_args(a)
-    a.set_defaults(run=guarded("share-groups", run_reset))
 
-    a = add_subcommand(
-        actions,
-        "delete-offsets",
-        "forget a share group's state of topics (the group must have no members)",
-        "samsa share-groups delete-offsets --group g --topic old-topic",
-    )
+
+def _delete_offsets_arguments(a: argparse.ArgumentParser) -> None:
     a.add_argument("--group", required=True, metavar="GROUP")
     a.add_argument("--topic", action="append", required=True, metavar="TOPIC")
-    add_connection_args(a)
-    a.set_defaults(run=guarded("share-groups", run_delete_offsets))
 
 
 def run_list(args: argparse.Namespace) -> int:

@@ -11,13 +11,10 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from samsa.cli.action_table import Action, add_command
 from samsa.cli.common import (
     CliError,
-    add_connection_args,
-    add_output_arg,
-    add_subcommand,
     console,
-    guarded,
     open_admin,
     print_json,
     print_table,
@@ -26,59 +23,61 @@ from samsa.client.metadata import TopicPartition
 
 
 def add_parser(sub: Any) -> None:
-    p = sub.add_parser(
+    add_command(
+        sub,
         "transactions",
-        help="list and describe transactions and the producers of a partition",
-        epilog="example:\n  samsa transactions describe --transactional-id my-app",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        "list and describe transactions and the producers of a partition",
+        "example:\n  samsa transactions describe --transactional-id my-app",
+        (
+            Action(
+                "list",
+                "every transactional id, its producer and state",
+                "samsa transactions list --state Ongoing",
+                run_list,
+                lambda a: a.add_argument(
+                    "--state",
+                    action="append",
+                    default=[],
+                    metavar="STATE",
+                    help="e.g. Ongoing (repeatable)",
+                ),
+                output=True,
+            ),
+            Action(
+                "describe",
+                "state, producer, timeout and partitions of one transactional id",
+                "samsa transactions describe --transactional-id my-app",
+                run_describe,
+                lambda a: a.add_argument("--transactional-id", required=True, metavar="ID"),
+                output=True,
+            ),
+            Action(
+                "describe-producers",
+                "the producers a partition's leader knows, with their open transactions",
+                "samsa transactions describe-producers --topic orders --partition 0",
+                run_describe_producers,
+                _partition_arguments,
+                output=True,
+            ),
+            Action(
+                "abort",
+                "end a hanging transaction on one partition with an ABORT marker",
+                "samsa transactions abort --topic orders --partition 0 --producer-id 7 "
+                "--producer-epoch 0 --coordinator-epoch 0",
+                run_abort,
+                _abort_arguments,
+            ),
+        ),
     )
-    actions = p.add_subparsers(dest="transactions_action", required=True, metavar="ACTION")
 
-    a = add_subcommand(
-        actions,
-        "list",
-        "every transactional id, its producer and state",
-        "samsa transactions list --state Ongoing",
-    )
-    a.add_argument(
-        "--state", action="append", default=[], metavar="STATE", help="e.g. Ongoing (repeatable)"
-    )
-    add_connection_args(a)
-    add_output_arg(a)
-    a.set_defaults(run=guarded("transactions", run_list))
 
-    a = add_subcommand(
-        actions,
-        "describe",
-        "state, producer, timeout and partitions of one transactional id",
-        "samsa transactions describe --transactional-id my-app",
-    )
-    a.add_argument("--transactional-id", required=True, metavar="ID")
-    add_connection_args(a)
-    add_output_arg(a)
-    a.set_defaults(run=guarded("transactions", run_describe))
-
-    a = add_subcommand(
-        actions,
-        "describe-producers",
-        "the producers a partition's leader knows, with their open transactions",
-        "samsa transactions describe-producers --topic orders --partition 0",
-    )
+def _partition_arguments(a: argparse.ArgumentParser) -> None:
     a.add_argument("--topic", required=True, metavar="TOPIC")
     a.add_argument("--partition", required=True, type=int, metavar="N")
-    add_connection_args(a)
-    add_output_arg(a)
-    a.set_defaults(run=guarded("transactions", run_describe_producers))
 
-    a = add_subcommand(
-        actions,
-        "abort",
-        "end a hanging transaction on one partition with an ABORT marker",
-        "samsa transactions abort --topic orders --partition 0 --producer-id 7 "
-        "--producer-epoch 0 --coordinator-epoch 0",
-    )
-    a.add_argument("--topic", required=True, metavar="TOPIC")
-    a.add_argument("--partition", required=True, type=int, metavar="N")
+
+def _abort_arguments(a: argparse.ArgumentParser) -> None:
+    _partition_arguments(a)
     a.add_argument("--producer-id", required=True, type=int, metavar="ID")
     a.add_argument("--producer-epoch", required=True, type=int, metavar="EPOCH")
     a.add_argument(
@@ -88,8 +87,6 @@ def add_parser(sub: Any) -> None:
         metavar="EPOCH",
         help="from describe-producers (default 0)",
     )
-    add_connection_args(a)
-    a.set_defaults(run=guarded("transactions", run_abort))
 
 
 def run_abort(args: argparse.Namespace) -> int:

@@ -13,13 +13,10 @@ import getpass
 import os
 from typing import Any
 
+from samsa.cli.action_table import Action, add_actions
 from samsa.cli.common import (
     CliError,
-    add_connection_args,
-    add_output_arg,
-    add_subcommand,
     console,
-    guarded,
     open_admin,
     print_json,
     print_table,
@@ -38,41 +35,53 @@ def add_parser(sub: Any) -> None:
     )
     kinds = p.add_subparsers(dest="users_kind", required=True, metavar="KIND")
     scram = kinds.add_parser("scram", help="SCRAM-SHA-256/512 credentials")
-    actions = scram.add_subparsers(dest="scram_action", required=True, metavar="ACTION")
-    mechanisms = sorted(MECHANISMS)
-
-    a = add_subcommand(
-        actions,
-        "set",
-        f"add or replace a user's credential (password from --password, ${PASSWORD_ENV} "
-        "or a prompt)",
-        "samsa users scram set alice --mechanism SCRAM-SHA-512 --iterations 8192",
+    add_actions(
+        scram,
+        "scram_action",
+        "users",
+        (
+            Action(
+                "set",
+                f"add or replace a user's credential (password from --password, ${PASSWORD_ENV} "
+                "or a prompt)",
+                "samsa users scram set alice --mechanism SCRAM-SHA-512 --iterations 8192",
+                run_set,
+                _set_arguments,
+            ),
+            Action(
+                "list",
+                "users and their mechanisms",
+                "samsa users scram list alice bob",
+                run_list,
+                lambda a: a.add_argument(
+                    "users", nargs="*", metavar="USER", help="default: every user"
+                ),
+                output=True,
+            ),
+            Action(
+                "delete",
+                "remove a user's credential for one mechanism",
+                "samsa users scram delete alice --mechanism SCRAM-SHA-256",
+                run_delete,
+                _delete_arguments,
+            ),
+        ),
     )
+
+
+_MECHANISMS = sorted(MECHANISMS)
+
+
+def _set_arguments(a: argparse.ArgumentParser) -> None:
     a.add_argument("user", metavar="USER")
-    a.add_argument("--mechanism", choices=mechanisms, default="SCRAM-SHA-512", type=str.upper)
+    a.add_argument("--mechanism", choices=_MECHANISMS, default="SCRAM-SHA-512", type=str.upper)
     a.add_argument("--password", help="visible to other local users in ps; prefer the prompt")
     a.add_argument("--iterations", type=int, default=4096, metavar="N")
-    add_connection_args(a)
-    a.set_defaults(run=guarded("users", run_set))
 
-    a = add_subcommand(
-        actions, "list", "users and their mechanisms", "samsa users scram list alice bob"
-    )
-    a.add_argument("users", nargs="*", metavar="USER", help="default: every user")
-    add_connection_args(a)
-    add_output_arg(a)
-    a.set_defaults(run=guarded("users", run_list))
 
-    a = add_subcommand(
-        actions,
-        "delete",
-        "remove a user's credential for one mechanism",
-        "samsa users scram delete alice --mechanism SCRAM-SHA-256",
-    )
+def _delete_arguments(a: argparse.ArgumentParser) -> None:
     a.add_argument("user", metavar="USER")
-    a.add_argument("--mechanism", choices=mechanisms, required=True, type=str.upper)
-    add_connection_args(a)
-    a.set_defaults(run=guarded("users", run_delete))
+    a.add_argument("--mechanism", choices=_MECHANISMS, required=True, type=str.upper)
 
 
 def _password(args: argparse.Namespace) -> str:

@@ -16,6 +16,7 @@ __all__ = [
     "DeliveryTimeoutError",
     "DisconnectedError",
     "KafkaTimeoutError",
+    "ListenerSecurityError",
     "ProducerClosedError",
     "RecordTooLargeError",
 ]
@@ -23,6 +24,12 @@ __all__ = [
 
 class KafkaTimeoutError(SamsaError, TimeoutError):
     """An operation did not finish within its configured time bound."""
+
+
+class ListenerSecurityError(KafkaTimeoutError):
+    """No answer in time, and the broker closed our connections unanswered: its
+    listener most likely wants TLS or SASL settings this client was not given
+    (the message says which)."""
 
 
 class BufferExhaustedError(KafkaTimeoutError):

@@ -6,7 +6,7 @@ One module per page of the API: ``topics`` (list and topic page), ``messages``
 off unless ``console.allow.actions=true``).  The console sees the broker only
 through ``broker_port.ConsoleBroker`` and acts as the user logged in to it
 (``samsa.http.login``), through the broker's authorizer.  The API is
-documented in the README ("Web console") and kept stable for scripts.  Bad
+documented in ``docs/console-and-metrics.md`` and kept stable for scripts.  Bad
 input is an ``HttpError`` answered as ``{"error": message, "status": code}``.
 """
 

@@ -5,7 +5,7 @@ used to log a line per partition at INFO; writing them took seconds of the
 event loop.  The replica manager now hands each applied metadata batch's new
 leaders and followers here: up to ``NAMED`` of them get their own INFO line
 as before (``[orders-0] leader at epoch 3 ...``, which operators and
-bench/_replication_failover.py read), more get one line that counts them and
+bench/replication/_failover.py read), more get one line that counts them and
 names the first few, with every partition's line at DEBUG.
 """
 

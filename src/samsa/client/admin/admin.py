@@ -77,7 +77,7 @@ from samsa.client.consumer.offsets import (
     parse_list_offsets,
 )
 from samsa.client.consumer.records import OffsetAndMetadata
-from samsa.client.errors import KafkaTimeoutError
+from samsa.client.errors import DisconnectedError, KafkaTimeoutError
 from samsa.client.metadata import TopicPartition
 from samsa.errors import ErrorCode, KafkaError
 from samsa.protocol.acl import ANY_ACL, AclBinding, AclFilter
@@ -123,14 +123,18 @@ class Admin:
                 target = client.least_loaded_node()
                 if target is None:
                     if client.now_ms() >= deadline:
-                        raise KafkaTimeoutError("no broker reachable")
+                        raise client.timed_out("no broker reachable", timeout_ms)
                     client.poll(50)
                     continue
             try:
                 return client.wait(
                     client.send(target, api_key, body), max(1, deadline - client.now_ms())
                 )
+            except KafkaTimeoutError:
+                raise client.timed_out("no response", timeout_ms) from None
             except KafkaError as exc:
+                if isinstance(exc, DisconnectedError) and client.now_ms() >= deadline:
+                    raise client.timed_out("no response", timeout_ms) from exc
                 if not exc.retriable or client.now_ms() >= deadline:
                     raise
                 log.debug("admin request %d failed: %s; retrying", api_key, exc)

@@ -21,7 +21,7 @@ from collections import deque
 from collections.abc import Callable
 from typing import Any
 
-from samsa.client.errors import DisconnectedError, KafkaTimeoutError
+from samsa.client.errors import DisconnectedError, KafkaTimeoutError, ListenerSecurityError
 from samsa.client.network.in_flight import ClientRequest, ClientResponse
 from samsa.client.network.network_client import NetworkClient
 from samsa.errors import ErrorCode, KafkaError
@@ -166,6 +166,19 @@ class ConsumerNetworkClient:
                 raise KafkaTimeoutError(f"no response within {timeout_ms} ms")
             self.poll(min(left, 100))
         return future.result()
+
+    def timed_out(self, what: str, timeout_ms: int) -> KafkaTimeoutError:
+        """The error of a call that ran out of its ``timeout_ms`` (the whole of
+        it, not what was left at the last try), with the likely reason when
+        brokers closed our connections unanswered (a TLS or SASL listener)."""
+        message = f"{what} within {timeout_ms} ms"
+        security = self.client.security
+        hint = self.client.states.peer_close_hint(
+            tls=security.ssl_context is not None, sasl=security.sasl is not None
+        )
+        if hint is None:
+            return KafkaTimeoutError(message)
+        return ListenerSecurityError(f"{message}: {hint}")
 
     def wakeup(self) -> None:
         self.client.wakeup()

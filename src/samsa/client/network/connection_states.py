@@ -5,15 +5,24 @@ DISCONNECTED on any failure.  Each consecutive failure doubles the wait before
 the next attempt, from ``reconnect.backoff.ms`` up to ``reconnect.backoff.max.ms``
 with +-20 % jitter, so a dead broker is not hammered and a fleet of clients does
 not reconnect in lockstep.  A successful ApiVersions exchange resets the count.
+
+When a broker closes a connection while a request waits for its answer, the
+state it was in is kept (:class:`PeerClose`): a listener that wants TLS or SASL
+closes a plain client's connection at once, and a caller that then runs out of
+time can say so (:meth:`ClusterConnectionStates.peer_close_hint`) instead of
+only "no response".
 """
 
 from __future__ import annotations
 
+import logging
 import random
 from dataclasses import dataclass, field
 from enum import Enum
 
-__all__ = ["ClusterConnectionStates", "ConnectionState"]
+__all__ = ["ClusterConnectionStates", "ConnectionState", "PeerClose"]
+
+log = logging.getLogger("samsa.client.network.network_client")
 
 
 class ConnectionState(Enum):
@@ -31,6 +40,18 @@ class NodeConnectionState:
     backoff_ms: int = 0
     # api_key -> version chosen for this connection (valid for this connection only)
     versions: dict[int, int] = field(default_factory=dict)
+    answered: bool = False
+    """Whether this connection answered anything but ApiVersions."""
+
+
+@dataclass(frozen=True, slots=True)
+class PeerClose:
+    """A broker closed a connection of ours while a request waited for its answer."""
+
+    node_id: int
+    state: ConnectionState
+    """Where the connection was: CHECKING_API_VERSIONS (not even ApiVersions was
+    answered) or READY (past the handshake and, with SASL, the login)."""
 
 
 class ClusterConnectionStates:
@@ -39,6 +60,8 @@ class ClusterConnectionStates:
         self._max = max(self._base, backoff_max_ms)
         self._rng = rng or random.Random()
         self._nodes: dict[int, NodeConnectionState] = {}
+        self.last_peer_close: PeerClose | None = None
+        """The last close by a broker with a request unanswered, until one answers."""
 
     def get(self, node_id: int) -> NodeConnectionState:
         st = self._nodes.get(node_id)
@@ -74,6 +97,7 @@ class ClusterConnectionStates:
         st.state = ConnectionState.CONNECTING
         st.last_attempt_ms = now_ms
         st.versions = {}
+        st.answered = False
 
     def checking_api_versions(self, node_id: int) -> None:
         self.get(node_id).state = ConnectionState.CHECKING_API_VERSIONS
@@ -110,3 +134,40 @@ class ClusterConnectionStates:
 
     def remove(self, node_id: int) -> None:
         self._nodes.pop(node_id, None)
+
+    def closed_by_peer(self, node_id: int, waiting: int, why: object = None) -> None:
+        """The broker closed the connection (``why``: the read error, if any),
+        with ``waiting`` requests unanswered on it; called before ``disconnected``."""
+        if why is None:
+            log.info("node %d closed the connection", node_id)
+        else:
+            log.info("read from node %d failed: %s", node_id, why)
+        st = self.get(node_id)
+        if not waiting or st.answered:
+            return  # an idle close, or a listener that spoke to us: nothing to tell
+        if st.state in (ConnectionState.CHECKING_API_VERSIONS, ConnectionState.READY):
+            self.last_peer_close = PeerClose(node_id, st.state)
+
+    def answered(self, node_id: int) -> None:
+        """A request other than ApiVersions got its answer on ``node_id``'s connection."""
+        self.get(node_id).answered = True
+        self.last_peer_close = None
+
+    def peer_close_hint(self, *, tls: bool, sasl: bool) -> str | None:
+        """Why the broker probably closed our connections, for a client with or
+        without TLS and SASL settings; None when the closes do not tell."""
+        close = self.last_peer_close
+        if close is None:
+            return None
+        if close.state is ConnectionState.CHECKING_API_VERSIONS and not tls:
+            return (
+                "the broker closed the connection before any answer; the listener "
+                "probably wants TLS (security.protocol=SSL or SASL_SSL, ssl.truststore.location)"
+            )
+        if close.state is ConnectionState.READY and not sasl:
+            return (
+                "the broker closed the connection unanswered; the listener probably wants "
+                "SASL (security.protocol=SASL_PLAINTEXT or SASL_SSL, sasl.mechanism, "
+                "sasl.jaas.config)"
+            )
+        return None

@@ -13,7 +13,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["ClientRequest", "ClientResponse", "InFlightRequests"]
+from samsa.errors import DecodeError
+from samsa.protocol.api import decode_response
+
+__all__ = ["ClientRequest", "ClientResponse", "InFlightRequests", "decode_answer"]
+
+API_VERSIONS = 18
 
 
 @dataclass(slots=True)
@@ -35,6 +40,18 @@ class ClientRequest:
     correlation_id: int = -1
     send_ms: int = 0
     request_timeout_ms: int = 30000
+
+
+def decode_answer(req: ClientRequest, frame: bytes | bytearray) -> tuple[int, dict[str, Any]]:
+    """The correlation id and body of the answer to ``req``."""
+    view = memoryview(frame)
+    try:
+        return decode_response(req.api_key, req.api_version, view)
+    except DecodeError:
+        if req.api_key != API_VERSIONS or req.api_version == 0:
+            raise
+        # A broker that does not know our ApiVersions version answers in v0.
+        return decode_response(API_VERSIONS, 0, view)
 
 
 @dataclass(slots=True)

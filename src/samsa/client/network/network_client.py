@@ -21,18 +21,22 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
-from typing import Any
 
 from samsa.client.metadata import Metadata
 from samsa.client.network.connection import BrokerConnection, FramingError, SocketLike, open_socket
 from samsa.client.network.connection_states import ClusterConnectionStates, ConnectionState
-from samsa.client.network.in_flight import ClientRequest, ClientResponse, InFlightRequests
+from samsa.client.network.in_flight import (
+    ClientRequest,
+    ClientResponse,
+    InFlightRequests,
+    decode_answer,
+)
 from samsa.client.network.sasl_login import SaslLogin
 from samsa.client.network.security import ClientSecurity
 from samsa.client.network.selector import Selector, SelectorLike
 from samsa.client.network.tls_socket import TlsSocket
 from samsa.errors import DecodeError, ErrorCode, KafkaError
-from samsa.protocol.api import decode_response, encode_request_parts
+from samsa.protocol.api import encode_request_parts
 from samsa.protocol.messages import APIS
 
 __all__ = ["CLIENT_MAX_VERSIONS", "CLIENT_MIN_VERSIONS", "NetworkClient"]
@@ -366,11 +370,11 @@ class NetworkClient:
         try:
             frames = conn.read()
         except (OSError, FramingError) as exc:
-            log.info("read from node %d failed: %s", node_id, exc)
+            self.states.closed_by_peer(node_id, self.in_flight.count(node_id), exc)
             self._disconnect(node_id, now_ms)
             return
         if frames is None:
-            log.info("node %d closed the connection", node_id)
+            self.states.closed_by_peer(node_id, self.in_flight.count(node_id))
             self._disconnect(node_id, now_ms)
             return
         self._last_active[node_id] = now_ms
@@ -385,7 +389,7 @@ class NetworkClient:
                 self.response_bytes_received.get(key, 0) + 4 + len(frame)
             )
             try:
-                corr, body = self._decode(req, frame)
+                corr, body = decode_answer(req, frame)
             except DecodeError as exc:
                 log.warning("bad %s response from node %d: %s", req.api_key, node_id, exc)
                 self._completed.append(ClientResponse(req, now_ms, disconnected=True))
@@ -401,18 +405,9 @@ class NetworkClient:
                 self._completed.append(ClientResponse(req, now_ms, disconnected=True))
                 self._disconnect(node_id, now_ms)
                 return
+            if key != API_VERSIONS:
+                self.states.answered(node_id)  # this listener speaks to us
             self._completed.append(ClientResponse(req, now_ms, body=body))
-
-    @staticmethod
-    def _decode(req: ClientRequest, frame: bytes | bytearray) -> tuple[int, dict[str, Any]]:
-        view = memoryview(frame)
-        try:
-            return decode_response(req.api_key, req.api_version, view)
-        except DecodeError:
-            if req.api_key != API_VERSIONS or req.api_version == 0:
-                raise
-            # A broker that does not know our ApiVersions version answers in v0.
-            return decode_response(API_VERSIONS, 0, view)
 
     def _handle_timeouts(self, now_ms: int) -> None:
         for node_id in self.in_flight.nodes_with_timeouts(now_ms):

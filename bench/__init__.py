@@ -1,0 +1,1 @@
+"""Benchmarks: Samsa beside its peers, measured side by side in one run (never timed tests)."""

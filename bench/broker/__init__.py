@@ -1,0 +1,1 @@
+"""One broker against its peers (tansu, Apache Kafka), loaded by Python, librdkafka and Kafka's own tools."""

@@ -1,0 +1,1 @@
+"""Samsa's producer and consumer against kafka-python and confluent-kafka on the same broker."""

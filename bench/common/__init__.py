@@ -1,0 +1,1 @@
+"""What the benchmarks share: brokers and peers by name, local clusters, fresh interpreters, the load client."""

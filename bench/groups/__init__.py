@@ -1,0 +1,1 @@
+"""Consumer groups (classic, KIP-848) and share groups, against peers and against each other."""

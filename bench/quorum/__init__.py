@@ -1,0 +1,1 @@
+"""The Raft metadata quorum and the controller: CreateTopics latency, failover, snapshots, scale."""

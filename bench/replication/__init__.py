@@ -1,0 +1,1 @@
+"""Replicated partitions: acks=all throughput, leader failover, controlled shutdown, idle fetching."""

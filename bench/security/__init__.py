@@ -1,0 +1,1 @@
+"""What TLS, SASL, the authorizer and client quotas cost."""

@@ -1,0 +1,1 @@
+"""The PySpark ``samsa`` source against the ceilings a Python data source has."""

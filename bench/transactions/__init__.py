@@ -1,0 +1,1 @@
+"""What transactions cost on one broker."""
