@@ -18,6 +18,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from samsa.client.admin.acls import create_acls, delete_acls, describe_acls
+from samsa.client.admin.configs import describe_topic_configs
 from samsa.client.admin.consumer_groups import ConsumerGroupDescription, describe_consumer_groups
 from samsa.client.admin.elections import ElectionType, elect_leaders
 from samsa.client.admin.group_offsets import alter_group_offsets, delete_group_offsets
@@ -56,7 +57,6 @@ from samsa.client.admin.share_groups import (
     describe_share_group,
     list_share_group_offsets,
 )
-from samsa.client.admin.topic_configs import describe_topic_configs
 from samsa.client.admin.transactions import (
     ProducerState,
     TransactionDescription,
