@@ -11,6 +11,7 @@ generator of one direction only.
 from __future__ import annotations
 
 import struct
+from collections.abc import Iterator
 from typing import Any
 
 from samsa.errors import DecodeError
@@ -80,6 +81,22 @@ def active_fields(fields: tuple[Field, ...], version: int) -> tuple[list[Field],
             regular.append(f)
     tagged.sort(key=lambda f: f.tag or 0)
     return regular, tagged
+
+
+def fixed_runs(fields: list[Field]) -> Iterator[Field | list[Field]]:
+    """``fields`` in order, each run of consecutive fixed-width ones as one list:
+    a run is read or written with a single precompiled ``struct`` call."""
+    i = 0
+    while i < len(fields):
+        if fields[i].type not in FIXED:
+            yield fields[i]
+            i += 1
+            continue
+        j = i + 1
+        while j < len(fields) and fields[j].type in FIXED:
+            j += 1
+        yield fields[i:j]
+        i = j
 
 
 def default_expr(g: CodeGen, f: Field) -> str:

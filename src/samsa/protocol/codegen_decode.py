@@ -7,7 +7,7 @@ buffer before slicing, and leaves ``records`` as a zero-copy memoryview.
 
 from __future__ import annotations
 
-from samsa.protocol.codegen import FIXED, CodeGen, active_fields, default_expr
+from samsa.protocol.codegen import FIXED, CodeGen, active_fields, default_expr, fixed_runs
 from samsa.protocol.schema import Field
 
 
@@ -24,31 +24,22 @@ def _emit_decode_struct(
         items.append(f"{f.name!r}: {default_expr(g, f)}")
     g.emit(indent, f"{target} = {{{', '.join(items)}}}")
 
-    # Group consecutive fixed-width fields into one struct unpack.
-    i = 0
-    while i < len(regular):
-        f = regular[i]
-        if f.type in FIXED:
-            run = [f]
-            j = i + 1
-            while j < len(regular) and regular[j].type in FIXED:
-                run.append(regular[j])
-                j += 1
-            fmt = "".join(FIXED[x.type][0] for x in run)
-            size = sum(FIXED[x.type][1] for x in run)
+    # Each run of consecutive fixed-width fields is one struct unpack.
+    for item in fixed_runs(regular):
+        if isinstance(item, list):
+            fmt = "".join(FIXED[x.type][0] for x in item)
+            size = sum(FIXED[x.type][1] for x in item)
             s = g.struct_const(fmt)
-            names = [g.var("v") for _ in run]
+            names = [g.var("v") for _ in item]
             g.emit(
                 indent,
                 f"{', '.join(names)}{',' if len(names) == 1 else ''} = {s}.unpack_from(buf, pos)",
             )
             g.emit(indent, f"pos += {size}")
-            for name, x in zip(names, run, strict=True):
+            for name, x in zip(names, item, strict=True):
                 g.emit(indent, f"{target}[{x.name!r}] = {name}")
-            i = j
             continue
-        _emit_decode_value(g, f, version, flexible, f"{target}[{f.name!r}]", indent)
-        i += 1
+        _emit_decode_value(g, item, version, flexible, f"{target}[{item.name!r}]", indent)
 
     if flexible:
         _emit_decode_tagged(g, tagged, version, target, indent)

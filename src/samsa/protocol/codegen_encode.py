@@ -8,7 +8,7 @@ its memo when it wrote that element before.
 
 from __future__ import annotations
 
-from samsa.protocol.codegen import FIXED, CodeGen, active_fields, default_expr
+from samsa.protocol.codegen import FIXED, CodeGen, active_fields, default_expr, fixed_runs
 from samsa.protocol.reusable_body import MemoStruct
 from samsa.protocol.schema import Field
 
@@ -20,25 +20,16 @@ def _emit_encode_struct(
     g: CodeGen, fields: tuple[Field, ...], version: int, flexible: bool, src: str, indent: int
 ) -> None:
     regular, tagged = active_fields(fields, version)
-    i = 0
-    while i < len(regular):
-        f = regular[i]
-        if f.type in FIXED:
-            run = [f]
-            j = i + 1
-            while j < len(regular) and regular[j].type in FIXED:
-                run.append(regular[j])
-                j += 1
-            fmt = "".join(FIXED[x.type][0] for x in run)
+    for item in fixed_runs(regular):
+        if isinstance(item, list):
+            fmt = "".join(FIXED[x.type][0] for x in item)
             s = g.struct_const(fmt)
-            args = ", ".join(_get_expr(g, src, x) for x in run)
+            args = ", ".join(_get_expr(g, src, x) for x in item)
             g.emit(indent, f"b += {s}.pack({args})")
-            i = j
             continue
         val = g.var("x")
-        g.emit(indent, f"{val} = {_get_expr(g, src, f)}")
-        _emit_encode_value(g, f, version, flexible, val, indent)
-        i += 1
+        g.emit(indent, f"{val} = {_get_expr(g, src, item)}")
+        _emit_encode_value(g, item, version, flexible, val, indent)
     if flexible:
         _emit_encode_tagged(g, tagged, version, src, indent)
 
