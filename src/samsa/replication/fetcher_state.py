@@ -44,6 +44,13 @@ ones a response answered (appends, truncation, the leader's offsets), state
 changes (added, removed, backed off, failed, truncating), backoffs that ran
 out -- and for all of them every ``FULL_RECHECK_MS``, which catches the log
 start that retention moves.  The session handler then compares only those.
+
+The class is assembled from mixins, one module each: fetcher_partitions (the
+states in fetch order, adding and removing partitions, backoffs, failure),
+fetcher_truncation (finding the divergence: truncation to the high
+watermark, OffsetForLeaderEpoch, ``diverging_epoch``) and this module
+(building Fetch requests and applying their answers), so the per-request
+path finds every method on one class.
 """
 
 from __future__ import annotations
@@ -53,243 +60,42 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from samsa.errors import ErrorCode
-from samsa.replication.config import ReplicationConfig
-from samsa.replication.epochs import NO_EPOCH, offset_truncation
-from samsa.replication.fetch_session_handler import (
-    INITIAL_EPOCH,
-    SESSION_ERRORS,
-    FetchSessionHandler,
+from samsa.replication.epochs import NO_EPOCH
+from samsa.replication.fetch_session_handler import INITIAL_EPOCH, SESSION_ERRORS
+from samsa.replication.fetcher_partitions import (
+    LEADER_BEHIND,
+    LEADER_BEHIND_FIRST_BACKOFF_MS,
+    error_code,
 )
+from samsa.replication.fetcher_truncation import FetcherTruncation
 from samsa.replication.fetcher_types import (
     AppendRecords,
-    EpochPlan,
-    FailPartition,
     FetcherAction,
     FetchPlan,
     FetchStatus,
     FollowerLogs,
-    InitialFetchState,
     PartitionFetchState,
     TopicPartition,
     TruncateFullyAndStartAt,
     TruncateTo,
 )
-from samsa.replication.turn_log import TurnLog
 from samsa.storage.leader_epoch_cache import UNDEFINED_EPOCH, EpochEndOffset
 
-LEADER_BEHIND = frozenset(
-    {
-        ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
-        ErrorCode.NOT_LEADER_OR_FOLLOWER,
-        ErrorCode.UNKNOWN_LEADER_EPOCH,
-    }
-)
-LEADER_BEHIND_FIRST_BACKOFF_MS = 10
+log = logging.getLogger("samsa.replication.fetcher_state")
+
 FULL_RECHECK_MS = 30_000
 """How often every partition's fetch parameters are worked out again, for what
 changes without this fetcher: retention moving the log start, which only
 goes into the ``log_start_offset`` a follower reports, and no leader decision
 reads that."""
 
-log = logging.getLogger(__name__)
-paused_log = TurnLog(log)
 
-__all__ = ["FetcherState"]
+__all__ = ["FULL_RECHECK_MS", "LEADER_BEHIND_FIRST_BACKOFF_MS", "FetcherState"]
 
 
-class FetcherState:
-    """Fetch states of the partitions one fetcher copies from ``leader_id``."""
-
-    def __init__(self, replica_id: int, leader_id: int, config: ReplicationConfig) -> None:
-        self.replica_id = replica_id
-        self.leader_id = leader_id
-        self.config = config
-        # Insertion order is fetch order: partitions that got data move to the
-        # end, so a size-limited response cannot starve the ones behind them.
-        self._states: dict[TopicPartition, PartitionFetchState] = {}
-        self.session = FetchSessionHandler[TopicPartition]()
-        # What each FETCHING, ready partition asks for, kept between requests:
-        self._wanted: dict[TopicPartition, dict[str, Any]] = {}
-        self._sent: dict[TopicPartition, tuple[int, int]] = {}
-        # ... and the partitions whose entries must be worked out again.
-        self._stale: set[TopicPartition] = set()
-        self._delayed: set[TopicPartition] = set()
-        self._truncating: set[TopicPartition] = set()
-        self._rechecked_ms: int | None = None
-        self._leader_backoff_until_ms: int | None = None
-        """Until when a request that failed as a whole keeps the leader unasked."""
-
-    # ------------------------------------------------------------------ membership
-    def add_partitions(
-        self, initial: Mapping[TopicPartition, InitialFetchState], logs: FollowerLogs
-    ) -> None:
-        """Start (or restart) fetching: Kafka's ``addPartitions``."""
-        for tp, start in initial.items():
-            has_epochs = logs.last_fetched_epoch(tp) != UNDEFINED_EPOCH
-            status = (
-                FetchStatus.FETCHING
-                if has_epochs and self.config.truncate_on_fetch
-                else FetchStatus.TRUNCATING
-            )
-            self._states.pop(tp, None)
-            self._states[tp] = PartitionFetchState(
-                start.current_leader_epoch, status, start.high_watermark
-            )
-            self._status_changed(tp, status)
-
-    def remove_partitions(self, tps: Iterable[TopicPartition]) -> None:
-        for tp in tps:
-            self._states.pop(tp, None)
-            self._status_changed(tp, None)
-
-    def _status_changed(self, tp: TopicPartition, status: FetchStatus | None) -> None:
-        self._stale.add(tp)
-        if status is FetchStatus.TRUNCATING:
-            self._truncating.add(tp)
-        else:
-            self._truncating.discard(tp)
-
-    def partitions(self) -> list[TopicPartition]:
-        return list(self._states)
-
-    def state(self, tp: TopicPartition) -> PartitionFetchState | None:
-        return self._states.get(tp)
-
-    def __len__(self) -> int:
-        return len(self._states)
-
-    def next_wakeup_ms(self, now_ms: int) -> int | None:
-        """When the earliest backed-off partition may fetch again (None: none waits)."""
-        if self._leader_backing_off(now_ms):
-            return self._leader_backoff_until_ms
-        times = [
-            s.delayed_until_ms
-            for s in map(self._states.get, self._delayed)
-            if s is not None and s.status is not FetchStatus.FAILED and s.delayed_until_ms > now_ms
-        ]
-        return min(times) if times else None
-
-    def _delay(self, tp: TopicPartition, now_ms: int, *, leader_behind: bool = False) -> None:
-        state = self._states.get(tp)
-        if state is None:
-            return
-        backoff = self.config.replica_fetch_backoff_ms
-        if leader_behind:
-            shift = min(state.leader_behind_retries, 16)
-            backoff = min(backoff, LEADER_BEHIND_FIRST_BACKOFF_MS << shift)
-            state.leader_behind_retries += 1
-        state.delayed_until_ms = now_ms + backoff
-        self._delayed.add(tp)
-        self._stale.add(tp)
-
-    def _fail(self, tp: TopicPartition, error: ErrorCode) -> FailPartition:
-        state = self._states.get(tp)
-        if state is not None:
-            state.status = FetchStatus.FAILED
-            self._status_changed(tp, FetchStatus.FAILED)
-        paused_log.info(
-            "fetching paused",
-            "[%s-%d] fetching paused until new metadata: %s",
-            tp[0],
-            tp[1],
-            error.name,
-        )
-        return FailPartition(tp, error)
-
-    # ------------------------------------------------------------------ truncation
-    def truncate_without_epochs(self, logs: FollowerLogs) -> list[FetcherAction]:
-        """Truncating partitions whose log has no epochs go to their high watermark
-        (Kafka's ``truncateToHighWatermark``); no request needed."""
-        actions: list[FetcherAction] = []
-        for tp in self._in_order(self._truncating):
-            state = self._states[tp]
-            if logs.last_fetched_epoch(tp) == UNDEFINED_EPOCH:
-                if state.truncation_offset < logs.log_end_offset(tp):
-                    actions.append(TruncateTo(tp, state.truncation_offset))
-                state.status = FetchStatus.FETCHING
-                self._status_changed(tp, FetchStatus.FETCHING)
-        return actions
-
-    def _in_order(self, tps: set[TopicPartition]) -> list[TopicPartition]:
-        """``tps`` in fetch order (none, and no scan, in the usual idle case)."""
-        if not tps:
-            return []
-        return [tp for tp in self._states if tp in tps]
-
-    def build_epoch_request(self, now_ms: int, logs: FollowerLogs) -> EpochPlan | None:
-        if self._leader_backing_off(now_ms):
-            return None
-        sent: dict[TopicPartition, tuple[int, int]] = {}
-        topics: dict[str, list[dict[str, Any]]] = {}
-        for tp in self._in_order(self._truncating):
-            state = self._states[tp]
-            if not state.ready(now_ms):
-                continue
-            epoch = logs.last_fetched_epoch(tp)
-            if epoch == UNDEFINED_EPOCH:
-                continue
-            sent[tp] = (epoch, state.current_leader_epoch)
-            topics.setdefault(tp[0], []).append(
-                {
-                    "partition": tp[1],
-                    "current_leader_epoch": state.current_leader_epoch,
-                    "leader_epoch": epoch,
-                }
-            )
-        if not sent:
-            return None
-        body = {
-            "replica_id": self.replica_id,
-            "topics": [{"topic": t, "partitions": p} for t, p in topics.items()],
-        }
-        return EpochPlan(body, sent)
-
-    def handle_epoch_response(
-        self, plan: EpochPlan, body: Mapping[str, Any], now_ms: int, logs: FollowerLogs
-    ) -> list[FetcherAction]:
-        actions: list[FetcherAction] = []
-        for topic in body.get("topics") or ():
-            for p in topic.get("partitions") or ():
-                tp = (topic["topic"], p["partition"])
-                state = self._states.get(tp)
-                if (
-                    tp not in plan.sent
-                    or state is None
-                    or state.status is not FetchStatus.TRUNCATING
-                ):
-                    continue
-                code = _code(p.get("error_code", 0))
-                if code is ErrorCode.FENCED_LEADER_EPOCH:
-                    actions.append(self._fail(tp, code))
-                elif code is not ErrorCode.NONE:
-                    log.debug("[%s-%d] OffsetForLeaderEpoch: %s", tp[0], tp[1], code.name)
-                    self._delay(tp, now_ms, leader_behind=code in LEADER_BEHIND)
-                else:
-                    leader = EpochEndOffset(p.get("leader_epoch", -1), p.get("end_offset", -1))
-                    actions += self._truncate_to_leader(tp, state, leader, logs)
-        return actions
-
-    def _truncate_to_leader(
-        self,
-        tp: TopicPartition,
-        state: PartitionFetchState,
-        leader: EpochEndOffset,
-        logs: FollowerLogs,
-    ) -> list[FetcherAction]:
-        end = logs.log_end_offset(tp)
-        ours = (
-            logs.end_offset_for_epoch(tp, leader.epoch)
-            if leader.epoch != UNDEFINED_EPOCH
-            else EpochEndOffset(UNDEFINED_EPOCH, -1)
-        )
-        fetch_offset = end if state.status is FetchStatus.FETCHING else state.truncation_offset
-        truncation = offset_truncation(leader, ours, end, min(fetch_offset, end))
-        if truncation.completed or self.config.truncate_on_fetch:
-            state.status = FetchStatus.FETCHING
-        self._status_changed(tp, state.status)
-        if truncation.offset < end:
-            return [TruncateTo(tp, truncation.offset)]
-        return []
+class FetcherState(FetcherTruncation):
+    """Fetch states of the partitions one fetcher copies from ``leader_id``: the
+    requests to send and the actions each answer asks for (see the module doc)."""
 
     # ------------------------------------------------------------------ fetching
     def build_fetch(self, now_ms: int, logs: FollowerLogs) -> FetchPlan | None:
@@ -364,31 +170,10 @@ class FetcherState:
             "partition_max_bytes": config.replica_fetch_max_bytes,
         }
 
-    def handle_request_failure(self, now_ms: int) -> None:
-        """The request failed as a whole (connection, timeout): the leader is not
-        asked again for ``replica.fetch.backoff.ms``.
-
-        One backoff for the fetcher, not one per partition: every partition
-        here has that leader, and backing off each of them made every retry of
-        a dead leader of 10,000 partitions work all 10,000 out again (and the
-        next wakeup scan them), ~0.1 s of the loop per second while the
-        survivors of a failover had the leadership changes to apply."""
-        self.session.handle_error()
-        self._leader_backoff_until_ms = now_ms + self.config.replica_fetch_backoff_ms
-
-    def _leader_backing_off(self, now_ms: int) -> bool:
-        until = self._leader_backoff_until_ms
-        if until is None:
-            return False
-        if now_ms < until:
-            return True
-        self._leader_backoff_until_ms = None
-        return False
-
     def handle_fetch_response(
         self, plan: FetchPlan, body: Mapping[str, Any], now_ms: int, logs: FollowerLogs
     ) -> list[FetcherAction]:
-        top = _code(body.get("error_code", 0))
+        top = error_code(body.get("error_code", 0))
         if not self.session.handle_response(body) and top in SESSION_ERRORS:
             log.info("fetch session with broker %d lost: %s", self.leader_id, top.name)
             return []  # the next request, a full one, goes out at once
@@ -428,7 +213,7 @@ class FetcherState:
         now_ms: int,
         logs: FollowerLogs,
     ) -> list[FetcherAction]:
-        code = _code(p.get("error_code", 0))
+        code = error_code(p.get("error_code", 0))
         if code is ErrorCode.NONE:
             diverging = p.get("diverging_epoch")
             if diverging is not None and diverging.get("epoch", -1) != UNDEFINED_EPOCH:
@@ -493,14 +278,6 @@ class FetcherState:
         self._delay(tp, now_ms)
         return []
 
-    def action_failed(self, action: FetcherAction, error: ErrorCode, now_ms: int) -> None:
-        """Executing ``action`` failed: a storage error pauses the partition, the
-        rest (a corrupt fetched batch, a role change racing the fetch) back off."""
-        if error is ErrorCode.KAFKA_STORAGE_ERROR:
-            self._fail(action.tp, error)
-        else:
-            self._delay(action.tp, now_ms)
-
 
 def _by_topic(items: Iterable[tuple[TopicPartition, Any]]) -> list[dict[str, Any]]:
     """Per-partition entries grouped under their topic, as Fetch lists them."""
@@ -508,10 +285,3 @@ def _by_topic(items: Iterable[tuple[TopicPartition, Any]]) -> list[dict[str, Any
     for tp, entry in items:
         topics.setdefault(tp[0], []).append(entry)
     return [{"topic": t, "partitions": p} for t, p in topics.items()]
-
-
-def _code(value: int) -> ErrorCode:
-    try:
-        return ErrorCode(value)
-    except ValueError:
-        return ErrorCode.UNKNOWN_SERVER_ERROR

@@ -30,3 +30,10 @@ def item_error(code: int, message: str | None, what: str) -> KafkaError | None:
         return None
     text = plain_message(code, message)
     return kafka_error(code, f"{what}: {text}" if text else what)
+
+
+def check_item(code: int, message: str | None, what: str) -> None:
+    """Raise a KafkaError naming the item unless ``code`` is 0; the broker's
+    message is kept as it came (see ``item_error`` for the trimmed form)."""
+    if code:
+        raise kafka_error(code, f"{what}: {message}" if message else what)
