@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 import pytest
 
-pytest_plugins = ["samsa.testing", "samsa.testing_kafka_reference", "samsa.testing_kafka"]
+pytest_plugins = ["samsa.testing", "samsa.testing.kafka_reference", "samsa.testing.kafka"]
 
 SERIAL_DIRS = (
     "tests/spark/",

@@ -13,7 +13,7 @@ import struct
 from typing import Any
 
 from samsa.protocol.api import decode_response, encode_request
-from samsa.testing_cluster import wait_until
+from samsa.testing.cluster import wait_until
 
 API_VERSIONS, PRODUCE, FETCH, METADATA = 18, 0, 1, 3
 CLIENT_APIS = frozenset({PRODUCE, FETCH, METADATA})

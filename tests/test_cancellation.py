@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from samsa.cancellation import acquire_within, cancel_and_wait, wait_event
+from samsa.eventloop.cancellation import acquire_within, cancel_and_wait, wait_event
 
 
 async def _cancel_as_the_event_fires(wait_once) -> tuple[asyncio.Task[None], list[int]]:  # type: ignore[no-untyped-def]

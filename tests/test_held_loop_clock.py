@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
-from samsa.held_loop_clock import TICK_MS, TOLERANCE_MS, HeldLoopClock
+from samsa.eventloop.held_loop_clock import TICK_MS, TOLERANCE_MS, HeldLoopClock
 
 
 class FakeTime:

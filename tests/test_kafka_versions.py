@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 
 from samsa.config import BrokerConfig
+from samsa.config.kafka_versions import is_kafka_version
 from samsa.errors import ConfigError
-from samsa.kafka_versions import is_kafka_version
-from samsa.storage.log_config import LogConfig
+from samsa.storage.topic_config.log_config import LogConfig
 
 ACCEPTED = [
     "0.8.0",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
-from samsa.loop_slices import in_slices
+from samsa.eventloop.loop_slices import in_slices
 
 
 def test_the_loop_runs_between_slices_not_before_the_first() -> None:

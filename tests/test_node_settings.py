@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from samsa.config import BrokerConfig
+from samsa.config.listeners import Listener, QuorumVoter
+from samsa.config.node_settings import NodeSettings
 from samsa.errors import ConfigError
-from samsa.listeners import Listener, QuorumVoter
-from samsa.node_settings import NodeSettings
 
 
 def test_the_default_is_a_standalone_combined_node() -> None:

@@ -10,7 +10,7 @@ import pytest
 from confluent_kafka import Consumer, Producer
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from samsa.testing_kafka import KafkaCluster, KafkaProcess
+from samsa.testing.kafka import KafkaCluster, KafkaProcess
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.timeout(400)]
 

@@ -32,7 +32,7 @@ from confluent_kafka.admin import AdminClient, NewTopic
 
 from bench.broker.broker_vs_peer import Broker, cpu_seconds, rss_anon_mb, start_samsa
 from bench.common.peers import add_peer_argument, peer_broker
-from samsa.testing_kafka_reference import KafkaReference, load_reference
+from samsa.testing.kafka_reference import KafkaReference, load_reference
 
 TOOL_HEAP = "512m"
 RECORD_SIZE = 100

@@ -2,7 +2,7 @@
 to one node, bounded waits, percentiles and spreads, and the settings table.
 
 The quorum and replication benchmarks measure real ``samsa broker`` processes
-(``samsa.testing_cluster.LocalCluster``), so a figure includes the sockets, the
+(``samsa.testing.cluster.LocalCluster``), so a figure includes the sockets, the
 event loop and the disk, as an operator's cluster would.  Every wait here ends
 the moment its condition holds and is bounded, so a broken cluster fails the
 run with what it was waiting for instead of hanging it.
@@ -17,9 +17,9 @@ from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 
-from samsa.testing_cluster import FAST_SETTINGS, LocalCluster, call, node_metadata, wait_until
+from samsa.testing.cluster import FAST_SETTINGS, LocalCluster, call, node_metadata, wait_until
 
-# Shared with the cluster tests (samsa.testing_cluster), re-exported for the benches.
+# Shared with the cluster tests (samsa.testing.cluster), re-exported for the benches.
 __all__ = ["call", "node_metadata", "wait_until"]
 
 # Kafka's defaults for the settings the benchmarks vary; the printed settings

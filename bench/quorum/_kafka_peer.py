@@ -1,8 +1,8 @@
 """The quorum benchmark's ``latency`` case beside Apache Kafka's KRaft quorum
 (``quorum_bench.py --cases latency --peer kafka``).
 
-Three combined broker+controller nodes of each (``samsa.testing_cluster.LocalCluster``
-with Kafka's default timeouts, ``samsa.testing_kafka.KafkaCluster`` with Kafka's shipped
+Three combined broker+controller nodes of each (``samsa.testing.cluster.LocalCluster``
+with Kafka's default timeouts, ``samsa.testing.kafka.KafkaCluster`` with Kafka's shipped
 heap and flags), both running at once; ``--topics`` topics (1 partition, RF 3) created
 one at a time through confluent-kafka's ``AdminClient`` on each, alternating which
 cluster goes first per topic. A CreateTopics answer means the controller quorum has
@@ -23,7 +23,7 @@ from typing import Any
 
 from bench.common.cluster import local_cluster, spread, table
 from bench.quorum._common import record_run
-from samsa.testing_kafka import KafkaCluster
+from samsa.testing.kafka import KafkaCluster
 
 WARMUP_TOPICS = 20
 

@@ -37,7 +37,7 @@ from bench.quorum._snapshot_build import (
     create_topic,
     register_stand_ins,
 )
-from samsa.testing_cluster import LocalCluster
+from samsa.testing.cluster import LocalCluster
 
 LOADED_LINE = re.compile(r"loaded snapshot (\d+)-(\d+) \((\d+) records\) in (\d+) ms")
 
@@ -83,10 +83,10 @@ def _image_memory(data_dir: Path) -> dict[str, float]:
     """Load the newest snapshot in-process as the node does (``MetadataLoader.
     handle_load_snapshot``): CPU seconds per step, MB the image holds and the peak
     during the load (tracemalloc), and its partition count."""
-    from samsa.controller.metadata_image import MetadataImage
+    from samsa.controller.image.metadata_image import MetadataImage
     from samsa.protocol.metadata_records import decode_metadata_record
-    from samsa.raft.disk_log import DiskRaftLog
-    from samsa.raft.entry_codec import decode_entries
+    from samsa.raft.persistence.disk_log import DiskRaftLog
+    from samsa.raft.persistence.entry_codec import decode_entries
 
     with tempfile.TemporaryDirectory(prefix="samsa-bench-snap-") as tmp:
         copy = Path(tmp) / "node"

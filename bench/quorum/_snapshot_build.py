@@ -12,7 +12,7 @@ import uuid
 from typing import Any
 
 from bench.common.cluster import call
-from samsa.testing_cluster import LocalCluster
+from samsa.testing.cluster import LocalCluster
 
 CREATE_TOPICS, BROKER_REGISTRATION, BROKER_HEARTBEAT = 19, 62, 63
 STAND_INS = 100

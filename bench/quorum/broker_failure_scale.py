@@ -33,14 +33,14 @@ from bench.quorum.controller_scale import (
     build_cluster,
     cpu_time,
 )
-from samsa.controller.metadata_delta import LocalReplicaChanges, MetadataDelta
-from samsa.controller.metadata_image import MetadataImage, images_equal
-from samsa.controller.snapshot_records import snapshot_records
+from samsa.controller.image.metadata_delta import LocalReplicaChanges, MetadataDelta
+from samsa.controller.image.metadata_image import MetadataImage, images_equal
+from samsa.controller.image.snapshot_records import snapshot_records
+from samsa.protocol.batches.record_batch import iter_batches
 from samsa.protocol.metadata_records import encode_metadata_record
-from samsa.protocol.record_batch import iter_batches
 from samsa.raft import MemoryRaftLog
-from samsa.raft.entry_codec import DEFAULT_MAX_BATCH_BYTES, encode_payloads
-from samsa.server.metadata_loader import MetadataLoader
+from samsa.raft.persistence.entry_codec import DEFAULT_MAX_BATCH_BYTES, encode_payloads
+from samsa.server.metadata.loader import MetadataLoader
 
 
 class LocalChangesPublisher:

@@ -3,7 +3,7 @@
 failover, and start-up from a snapshot of 100,000 partitions.
 
 Not a test: every case runs ``samsa broker`` processes on loopback
-(``samsa.testing_cluster.LocalCluster``) and prints a markdown table with the
+(``samsa.testing.cluster.LocalCluster``) and prints a markdown table with the
 settings it ran with.
 
 * ``latency``: three combined broker+controller nodes; ``--topics`` topics

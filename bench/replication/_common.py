@@ -15,7 +15,7 @@ from datetime import datetime
 from typing import Any
 
 from bench.common.cluster import call, node_metadata
-from samsa.testing_cluster import LocalCluster
+from samsa.testing.cluster import LocalCluster
 
 CREATE_TOPICS = 19
 HEARTBEATS = {

@@ -26,7 +26,7 @@ from bench.replication._common import (
     settled,
 )
 from bench.replication._paced_producer import Delivery, PacedProducer
-from samsa.testing_cluster import LocalCluster
+from samsa.testing.cluster import LocalCluster
 
 PRODUCE = 0
 FENCE_LINE = re.compile(r"^(\S+ \S+) .*fencing broker (\d+): no heartbeat")
@@ -52,7 +52,7 @@ class ProduceProbe:
             thread.start()
 
     def _body(self) -> dict[str, Any]:
-        from samsa.protocol.record_builder import RecordBatchBuilder
+        from samsa.protocol.batches.record_builder import RecordBatchBuilder
 
         builder = RecordBatchBuilder()
         builder.append(time.time_ns() // 1_000_000, None, b"probe")

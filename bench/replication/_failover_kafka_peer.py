@@ -2,7 +2,7 @@
 Kafka nodes at the same timeouts (``replication_bench.py --peer kafka``).
 
 Both clusters run Kafka's default broker timeouts (heartbeat 2 s, session 9 s,
-``samsa.testing_cluster`` with ``fast=False`` on Samsa's side). Everything a
+``samsa.testing.cluster`` with ``fast=False`` on Samsa's side). Everything a
 client does goes through librdkafka on both sides:
 
 * failover: one RF 3 partition (``min.insync.replicas=2``) whose leader is not

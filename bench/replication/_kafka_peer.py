@@ -1,8 +1,8 @@
 """The replication benchmark's throughput case with Apache Kafka beside Samsa
 (``replication_bench.py --cases throughput --peer kafka``).
 
-Three combined-role nodes of each (``samsa.testing_cluster.LocalCluster`` with
-Kafka's default timeouts, ``samsa.testing_kafka.KafkaCluster`` with Kafka's
+Three combined-role nodes of each (``samsa.testing.cluster.LocalCluster`` with
+Kafka's default timeouts, ``samsa.testing.kafka.KafkaCluster`` with Kafka's
 shipped heap and flags), one partition with replication factor 3 and
 ``min.insync.replicas=2``, the same confluent-kafka producer with ``acks=all``
 in a fresh interpreter per run; fresh clusters per run, alternating which
@@ -29,7 +29,7 @@ from bench.common.cluster import local_cluster, spread, table, wait_until
 from bench.common.fresh_process import in_fresh_process
 from bench.replication._common import create_topic, settled
 from bench.replication._throughput import brokers_cpu, produce_confluent
-from samsa.testing_kafka import KafkaCluster
+from samsa.testing.kafka import KafkaCluster
 
 RF, MIN_INSYNC = 3, 2
 

@@ -26,7 +26,7 @@ from bench.replication._common import (
     settled,
 )
 from bench.replication._paced_producer import PacedProducer
-from samsa.testing_cluster import LocalCluster
+from samsa.testing.cluster import LocalCluster
 
 GRANT_LINE = re.compile(r"^(\S+ \S+) .*broker (\d+) (may shut down|leads nothing)")
 

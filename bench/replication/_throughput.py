@@ -20,7 +20,7 @@ from typing import Any
 from bench.common.cluster import effective, local_cluster, print_settings, spread, table, wait_until
 from bench.common.fresh_process import in_fresh_process
 from bench.replication._common import create_topic, partitions_of, quiet_confluent, settled
-from samsa.testing_cluster import LocalCluster
+from samsa.testing.cluster import LocalCluster
 
 CLOCK_TICK = os.sysconf("SC_CLK_TCK")
 PRODUCER = {"linger.ms": 5, "batch.size": 1_000_000}

@@ -27,7 +27,7 @@ from bench.common.cluster import local_cluster, machine_line, node_metadata, tab
 from samsa.client import Admin
 from samsa.client.admin.results import NewTopic
 from samsa.errors import ErrorCode, KafkaError
-from samsa.testing_cluster import LocalCluster
+from samsa.testing.cluster import LocalCluster
 
 TOPIC = "idle"
 KAFKA_CHECKPOINTS = {"log.flush.offset.checkpoint.interval.ms": "60000"}

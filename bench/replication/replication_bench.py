@@ -3,7 +3,7 @@
 controlled shutdown.
 
 Not a test: every case runs ``samsa broker`` processes on loopback
-(``samsa.testing_cluster.LocalCluster``, combined broker+controller nodes) and
+(``samsa.testing.cluster.LocalCluster``, combined broker+controller nodes) and
 prints a markdown table with the settings it ran with.
 
 * ``throughput``: 1M x 100 B records to one partition, replication factor 3 on

@@ -26,7 +26,7 @@ so each broker hosts all of them and leads about a third; idle except for
 ``--create-runs 3 --skip-idle --skip-restarts --skip-failover`` times three
 creations in one cluster; with ``SAMSA_SLOW_CALLBACK_MS=20`` in the
 environment the brokers log every loop callback that held their loop 20 ms
-or more (``samsa.server.slow_callbacks``), with its CPU time.
+or more (``samsa.server.observability.slow_callbacks``), with its CPU time.
 
 The machine is shared: quote the load beside the figures.
 """
@@ -67,7 +67,7 @@ from bench.scale.leader_probe import LeaderProbe
 from samsa.client import Admin, TopicPartition
 from samsa.client.admin import ElectionType
 from samsa.client.admin.results import NewTopic
-from samsa.testing_cluster import LocalCluster
+from samsa.testing.cluster import LocalCluster
 
 TOPIC = "idle"
 NO_LEADER = -1

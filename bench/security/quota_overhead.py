@@ -28,12 +28,12 @@ from pathlib import Path
 from typing import Any
 
 from samsa.protocol.api import encode_request
+from samsa.protocol.batches.record_builder import RecordBatchBuilder
 from samsa.protocol.metadata.quotas import make_entity
-from samsa.protocol.record_builder import RecordBatchBuilder
 from samsa.security.principal import ANONYMOUS
 from samsa.security.quotas import ClientQuotaManager
-from samsa.server.client_throttling import ClientThrottling
-from samsa.server.router import Router
+from samsa.server.connections.client_throttling import ClientThrottling
+from samsa.server.connections.router import Router
 from samsa.testing import BrokerProcess
 
 HERE = Path(__file__).resolve().parent

@@ -35,7 +35,7 @@ if [ -z "$python" ]; then
 fi
 mkdir -p cluster-data
 if [ ! -f cluster-data/cluster.id ]; then
-    "$python" -c "from samsa.server.meta_properties import random_cluster_id as r; print(r())" \
+    "$python" -c "from samsa.server.metadata.meta_properties import random_cluster_id as r; print(r())" \
         > cluster-data/cluster.id
 fi
 cluster_id=$(cat cluster-data/cluster.id)

@@ -61,9 +61,9 @@ def test_a_busy_metrics_port_leaves_the_logs_as_cleanly_closed_as_it_found_them(
 ) -> None:
     """The logs load in a thread while the HTTP endpoints bind: a start that ends
     on a busy port closes what it opened, so the next start has nothing to recover."""
-    from samsa.storage.log_config import LogConfig
     from samsa.storage.log_dirs import LogDirs
     from samsa.storage.log_manager import CLEAN_SHUTDOWN_FILE
+    from samsa.storage.topic_config.log_config import LogConfig
 
     data = tmp_path / "data"
     logs = LogDirs.open([data], LogConfig())

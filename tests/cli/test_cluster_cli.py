@@ -27,7 +27,7 @@ from samsa.client.metadata import TopicPartition
 from samsa.client.producer import Producer
 from samsa.errors import SamsaError
 from samsa.testing import BrokerProcess
-from samsa.testing_cluster import FAST_SETTINGS, LocalCluster, free_ports
+from samsa.testing.cluster import FAST_SETTINGS, LocalCluster, free_ports
 
 T = TypeVar("T")
 

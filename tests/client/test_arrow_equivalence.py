@@ -28,14 +28,14 @@ from samsa.client.consumer.arrow_schema import arrow_schema  # noqa: E402
 from samsa.client.consumer.decoder import PartitionRecords  # noqa: E402
 from samsa.client.metadata import TopicPartition  # noqa: E402
 from samsa.errors import DecodeError, KafkaError  # noqa: E402
-from samsa.protocol.compression import Compression  # noqa: E402
-from samsa.protocol.record_batch import iter_batches, read_batch_header  # noqa: E402
-from samsa.protocol.record_builder import (  # noqa: E402
+from samsa.protocol.batches.compression import Compression  # noqa: E402
+from samsa.protocol.batches.record_batch import iter_batches, read_batch_header  # noqa: E402
+from samsa.protocol.batches.record_builder import (  # noqa: E402
     ControlType,
     RecordBatchBuilder,
     control_batch,
 )
-from samsa.storage.cleaner_records import filter_batch  # noqa: E402
+from samsa.storage.cleaner.records import filter_batch  # noqa: E402
 
 TP = TopicPartition("topic-a", 7)
 BASE_TS = 1_700_000_000_000

@@ -17,7 +17,7 @@ from samsa.client.consumer.records import ConsumerRecord
 from samsa.client.consumer.subscription import SubscriptionState
 from samsa.client.metadata import TopicPartition
 from samsa.errors import ErrorCode, KafkaError
-from samsa.protocol.record_builder import ControlType, RecordBatchBuilder, control_batch
+from samsa.protocol.batches.record_builder import ControlType, RecordBatchBuilder, control_batch
 from samsa.protocol.records import Compression
 
 TP = TopicPartition("t", 0)

@@ -22,8 +22,8 @@ from samsa.client import Admin, Consumer, ConsumerRecord, NewTopic, Producer, To
 from samsa.protocol.api import decode_response, encode_request
 from samsa.protocol.fetch_session import FINAL_EPOCH, NO_SESSION
 from samsa.testing import BrokerProcess
-from samsa.testing_cluster import free_ports
-from samsa.testing_kafka import KafkaProcess
+from samsa.testing.cluster import free_ports
+from samsa.testing.kafka import KafkaProcess
 
 pytestmark = pytest.mark.integration
 

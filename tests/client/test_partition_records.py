@@ -10,9 +10,9 @@ import pytest
 from samsa.client.consumer.decoder import PartitionRecords
 from samsa.client.metadata import TopicPartition
 from samsa.errors import SamsaError
-from samsa.protocol.compression import Compression
-from samsa.protocol.record_builder import RecordBatchBuilder
-from samsa.protocol.record_reader import decode_records
+from samsa.protocol.batches.compression import Compression
+from samsa.protocol.batches.record_builder import RecordBatchBuilder
+from samsa.protocol.batches.record_reader import decode_records
 
 TP = TopicPartition("t", 3)
 BASE_TS = 1_700_000_000_000

@@ -5,9 +5,9 @@ from __future__ import annotations
 import random
 
 from samsa.client.producer.batch import ProducerBatch
-from samsa.protocol.record_builder import RecordBatchBuilder
-from samsa.protocol.record_columns import encode_records
-from samsa.protocol.record_reader import decode_records
+from samsa.protocol.batches.record_builder import RecordBatchBuilder
+from samsa.protocol.batches.record_columns import encode_records
+from samsa.protocol.batches.record_reader import decode_records
 
 
 def _random_records(

@@ -28,7 +28,7 @@ from samsa.client.producer.buffer_pool import BufferPool
 from samsa.client.producer.idempotence import TransactionManager
 from samsa.client.producer.sender import Sender
 from samsa.errors import ErrorCode
-from samsa.protocol.record_reader import decode_records
+from samsa.protocol.batches.record_reader import decode_records
 
 
 class Harness:

@@ -29,8 +29,8 @@ from tests.cluster.workload import (
     read_final_log,
 )
 
-from samsa.protocol.record_batch import iter_batches
-from samsa.testing_cluster import FAST_SETTINGS, LocalCluster
+from samsa.protocol.batches.record_batch import iter_batches
+from samsa.testing.cluster import FAST_SETTINGS, LocalCluster
 
 TOPIC = "faults"
 PARTITIONS = 3

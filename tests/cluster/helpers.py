@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from samsa.client import Admin
-from samsa.testing_cluster import LocalCluster, call, node_metadata, wait_until
+from samsa.testing.cluster import LocalCluster, call, node_metadata, wait_until
 
 __all__ = ["call", "node_metadata", "wait_until"]
 

@@ -15,7 +15,7 @@ from confluent_kafka import KafkaError, Producer
 from confluent_kafka.admin import AdminClient, NewTopic
 from tests.cluster.helpers import call, wait_until
 
-from samsa.testing_cluster import LocalCluster
+from samsa.testing.cluster import LocalCluster
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 

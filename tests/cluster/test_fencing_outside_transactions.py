@@ -18,9 +18,9 @@ import pytest
 from tests.cluster.helpers import active_controller, create_topic, node_metadata, wait_until
 
 from samsa.protocol.metadata_records import decode_metadata_record
-from samsa.raft.disk_log import DiskRaftLog
-from samsa.server.metadata_loader import RECORDS_PER_STEP
-from samsa.testing_cluster import LocalCluster
+from samsa.raft.persistence.disk_log import DiskRaftLog
+from samsa.server.metadata.loader import RECORDS_PER_STEP
+from samsa.testing.cluster import LocalCluster
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 

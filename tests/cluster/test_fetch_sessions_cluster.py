@@ -25,7 +25,7 @@ from tests.cluster.helpers import create_topic_eventually
 from tests.integration.test_metrics_endpoint import endpoint_url, scrape, value
 
 from samsa.protocol.api import encode_request
-from samsa.testing_cluster import LocalCluster, node_metadata, wait_until
+from samsa.testing.cluster import LocalCluster, node_metadata, wait_until
 
 TOPIC = "idle"
 PARTITIONS = 1000

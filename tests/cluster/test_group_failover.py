@@ -27,7 +27,7 @@ from tests.cluster.group_members import CommittedOffsets, Member
 from tests.cluster.helpers import call, create_topic, node_metadata, wait_until
 from tests.cluster.workload import ConfluentProducer
 
-from samsa.testing_cluster import LocalCluster
+from samsa.testing.cluster import LocalCluster
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 

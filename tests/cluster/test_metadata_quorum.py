@@ -29,11 +29,11 @@ from tests.cluster.helpers import (
 from samsa.config import parse_properties
 from samsa.controller.metadata_log import MetadataLog
 from samsa.controller.records import producer_ids_record, topic_record
-from samsa.protocol.record_builder import RecordBatchBuilder
-from samsa.storage.log_config import LogConfig
+from samsa.protocol.batches.record_builder import RecordBatchBuilder
 from samsa.storage.log_manager import LogManager
+from samsa.storage.topic_config.log_config import LogConfig
 from samsa.testing import BrokerProcess
-from samsa.testing_cluster import LocalCluster, free_ports
+from samsa.testing.cluster import LocalCluster, free_ports
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
@@ -196,7 +196,7 @@ LEGACY_ID = uuid.UUID(int=0x5A45).bytes
 def _legacy_data_dir(data_dir: Path) -> None:
     """A data dir as the single-node broker wrote it before the quorum:
     meta.properties, cluster-metadata.log and the partition logs."""
-    from samsa.server import meta_properties
+    from samsa.server.metadata import meta_properties
 
     meta_properties.load_or_create(data_dir, 1)
     legacy = MetadataLog(data_dir)

@@ -8,7 +8,7 @@ not come at all (connection refused or closed): the fault tests found nodes
 answering with ApiVersions alone, which wedged librdkafka (it never sent
 Metadata on that connection again) and the Samsa producer (UNSUPPORTED_VERSION
 on its batches) after a full-cluster restart.  Such requests now wait until
-the broker is ready (server/listener_routing.py), as they do on Kafka, instead
+the broker is ready (server/connections/listener_routing.py), as they do on Kafka, instead
 of being closed: a client that connected early is answered, not dropped.
 
 Every node of the cluster restarts at once, so each waits at least for a Raft
@@ -32,7 +32,7 @@ from tests.startup_probe import (
     send_first_requests,
 )
 
-from samsa.testing_cluster import LocalCluster
+from samsa.testing.cluster import LocalCluster
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 from tests.cluster.helpers import active_controller, wait_until
 
-from samsa.testing_cluster import FAST_SETTINGS, LocalCluster
+from samsa.testing.cluster import FAST_SETTINGS, LocalCluster
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 

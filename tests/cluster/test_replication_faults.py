@@ -50,7 +50,7 @@ from tests.cluster.fault_run import (
 from tests.cluster.helpers import admin, wait_until
 
 from samsa.client.metadata import TopicPartition
-from samsa.testing_cluster import LocalCluster
+from samsa.testing.cluster import LocalCluster
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 

@@ -20,7 +20,7 @@ from confluent_kafka import AcknowledgeType, Producer, ShareConsumer
 from tests.cluster.helpers import create_topic, node_metadata, wait_until
 
 from samsa.coordinator.share.state import SHARE_STATE_TOPIC, state_partition
-from samsa.testing_cluster import LocalCluster
+from samsa.testing.cluster import LocalCluster
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 

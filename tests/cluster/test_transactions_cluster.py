@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 from tests.cluster.helpers import call, create_topic, node_metadata, wait_until
 
-from samsa.testing_cluster import LocalCluster
+from samsa.testing.cluster import LocalCluster
 
 ck = pytest.importorskip("confluent_kafka")
 

@@ -40,8 +40,8 @@ from tests.cluster.helpers import call, create_topic, node_metadata, wait_until
 from tests.cluster.txn_checker import TxnId, TxnReport, check_transactions
 from tests.cluster.workload import read_final_log
 
-from samsa.testing_cluster import LocalCluster
-from samsa.testing_process import LoggedProcess
+from samsa.testing.cluster import LocalCluster
+from samsa.testing.process import LoggedProcess
 
 ck = pytest.importorskip("confluent_kafka")
 

@@ -40,20 +40,15 @@ from typing import TYPE_CHECKING, Any
 
 from tests.cluster_sim.memory_log import MemoryLog
 
-from samsa.controller.metadata_delta import LocalReplicaChanges, MetadataDelta
-from samsa.controller.metadata_image import MetadataImage
-from samsa.controller.registrations import NO_LEADER
+from samsa.controller.image.metadata_delta import LocalReplicaChanges, MetadataDelta
+from samsa.controller.image.metadata_image import MetadataImage
+from samsa.controller.image.registrations import NO_LEADER
 from samsa.errors import ErrorCode, KafkaError
-from samsa.replication.alter_partition_manager import AlterPartitionManager, _Change
 from samsa.replication.config import ReplicationConfig
-from samsa.replication.fetch_responses import (
-    epoch_end_offset_response,
-    fetch_error,
-    fetch_partition_response,
-)
-from samsa.replication.fetcher import carry_out
-from samsa.replication.fetcher_state import FetcherState
-from samsa.replication.fetcher_types import (
+from samsa.replication.fetcher.local_followers import LocalFollowers
+from samsa.replication.fetcher.replica_fetcher import carry_out
+from samsa.replication.fetcher.state import FetcherState
+from samsa.replication.fetcher.types import (
     FetcherAction,
     FetchStatus,
     InitialFetchState,
@@ -61,14 +56,19 @@ from samsa.replication.fetcher_types import (
     TruncateTo,
 )
 from samsa.replication.image_changes import local_changes_from_image
-from samsa.replication.isr_state import LeaderAndIsr, PendingIsrChange
-from samsa.replication.local_followers import LocalFollowers
+from samsa.replication.leader.alter_partition_manager import AlterPartitionManager, _Change
+from samsa.replication.leader.fetch_responses import (
+    epoch_end_offset_response,
+    fetch_error,
+    fetch_partition_response,
+)
+from samsa.replication.leader.isr_state import LeaderAndIsr, PendingIsrChange
 from samsa.replication.partition import Partition, PartitionRole
 from samsa.replication.partition_base import PartitionBase
 from samsa.server.controller_server import ALTER_PARTITION, BROKER_HEARTBEAT, BROKER_REGISTRATION
-from samsa.server.metadata_loader import MetadataLoader
-from samsa.storage.log_config import LogConfig
-from samsa.storage.producer_state import ProducerStateManager
+from samsa.server.metadata.loader import MetadataLoader
+from samsa.storage.producers.producer_state import ProducerStateManager
+from samsa.storage.topic_config.log_config import LogConfig
 
 if TYPE_CHECKING:
     from tests.cluster_sim.sim import ClusterSimulation
@@ -267,7 +267,7 @@ class SimFetcher:
 class BrokerProcess:
     """One incarnation of a broker node (see the module doc)."""
 
-    """Heartbeat with the next offset to apply, as samsa.server.broker_lifecycle does."""
+    """Heartbeat with the next offset to apply, as samsa.server.metadata.broker_lifecycle does."""
 
     def __init__(self, sim: ClusterSimulation, node: SimNode, disk: BrokerDisk) -> None:
         self.sim = sim

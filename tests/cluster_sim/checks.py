@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any
 
 from tests.cluster_sim.memory_log import MemoryLog
 
-from samsa.controller.metadata_image import MetadataImage, images_equal
+from samsa.controller.image.metadata_image import MetadataImage, images_equal
 from samsa.protocol.metadata_records import MetadataRecord, decode_metadata_record
 from samsa.replication.partition import Partition, PartitionRole
 

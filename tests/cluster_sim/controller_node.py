@@ -3,7 +3,7 @@
 Wired as ``samsa.server.node`` and ``samsa.server.controller_server`` wire the
 real node, minus asyncio:
 
-* the real ``MetadataLoader`` (samsa.server.metadata_loader) replays committed
+* the real ``MetadataLoader`` (samsa.server.metadata.loader) replays committed
   entries into the node's ``MetadataImage`` on every ``HighWatermarkAdvanced``,
   loads snapshots on ``LoadSnapshot`` and writes them (``create_snapshot`` then
   ``delete_before_snapshot``, as ``RaftDriver.create_snapshot`` does);
@@ -27,8 +27,8 @@ from typing import TYPE_CHECKING, Any
 
 from samsa.controller.controller_config import ControllerConfig
 from samsa.controller.controller_result import ControllerResult
-from samsa.controller.metadata_delta import MetadataDelta
-from samsa.controller.metadata_image import MetadataImage
+from samsa.controller.image.metadata_delta import MetadataDelta
+from samsa.controller.image.metadata_image import MetadataImage
 from samsa.controller.quorum_controller import QuorumController
 from samsa.protocol.metadata_records import encode_metadata_record
 from samsa.raft import NotLeaderError
@@ -42,7 +42,7 @@ from samsa.server.controller_server import (
     INCREMENTAL_ALTER_CONFIGS,
     not_controller_response,
 )
-from samsa.server.metadata_loader import MetadataLoader
+from samsa.server.metadata.loader import MetadataLoader
 
 if TYPE_CHECKING:
     from tests.cluster_sim.sim import ClusterSimulation

@@ -31,7 +31,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from samsa.errors import ErrorCode, KafkaError
-from samsa.protocol.record_batch import (
+from samsa.protocol.batches.record_batch import (
     BatchHeader,
     WritableBuffer,
     iter_batches,
@@ -39,9 +39,9 @@ from samsa.protocol.record_batch import (
     stamp_batch,
 )
 from samsa.storage.leader_epoch_cache import EpochEndOffset, LeaderEpochFileCache
-from samsa.storage.log_config import LogConfig
 from samsa.storage.log_info import AppendInfo, FetchDataInfo
-from samsa.storage.transaction_index import AbortedTxn, TransactionIndex
+from samsa.storage.segments.transaction_index import AbortedTxn, TransactionIndex
+from samsa.storage.topic_config.log_config import LogConfig
 
 __all__ = ["MemoryLog", "StoredBatch"]
 

@@ -40,10 +40,10 @@ from tests.cluster_sim.scenario import ClusterScenario
 from tests.cluster_sim.transactions import TransactionWorkload
 from tests.raft.sim import SimNode, Simulation, SimulationFailure
 
-from samsa.controller.metadata_image import MetadataImage
+from samsa.controller.image.metadata_image import MetadataImage
 from samsa.errors import ErrorCode
-from samsa.protocol.record_batch import iter_batches
-from samsa.protocol.record_builder import RecordBatchBuilder
+from samsa.protocol.batches.record_batch import iter_batches
+from samsa.protocol.batches.record_builder import RecordBatchBuilder
 from samsa.raft import (
     Action,
     LeaderChanged,

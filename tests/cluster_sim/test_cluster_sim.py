@@ -20,12 +20,12 @@ import pytest
 from tests.cluster_sim.scenario import ClusterScenario
 from tests.cluster_sim.sim import ClusterSimulation, SimulationFailure, run_seed
 
-from samsa.controller import leader_selectors, partition_change
 from samsa.controller.controller_result import ControllerResult
+from samsa.controller.partitions import leader_selectors, partition_change
 from samsa.controller.quorum_controller import QuorumController
-from samsa.replication.follower_side import FollowerSide
-from samsa.replication.leader_state import LeaderState
-from samsa.server.metadata_loader import MetadataLoader
+from samsa.replication.fetcher.follower_side import FollowerSide
+from samsa.replication.leader.leader_state import LeaderState
+from samsa.server.metadata.loader import MetadataLoader
 
 SEEDS = int(os.environ.get("SAMSA_CLUSTER_SIM_SEEDS", "150"))
 FIRST_SEED = int(os.environ.get("SAMSA_CLUSTER_SIM_FIRST_SEED", "0"))
@@ -211,7 +211,7 @@ def test_catches_a_topic_that_vanishes_without_a_delete(monkeypatch: pytest.Monk
 def test_catches_a_leader_serving_consumers_above_the_high_watermark(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from samsa.replication.leader_side import LeaderSide
+    from samsa.replication.leader.leader_side import LeaderSide
     from samsa.replication.partition_base import ReadResult
 
     def read_everything(

@@ -42,10 +42,10 @@ from tests.cluster_sim.checks import DATA_TOPIC
 from tests.cluster_sim.memory_log import MemoryLog
 
 from samsa.errors import ErrorCode
-from samsa.protocol.record_batch import BatchHeader, iter_batches
-from samsa.protocol.record_builder import RecordBatchBuilder
+from samsa.protocol.batches.record_batch import BatchHeader, iter_batches
+from samsa.protocol.batches.record_builder import RecordBatchBuilder
 from samsa.replication.partition import Partition
-from samsa.storage.transaction_replay import parse_marker
+from samsa.storage.producers.transaction_replay import parse_marker
 
 if TYPE_CHECKING:
     from tests.cluster_sim.sim import ClusterSimulation

@@ -34,7 +34,7 @@ from tests.console.secured import (
     wait_for,
 )
 
-from samsa.testing_cluster import LocalCluster
+from samsa.testing.cluster import LocalCluster
 
 pytestmark = pytest.mark.timeout(300)
 expect = playwright_api.expect

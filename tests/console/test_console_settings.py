@@ -19,9 +19,9 @@ from tests.console.secured import AUTHORIZER, plain_jaas
 from tests.security.certs import CertificateAuthority
 
 from samsa.config import BrokerConfig
+from samsa.config.node_settings import NodeSettings
 from samsa.errors import ConfigError
-from samsa.node_settings import NodeSettings
-from samsa.server.http_security import check_http_settings
+from samsa.server.endpoints.security_checks import check_http_settings
 from samsa.testing import BrokerProcess
 
 pytestmark = pytest.mark.timeout(120)

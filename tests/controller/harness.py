@@ -16,10 +16,10 @@ from tests.controller.helpers import incarnation
 
 from samsa.controller.controller_config import ControllerConfig
 from samsa.controller.controller_result import ControllerResult
-from samsa.controller.metadata_delta import MetadataDelta
-from samsa.controller.metadata_image import MetadataImage
+from samsa.controller.image.metadata_delta import MetadataDelta
+from samsa.controller.image.metadata_image import MetadataImage
+from samsa.controller.image.registrations import PartitionRegistration
 from samsa.controller.quorum_controller import QuorumController
-from samsa.controller.registrations import PartitionRegistration
 
 
 class Cluster:

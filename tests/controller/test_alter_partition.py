@@ -1,6 +1,6 @@
 from tests.controller.harness import Cluster
 
-from samsa.controller.registrations import PartitionRegistration
+from samsa.controller.image.registrations import PartitionRegistration
 from samsa.errors import ErrorCode
 
 

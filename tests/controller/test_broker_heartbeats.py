@@ -1,6 +1,6 @@
 from typing import Any
 
-from samsa.controller.broker_heartbeats import BrokerControlState, BrokerHeartbeatManager
+from samsa.controller.brokers.broker_heartbeats import BrokerControlState, BrokerHeartbeatManager
 
 S = BrokerControlState
 

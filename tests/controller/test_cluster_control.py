@@ -3,8 +3,8 @@ from tests.controller.harness import Cluster
 from tests.controller.helpers import incarnation
 
 from samsa.controller.controller_config import ControllerConfig
-from samsa.controller.metadata_image import RESOURCE_TOPIC
-from samsa.controller.registrations import NO_LEADER
+from samsa.controller.image.metadata_image import RESOURCE_TOPIC
+from samsa.controller.image.registrations import NO_LEADER
 from samsa.errors import ErrorCode
 
 

@@ -3,7 +3,7 @@ from typing import Any
 from tests.controller.harness import Cluster
 
 from samsa.controller.controller_config import ControllerConfig
-from samsa.controller.metadata_image import RESOURCE_BROKER, RESOURCE_TOPIC
+from samsa.controller.image.metadata_image import RESOURCE_BROKER, RESOURCE_TOPIC
 from samsa.errors import ErrorCode
 
 SET, DELETE, APPEND, SUBTRACT = 0, 1, 2, 3

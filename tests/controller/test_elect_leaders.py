@@ -1,7 +1,7 @@
 from tests.controller.harness import Cluster
 
 from samsa.controller.controller_config import ControllerConfig
-from samsa.controller.registrations import NO_LEADER
+from samsa.controller.image.registrations import NO_LEADER
 from samsa.errors import ErrorCode
 
 

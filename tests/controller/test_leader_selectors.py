@@ -1,4 +1,5 @@
-from samsa.controller.leader_selectors import (
+from samsa.controller.image.registrations import NO_LEADER
+from samsa.controller.partitions.leader_selectors import (
     LeaderElection,
     controlled_shutdown_leader,
     noop_leader,
@@ -6,7 +7,6 @@ from samsa.controller.leader_selectors import (
     preferred_leader,
     reassigned_leader,
 )
-from samsa.controller.registrations import NO_LEADER
 
 
 def live(*ids: int):  # type: ignore[no-untyped-def]

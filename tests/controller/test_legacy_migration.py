@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from samsa.controller.image.snapshot_records import image_from_records
 from samsa.controller.legacy_migration import (
     legacy_metadata_exists,
     legacy_records,
@@ -17,7 +18,6 @@ from samsa.controller.records import (
     topic_config_record,
     topic_record,
 )
-from samsa.controller.snapshot_records import image_from_records
 
 ORDERS = bytes(range(16))
 GONE = bytes(range(1, 17))

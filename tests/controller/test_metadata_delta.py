@@ -9,8 +9,8 @@ from tests.controller.helpers import (
     topic_id_of,
 )
 
-from samsa.controller.metadata_delta import MetadataDelta
-from samsa.controller.metadata_image import RESOURCE_TOPIC, MetadataImage
+from samsa.controller.image.metadata_delta import MetadataDelta
+from samsa.controller.image.metadata_image import RESOURCE_TOPIC, MetadataImage
 from samsa.protocol.metadata_records import MetadataRecord, make_record
 
 

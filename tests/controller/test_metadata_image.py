@@ -10,14 +10,14 @@ from tests.controller.helpers import (
     topic_id_of,
 )
 
-from samsa.controller.metadata_image import (
+from samsa.controller.image.metadata_image import (
     RESOURCE_BROKER,
     RESOURCE_TOPIC,
     MetadataImage,
     MetadataReplayError,
     images_equal,
 )
-from samsa.controller.registrations import NO_LEADER, PartitionRegistration
+from samsa.controller.image.registrations import NO_LEADER, PartitionRegistration
 from samsa.protocol.metadata_records import MetadataRecord, make_record
 
 TID = topic_id_of("orders")

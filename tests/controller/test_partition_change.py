@@ -4,18 +4,18 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from samsa.controller.leader_selectors import (
+from samsa.controller.image.registrations import (
+    NO_LEADER,
+    LeaderRecoveryState,
+    PartitionRegistration,
+)
+from samsa.controller.partitions.leader_selectors import (
     controlled_shutdown_leader,
     offline_leader,
     preferred_leader,
     reassigned_leader,
 )
-from samsa.controller.partition_change import Election, build_partition_change, is_noop
-from samsa.controller.registrations import (
-    NO_LEADER,
-    LeaderRecoveryState,
-    PartitionRegistration,
-)
+from samsa.controller.partitions.partition_change import Election, build_partition_change, is_noop
 
 TID = b"t" * 16
 

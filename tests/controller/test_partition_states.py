@@ -2,7 +2,8 @@ import itertools
 
 import pytest
 
-from samsa.controller.partition_states import (
+from samsa.controller.image.registrations import NO_LEADER, PartitionRegistration
+from samsa.controller.partitions.partition_states import (
     PARTITION_VALID_PREVIOUS,
     REPLICA_VALID_PREVIOUS,
     IllegalStateTransition,
@@ -15,7 +16,6 @@ from samsa.controller.partition_states import (
     partition_state,
     replica_state,
 )
-from samsa.controller.registrations import NO_LEADER, PartitionRegistration
 
 P = PartitionState
 R = ReplicaState

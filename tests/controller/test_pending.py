@@ -8,8 +8,8 @@ from tests.controller.helpers import (
     topic_id_of,
 )
 
+from samsa.controller.image.registrations import NO_LEADER
 from samsa.controller.pending import PendingChanges
-from samsa.controller.registrations import NO_LEADER
 from samsa.protocol.metadata_records import make_record
 
 TID = topic_id_of("t")

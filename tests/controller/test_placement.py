@@ -5,7 +5,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from samsa.controller.placement import UsableBroker, place_replicas
+from samsa.controller.partitions.placement import UsableBroker, place_replicas
 from samsa.errors import ErrorCode, KafkaError
 
 

@@ -1,7 +1,7 @@
 from tests.controller.harness import Cluster
 
-from samsa.controller.reassignment import reassignment_targets, revert_targets
-from samsa.controller.registrations import PartitionRegistration
+from samsa.controller.image.registrations import PartitionRegistration
+from samsa.controller.partitions.reassignment import reassignment_targets, revert_targets
 from samsa.errors import ErrorCode
 
 

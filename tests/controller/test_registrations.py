@@ -1,6 +1,6 @@
 from tests.controller.helpers import register_broker
 
-from samsa.controller.registrations import (
+from samsa.controller.image.registrations import (
     NO_LEADER,
     NO_LEADER_CHANGE,
     BrokerRegistration,

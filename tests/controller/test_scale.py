@@ -9,9 +9,9 @@ import uuid
 
 from tests.controller.helpers import register_broker
 
-from samsa.controller.metadata_image import MetadataImage
+from samsa.controller.image.metadata_image import MetadataImage
+from samsa.controller.partitions.placement import UsableBroker, place_replicas
 from samsa.controller.pending import PendingChanges
-from samsa.controller.placement import UsableBroker, place_replicas
 from samsa.controller.quorum_controller import QuorumController
 from samsa.protocol.metadata_records import MetadataRecord, make_record
 

@@ -4,9 +4,9 @@ import pytest
 from tests.controller.harness import Cluster
 
 from samsa.controller.controller_config import ControllerConfig
-from samsa.controller.metadata_image import RESOURCE_BROKER, RESOURCE_TOPIC
+from samsa.controller.image.metadata_image import RESOURCE_BROKER, RESOURCE_TOPIC
 from samsa.errors import ErrorCode
-from samsa.storage.log_config import LOG_CONFIG_KEYS
+from samsa.storage.topic_config.log_config import LOG_CONFIG_KEYS
 
 
 def cluster(n: int = 4, racks: list[str] | None = None, **config: Any) -> Cluster:

@@ -11,7 +11,7 @@ from tests.controller.harness import Cluster
 
 from samsa.controller.steps import PARTITIONS_PER_STEP, run_through
 from samsa.errors import ErrorCode
-from samsa.loop_slices import run_in_steps
+from samsa.eventloop.loop_slices import run_in_steps
 
 PARTITIONS = 3 * PARTITIONS_PER_STEP + 7
 

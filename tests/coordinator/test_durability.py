@@ -11,7 +11,10 @@ from samsa.coordinator import (
     partition_for,
 )
 from samsa.errors import ErrorCode
-from samsa.protocol.group_records import encode_offset_commit_key, encode_offset_commit_value
+from samsa.protocol.internal_records.group_records import (
+    encode_offset_commit_key,
+    encode_offset_commit_value,
+)
 
 from .helpers import FETCH, HEARTBEAT, Client, Cluster, async_test, fetch_v8, offsets_of
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from samsa.coordinator import GroupConfig, GroupState
 from samsa.errors import ErrorCode
-from samsa.protocol.group_records import GroupKey, OffsetKey, decode_key
+from samsa.protocol.internal_records.group_records import GroupKey, OffsetKey, decode_key
 
 from .helpers import (
     COMMIT,

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from samsa.storage import io_faults
+from samsa.storage.files import io_faults
 
 
 @pytest.fixture

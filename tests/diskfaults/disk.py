@@ -3,7 +3,7 @@
 A tmpfs of a few MB answers ENOSPC like a full device, and freeing a filler
 file gives the space back, so "the disk filled, then space came back" needs no
 fake.  Errors the kernel gives only through device-mapper (EIO on write or
-fsync) come from ``samsa.storage.io_faults`` instead.
+fsync) come from ``samsa.storage.files.io_faults`` instead.
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ idempotent) and a consumer run all along (``tests.cluster.fault_run``).
 One after another, each on the node leading a partition:
 
 1. its disk fills (a real ENOSPC: a filler file takes the tmpfs's last byte);
-2. its fsyncs of partition data fail with EIO (``samsa.storage.io_faults``,
+2. its fsyncs of partition data fail with EIO (``samsa.storage.files.io_faults``,
    since this kernel has no device-mapper ``dm-error``).
 
 (An EIO on write takes the same path as ENOSPC; tests/storage covers it.)
@@ -34,7 +34,7 @@ import pytest
 from tests.cluster.fault_run import TOPIC, Run, finish_and_check, open_run
 from tests.diskfaults.disk import fill, small_tmpfs
 
-from samsa.testing_cluster import LocalCluster
+from samsa.testing.cluster import LocalCluster
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 

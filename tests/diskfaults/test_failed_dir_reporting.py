@@ -22,9 +22,9 @@ from samsa.cli.cluster_status import gather
 from samsa.config import BrokerConfig
 from samsa.errors import ErrorCode
 from samsa.server.node import Node
-from samsa.storage import io_faults
+from samsa.storage.files import io_faults
 from samsa.testing import TEST_SETTINGS
-from samsa.testing_cluster import free_ports
+from samsa.testing.cluster import free_ports
 
 pytestmark = pytest.mark.integration
 

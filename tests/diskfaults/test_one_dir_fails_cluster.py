@@ -29,7 +29,7 @@ from confluent_kafka.admin import AdminClient, NewTopic
 from tests.cluster.fault_run import TOPIC, Run, finish_and_check, open_run
 from tests.cluster.helpers import wait_until
 
-from samsa.testing_cluster import LocalCluster
+from samsa.testing.cluster import LocalCluster
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 

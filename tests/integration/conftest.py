@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from samsa.protocol.record_batch import BatchHeader, iter_batches
+from samsa.protocol.batches.record_batch import BatchHeader, iter_batches
 from samsa.testing import BrokerProcess
 
 _names = itertools.count()

@@ -10,7 +10,7 @@ from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 from tests.integration.conftest import stored_batches
 
-from samsa.protocol.compression import Compression
+from samsa.protocol.batches.compression import Compression
 from samsa.testing import BrokerProcess
 
 CODECS = [None, "gzip", "snappy", "lz4", "zstd"]

@@ -13,7 +13,7 @@ from tests.integration.conftest import stored_batches
 
 from samsa.errors import ErrorCode
 from samsa.protocol.api import decode_response, encode_request
-from samsa.protocol.record_builder import RecordBatchBuilder
+from samsa.protocol.batches.record_builder import RecordBatchBuilder
 from samsa.testing import BrokerProcess
 
 

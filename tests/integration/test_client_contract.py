@@ -8,7 +8,7 @@ from pathlib import Path
 from tests.integration.test_bad_input import RawClient
 
 from samsa.errors import ErrorCode
-from samsa.protocol.record_builder import RecordBatchBuilder
+from samsa.protocol.batches.record_builder import RecordBatchBuilder
 from samsa.testing import BrokerProcess
 
 INT32_MIN = -(2**31)

@@ -25,7 +25,7 @@ from tests.integration.test_metrics_endpoint import endpoint_url, scrape, value
 from samsa.errors import ErrorCode
 from samsa.protocol.api import decode_response, encode_request
 from samsa.testing import BrokerProcess
-from samsa.testing_cluster import wait_until
+from samsa.testing.cluster import wait_until
 
 pytestmark = pytest.mark.serial  # measures a rate: not beside another xdist worker
 

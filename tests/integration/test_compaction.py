@@ -20,7 +20,7 @@ import pytest
 from confluent_kafka import OFFSET_BEGINNING, Consumer, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from samsa.protocol.group_records import OffsetKey, decode_key
+from samsa.protocol.internal_records.group_records import OffsetKey, decode_key
 from samsa.server.cleaner_task import CRASH_ENV
 from samsa.testing import BrokerProcess
 

@@ -9,7 +9,7 @@ from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 from tests.integration.conftest import stored_batches
 
-from samsa.protocol.compression import Compression
+from samsa.protocol.batches.compression import Compression
 from samsa.testing import BrokerProcess
 
 CODECS = ["none", "gzip", "snappy", "lz4", "zstd"]

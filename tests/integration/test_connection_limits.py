@@ -12,7 +12,7 @@ from tests.integration.test_bad_input import RawClient
 from tests.integration.test_dynamic_broker_configs import alter_raw
 
 from samsa.testing import BrokerProcess
-from samsa.testing_cluster import wait_until
+from samsa.testing.cluster import wait_until
 
 API_VERSIONS = 18
 

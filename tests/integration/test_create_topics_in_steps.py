@@ -13,7 +13,7 @@ from confluent_kafka.admin import AdminClient, NewTopic
 
 from samsa.controller.steps import PARTITIONS_PER_STEP
 from samsa.protocol.metadata_records import decode_metadata_record
-from samsa.raft.disk_log import DiskRaftLog
+from samsa.raft.persistence.disk_log import DiskRaftLog
 from samsa.testing import BrokerProcess
 
 pytestmark = pytest.mark.integration

@@ -18,7 +18,7 @@ from kafka.admin import ConfigResourceType
 from tests.integration.test_bad_input import RawClient
 
 from samsa.errors import ErrorCode
-from samsa.storage.log_config import LOG_CONFIG_KEYS
+from samsa.storage.topic_config.log_config import LOG_CONFIG_KEYS
 from samsa.testing import BrokerProcess
 
 STATIC = {

@@ -24,7 +24,7 @@ from tests.startup_probe import (
 )
 
 from samsa.testing import BrokerProcess
-from samsa.testing_cluster import free_ports
+from samsa.testing.cluster import free_ports
 
 pytestmark = pytest.mark.integration
 

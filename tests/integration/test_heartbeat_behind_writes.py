@@ -26,12 +26,12 @@ from typing import Any, TypeVar
 import pytest
 
 from samsa.config import BrokerConfig
-from samsa.server.broker_lifecycle import BrokerState
 from samsa.server.controller_server import ALTER_PARTITION, ControllerServer
-from samsa.server.meta_properties import random_cluster_id
+from samsa.server.metadata.broker_lifecycle import BrokerState
+from samsa.server.metadata.meta_properties import random_cluster_id
 from samsa.server.node import Node
 from samsa.testing import TEST_SETTINGS
-from samsa.testing_cluster import free_ports, wait_until
+from samsa.testing.cluster import free_ports, wait_until
 
 pytestmark = pytest.mark.integration
 

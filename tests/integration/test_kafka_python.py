@@ -9,7 +9,7 @@ from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer, TopicPartition
 from kafka.admin import NewTopic
 from tests.integration.conftest import stored_batches
 
-from samsa.protocol.compression import Compression
+from samsa.protocol.batches.compression import Compression
 from samsa.testing import BrokerProcess
 
 CODECS = [None, "gzip", "snappy", "lz4", "zstd"]

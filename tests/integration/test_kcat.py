@@ -8,7 +8,7 @@ import subprocess
 import pytest
 from tests.integration.conftest import stored_batches
 
-from samsa.protocol.compression import Compression
+from samsa.protocol.batches.compression import Compression
 from samsa.testing import BrokerProcess
 
 KCAT = shutil.which("kcat") or shutil.which("kafkacat")

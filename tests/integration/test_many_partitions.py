@@ -21,7 +21,7 @@ from confluent_kafka import Producer
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from samsa.testing import BrokerProcess
-from samsa.testing_cluster import wait_until
+from samsa.testing.cluster import wait_until
 
 pytestmark = pytest.mark.serial  # bounds a start-up time: not beside another xdist worker
 

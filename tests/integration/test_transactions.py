@@ -335,7 +335,7 @@ def test_a_transactional_write_to_a_partition_not_in_the_transaction_is_refused(
     from tests.integration.test_bad_input import RawClient
 
     from samsa.errors import ErrorCode
-    from samsa.protocol.record_builder import RecordBatchBuilder
+    from samsa.protocol.batches.record_builder import RecordBatchBuilder
 
     bootstrap = txn_broker.bootstrap
     topic = new_topic(bootstrap)

@@ -17,7 +17,7 @@ from tests.integration.test_transactions import new_topic, read_all, stable_end,
 from tests.integration.test_transactions import producer as classic_producer
 
 from samsa.errors import ErrorCode
-from samsa.protocol.record_builder import RecordBatchBuilder
+from samsa.protocol.batches.record_builder import RecordBatchBuilder
 from samsa.testing import BrokerProcess
 
 pytestmark = pytest.mark.integration

@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 
 from samsa.testing import BrokerProcess
-from samsa.testing_cluster import LocalCluster
-from samsa.testing_kafka_reference import KafkaReference
-from samsa.testing_kafka_reference import kafka_reference as kafka_reference
+from samsa.testing.cluster import LocalCluster
+from samsa.testing.kafka_reference import KafkaReference
+from samsa.testing.kafka_reference import kafka_reference as kafka_reference
 
 TOOL_TIMEOUT_S = 180.0
 STARTUP_TIMEOUT_S = 120.0

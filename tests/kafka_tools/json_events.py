@@ -10,7 +10,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from samsa.testing_kafka_reference import KafkaReference
+from samsa.testing.kafka_reference import KafkaReference
 
 Event = dict[str, Any]
 

@@ -17,7 +17,7 @@ from tests.kafka_tools.tool_classes import ACLS
 from tests.security.acl_broker import USERS, AclBroker
 from tests.security.acl_broker import acl_broker as acl_broker
 
-from samsa.testing_kafka_reference import KafkaReference
+from samsa.testing.kafka_reference import KafkaReference
 
 pytestmark = pytest.mark.timeout(TEST_TIMEOUT_S)
 

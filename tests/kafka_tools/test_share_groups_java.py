@@ -18,7 +18,7 @@ from tests.kafka_tools.conftest import STARTUP_TIMEOUT_S, TEST_TIMEOUT_S, KafkaT
 from tests.kafka_tools.tool_classes import CONSOLE_SHARE_CONSUMER, SHARE_GROUPS
 
 from samsa.testing import BrokerProcess
-from samsa.testing_kafka_reference import KafkaReference
+from samsa.testing.kafka_reference import KafkaReference
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.timeout(TEST_TIMEOUT_S)]
 

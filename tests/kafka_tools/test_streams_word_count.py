@@ -18,7 +18,7 @@ from confluent_kafka.admin import AdminClient, NewTopic
 from tests.kafka_tools.conftest import TEST_TIMEOUT_S, compile_java
 
 from samsa.testing import BrokerProcess
-from samsa.testing_kafka_reference import KafkaReference
+from samsa.testing.kafka_reference import KafkaReference
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.timeout(TEST_TIMEOUT_S)]
 

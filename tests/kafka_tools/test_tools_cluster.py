@@ -26,7 +26,7 @@ from tests.kafka_tools.tool_classes import (
     TOPICS,
 )
 
-from samsa.testing_cluster import LocalCluster, wait_until
+from samsa.testing.cluster import LocalCluster, wait_until
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.timeout(TEST_TIMEOUT_S)]
 

@@ -19,8 +19,8 @@ from confluent_kafka.admin import AdminClient, NewTopic
 from tests.kafka_tools.conftest import TEST_TIMEOUT_S, TOOL_TIMEOUT_S, compile_java
 
 from samsa.testing import BrokerProcess
-from samsa.testing_cluster import LocalCluster
-from samsa.testing_kafka_reference import KafkaReference
+from samsa.testing.cluster import LocalCluster
+from samsa.testing.kafka_reference import KafkaReference
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.timeout(TEST_TIMEOUT_S)]
 

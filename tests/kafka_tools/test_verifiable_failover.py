@@ -14,8 +14,8 @@ from tests.kafka_tools.conftest import STARTUP_TIMEOUT_S, TEST_TIMEOUT_S
 from tests.kafka_tools.json_events import Event, JsonEventTool
 from tests.kafka_tools.tool_classes import VERIFIABLE_CONSUMER, VERIFIABLE_PRODUCER
 
-from samsa.testing_cluster import LocalCluster, node_metadata, wait_until
-from samsa.testing_kafka_reference import KafkaReference
+from samsa.testing.cluster import LocalCluster, node_metadata, wait_until
+from samsa.testing.kafka_reference import KafkaReference
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.timeout(TEST_TIMEOUT_S)]
 

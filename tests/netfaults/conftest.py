@@ -11,7 +11,7 @@ import pytest
 from tests.cluster.fault_run import Run, open_run
 from tests.netfaults.network import HostNetwork, host_network
 
-from samsa.testing_cluster import LocalCluster
+from samsa.testing.cluster import LocalCluster
 
 __all__ = ["NODES", "host_network", "run"]
 

@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from samsa.errors import ErrorCode, KafkaError
-from samsa.protocol.compression import Compression, compress, decompress
+from samsa.protocol.batches.compression import Compression, compress, decompress
 
 PAYLOADS = [b"", b"a", b"hello kafka " * 1000, os.urandom(70_000), b"\x00" * 200_000]
 CODECS = list(Compression)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from samsa.errors import DecodeError
-from samsa.protocol.consumer_group_records import (
+from samsa.protocol.internal_records.consumer_group_records import (
     CURRENT_MEMBER_ASSIGNMENT,
     GROUP_METADATA,
     MEMBER_METADATA,
@@ -19,7 +19,7 @@ from samsa.protocol.consumer_group_records import (
     decode_consumer_group_value,
     encode_consumer_group_value,
 )
-from samsa.protocol.group_records import UnknownRecordKey, decode_key
+from samsa.protocol.internal_records.group_records import UnknownRecordKey, decode_key
 
 T = bytes(range(16))
 

@@ -21,7 +21,7 @@ from samsa.protocol.fetch_session import (
     NO_SESSION,
     FetchSessionHandler,
 )
-from samsa.server.fetch_sessions import FetchSessionCache
+from samsa.server.fetch_sessions.cache import FetchSessionCache
 
 Key = tuple[str, int]
 FAULTS = ("none", "none", "none", "lost_request", "lost_response", "evicted")

@@ -7,7 +7,7 @@ import struct
 import pytest
 
 from samsa.errors import DecodeError
-from samsa.protocol.group_records import (
+from samsa.protocol.internal_records.group_records import (
     GroupKey,
     GroupMetadataValue,
     MemberMetadata,

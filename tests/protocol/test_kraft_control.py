@@ -15,7 +15,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from samsa.errors import DecodeError
-from samsa.protocol.kraft_control import (
+from samsa.protocol.batches.record_batch import CONTROL_MASK, TRANSACTIONAL_MASK, read_batch_header
+from samsa.protocol.batches.record_reader import decode_batch
+from samsa.protocol.internal_records.kraft_control import (
     CONTROL_SCHEMAS,
     ControlRecordType,
     UnknownControlRecordType,
@@ -23,8 +25,6 @@ from samsa.protocol.kraft_control import (
     decode_control_record,
     encode_control_record,
 )
-from samsa.protocol.record_batch import CONTROL_MASK, TRANSACTIONAL_MASK, read_batch_header
-from samsa.protocol.record_reader import decode_batch
 
 from .schema_strategies import body_strategy
 

@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 
 from samsa.protocol.api import decode_message, decode_response, encode_message, encode_request
-from samsa.protocol.codegen import active_fields as _active
+from samsa.protocol.codegen.generator import active_fields as _active
 from samsa.protocol.messages import APIS
 from samsa.protocol.schema import Api, Field
 

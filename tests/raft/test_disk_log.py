@@ -9,16 +9,16 @@ from typing import Any
 
 import pytest
 
-from samsa.protocol.kraft_control import (
+from samsa.protocol.batches.record_batch import iter_batches
+from samsa.protocol.batches.record_builder import RecordBatchBuilder
+from samsa.protocol.batches.record_reader import decode_records
+from samsa.protocol.internal_records.kraft_control import (
     control_batch,
     decode_control_record,
     encode_control_record,
 )
-from samsa.protocol.record_batch import iter_batches
-from samsa.protocol.record_builder import RecordBatchBuilder
-from samsa.protocol.record_reader import decode_records
-from samsa.raft.disk_log import DiskRaftLog
-from samsa.raft.entry_codec import SKIPPED_CONTROL, voters_record
+from samsa.raft.persistence.disk_log import DiskRaftLog
+from samsa.raft.persistence.entry_codec import SKIPPED_CONTROL, voters_record
 from samsa.raft.records import Endpoint, Entry, LeaderChange, SnapshotId, Voters
 from samsa.raft.voters import VoterNode, VoterSet
 from samsa.storage import CLUSTER_METADATA_TOPIC, Log, LogConfig
@@ -293,7 +293,7 @@ def test_a_reopened_log_starts_at_its_earliest_snapshot(tmp_path: Path) -> None:
 def test_a_read_on_batch_bounds_carries_the_stored_batches_to_send_as_they_are(
     tmp_path: Path,
 ) -> None:
-    from samsa.raft.entry_codec import decode_entries
+    from samsa.raft.persistence.entry_codec import decode_entries
 
     raft_log = open_log(tmp_path)
     raft_log.append_as_leader([b"a", b"b", b"c"], epoch=1)  # one batch: 0-2
@@ -321,7 +321,7 @@ def test_a_read_on_batch_bounds_carries_the_stored_batches_to_send_as_they_are(
 def test_decoding_stops_at_the_first_batch_past_what_was_asked() -> None:
     """A read's bytes hold about twice the entries it asks for; the batches past
     them are left undecoded (a step of the metadata loader wants 200)."""
-    from samsa.raft.entry_codec import decode_entries, encode_payloads
+    from samsa.raft.persistence.entry_codec import decode_entries, encode_payloads
 
     data = bytes(
         encode_payloads(

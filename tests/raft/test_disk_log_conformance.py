@@ -17,10 +17,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from samsa.protocol.record_builder import RecordBatchBuilder
-from samsa.raft.disk_log import DiskRaftLog
-from samsa.raft.log import RaftLog, ValidationKind, truncation_offset, validate_offset_and_epoch
-from samsa.raft.memory_log import MemoryRaftLog
+from samsa.protocol.batches.record_builder import RecordBatchBuilder
+from samsa.raft.persistence.disk_log import DiskRaftLog
+from samsa.raft.persistence.memory_log import MemoryRaftLog
+from samsa.raft.persistence.raft_log import (
+    RaftLog,
+    ValidationKind,
+    truncation_offset,
+    validate_offset_and_epoch,
+)
 from samsa.raft.records import (
     Endpoint,
     Entry,
@@ -402,7 +407,7 @@ def apply(log: RaftLog, op: tuple[object, ...], epoch_floor: int) -> None:
 def _snapshot_bytes(log: RaftLog, memory: MemoryRaftLog | None, snapshot_id: SnapshotId) -> bytes:
     """Bytes of a snapshot as a peer of the same kind would send them."""
     if memory is not None:
-        from samsa.raft.memory_log import encode_snapshot
+        from samsa.raft.persistence.memory_log import encode_snapshot
 
         return encode_snapshot(VOTERS, b"")
     with tempfile.TemporaryDirectory() as tmp:

@@ -16,16 +16,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from samsa.protocol.record_batch import iter_batches
-from samsa.raft import exact_truncation
-from samsa.raft.disk_log import DiskRaftLog
+from samsa.protocol.batches.record_batch import iter_batches
 from samsa.raft.errors import RaftInvariantError
-from samsa.raft.exact_truncation import PENDING_TRUNCATION_FILE
+from samsa.raft.persistence import exact_truncation
+from samsa.raft.persistence.disk_log import DiskRaftLog
+from samsa.raft.persistence.exact_truncation import PENDING_TRUNCATION_FILE
 from samsa.raft.records import Entry, LeaderChange, SnapshotId
 from samsa.raft.voters import VoterSet
 from samsa.storage import Log, LogConfig
-from samsa.storage.snapshot_files import SnapshotId as StoredSnapshotId
-from samsa.storage.snapshot_files import SnapshotWriter
+from samsa.storage.files.snapshot_files import SnapshotId as StoredSnapshotId
+from samsa.storage.files.snapshot_files import SnapshotWriter
 
 NOW_MS = 1_700_000_000_000
 SMALL_SEGMENTS = LogConfig(segment_bytes=600, retention_ms=-1, retention_bytes=-1)

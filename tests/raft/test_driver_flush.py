@@ -12,7 +12,7 @@ from tests.raft.helpers import make_machine
 
 from samsa.raft import MemoryRaftLog
 from samsa.raft.driver import RaftDriver
-from samsa.raft.log import Snapshot
+from samsa.raft.persistence.raft_log import Snapshot
 
 
 class SlowDisk(MemoryRaftLog):

@@ -150,7 +150,7 @@ def test_a_machine_refuses_a_log_behind_its_snapshot() -> None:
     from tests.raft.helpers import make_machine
 
     from samsa.raft import RaftInvariantError
-    from samsa.raft.memory_log import MemoryRaftLog as Log
+    from samsa.raft.persistence.memory_log import MemoryRaftLog as Log
 
     log = Log()
     log.append_as_leader([b"a"] * 3, 1)

@@ -26,7 +26,11 @@ from samsa.raft import (
     Respond,
 )
 from samsa.raft.errors import ErrorCode
-from samsa.raft.log import ValidationKind, truncation_offset, validate_offset_and_epoch
+from samsa.raft.persistence.raft_log import (
+    ValidationKind,
+    truncation_offset,
+    validate_offset_and_epoch,
+)
 
 
 def leader_with_log(

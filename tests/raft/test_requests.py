@@ -8,7 +8,7 @@ from tests.raft.helpers import CONFIG, follow, make_machine, of_type, sent
 
 from samsa.raft import FetchRequest, FetchResponse, Send
 from samsa.raft.errors import ErrorCode
-from samsa.raft.requests import RequestManager
+from samsa.raft.rpc.requests import RequestManager
 
 
 def test_one_request_per_destination_and_backoff_after_failure() -> None:

@@ -20,17 +20,17 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from samsa.controller.metadata_delta import MetadataDelta
-from samsa.controller.metadata_image import MetadataImage
-from samsa.controller.registrations import PartitionRegistration
+from samsa.controller.image.metadata_delta import MetadataDelta
+from samsa.controller.image.metadata_image import MetadataImage
+from samsa.controller.image.registrations import PartitionRegistration
 from samsa.errors import DecodeError, ErrorCode
 from samsa.net import ChannelPool
 from samsa.protocol.api import decode_request, encode_response
 from samsa.protocol.metadata_records import MetadataRecord, make_record
 from samsa.replication import FetchWaiter, ReplicaManager, ReplicationConfig
 from samsa.replication.partition import Partition
-from samsa.storage.log_config import LogConfig
 from samsa.storage.log_manager import LogManager
+from samsa.storage.topic_config.log_config import LogConfig
 
 FETCH = 1
 OFFSET_FOR_LEADER_EPOCH = 23

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from samsa.controller.registrations import PartitionRegistration
-from samsa.protocol.record_batch import iter_batches
-from samsa.protocol.record_builder import RecordBatchBuilder
+from samsa.controller.image.registrations import PartitionRegistration
+from samsa.protocol.batches.record_batch import iter_batches
+from samsa.protocol.batches.record_builder import RecordBatchBuilder
 from samsa.replication.partition import Partition
 from samsa.storage.log import Log
-from samsa.storage.log_config import LogConfig
-from samsa.storage.producer_state import ProducerStateManager
+from samsa.storage.producers.producer_state import ProducerStateManager
+from samsa.storage.topic_config.log_config import LogConfig
 
 TOPIC = "orders"
 TOPIC_ID = bytes(range(16))

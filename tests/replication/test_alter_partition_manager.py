@@ -7,8 +7,8 @@ from collections.abc import Awaitable
 from typing import Any, TypeVar
 
 from samsa.errors import ErrorCode
-from samsa.replication.alter_partition_manager import AlterPartitionManager
-from samsa.replication.isr_state import LeaderAndIsr
+from samsa.replication.leader.alter_partition_manager import AlterPartitionManager
+from samsa.replication.leader.isr_state import LeaderAndIsr
 
 T = TypeVar("T")
 TOPIC_A = b"a" * 16

@@ -5,8 +5,8 @@ from __future__ import annotations
 from tests.replication.test_fetcher_state import A, B, FakeLog, FakeLogs, fetcher, response
 
 from samsa.errors import ErrorCode
-from samsa.replication.fetch_session_handler import FetchSessionHandler
-from samsa.replication.fetcher_state import FULL_RECHECK_MS
+from samsa.replication.fetcher.session_handler import FetchSessionHandler
+from samsa.replication.fetcher.state import FULL_RECHECK_MS
 
 SESSION = 77
 

@@ -24,16 +24,19 @@ from tests.replication.helpers import (
 from samsa.errors import ErrorCode
 from samsa.protocol.api import decode_message, encode_message
 from samsa.replication.config import ReplicationConfig
-from samsa.replication.fetch_responses import epoch_end_offset_response, fetch_partition_response
-from samsa.replication.fetcher_state import FetcherState
-from samsa.replication.fetcher_types import (
+from samsa.replication.fetcher.local_followers import LocalFollowers
+from samsa.replication.fetcher.state import FetcherState
+from samsa.replication.fetcher.types import (
     AppendRecords,
     FetcherAction,
     InitialFetchState,
     TruncateFullyAndStartAt,
     TruncateTo,
 )
-from samsa.replication.local_followers import LocalFollowers
+from samsa.replication.leader.fetch_responses import (
+    epoch_end_offset_response,
+    fetch_partition_response,
+)
 from samsa.replication.partition import Partition
 
 KEY = (TOPIC, 0)

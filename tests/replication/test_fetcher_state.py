@@ -7,8 +7,8 @@ from typing import Any
 
 from samsa.errors import ErrorCode
 from samsa.replication.config import ReplicationConfig
-from samsa.replication.fetcher_state import LEADER_BEHIND_FIRST_BACKOFF_MS, FetcherState
-from samsa.replication.fetcher_types import (
+from samsa.replication.fetcher.state import LEADER_BEHIND_FIRST_BACKOFF_MS, FetcherState
+from samsa.replication.fetcher.types import (
     AppendRecords,
     FailPartition,
     FetchStatus,

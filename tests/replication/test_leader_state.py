@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from samsa.replication.isr_state import CommittedIsr, PendingExpandIsr, PendingShrinkIsr
-from samsa.replication.leader_state import LeaderState
+from samsa.replication.leader.isr_state import CommittedIsr, PendingExpandIsr, PendingShrinkIsr
+from samsa.replication.leader.leader_state import LeaderState
 
 LAG = 10_000
 NOW = 100_000

@@ -178,7 +178,7 @@ def test_only_followers_take_fetched_data(tmp_path: Path, clock: ManualClock) ->
 
 
 def _stamped(base_offset: int, count: int, *, epoch: int) -> bytearray:
-    from samsa.protocol.record_batch import stamp_batch
+    from samsa.protocol.batches.record_batch import stamp_batch
 
     batch = make_batch(count)
     stamp_batch(batch, 0, base_offset, epoch)

@@ -17,7 +17,7 @@ from tests.replication.helpers import (
 )
 
 from samsa.errors import ErrorCode, KafkaError
-from samsa.replication.isr_state import PendingIsrChange
+from samsa.replication.leader.isr_state import PendingIsrChange
 from samsa.replication.partition import Partition, PartitionRole
 from samsa.replication.partition_base import PartitionBase
 from samsa.storage.leader_epoch_cache import EpochEndOffset, EpochEntry

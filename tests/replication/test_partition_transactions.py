@@ -8,12 +8,12 @@ import pytest
 from tests.replication.helpers import ManualClock, make_partition
 
 from samsa.errors import ErrorCode, KafkaError
-from samsa.protocol.record_builder import RecordBatchBuilder
+from samsa.protocol.batches.record_builder import RecordBatchBuilder
 from samsa.replication.partition import Partition
 from samsa.storage.log import Log
-from samsa.storage.producer_state import ProducerStateManager
-from samsa.storage.transaction_index import AbortedTxn, TransactionIndex
-from samsa.storage.transaction_replay import replay_log
+from samsa.storage.producers.producer_state import ProducerStateManager
+from samsa.storage.producers.transaction_replay import replay_log
+from samsa.storage.segments.transaction_index import AbortedTxn, TransactionIndex
 
 
 def txn_batch(producer_id: int, sequence: int, count: int = 2, epoch: int = 0) -> memoryview:
@@ -91,7 +91,7 @@ def test_the_txnindex_is_kafkas_format_and_rebuilt_on_recovery(partition: Partit
 
 
 def test_ended_transactions_are_forgotten_once_replicated() -> None:
-    from samsa.storage.open_transactions import OpenTransactions
+    from samsa.storage.producers.open_transactions import OpenTransactions
 
     txns = OpenTransactions()
     txns.begin(7, 10)

@@ -11,17 +11,17 @@ from typing import Any, TypeVar
 import pytest
 from tests.replication.helpers import ManualClock, make_batch
 
-from samsa.controller.metadata_delta import MetadataDelta
-from samsa.controller.metadata_image import MetadataImage
+from samsa.controller.image.metadata_delta import MetadataDelta
+from samsa.controller.image.metadata_image import MetadataImage
 from samsa.errors import ErrorCode, KafkaError
 from samsa.net import ChannelPool
 from samsa.protocol.metadata_records import MetadataRecord, make_record
 from samsa.replication import FetchWaiter, ReplicaManager, ReplicationConfig
 from samsa.replication.hw_checkpoint import REPLICATION_OFFSET_CHECKPOINT
 from samsa.replication.partition import PartitionRole
-from samsa.storage import io_faults
-from samsa.storage.log_config import LogConfig
+from samsa.storage.files import io_faults
 from samsa.storage.log_manager import LogManager
+from samsa.storage.topic_config.log_config import LogConfig
 
 T = TypeVar("T")
 TOPIC = "orders"

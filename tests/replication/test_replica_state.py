@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from samsa.replication.replica_state import UNKNOWN_OFFSET, ReplicaState
+from samsa.replication.leader.replica_state import UNKNOWN_OFFSET, ReplicaState
 
 LAG = 10_000
 

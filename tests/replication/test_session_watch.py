@@ -31,7 +31,7 @@ from tests.replication.test_replica_manager import (
 from samsa.protocol.metadata_records import make_record
 from samsa.replication import FetchWaiter, ReplicaManager
 from samsa.replication.partition import Partition
-from samsa.server.fetch_sessions import FULL_CHECK_MS, FetchContext, FetchSessionCache
+from samsa.server.fetch_sessions.cache import FULL_CHECK_MS, FetchContext, FetchSessionCache
 from samsa.server.handlers import fetch as fetch_handler
 from samsa.server.handlers.fetch import read_partitions
 
@@ -332,7 +332,7 @@ def test_the_full_check_compares_a_step_of_the_session_per_fetch(
     """A follower's session of thousands of partitions is compared a slice per
     fetch (in one fetch it held the leader's loop 10-30 ms): a log start
     move nothing reported is found once the pass reaches its partition."""
-    from samsa.server import fetch_sessions
+    from samsa.server.fetch_sessions import cache as fetch_sessions
 
     monkeypatch.setattr(fetch_sessions, "FULL_CHECK_STEP", 1)
 

@@ -7,7 +7,7 @@ import logging
 
 import pytest
 
-from samsa.replication.fetcher_manager import some_names
+from samsa.replication.fetcher.manager import some_names
 from samsa.replication.turn_log import NAMED, TurnLog
 
 LOGGER = "samsa.test.turn_log"

@@ -13,8 +13,8 @@ from samsa.protocol.api import RequestHeader
 from samsa.protocol.messages import APIS
 from samsa.security.authorizer.standard import StandardAuthorizer
 from samsa.server.access import OPEN_APIS, cluster_action_only, guard_all
-from samsa.server.network import CloseConnection
-from samsa.server.router import RequestContext, Router
+from samsa.server.connections.router import RequestContext, Router
+from samsa.server.connections.socket_server import CloseConnection
 
 SENTINEL = {"reached": True}
 

@@ -18,7 +18,7 @@ from confluent_kafka import KafkaError, Producer
 from confluent_kafka.admin import AdminClient, NewTopic
 from tests.security.acl_broker import AUTHORIZER, DESCRIBE_ALL_ACLS, USERS, call, plain_jaas
 
-from samsa.testing_cluster import LocalCluster, wait_until
+from samsa.testing.cluster import LocalCluster, wait_until
 
 pytestmark = pytest.mark.timeout(240)
 

@@ -161,7 +161,7 @@ def test_invalid_bindings_are_refused(binding: AclBinding) -> None:
 def test_authorizer_settings() -> None:
     from samsa.config import BrokerConfig
     from samsa.errors import ConfigError
-    from samsa.server.authorization import build_authorizer
+    from samsa.server.access.authorizer_setup import build_authorizer
 
     assert build_authorizer(BrokerConfig({})) is None
     auth = build_authorizer(

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from samsa.config.jaas import parse_jaas
 from samsa.errors import ConfigError
-from samsa.jaas import parse_jaas
 from samsa.security.protocols import SecurityProtocol, listener_protocol, parse_protocol_map
 
 

@@ -22,7 +22,7 @@ from confluent_kafka.admin import (
 )
 from tests.security.certs import CertificateAuthority
 
-from samsa.testing_cluster import LocalCluster, wait_until
+from samsa.testing.cluster import LocalCluster, wait_until
 
 pytestmark = pytest.mark.timeout(240)
 

@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 from tests.security.certs import CertificateAuthority
 
+from samsa.config.ssl import client_context, server_context
 from samsa.errors import ConfigError
 from samsa.security.principal import ANONYMOUS
 from samsa.security.ssl_principal_mapper import SslPrincipalMapper
 from samsa.security.tls_session import TlsClosed, TlsSession
-from samsa.ssl_settings import client_context, server_context
 
 
 def _settings(**values: str):

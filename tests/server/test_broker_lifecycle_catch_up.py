@@ -13,7 +13,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from samsa.errors import ErrorCode
-from samsa.server.broker_lifecycle import (
+from samsa.server.metadata.broker_lifecycle import (
     BROKER_HEARTBEAT,
     BROKER_REGISTRATION,
     BrokerLifecycle,

@@ -9,7 +9,7 @@ from samsa.protocol.api import RequestHeader
 from samsa.protocol.metadata.quotas import make_entity
 from samsa.security.principal import ANONYMOUS
 from samsa.security.quotas import ClientQuotaManager, QuotaType, WindowConfig
-from samsa.server.client_throttling import ClientThrottling, produced_bytes
+from samsa.server.connections.client_throttling import ClientThrottling, produced_bytes
 
 
 class FakeConnection:

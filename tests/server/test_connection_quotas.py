@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from samsa.server.connection_quotas import Admission, ConnectionQuotas, parse_overrides
+from samsa.server.connections.connection_quotas import Admission, ConnectionQuotas, parse_overrides
 
 INT_MAX = 2**31 - 1
 

@@ -11,7 +11,7 @@ import pytest
 from samsa.errors import ErrorCode
 from samsa.net import ChannelPool
 from samsa.protocol.api import decode_request, encode_response
-from samsa.server.controller_link import ControllerLink, ControllerUnavailable
+from samsa.server.metadata.controller_link import ControllerLink, ControllerUnavailable
 
 CREATE_TOPICS = 19
 CONTROLLER_ID = 2

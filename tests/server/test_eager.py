@@ -6,7 +6,7 @@ import asyncio
 
 import pytest
 
-from samsa.server import eager
+from samsa.server.connections import eager
 
 
 async def _immediate() -> str:

@@ -6,7 +6,7 @@ import random
 from typing import Any
 
 from samsa.errors import ErrorCode
-from samsa.server.fetch_sessions import FetchContext, FetchSessionCache, next_epoch
+from samsa.server.fetch_sessions.cache import FetchContext, FetchSessionCache, next_epoch
 
 
 def preq(partition: int, offset: int = 0) -> dict[str, Any]:

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from samsa.server.framing import FrameReader, FrameTooLarge
+from samsa.server.connections.framing import FrameReader, FrameTooLarge
 
 
 def frame(payload: bytes) -> bytes:

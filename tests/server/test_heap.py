@@ -8,7 +8,12 @@ from collections.abc import Callable
 
 import pytest
 
-from samsa.server.heap import CollectorPause, collector_paused, freeze_start_up, settle_heap
+from samsa.server.metadata.heap import (
+    CollectorPause,
+    collector_paused,
+    freeze_start_up,
+    settle_heap,
+)
 
 
 def test_the_collector_is_off_within_and_back_after() -> None:

@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 
 from samsa.protocol.api import decode_response, encode_request
-from samsa.server.listener_routing import ListenerRouting
-from samsa.server.network import CloseConnection
-from samsa.server.router import Router
+from samsa.server.connections.listener_routing import ListenerRouting
+from samsa.server.connections.router import Router
+from samsa.server.connections.socket_server import CloseConnection
 
 API_VERSIONS, METADATA, VOTE = 18, 3, 52
 HELLO = {"client_software_name": "test", "client_software_version": "1"}

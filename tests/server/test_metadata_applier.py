@@ -7,7 +7,7 @@ import asyncio
 import threading
 from collections.abc import Iterator
 
-from samsa.server.metadata_applier import SerialMetadataApplier
+from samsa.server.metadata.applier import SerialMetadataApplier
 
 
 def test_a_small_step_with_nothing_queued_applies_inline() -> None:
@@ -107,7 +107,7 @@ def test_preparing_runs_in_a_thread_of_its_own_at_a_lower_priority() -> None:
     loop on the machine: the preparing thread yields it to them."""
     import os
 
-    from samsa.server.metadata_applier import PREPARE_NICENESS
+    from samsa.server.metadata.applier import PREPARE_NICENESS
 
     async def main() -> list[tuple[str, int]]:
         applier = SerialMetadataApplier()

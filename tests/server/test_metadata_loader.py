@@ -9,12 +9,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from samsa.controller.metadata_delta import MetadataDelta
-from samsa.controller.metadata_image import MetadataImage
+from samsa.controller.image.metadata_delta import MetadataDelta
+from samsa.controller.image.metadata_image import MetadataImage
 from samsa.protocol.metadata_records import MetadataRecord, encode_metadata_record, make_record
-from samsa.raft.memory_log import MemoryRaftLog
+from samsa.raft.persistence.memory_log import MemoryRaftLog
 from samsa.raft.records import Entry
-from samsa.server.metadata_loader import MetadataLoader
+from samsa.server.metadata.loader import MetadataLoader
 
 TOPIC_ID = uuid.UUID(int=42).bytes
 
@@ -101,7 +101,7 @@ def test_a_clean_stop_snapshots_a_long_tail_and_only_a_long_one(
 ) -> None:
     """A restart loads the snapshot instead of replaying the tail (a broker of
     10,000 partitions adds ~1.3 MB of leadership records per restart)."""
-    import samsa.server.metadata_loader as loader_module
+    import samsa.server.metadata.loader as loader_module
 
     written: list[int] = []
     loader, _ = _loader(_topic())
@@ -121,8 +121,8 @@ def test_a_clean_stop_snapshots_what_was_committed_but_not_yet_replayed(
     hosts just before the stop, while the loop still replays them a step at a
     time: the snapshot at stop holds them all (at the committed offset, not
     where the last step ended), so the next start does not replay them."""
-    import samsa.server.metadata_loader as loader_module
-    from samsa.server.metadata_loader import RECORDS_PER_STEP
+    import samsa.server.metadata.loader as loader_module
+    from samsa.server.metadata.loader import RECORDS_PER_STEP
 
     monkeypatch.setattr(loader_module, "STOP_SNAPSHOT_BYTES", 1)
     count = 5 * RECORDS_PER_STEP
@@ -183,7 +183,7 @@ def _partitions(first: int, count: int, leader: int = 1) -> list[MetadataRecord]
 def test_many_records_outside_a_transaction_are_replayed_a_step_at_a_time() -> None:
     """Thousands of leadership changes (a fenced broker) must not hold the loop in
     one piece: each step replays RECORDS_PER_STEP and lets the loop run."""
-    from samsa.server.metadata_loader import RECORDS_PER_STEP
+    from samsa.server.metadata.loader import RECORDS_PER_STEP
 
     count = 2 * RECORDS_PER_STEP + 10
     records = [*_topic(), *_partitions(1, count)]
@@ -256,7 +256,7 @@ def test_entries_past_the_high_watermark_are_read_again_once_committed() -> None
 
 
 def test_a_transaction_longer_than_a_step_is_still_applied_whole() -> None:
-    from samsa.server.metadata_loader import RECORDS_PER_STEP
+    from samsa.server.metadata.loader import RECORDS_PER_STEP
 
     count = 2 * RECORDS_PER_STEP
     records = [
@@ -318,7 +318,7 @@ async def _replay_watching(
 
 
 def test_a_reader_between_the_steps_of_a_transaction_sees_it_whole_or_not_at_all() -> None:
-    from samsa.server.metadata_loader import RECORDS_PER_STEP
+    from samsa.server.metadata.loader import RECORDS_PER_STEP
 
     count = 3 * RECORDS_PER_STEP
     records = [*_topic("before"), *_big_transaction("sliced", count)]
@@ -343,7 +343,7 @@ def test_a_reader_between_the_steps_of_a_transaction_sees_it_whole_or_not_at_all
 def test_a_long_transaction_is_published_in_the_callback_after_its_replay() -> None:
     """Replaying the end of 1,000 partitions and the broker working out what
     they mean for it held the loop in one piece: two callbacks now."""
-    from samsa.server.metadata_loader import RECORDS_PER_STEP
+    from samsa.server.metadata.loader import RECORDS_PER_STEP
 
     records = [*_topic("before"), *_big_transaction("sliced", 2 * RECORDS_PER_STEP)]
     loader, recorder = _loader(records)
@@ -354,7 +354,7 @@ def test_a_long_transaction_is_published_in_the_callback_after_its_replay() -> N
 
 
 def test_a_sliced_transaction_ends_in_the_image_a_single_step_builds() -> None:
-    from samsa.server.metadata_loader import RECORDS_PER_STEP
+    from samsa.server.metadata.loader import RECORDS_PER_STEP
 
     records = [
         *_topic("before"),
@@ -389,7 +389,7 @@ def test_any_mix_of_transactions_steps_into_the_image_one_go_builds(
 
 
 def test_an_aborted_transaction_longer_than_a_step_publishes_nothing() -> None:
-    from samsa.server.metadata_loader import RECORDS_PER_STEP
+    from samsa.server.metadata.loader import RECORDS_PER_STEP
 
     records = [
         *_big_transaction("cut", 2 * RECORDS_PER_STEP, end="AbortTransactionRecord"),
@@ -405,9 +405,9 @@ def test_an_aborted_transaction_longer_than_a_step_publishes_nothing() -> None:
 def test_a_snapshot_loaded_between_the_steps_of_a_transaction_replaces_the_held_part() -> None:
     """A follower that fell behind loads the leader's snapshot while it holds part
     of a transaction: the snapshot is a whole state, the held part is dropped."""
-    from samsa.raft.log import Snapshot
+    from samsa.raft.persistence.raft_log import Snapshot
     from samsa.raft.records import SnapshotId
-    from samsa.server.metadata_loader import RECORDS_PER_STEP
+    from samsa.server.metadata.loader import RECORDS_PER_STEP
 
     records = [*_big_transaction("sliced", 2 * RECORDS_PER_STEP), *_topic("after")]
     leader, _ = _loader(records)
@@ -438,7 +438,7 @@ def test_the_collector_is_off_while_a_run_of_steps_replays() -> None:
     run ends, then what the run built is frozen."""
     import gc
 
-    from samsa.server.metadata_loader import RECORDS_PER_STEP
+    from samsa.server.metadata.loader import RECORDS_PER_STEP
 
     records = [*_topic(), *_partitions(1, 2 * RECORDS_PER_STEP)]
     loader, _ = _loader(records)
@@ -473,7 +473,7 @@ def test_a_node_that_stops_mid_run_turns_the_collector_back_on() -> None:
     must not leave the collector paused past the loop, for the whole process."""
     import gc
 
-    from samsa.server.metadata_loader import RECORDS_PER_STEP
+    from samsa.server.metadata.loader import RECORDS_PER_STEP
 
     records = [*_topic(), *_partitions(1, 3 * RECORDS_PER_STEP)]
     loader, _ = _loader(records)

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from samsa.server.open_files import WANTED_OPEN_FILES
+from samsa.server.connections.open_files import WANTED_OPEN_FILES
 from samsa.testing import BrokerProcess
 
 CAP_SYS_RESOURCE = 24
@@ -58,7 +58,7 @@ def test_a_started_broker_runs_with_kafkas_recommended_limit(tmp_path: Path) -> 
 def run_raise() -> subprocess.CompletedProcess[str]:
     code = (
         "import logging, resource; logging.basicConfig(level=logging.INFO);"
-        "from samsa.server.open_files import raise_open_files_limit;"
+        "from samsa.server.connections.open_files import raise_open_files_limit;"
         "print(raise_open_files_limit(), *resource.getrlimit(resource.RLIMIT_NOFILE))"
     )
     return subprocess.run(

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from tests.controller.helpers import change, partition, register_broker, topic, topic_id_of
 
-from samsa.controller.metadata_image import MetadataImage
+from samsa.controller.image.metadata_image import MetadataImage
 from samsa.protocol.metadata_records import make_record
 from samsa.server.handlers.partition_entries import PartitionEntries
 

@@ -7,10 +7,10 @@ import uuid
 from types import SimpleNamespace
 from typing import cast
 
-from samsa.controller.metadata_image import MetadataImage
+from samsa.controller.image.metadata_image import MetadataImage
 from samsa.protocol.metadata_records import make_record
 from samsa.server.broker_api import BrokerApi
-from samsa.server.broker_view import BrokerView
+from samsa.server.metadata.broker_view import BrokerView
 
 TOPIC_ID = uuid.UUID(int=9).bytes
 

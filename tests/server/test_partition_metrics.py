@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from prometheus_client.parser import text_string_to_metric_families
 
-from samsa.server.partition_metrics import PartitionSample, partition_family_pieces
+from samsa.server.observability.partition_metrics import PartitionSample, partition_family_pieces
 
 
 def render_partition_families(rows: list[PartitionSample]) -> bytes:

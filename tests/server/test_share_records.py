@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from samsa.protocol.record_builder import RecordBatchBuilder
-from samsa.server.share_records import batch_spans, cut
-from samsa.storage.file_region import FileRegion
+from samsa.protocol.batches.record_builder import RecordBatchBuilder
+from samsa.server.coordinators.share_records import batch_spans, cut
+from samsa.storage.segments.file_region import FileRegion
 
 
 def batches() -> bytes:

@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from samsa.server import slow_callbacks
+from samsa.server.observability import slow_callbacks
 
 HELD_S = 0.03
 

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from samsa.testing import BrokerProcess
-from samsa.testing_kafka_reference import KafkaReferenceMissing, load_reference
+from samsa.testing.kafka_reference import KafkaReferenceMissing, load_reference
 
 os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
 os.environ["PYSPARK_PYTHON"] = sys.executable

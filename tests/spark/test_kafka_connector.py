@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from samsa.testing import BrokerProcess
-from samsa.testing_kafka_reference import KafkaReference
+from samsa.testing.kafka_reference import KafkaReference
 
 from .test_spark_read import create, produce, stream_to_parquet
 from .test_spark_write import read_back

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from samsa.protocol.compression import Compression
-from samsa.protocol.record_builder import RecordBatchBuilder
+from samsa.protocol.batches.compression import Compression
+from samsa.protocol.batches.record_builder import RecordBatchBuilder
 
 
 def make_batch(

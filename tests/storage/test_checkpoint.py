@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from samsa.storage.checkpoint import CorruptCheckpointError, read_checkpoint, write_checkpoint
+from samsa.storage.files.checkpoint import CorruptCheckpointError, read_checkpoint, write_checkpoint
 
 
 def test_round_trip_in_kafka_format(tmp_path: Path) -> None:

@@ -10,14 +10,14 @@ from pathlib import Path
 
 import pytest
 
-from samsa.protocol.record_builder import RecordBatchBuilder
-from samsa.storage.leader_epoch_checkpoint import LEADER_EPOCH_CHECKPOINT_FILE
+from samsa.protocol.batches.record_builder import RecordBatchBuilder
+from samsa.storage.files.leader_epoch_checkpoint import LEADER_EPOCH_CHECKPOINT_FILE
 from samsa.storage.log import Log
-from samsa.storage.log_config import LogConfig
 from samsa.storage.log_manager import LogManager
-from samsa.storage.producer_state import ProducerStateManager
-from samsa.storage.producer_state_snapshot import snapshot_path
-from samsa.storage.transaction_replay import load_producer_state
+from samsa.storage.producers.producer_state import ProducerStateManager
+from samsa.storage.producers.snapshot import snapshot_path
+from samsa.storage.producers.transaction_replay import load_producer_state
+from samsa.storage.topic_config.log_config import LogConfig
 
 from .log_helpers import ManualClock, make_batch
 

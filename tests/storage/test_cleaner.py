@@ -7,15 +7,15 @@ from pathlib import Path
 
 import pytest
 
-from samsa.protocol.compression import Compression
-from samsa.protocol.record_batch import iter_batches, read_batch_header
-from samsa.protocol.record_builder import RecordBatchBuilder
-from samsa.protocol.record_reader import decode_records
-from samsa.storage.checkpoint import read_checkpoint
-from samsa.storage.cleaner_manager import CLEANER_CHECKPOINT, InjectedCrash, LogCleaner
-from samsa.storage.cleaner_swap import CRASH_POINTS
+from samsa.protocol.batches.compression import Compression
+from samsa.protocol.batches.record_batch import iter_batches, read_batch_header
+from samsa.protocol.batches.record_builder import RecordBatchBuilder
+from samsa.protocol.batches.record_reader import decode_records
+from samsa.storage.cleaner.manager import CLEANER_CHECKPOINT, InjectedCrash, LogCleaner
+from samsa.storage.cleaner.swap import CRASH_POINTS
+from samsa.storage.files.checkpoint import read_checkpoint
 from samsa.storage.log import Log
-from samsa.storage.log_config import LogConfig
+from samsa.storage.topic_config.log_config import LogConfig
 
 from .log_helpers import ManualClock
 

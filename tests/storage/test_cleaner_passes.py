@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from samsa.storage.cleaner_manager import LogCleaner, _dirty
+from samsa.storage.cleaner.manager import LogCleaner, _dirty
 from samsa.storage.log import Log
-from samsa.storage.segment import LogSegment
+from samsa.storage.segments.segment import LogSegment
 
 from .log_helpers import ManualClock
 from .test_cleaner import compact_config, read_all, updates, write

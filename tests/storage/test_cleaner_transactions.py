@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from samsa.protocol.record_builder import ControlType, RecordBatchBuilder, control_batch
-from samsa.storage.cleaner_manager import LogCleaner
+from samsa.protocol.batches.record_builder import ControlType, RecordBatchBuilder, control_batch
+from samsa.storage.cleaner.manager import LogCleaner
 from samsa.storage.log import Log
-from samsa.storage.transaction_index import AbortedTxn
+from samsa.storage.segments.transaction_index import AbortedTxn
 
 from .log_helpers import ManualClock
 from .test_cleaner import KEY, RETENTION_MS, open_log, read_all

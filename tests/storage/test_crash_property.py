@@ -15,9 +15,9 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from samsa.protocol.record_batch import iter_batches
+from samsa.protocol.batches.record_batch import iter_batches
 from samsa.storage.log import Log
-from samsa.storage.log_config import LogConfig
+from samsa.storage.topic_config.log_config import LogConfig
 
 from .log_helpers import make_batch
 

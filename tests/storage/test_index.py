@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from samsa.storage.index import CorruptIndexError, OffsetIndex, TimeIndex
+from samsa.storage.segments.index import CorruptIndexError, OffsetIndex, TimeIndex
 
 
 def test_offset_index_writes_kafka_entries_and_looks_up(tmp_path: Path) -> None:

@@ -8,7 +8,7 @@ import os
 from pathlib import Path
 
 from samsa.storage.log import Log
-from samsa.storage.log_config import LogConfig
+from samsa.storage.topic_config.log_config import LogConfig
 
 from .log_helpers import make_batch
 

@@ -9,21 +9,21 @@ from pathlib import Path
 
 import pytest
 
-from samsa.protocol.record_batch import BatchHeader, read_batch_header, stamp_batch
-from samsa.storage.checkpoint import CorruptCheckpointError
+from samsa.protocol.batches.record_batch import BatchHeader, read_batch_header, stamp_batch
+from samsa.storage.files.checkpoint import CorruptCheckpointError
+from samsa.storage.files.leader_epoch_checkpoint import (
+    LEADER_EPOCH_CHECKPOINT_FILE,
+    format_leader_epoch_checkpoint,
+    parse_leader_epoch_checkpoint,
+    read_leader_epoch_checkpoint,
+    write_leader_epoch_checkpoint,
+)
 from samsa.storage.leader_epoch_cache import (
     UNDEFINED_EPOCH,
     EpochEndOffset,
     EpochEntry,
     LeaderEpochFileCache,
     load_leader_epoch_cache,
-)
-from samsa.storage.leader_epoch_checkpoint import (
-    LEADER_EPOCH_CHECKPOINT_FILE,
-    format_leader_epoch_checkpoint,
-    parse_leader_epoch_checkpoint,
-    read_leader_epoch_checkpoint,
-    write_leader_epoch_checkpoint,
 )
 
 from .log_helpers import make_batch

@@ -12,10 +12,10 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from samsa.protocol.record_batch import stamp_batch
+from samsa.protocol.batches.record_batch import stamp_batch
 from samsa.storage.leader_epoch_cache import EpochEntry, LeaderEpochFileCache, newer_epochs
 from samsa.storage.log import Log
-from samsa.storage.log_config import LogConfig
+from samsa.storage.topic_config.log_config import LogConfig
 
 from .log_helpers import make_batch
 

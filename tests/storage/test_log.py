@@ -7,10 +7,10 @@ from pathlib import Path
 import pytest
 
 from samsa.errors import ErrorCode, KafkaError
-from samsa.protocol.record_batch import iter_batches
-from samsa.storage.file_region import FileRegion
+from samsa.protocol.batches.record_batch import iter_batches
 from samsa.storage.log import Log
-from samsa.storage.log_config import LogConfig
+from samsa.storage.segments.file_region import FileRegion
+from samsa.storage.topic_config.log_config import LogConfig
 
 from .log_helpers import ManualClock, make_batch, make_batches
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from samsa.errors import ConfigError
-from samsa.storage.log_config import LOG_CONFIG_BY_NAME, LogConfig
+from samsa.storage.topic_config.log_config import LOG_CONFIG_BY_NAME, LogConfig
 
 
 def test_kafka_defaults() -> None:

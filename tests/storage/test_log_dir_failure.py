@@ -15,9 +15,9 @@ from tests.diskfaults.disk import fill, small_tmpfs
 
 from samsa.config import BrokerConfig
 from samsa.errors import ErrorCode, KafkaError
-from samsa.storage import io_faults
-from samsa.storage.log_config import LogConfig
+from samsa.storage.files import io_faults
 from samsa.storage.log_manager import CLEAN_SHUTDOWN_FILE, LogManager
+from samsa.storage.topic_config.log_config import LogConfig
 
 from .log_helpers import ManualClock, make_batch
 

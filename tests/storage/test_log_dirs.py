@@ -7,11 +7,11 @@ from pathlib import Path
 import pytest
 
 from samsa.errors import ErrorCode, KafkaError
-from samsa.storage import io_faults
-from samsa.storage.checkpoint import RECOVERY_POINT_CHECKPOINT, read_checkpoint
-from samsa.storage.log_config import LogConfig
+from samsa.storage.files import io_faults
+from samsa.storage.files.checkpoint import RECOVERY_POINT_CHECKPOINT, read_checkpoint
 from samsa.storage.log_dirs import DuplicateLogError, LogDirs
 from samsa.storage.log_manager import CLEAN_SHUTDOWN_FILE
+from samsa.storage.topic_config.log_config import LogConfig
 
 from .log_helpers import ManualClock, make_batch
 

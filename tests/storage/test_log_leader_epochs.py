@@ -10,16 +10,16 @@ from pathlib import Path
 import pytest
 
 from samsa.errors import KafkaError
-from samsa.protocol.record_batch import NO_PARTITION_LEADER_EPOCH, stamp_batch
-from samsa.storage.leader_epoch_cache import UNDEFINED_EPOCH, EpochEntry
-from samsa.storage.leader_epoch_checkpoint import (
+from samsa.protocol.batches.record_batch import NO_PARTITION_LEADER_EPOCH, stamp_batch
+from samsa.storage.files.leader_epoch_checkpoint import (
     LEADER_EPOCH_CHECKPOINT_FILE,
     read_leader_epoch_checkpoint,
     write_leader_epoch_checkpoint,
 )
+from samsa.storage.leader_epoch_cache import UNDEFINED_EPOCH, EpochEntry
 from samsa.storage.log import Log
-from samsa.storage.log_config import LogConfig
-from samsa.storage.segment import LogSegment
+from samsa.storage.segments.segment import LogSegment
+from samsa.storage.topic_config.log_config import LogConfig
 
 from .log_helpers import ManualClock, make_batch, make_batches
 

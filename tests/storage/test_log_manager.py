@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 
 from samsa.errors import KafkaError
-from samsa.storage.checkpoint import read_checkpoint
+from samsa.storage.files.checkpoint import read_checkpoint
 from samsa.storage.log import Log
-from samsa.storage.log_config import LogConfig
 from samsa.storage.log_manager import CLEAN_SHUTDOWN_FILE, LogManager
+from samsa.storage.topic_config.log_config import LogConfig
 
 from .log_helpers import ManualClock, make_batch
 

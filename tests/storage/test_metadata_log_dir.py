@@ -9,7 +9,7 @@ import pytest
 
 from samsa.errors import ErrorCode, KafkaError
 from samsa.storage import CLUSTER_METADATA_TOPIC, METADATA_LOG_DIR, Log, LogConfig, LogManager
-from samsa.storage.checkpoint import read_checkpoint
+from samsa.storage.files.checkpoint import read_checkpoint
 
 from .log_helpers import ManualClock, make_batch
 

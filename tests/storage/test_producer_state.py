@@ -7,15 +7,15 @@ from pathlib import Path
 import pytest
 
 from samsa.errors import ErrorCode, KafkaError
-from samsa.storage.producer_state import (
-    CHECK_OK,
-    CheckOutcome,
-    ProducerStateManager,
-)
-from samsa.storage.producer_state_entry import (
+from samsa.storage.producers.entry import (
     INT32_MAX,
     NUM_BATCHES_TO_RETAIN,
     increment_sequence,
+)
+from samsa.storage.producers.producer_state import (
+    CHECK_OK,
+    CheckOutcome,
+    ProducerStateManager,
 )
 
 PID = 1000

@@ -8,9 +8,9 @@ from pathlib import Path
 import crc32c
 import pytest
 
-from samsa.storage.producer_state import ProducerStateManager
-from samsa.storage.producer_state_entry import ProducerStateEntry
-from samsa.storage.producer_state_snapshot import (
+from samsa.storage.producers.entry import ProducerStateEntry
+from samsa.storage.producers.producer_state import ProducerStateManager
+from samsa.storage.producers.snapshot import (
     CorruptSnapshotError,
     decode_snapshot,
     encode_snapshot,

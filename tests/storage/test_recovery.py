@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from samsa.protocol.record_batch import iter_batches
-from samsa.storage.file_region import FileRegion
+from samsa.protocol.batches.record_batch import iter_batches
 from samsa.storage.log import Log
-from samsa.storage.log_config import LogConfig
 from samsa.storage.log_loader import _tidy_bases
+from samsa.storage.segments.file_region import FileRegion
+from samsa.storage.topic_config.log_config import LogConfig
 
 from .log_helpers import make_batch
 

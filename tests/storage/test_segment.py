@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from samsa.protocol.compression import Compression
-from samsa.protocol.record_batch import iter_batches, read_batch_header, stamp_batch
-from samsa.storage.segment import LogSegment, segment_file_name
+from samsa.protocol.batches.compression import Compression
+from samsa.protocol.batches.record_batch import iter_batches, read_batch_header, stamp_batch
+from samsa.storage.segments.segment import LogSegment, segment_file_name
 
 from .log_helpers import make_batch
 

@@ -9,10 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from samsa.protocol.record_batch import iter_batches
-from samsa.storage.log import Log
-from samsa.storage.log_config import LogConfig
-from samsa.storage.snapshot_files import (
+from samsa.protocol.batches.record_batch import iter_batches
+from samsa.storage.files.snapshot_files import (
     SnapshotId,
     SnapshotWriter,
     delete_snapshot,
@@ -27,6 +25,8 @@ from samsa.storage.snapshot_files import (
     validate_snapshot,
     validate_snapshot_file,
 )
+from samsa.storage.log import Log
+from samsa.storage.topic_config.log_config import LogConfig
 
 from .log_helpers import ManualClock, make_batch, make_batches
 

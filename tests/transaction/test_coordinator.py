@@ -15,7 +15,10 @@ from collections.abc import Awaitable, Iterable
 from typing import TypeVar
 
 from samsa.errors import ErrorCode
-from samsa.protocol.transaction_records import decode_transaction_key, decode_transaction_value
+from samsa.protocol.internal_records.transaction_records import (
+    decode_transaction_key,
+    decode_transaction_value,
+)
 from samsa.transaction import TransactionConfig, TransactionCoordinator, TxnState
 
 T = TypeVar("T")

@@ -11,7 +11,7 @@ from __future__ import annotations
 from tests.transaction.test_coordinator import MemoryLog, Partitions, coordinator, run
 
 from samsa.errors import ErrorCode
-from samsa.protocol.transaction_records import (
+from samsa.protocol.internal_records.transaction_records import (
     decode_transaction_value,
     encode_transaction_key,
     encode_transaction_value,

@@ -23,8 +23,8 @@ from samsa.cli import logging_setup
 from samsa.config import BrokerConfig, parse_properties
 from samsa.errors import ConfigError
 from samsa.security.scram_spec import parse_scram_specs
-from samsa.server.open_files import raise_open_files_limit
-from samsa.server.slow_callbacks import install as time_loop_callbacks
+from samsa.server.connections.open_files import raise_open_files_limit
+from samsa.server.observability.slow_callbacks import install as time_loop_callbacks
 
 READY_PREFIX = "samsa broker listening on "
 CONTROLLER_READY_PREFIX = "samsa controller listening on "

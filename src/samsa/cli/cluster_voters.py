@@ -28,9 +28,9 @@ from pathlib import Path
 from samsa.cli.common import CliError, open_admin
 from samsa.client.admin import Admin, QuorumInfo
 from samsa.config import KEYS, BrokerConfig, parse_properties
+from samsa.config.listeners import Listener, parse_listeners
+from samsa.config.node_settings import NodeSettings
 from samsa.errors import ConfigError, SamsaError
-from samsa.listeners import Listener, parse_listeners
-from samsa.node_settings import NodeSettings
 
 Endpoint = tuple[str, str, int]
 """(listener name, host, port), as AddRaftVoter carries it."""

@@ -27,7 +27,7 @@ from samsa.cli.common import (
 )
 from samsa.cli.groups_reset import RESET_ACTION, resolve_partitions
 from samsa.client.admin import LATEST, Admin, GroupDescription
-from samsa.client.admin.consumer_groups import ConsumerGroupDescription
+from samsa.client.admin.families.consumer_groups import ConsumerGroupDescription
 from samsa.client.metadata import TopicPartition
 from samsa.errors import SamsaError
 

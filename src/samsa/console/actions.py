@@ -26,8 +26,8 @@ from samsa.console.groups import find_group
 from samsa.errors import ErrorCode
 from samsa.http.messages import HttpError, Request, Response, json_response
 from samsa.protocol.acl import AclOperation
+from samsa.protocol.batches.record_builder import RecordBatchBuilder
 from samsa.protocol.group_requests import outside_commit_request
-from samsa.protocol.record_builder import RecordBatchBuilder
 
 log = logging.getLogger("samsa.console")
 _Op = AclOperation

@@ -1,7 +1,7 @@
 """All the console sees of the broker: one narrow Protocol and the shapes it returns.
 
 The console never imports the server package: the broker hands it an object
-that has exactly these facts and services (``server/console_port.py`` builds
+that has exactly these facts and services (``server/endpoints/console_port.py`` builds
 it), and the types below describe what the console reads of the values they
 return, structurally.  Reads of state come from the metadata image, this
 broker's replicas, its group coordinator's view and its counters; records and
@@ -19,8 +19,8 @@ from samsa.protocol.acl import AclOperation, ResourceType
 from samsa.security.caller import Caller
 
 if TYPE_CHECKING:
-    from samsa.controller.metadata_image import MetadataImage
-    from samsa.storage.cleaner_manager import CleanerStats
+    from samsa.controller.image.metadata_image import MetadataImage
+    from samsa.storage.cleaner.manager import CleanerStats
 
 Body = dict[str, Any]
 
@@ -132,7 +132,7 @@ class SharePartition(Protocol):
 
 
 class BrokerState(Protocol):
-    """Read-only answers about this broker (``server/broker_view.py``)."""
+    """Read-only answers about this broker (``server/metadata/broker_view.py``)."""
 
     def groups(self) -> Sequence[Group]: ...
 
@@ -157,7 +157,7 @@ class RequestCount(Protocol):
 
 
 class Counters(Protocol):
-    """Totals since start (``server/metrics.py``), per topic where they are."""
+    """Totals since start (``server/observability/metrics.py``), per topic where they are."""
 
     @property
     def bytes_in(self) -> Mapping[str, int]: ...

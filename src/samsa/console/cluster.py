@@ -31,7 +31,7 @@ from samsa.protocol.acl import AclOperation
 from samsa.protocol.messages import APIS
 
 if TYPE_CHECKING:
-    from samsa.controller.metadata_image import TopicImage
+    from samsa.controller.image.metadata_image import TopicImage
 
 DESCRIBE_QUORUM = 55
 QUORUM_WAIT_S = 1.0

@@ -27,7 +27,7 @@ from samsa.security.caller import Caller, caller_at
 from samsa.security.principal import ANONYMOUS
 
 if TYPE_CHECKING:
-    from samsa.controller.metadata_image import TopicImage
+    from samsa.controller.image.metadata_image import TopicImage
 
 CLIENT_ID = "samsa-console"
 LIST_OFFSETS = 2

@@ -29,7 +29,7 @@ from samsa.console.values import matches, render
 from samsa.errors import ErrorCode
 from samsa.http.messages import HttpError, Request, Response, json_response
 from samsa.protocol.acl import AclOperation
-from samsa.protocol.record_reader import decode_records
+from samsa.protocol.batches.record_reader import decode_records
 
 MODES = ("newest", "oldest", "offset", "timestamp")
 DEFAULT_LIMIT, MAX_LIMIT = 50, 500

@@ -23,7 +23,7 @@ from samsa.protocol.acl import AclOperation, ResourceType
 from samsa.protocol.config_sources import config_source_name
 
 if TYPE_CHECKING:
-    from samsa.controller.registrations import PartitionRegistration
+    from samsa.controller.image.registrations import PartitionRegistration
 
 DESCRIBE_CONFIGS = 32
 RESOURCE_TOPIC = 2

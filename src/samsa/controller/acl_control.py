@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from samsa.controller.controller_result import ControllerResult
-from samsa.controller.metadata_image import MetadataImage
+from samsa.controller.image.metadata_image import MetadataImage
 from samsa.errors import ErrorCode
 from samsa.protocol.acl import (
     AclBinding,

@@ -24,7 +24,7 @@ from typing import Any
 
 from samsa.config import KEYS as BROKER_KEYS
 from samsa.config import BrokerConfig
-from samsa.config_synonyms import (
+from samsa.config.synonyms import (
     DYNAMIC_BROKER_CONFIGS,
     TOPIC_CONFIG_SYNONYMS,
     Synonym,
@@ -33,10 +33,10 @@ from samsa.config_synonyms import (
 )
 from samsa.controller.controller_config import ControllerConfig
 from samsa.controller.controller_result import ControllerResult
-from samsa.controller.metadata_image import RESOURCE_BROKER, RESOURCE_TOPIC, MetadataImage
+from samsa.controller.image.metadata_image import RESOURCE_BROKER, RESOURCE_TOPIC, MetadataImage
 from samsa.errors import ConfigError, ErrorCode, KafkaError
 from samsa.protocol.metadata_records import MetadataRecord, make_record
-from samsa.storage.log_config import (
+from samsa.storage.topic_config.log_config import (
     LOG_CONFIG_BY_NAME,
     LOG_CONFIG_KEYS,
     LogConfig,

@@ -16,9 +16,9 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
-from samsa.controller.image import MetadataImage as LegacyImage
+from samsa.controller.image.registrations import PartitionRegistration
+from samsa.controller.legacy_image import MetadataImage as LegacyImage
 from samsa.controller.metadata_log import FILE_NAME, MetadataLog
-from samsa.controller.registrations import PartitionRegistration
 from samsa.protocol.metadata_records import MetadataRecord, make_record
 
 log = logging.getLogger("samsa.controller")

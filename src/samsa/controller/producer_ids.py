@@ -13,7 +13,7 @@ from typing import Any
 
 from samsa.controller.controller_config import PRODUCER_ID_BLOCK_SIZE
 from samsa.controller.controller_result import ControllerResult
-from samsa.controller.metadata_image import MetadataImage
+from samsa.controller.image.metadata_image import MetadataImage
 from samsa.errors import ErrorCode
 from samsa.protocol.metadata_records import make_record
 

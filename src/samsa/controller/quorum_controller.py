@@ -34,22 +34,22 @@ from collections.abc import Mapping
 from typing import Any
 
 from samsa.controller.acl_control import AclControl
-from samsa.controller.alter_partition import AlterPartitionControl
+from samsa.controller.brokers.cluster_control import ClusterControl
+from samsa.controller.brokers.directory_assignment import assign_replicas_to_dirs
 from samsa.controller.client_quota_control import ClientQuotaControl
-from samsa.controller.cluster_control import ClusterControl
 from samsa.controller.config_control import ConfigControl
 from samsa.controller.controller_config import ControllerConfig
 from samsa.controller.controller_result import ControllerResult
-from samsa.controller.directory_assignment import assign_replicas_to_dirs
-from samsa.controller.metadata_image import MetadataImage
+from samsa.controller.image.metadata_image import MetadataImage
+from samsa.controller.image.registrations import BrokerRegistration
+from samsa.controller.partitions.alter_partition import AlterPartitionControl
+from samsa.controller.partitions.reassignment import ReassignmentControl
+from samsa.controller.partitions.replication_control import ReplicationControl
+from samsa.controller.partitions.topic_control import TopicControl
 from samsa.controller.pending import PendingChanges
 from samsa.controller.producer_ids import allocate_producer_ids
-from samsa.controller.reassignment import ReassignmentControl
-from samsa.controller.registrations import BrokerRegistration
-from samsa.controller.replication_control import ReplicationControl
 from samsa.controller.scram_control import ScramControl
 from samsa.controller.steps import Steps
-from samsa.controller.topic_control import TopicControl
 
 log = logging.getLogger(__name__)
 

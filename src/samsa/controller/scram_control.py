@@ -20,7 +20,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from samsa.controller.controller_result import ControllerResult
-from samsa.controller.metadata_image import MetadataImage
+from samsa.controller.image.metadata_image import MetadataImage
 from samsa.errors import ErrorCode
 from samsa.protocol.metadata_records import MetadataRecord, make_record
 from samsa.protocol.sasl.scram import (

@@ -6,7 +6,7 @@ partitions (a CreateTopics of 1,000) computes for tens of milliseconds, more
 on a loaded machine, and in one piece every request on that loop waited
 behind it.  Such an operation is written as a generator: it ``yield``s
 between slices of its work and returns its result, so the server may let the
-loop run between two steps (``samsa.loop_slices.run_in_steps``) while a
+loop run between two steps (``samsa.eventloop.loop_slices.run_in_steps``) while a
 synchronous caller (the tests, the simulator) runs it through at once
 (``run_through``).
 

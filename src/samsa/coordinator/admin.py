@@ -14,7 +14,7 @@ from samsa.coordinator.rebalance import Rebalancer
 from samsa.coordinator.registry import GroupRegistry
 from samsa.coordinator.store import Record, commit_error
 from samsa.errors import ErrorCode, KafkaError
-from samsa.protocol.group_records import encode_group_metadata_key
+from samsa.protocol.internal_records.group_records import encode_group_metadata_key
 
 S = GroupState
 GROUP_TYPE = "classic"

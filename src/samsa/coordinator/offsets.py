@@ -22,9 +22,12 @@ from samsa.coordinator.rebalance import Rebalancer
 from samsa.coordinator.registry import GroupRegistry
 from samsa.coordinator.store import Record, commit_error
 from samsa.errors import ErrorCode, KafkaError
-from samsa.failure_log import FailureLog
+from samsa.eventloop.failure_log import FailureLog
 from samsa.protocol.consumer_protocol import PROTOCOL_TYPE
-from samsa.protocol.group_records import encode_offset_commit_key, encode_offset_commit_value
+from samsa.protocol.internal_records.group_records import (
+    encode_offset_commit_key,
+    encode_offset_commit_value,
+)
 
 log = logging.getLogger("samsa.coordinator")
 

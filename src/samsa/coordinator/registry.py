@@ -26,7 +26,7 @@ from samsa.coordinator.group import CommittedOffset, Group, GroupState, Member
 from samsa.coordinator.partitioning import partition_for
 from samsa.coordinator.store import OffsetsStore, Record
 from samsa.errors import DecodeError, ErrorCode
-from samsa.protocol.group_records import (
+from samsa.protocol.internal_records.group_records import (
     GroupKey,
     MemberMetadata,
     OffsetKey,

@@ -2,7 +2,7 @@
 
 The coordinator never imports the storage layer: the broker adapts its log to
 ``OffsetsStore`` (two methods), and tests use ``MemoryOffsetsStore``.  Records
-are raw key/value bytes in Kafka's layout (``samsa.protocol.group_records``);
+are raw key/value bytes in Kafka's layout (``samsa.protocol.internal_records.group_records``);
 a ``None`` value is a tombstone.
 
 The store's errors come back as ``KafkaError`` with the code the log would

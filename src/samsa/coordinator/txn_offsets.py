@@ -18,7 +18,10 @@ from samsa.coordinator.offsets import OffsetManager, OffsetToCommit
 from samsa.coordinator.registry import GroupRegistry
 from samsa.coordinator.store import Record, commit_error
 from samsa.errors import ErrorCode, KafkaError
-from samsa.protocol.group_records import encode_offset_commit_key, encode_offset_commit_value
+from samsa.protocol.internal_records.group_records import (
+    encode_offset_commit_key,
+    encode_offset_commit_value,
+)
 
 __all__ = ["TransactionalOffsetsStore", "TxnOffsets"]
 

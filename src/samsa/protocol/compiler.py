@@ -28,8 +28,8 @@ from collections.abc import Callable
 from functools import cache
 from typing import Any
 
-from samsa.protocol.codegen_decode import decoder_gen
-from samsa.protocol.codegen_encode import SPLICE_MIN, encoder_gen
+from samsa.protocol.codegen.decode import decoder_gen
+from samsa.protocol.codegen.encode import SPLICE_MIN, encoder_gen
 from samsa.protocol.schema import Field
 
 __all__ = [

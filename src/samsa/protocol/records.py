@@ -2,19 +2,19 @@
 
 The work is split by user, so each reads only what it needs:
 
-* :mod:`samsa.protocol.record_batch` - the 61-byte header: walk, validate and
+* :mod:`samsa.protocol.batches.record_batch` - the 61-byte header: walk, validate and
   stamp batches without touching records (broker, storage recovery);
-* :mod:`samsa.protocol.record_builder` - encode records into a batch (producer,
+* :mod:`samsa.protocol.batches.record_builder` - encode records into a batch (producer,
   transaction markers);
-* :mod:`samsa.protocol.record_reader` - decode records out of fetched batches
+* :mod:`samsa.protocol.batches.record_reader` - decode records out of fetched batches
   (consumer);
-* :mod:`samsa.protocol.compression` - the codecs, with Kafka's framing.
+* :mod:`samsa.protocol.batches.compression` - the codecs, with Kafka's framing.
 """
 
 from __future__ import annotations
 
-from samsa.protocol.compression import Compression, compress, decompress
-from samsa.protocol.record_batch import (
+from samsa.protocol.batches.compression import Compression, compress, decompress
+from samsa.protocol.batches.record_batch import (
     BATCH_HEADER_SIZE,
     CURRENT_MAGIC,
     LOG_OVERHEAD,
@@ -33,7 +33,7 @@ from samsa.protocol.record_batch import (
     validate_batch,
     validate_client_batch,
 )
-from samsa.protocol.record_builder import (
+from samsa.protocol.batches.record_builder import (
     ControlType,
     RecordBatchBuilder,
     RecordHeader,
@@ -41,7 +41,7 @@ from samsa.protocol.record_builder import (
     estimate_record_size,
     parse_control_key,
 )
-from samsa.protocol.record_reader import Record, decode_batch, decode_records
+from samsa.protocol.batches.record_reader import Record, decode_batch, decode_records
 
 __all__ = [
     "BATCH_HEADER_SIZE",

@@ -26,10 +26,8 @@ from samsa.raft.actions import (
 from samsa.raft.config import QuorumConfig
 from samsa.raft.election import ElectionState
 from samsa.raft.errors import RaftInvariantError
-from samsa.raft.log import RaftLog
-from samsa.raft.messages import RaftRequest
+from samsa.raft.persistence.raft_log import RaftLog
 from samsa.raft.records import Endpoint, Entry, Payload, SnapshotId, Voters
-from samsa.raft.requests import RequestManager
 from samsa.raft.roles import (
     CandidateState,
     FollowerState,
@@ -39,6 +37,8 @@ from samsa.raft.roles import (
     Role,
     UnattachedState,
 )
+from samsa.raft.rpc.messages import RaftRequest
+from samsa.raft.rpc.requests import RequestManager
 from samsa.raft.voters import VoterSet, VoterSetHistory
 
 __all__ = ["MachineCore"]

@@ -29,9 +29,8 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Protocol
 
-from samsa.cancellation import cancel_and_wait, wait_event
-from samsa.held_loop_clock import HeldLoopClock
-from samsa.raft import wire
+from samsa.eventloop.cancellation import cancel_and_wait, wait_event
+from samsa.eventloop.held_loop_clock import HeldLoopClock
 from samsa.raft.actions import (
     Action,
     FlushLog,
@@ -42,10 +41,11 @@ from samsa.raft.actions import (
     Respond,
     Send,
 )
-from samsa.raft.log import RaftLog, Snapshot
 from samsa.raft.machine import RaftMachine
-from samsa.raft.messages import QuorumInfo, RaftRequest, RaftResponse, ReplicaDescription
-from samsa.raft.quorum_state_file import write_election_state
+from samsa.raft.persistence.quorum_state_file import write_election_state
+from samsa.raft.persistence.raft_log import RaftLog, Snapshot
+from samsa.raft.rpc import wire
+from samsa.raft.rpc.messages import QuorumInfo, RaftRequest, RaftResponse, ReplicaDescription
 
 log = logging.getLogger("samsa.raft")
 

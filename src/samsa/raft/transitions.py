@@ -31,7 +31,6 @@ from samsa.raft.actions import PersistElectionState, Respond
 from samsa.raft.core import MachineCore
 from samsa.raft.election import EpochElection
 from samsa.raft.errors import ErrorCode, RaftInvariantError
-from samsa.raft.messages import FetchResponse, RaftResponse
 from samsa.raft.records import Endpoint, LeaderChange, Payload, Voters
 from samsa.raft.roles import (
     CandidateState,
@@ -42,6 +41,7 @@ from samsa.raft.roles import (
     Role,
     UnattachedState,
 )
+from samsa.raft.rpc.messages import FetchResponse, RaftResponse
 
 __all__ = ["Transitions"]
 

@@ -17,10 +17,10 @@ replica_state) and are tested alone.
 """
 
 from samsa.replication.config import ReplicationConfig
-from samsa.replication.fetch_waiter import FetchWaiter
-from samsa.replication.fetcher_state import FetcherState
-from samsa.replication.fetcher_types import FetchStatus, InitialFetchState
-from samsa.replication.isr_state import LeaderAndIsr
+from samsa.replication.fetcher.state import FetcherState
+from samsa.replication.fetcher.types import FetchStatus, InitialFetchState
+from samsa.replication.leader.fetch_waiter import FetchWaiter
+from samsa.replication.leader.isr_state import LeaderAndIsr
 from samsa.replication.partition import AppendResult, Partition, PartitionRole, ReadResult
 from samsa.replication.replica_manager import ReplicaManager, TopicPartition
 

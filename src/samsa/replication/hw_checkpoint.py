@@ -1,6 +1,6 @@
 """The ``replication-offset-checkpoint`` file: every partition's high watermark.
 
-Kafka's file of the same name and format (storage/checkpoint.py), in the data
+Kafka's file of the same name and format (storage/files/checkpoint.py), in the data
 directory beside the recovery-point checkpoint.  Written periodically
 (``replica.high.watermark.checkpoint.interval.ms``) and at shutdown, read once
 at start: a partition starts with its checkpointed watermark (capped at its
@@ -19,7 +19,7 @@ import logging
 from collections.abc import Mapping
 from pathlib import Path
 
-from samsa.storage.checkpoint import CorruptCheckpointError, read_checkpoint, write_checkpoint
+from samsa.storage.files.checkpoint import CorruptCheckpointError, read_checkpoint, write_checkpoint
 
 log = logging.getLogger(__name__)
 

@@ -8,8 +8,8 @@ both ``leaders`` and ``elected_leaders``.
 
 from __future__ import annotations
 
-from samsa.controller.metadata_delta import LocalPartitionInfo, LocalReplicaChanges
-from samsa.controller.metadata_image import MetadataImage
+from samsa.controller.image.metadata_delta import LocalPartitionInfo, LocalReplicaChanges
+from samsa.controller.image.metadata_image import MetadataImage
 
 __all__ = ["local_changes_from_image"]
 

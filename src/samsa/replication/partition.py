@@ -27,13 +27,13 @@ from __future__ import annotations
 
 import logging
 
-from samsa.controller.registrations import PartitionRegistration
+from samsa.controller.image.registrations import PartitionRegistration
 from samsa.errors import ErrorCode
-from samsa.replication.follower_side import FollowerSide
-from samsa.replication.leader_side import LeaderSide
-from samsa.replication.leader_state import LeaderState
+from samsa.replication.fetcher.follower_side import FollowerSide
+from samsa.replication.leader.leader_side import LeaderSide
+from samsa.replication.leader.leader_state import LeaderState
+from samsa.replication.leader.produce_path import ProducePath
 from samsa.replication.partition_base import AppendResult, PartitionRole, ReadResult
-from samsa.replication.produce_path import ProducePath
 
 log = logging.getLogger(__name__)
 

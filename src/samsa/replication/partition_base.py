@@ -14,19 +14,19 @@ from collections.abc import Callable
 from enum import Enum
 from typing import NamedTuple
 
-from samsa.controller.registrations import NO_LEADER
+from samsa.controller.image.registrations import NO_LEADER
 from samsa.errors import ErrorCode, KafkaError
-from samsa.protocol.record_batch import NO_PARTITION_LEADER_EPOCH
-from samsa.replication.delayed_produce import DelayedProduceQueue
+from samsa.protocol.batches.record_batch import NO_PARTITION_LEADER_EPOCH
 from samsa.replication.epochs import check_current_leader_epoch
-from samsa.replication.isr_state import PendingIsrChange
-from samsa.replication.leader_state import LeaderState
-from samsa.storage.file_region import FileRegion
+from samsa.replication.leader.delayed_produce import DelayedProduceQueue
+from samsa.replication.leader.isr_state import PendingIsrChange
+from samsa.replication.leader.leader_state import LeaderState
 from samsa.storage.leader_epoch_cache import EpochEndOffset
 from samsa.storage.log import Log
-from samsa.storage.log_config import LogConfig
-from samsa.storage.producer_state import ProducerStateManager
-from samsa.storage.transaction_index import AbortedTxn
+from samsa.storage.producers.producer_state import ProducerStateManager
+from samsa.storage.segments.file_region import FileRegion
+from samsa.storage.segments.transaction_index import AbortedTxn
+from samsa.storage.topic_config.log_config import LogConfig
 
 log = logging.getLogger("samsa.replication.partition")
 

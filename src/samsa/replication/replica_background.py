@@ -16,9 +16,9 @@ import asyncio
 import logging
 from collections.abc import Iterable
 
-from samsa.cancellation import cancel_and_wait
 from samsa.errors import KafkaError
-from samsa.loop_slices import in_slices
+from samsa.eventloop.cancellation import cancel_and_wait
+from samsa.eventloop.loop_slices import in_slices
 from samsa.replication.hw_checkpoint import write_high_watermarks
 from samsa.replication.partition import Partition
 from samsa.replication.replica_manager_base import ReplicaManagerBase, TopicPartition

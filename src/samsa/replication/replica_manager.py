@@ -27,12 +27,12 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from samsa.errors import KafkaError
-from samsa.replication.fetch_responses import (
+from samsa.replication.leader.fetch_responses import (
     epoch_end_offset_response,
     fetch_error,
     fetch_partition_response,
 )
-from samsa.replication.fetch_waiter import FetchWaiter
+from samsa.replication.leader.fetch_waiter import FetchWaiter
 from samsa.replication.partition import Partition
 from samsa.replication.replica_manager_base import TopicPartition
 from samsa.replication.replica_metadata import APPLY_STEP, ReplicaMetadata

@@ -15,28 +15,31 @@ import asyncio
 import logging
 from collections.abc import Callable, Iterator
 
-from samsa.controller.metadata_image import MetadataImage
-from samsa.controller.registrations import NO_LEADER
+from samsa.controller.image.metadata_image import MetadataImage
+from samsa.controller.image.registrations import NO_LEADER
 from samsa.errors import ErrorCode
 from samsa.net import ChannelPool
-from samsa.replication.alter_partition_manager import AlterPartitionManager, AlterPartitionSender
-from samsa.replication.broker_addresses import BrokerAddresses
 from samsa.replication.config import ReplicationConfig
-from samsa.replication.fetch_purgatory import FetchPurgatory
-from samsa.replication.fetcher_manager import ReplicaFetcherManager
-from samsa.replication.fresh_leaderships import FreshLeaderships
+from samsa.replication.fetcher.broker_addresses import BrokerAddresses
+from samsa.replication.fetcher.local_followers import LocalFollowers
+from samsa.replication.fetcher.manager import ReplicaFetcherManager
 from samsa.replication.hw_checkpoint import read_high_watermarks
-from samsa.replication.isr_state import LeaderAndIsr, PendingIsrChange
-from samsa.replication.local_followers import LocalFollowers
+from samsa.replication.leader.alter_partition_manager import (
+    AlterPartitionManager,
+    AlterPartitionSender,
+)
+from samsa.replication.leader.fetch_purgatory import FetchPurgatory
+from samsa.replication.leader.fresh_leaderships import FreshLeaderships
+from samsa.replication.leader.isr_state import LeaderAndIsr, PendingIsrChange
 from samsa.replication.partition import Partition
 from samsa.replication.partition_base import PartitionBase
 from samsa.replication.session_partitions import SessionPartitions
 from samsa.storage.log import Log
-from samsa.storage.log_config import LogConfig
 from samsa.storage.log_dirs import LogDirs
 from samsa.storage.log_manager import LogManager
-from samsa.storage.producer_state import ProducerStateManager
-from samsa.storage.transaction_replay import load_producer_state
+from samsa.storage.producers.producer_state import ProducerStateManager
+from samsa.storage.producers.transaction_replay import load_producer_state
+from samsa.storage.topic_config.log_config import LogConfig
 
 log = logging.getLogger("samsa.replication.replica_manager")
 
@@ -71,7 +74,7 @@ class ReplicaManagerBase:
         self._partitions: dict[TopicPartition, Partition] = {}
         self._purgatory = FetchPurgatory()
         self.session_partitions = SessionPartitions(self._partitions, self._purgatory)
-        """What the broker's fetch sessions watch (server/fetch_sessions.py)."""
+        """What the broker's fetch sessions watch (server/fetch_sessions/cache.py)."""
         self._fresh = FreshLeaderships()
         self._checkpointed: dict[TopicPartition, int] = {}
         for manager in self.log_manager.managers:  # each dir checkpoints its own

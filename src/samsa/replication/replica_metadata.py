@@ -17,17 +17,17 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterable, Iterator, Mapping
 
-from samsa.controller.metadata_delta import LocalReplicaChanges, MetadataDelta
-from samsa.controller.metadata_image import MetadataImage
-from samsa.controller.registrations import NO_LEADER
-from samsa.replication.fetcher_types import FetchStatus, InitialFetchState
+from samsa.controller.image.metadata_delta import LocalReplicaChanges, MetadataDelta
+from samsa.controller.image.metadata_image import MetadataImage
+from samsa.controller.image.registrations import NO_LEADER
+from samsa.replication.fetcher.types import FetchStatus, InitialFetchState
 from samsa.replication.image_changes import local_changes_from_image
 from samsa.replication.partition import Partition, PartitionRole
 from samsa.replication.replica_background import ReplicaBackground
 from samsa.replication.replica_manager_base import TopicPartition
 from samsa.replication.role_log import log_role_changes
 from samsa.storage.log import Log
-from samsa.storage.log_config import LogConfig
+from samsa.storage.topic_config.log_config import LogConfig
 
 log = logging.getLogger("samsa.replication.replica_manager")
 

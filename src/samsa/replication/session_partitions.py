@@ -1,4 +1,4 @@
-"""The broker's partitions as its fetch sessions see them (server/fetch_sessions.py).
+"""The broker's partitions as its fetch sessions see them (server/fetch_sessions/cache.py).
 
 One narrow object instead of the whole ReplicaManager: a session asks for a
 partition's ``ReadState`` (its change signature), registers the partitions it
@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Mapping
 
-from samsa.replication.fetch_purgatory import FetchPurgatory
-from samsa.replication.fetch_waiter import FetchWaiter
+from samsa.replication.leader.fetch_purgatory import FetchPurgatory
+from samsa.replication.leader.fetch_waiter import FetchWaiter
 from samsa.replication.partition_base import PartitionBase
 from samsa.replication.session_watch import ReadState, SessionWatch, read_state
 

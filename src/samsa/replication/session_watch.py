@@ -37,7 +37,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import NamedTuple
 
-from samsa.replication.fetch_waiter import FetchWaiter
+from samsa.replication.leader.fetch_waiter import FetchWaiter
 from samsa.replication.partition_base import PartitionBase, PartitionRole
 
 __all__ = ["ReadState", "SessionWatch", "read_state"]

@@ -28,45 +28,45 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from samsa.cancellation import cancel_and_wait
-from samsa.controller.metadata_delta import LocalReplicaChanges, MetadataDelta
-from samsa.controller.metadata_image import MetadataImage
+from samsa.config.listeners import Listener
+from samsa.controller.image.metadata_delta import LocalReplicaChanges, MetadataDelta
+from samsa.controller.image.metadata_image import MetadataImage
 from samsa.errors import ErrorCode, KafkaError
-from samsa.failure_log import FailureLog
-from samsa.listeners import Listener
+from samsa.eventloop.cancellation import cancel_and_wait
+from samsa.eventloop.failure_log import FailureLog
+from samsa.eventloop.switch_interval import switch_interval
 from samsa.net import ChannelPool
 from samsa.replication.config import ReplicationConfig
 from samsa.replication.replica_manager import ReplicaManager
 from samsa.security.authorizer.standard import StandardAuthorizer
 from samsa.security.quotas import ClientQuotaManager, WindowConfig
-from samsa.server import meta_properties
-from samsa.server.broker_lifecycle import BrokerLifecycle, Registration
 from samsa.server.cleaner_task import CleanerTask
-from samsa.server.client_throttling import ClientThrottling
-from samsa.server.coordinator_start import CoordinatorStarter
-from samsa.server.directory_assigner import DirectoryAssigner
-from samsa.server.dynamic_broker_config import DynamicBrokerConfig
-from samsa.server.features import api_versions_features
-from samsa.server.fetch_sessions import FetchSessionCache
+from samsa.server.connections.client_throttling import ClientThrottling
+from samsa.server.connections.listener_security import channel_security
+from samsa.server.connections.router import Router
+from samsa.server.coordinators.coordinator_start import CoordinatorStarter
+from samsa.server.coordinators.producer_id_blocks import ProducerIdBlocks
+from samsa.server.fetch_sessions.cache import FetchSessionCache
 from samsa.server.handlers import register_all
-from samsa.server.heap import freeze_start_up
-from samsa.server.listener_security import channel_security
-from samsa.server.log_dir_failure_handler import LogDirFailureHandler
-from samsa.server.meta_properties import MetaProperties, directory_uuid
-from samsa.server.metadata_applier import SerialMetadataApplier
-from samsa.server.metrics import BrokerMetrics
-from samsa.server.producer_id_blocks import ProducerIdBlocks
-from samsa.server.router import Router
-from samsa.server.switch_interval import switch_interval
-from samsa.storage.log_config import LogConfig
+from samsa.server.metadata import meta_properties
+from samsa.server.metadata.applier import SerialMetadataApplier
+from samsa.server.metadata.broker_lifecycle import BrokerLifecycle, Registration
+from samsa.server.metadata.directory_assigner import DirectoryAssigner
+from samsa.server.metadata.dynamic_broker_config import DynamicBrokerConfig
+from samsa.server.metadata.features import api_versions_features
+from samsa.server.metadata.heap import freeze_start_up
+from samsa.server.metadata.log_dir_failure_handler import LogDirFailureHandler
+from samsa.server.metadata.meta_properties import MetaProperties, directory_uuid
+from samsa.server.observability.metrics import BrokerMetrics
 from samsa.storage.log_dirs import LogDirs
+from samsa.storage.topic_config.log_config import LogConfig
 
 if TYPE_CHECKING:
     from samsa.http.endpoint import HttpEndpoint
     from samsa.raft.driver import RaftDriver
     from samsa.server.broker_api import NodeApi
-    from samsa.server.controller_link import ControllerLink
-    from samsa.server.metadata_loader import MetadataLoader
+    from samsa.server.metadata.controller_link import ControllerLink
+    from samsa.server.metadata.loader import MetadataLoader
 
 log = logging.getLogger("samsa.server")
 
@@ -209,7 +209,7 @@ class Broker:
     def transaction_coordinator_node(self, transactional_id: str) -> int | None:
         """The broker leading the id's ``__transaction_state`` partition."""
         from samsa.coordinator.partitioning import partition_for
-        from samsa.server.txn_wiring import TRANSACTION_TOPIC
+        from samsa.server.coordinators.txn_wiring import TRANSACTION_TOPIC
 
         topic = self.image.topics.get(TRANSACTION_TOPIC)
         if topic is None or not topic.partitions:
@@ -401,7 +401,7 @@ class Broker:
         """Metrics and console: off unless their listen address is set."""
         if self.metrics is None:
             return
-        from samsa.server.http_endpoints import bind_http_endpoints
+        from samsa.server.endpoints.assembly import bind_http_endpoints
 
         self._http_endpoints = await bind_http_endpoints(self, self.metrics)
 
@@ -523,11 +523,11 @@ class Broker:
         for topic in delta.deleted_topics.values():
             self.topic_deleted(topic.name, len(topic.partitions))
         if self.groups is not None:
-            from samsa.server.group_wiring import follow_leadership
+            from samsa.server.coordinators.group_wiring import follow_leadership
 
             follow_leadership(self)
         if self.transactions is not None:
-            from samsa.server import txn_wiring
+            from samsa.server.coordinators import txn_wiring
 
             txn_wiring.follow_leadership(self)
 
@@ -570,7 +570,7 @@ class Broker:
 
         Only producer-id blocks may be resent after a slow attempt:
         a client's CreateTopics applied twice answers TOPIC_ALREADY_EXISTS."""
-        from samsa.server.controller_link import ControllerUnavailable
+        from samsa.server.metadata.controller_link import ControllerUnavailable
 
         # A request that says how long its client waits (CreateTopics and the
         # like) gets that long: creating thousands of partitions can take the
@@ -693,7 +693,7 @@ class Broker:
         if self._groups_ready:
             return None
         if self._groups_loading is None:
-            from samsa.server.group_wiring import start_group_coordinator
+            from samsa.server.coordinators.group_wiring import start_group_coordinator
 
             self._groups_loading = asyncio.ensure_future(start_group_coordinator(self))
             self._groups_loading.add_done_callback(self._groups_loaded)
@@ -705,7 +705,7 @@ class Broker:
         return self._transactions_start.ensure()
 
     async def _start_transactions(self) -> None:
-        from samsa.server.txn_wiring import start_transaction_coordinator
+        from samsa.server.coordinators.txn_wiring import start_transaction_coordinator
 
         await start_transaction_coordinator(self)
 

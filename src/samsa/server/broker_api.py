@@ -16,24 +16,24 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from samsa.config import BrokerConfig
-    from samsa.controller.metadata_image import MetadataImage
+    from samsa.config.listeners import Listener
+    from samsa.config.node_settings import NodeSettings
+    from samsa.controller.image.metadata_image import MetadataImage
     from samsa.errors import ErrorCode
-    from samsa.listeners import Listener
     from samsa.net import ChannelPool
-    from samsa.node_settings import NodeSettings
     from samsa.raft.driver import RaftDriver
     from samsa.replication.replica_manager import ReplicaManager
     from samsa.security.authorizer.standard import StandardAuthorizer
     from samsa.security.quotas import ClientQuotaManager
-    from samsa.server.broker_lifecycle import BrokerLifecycle
     from samsa.server.cleaner_task import CleanerTask
-    from samsa.server.controller_link import ControllerLink
-    from samsa.server.dynamic_broker_config import DynamicBrokerConfig
-    from samsa.server.fetch_sessions import FetchSessionCache
-    from samsa.server.log_dir_failure_handler import LogDirFailureHandler
-    from samsa.server.metadata_loader import MetadataLoader
-    from samsa.server.metrics import BrokerMetrics
-    from samsa.server.producer_id_blocks import ProducerIdBlocks
+    from samsa.server.coordinators.producer_id_blocks import ProducerIdBlocks
+    from samsa.server.fetch_sessions.cache import FetchSessionCache
+    from samsa.server.metadata.broker_lifecycle import BrokerLifecycle
+    from samsa.server.metadata.controller_link import ControllerLink
+    from samsa.server.metadata.dynamic_broker_config import DynamicBrokerConfig
+    from samsa.server.metadata.loader import MetadataLoader
+    from samsa.server.metadata.log_dir_failure_handler import LogDirFailureHandler
+    from samsa.server.observability.metrics import BrokerMetrics
     from samsa.storage.log_dir_failure import LogDirFailureChannel
 
 

@@ -21,7 +21,7 @@ import signal
 import time
 from collections.abc import Callable
 
-from samsa.storage.cleaner_manager import InjectedCrash, LogCleaner
+from samsa.storage.cleaner.manager import InjectedCrash, LogCleaner
 from samsa.storage.log_dirs import LogDirs
 from samsa.storage.log_manager import LogManager
 

@@ -23,20 +23,20 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from samsa.cancellation import acquire_within, cancel_and_wait
 from samsa.controller.controller_config import ControllerConfig
 from samsa.controller.controller_result import ControllerResult
-from samsa.controller.metadata_delta import MetadataDelta
-from samsa.controller.metadata_image import MetadataImage
+from samsa.controller.image.metadata_delta import MetadataDelta
+from samsa.controller.image.metadata_image import MetadataImage
 from samsa.controller.quorum_controller import QuorumController
 from samsa.controller.steps import PARTITIONS_PER_STEP
 from samsa.errors import ErrorCode
-from samsa.held_loop_clock import HeldLoopClock
-from samsa.loop_slices import in_slices, run_in_steps
+from samsa.eventloop.cancellation import acquire_within, cancel_and_wait
+from samsa.eventloop.held_loop_clock import HeldLoopClock
+from samsa.eventloop.loop_slices import in_slices, run_in_steps
 from samsa.protocol.metadata_records import MetadataRecord, encode_metadata_record, make_record
 from samsa.raft.driver import RaftDriver
 from samsa.raft.errors import NotLeaderError
-from samsa.server.metadata_loader import MetadataLoader
+from samsa.server.metadata.loader import MetadataLoader
 
 log = logging.getLogger("samsa.controller")
 
@@ -271,7 +271,7 @@ class ControllerServer:
 
     async def _quorum(self, api_key: int, version: int, body: Body) -> Body:
         """The quorum's own admin calls, reaching this node in-process (forwarded)."""
-        from samsa.raft import wire
+        from samsa.raft.rpc import wire
 
         if api_key == DESCRIBE_QUORUM:
             return wire.describe_quorum_response(self._raft.describe_quorum(), self._voter_nodes())

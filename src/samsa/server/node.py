@@ -38,49 +38,53 @@ from pathlib import Path
 from typing import Any
 
 from samsa.config import BrokerConfig
-from samsa.config_synonyms import listener_ssl_setting
+from samsa.config.listeners import Listener
+from samsa.config.node_settings import NodeSettings
+from samsa.config.synonyms import listener_ssl_setting
 from samsa.controller.controller_config import ControllerConfig
+from samsa.controller.image.metadata_image import MetadataImage
 from samsa.controller.legacy_migration import (
     legacy_metadata_exists,
     legacy_records,
     retire_legacy_metadata,
 )
-from samsa.controller.metadata_image import MetadataImage
 from samsa.errors import ConfigError, ErrorCode, KafkaError
-from samsa.listeners import Listener
 from samsa.net import ChannelPool
-from samsa.node_settings import NodeSettings
 from samsa.protocol.metadata_records import encode_metadata_record
 from samsa.protocol.sasl.scram import ScramCredential
 from samsa.raft.config import QuorumConfig
-from samsa.raft.disk_log import METADATA_LOG_CONFIG, DiskRaftLog
 from samsa.raft.driver import RaftDriver
 from samsa.raft.machine import RaftMachine
-from samsa.raft.quorum_state_file import read_election_state
+from samsa.raft.persistence.disk_log import METADATA_LOG_CONFIG, DiskRaftLog
+from samsa.raft.persistence.quorum_state_file import read_election_state
 from samsa.raft.records import Endpoint
 from samsa.raft.voters import VoterNode, VoterSet
 from samsa.security.scram_spec import parse_scram_specs
-from samsa.server import meta_properties
 from samsa.server.access import guard_all
-from samsa.server.authorization import (
+from samsa.server.access.authorizer_setup import (
     AclPublisher,
     build_authorizer,
     warn_unless_super_user,
 )
-from samsa.server.bind_failure import explain_bind_failure
-from samsa.server.connection_quotas import ConnectionQuotas
-from samsa.server.controller_link import ControllerLink
+from samsa.server.connections.bind_failure import explain_bind_failure
+from samsa.server.connections.connection_quotas import ConnectionQuotas
+from samsa.server.connections.listener_routing import ListenerRouting
+from samsa.server.connections.listener_security import (
+    channel_security,
+    secure_router,
+    socket_server,
+)
+from samsa.server.connections.router import Router
+from samsa.server.connections.socket_server import SocketServer
+from samsa.server.connections.tls_connection import ListenerTls
 from samsa.server.controller_server import CONTROLLER_APIS, ControllerServer
+from samsa.server.endpoints.security_checks import check_http_settings
 from samsa.server.handlers import quorum as quorum_handlers
-from samsa.server.heap import collector_paused
-from samsa.server.http_security import check_http_settings
-from samsa.server.listener_routing import ListenerRouting
-from samsa.server.listener_security import channel_security, secure_router, socket_server
-from samsa.server.meta_properties import directory_uuid
-from samsa.server.metadata_loader import MetadataLoader
-from samsa.server.network import SocketServer
-from samsa.server.router import Router
-from samsa.server.tls_connection import ListenerTls
+from samsa.server.metadata import meta_properties
+from samsa.server.metadata.controller_link import ControllerLink
+from samsa.server.metadata.heap import collector_paused
+from samsa.server.metadata.loader import MetadataLoader
+from samsa.server.metadata.meta_properties import directory_uuid
 from samsa.storage.log_dir_failure import LogDirFailureChannel
 
 log = logging.getLogger("samsa.server")

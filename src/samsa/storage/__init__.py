@@ -7,7 +7,7 @@ files).  Beside them: KRaft snapshot files (snapshot_files), written next to
 the metadata log, which the Raft layer opens itself.
 """
 
-from samsa.storage.file_region import FileRegion
+from samsa.storage.files.snapshot_files import SnapshotId, SnapshotWriter
 from samsa.storage.leader_epoch_cache import (
     UNDEFINED_EPOCH,
     UNDEFINED_EPOCH_OFFSET,
@@ -16,11 +16,11 @@ from samsa.storage.leader_epoch_cache import (
     LeaderEpochFileCache,
 )
 from samsa.storage.log import Log
-from samsa.storage.log_config import LOG_CONFIG_KEYS, ConfigEntry, LogConfig
 from samsa.storage.log_info import AppendInfo, FetchDataInfo
 from samsa.storage.log_manager import CLUSTER_METADATA_TOPIC, METADATA_LOG_DIR, LogManager
-from samsa.storage.segment import LogSegment
-from samsa.storage.snapshot_files import SnapshotId, SnapshotWriter
+from samsa.storage.segments.file_region import FileRegion
+from samsa.storage.segments.segment import LogSegment
+from samsa.storage.topic_config.log_config import LOG_CONFIG_KEYS, ConfigEntry, LogConfig
 
 __all__ = [
     "CLUSTER_METADATA_TOPIC",

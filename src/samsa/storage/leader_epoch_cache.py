@@ -41,10 +41,10 @@ from pathlib import Path
 from typing import NamedTuple
 
 from samsa.errors import KafkaError
-from samsa.protocol.record_batch import BatchHeader
-from samsa.storage.atomic_file import sync_file
-from samsa.storage.checkpoint import CorruptCheckpointError
-from samsa.storage.leader_epoch_checkpoint import (
+from samsa.protocol.batches.record_batch import BatchHeader
+from samsa.storage.files.atomic_file import sync_file
+from samsa.storage.files.checkpoint import CorruptCheckpointError
+from samsa.storage.files.leader_epoch_checkpoint import (
     LEADER_EPOCH_CHECKPOINT_FILE,
     EpochEntry,
     read_leader_epoch_checkpoint,

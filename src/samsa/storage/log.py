@@ -48,11 +48,11 @@ import shutil
 from pathlib import Path
 
 from samsa.storage.log_append import LogAppend
-from samsa.storage.log_config import LogConfig
 from samsa.storage.log_loader import load_log
 from samsa.storage.log_read import LogRead
 from samsa.storage.log_retention import LogRetention
 from samsa.storage.log_state import Clock, wall_clock_ms
+from samsa.storage.topic_config.log_config import LogConfig
 
 __all__ = ["Clock", "Log", "wall_clock_ms"]
 

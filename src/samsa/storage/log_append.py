@@ -14,7 +14,7 @@ import logging
 import time
 
 from samsa.errors import ErrorCode, KafkaError
-from samsa.protocol.record_batch import (
+from samsa.protocol.batches.record_batch import (
     BatchHeader,
     WritableBuffer,
     iter_batches,
@@ -22,14 +22,14 @@ from samsa.protocol.record_batch import (
     set_log_append_time,
     stamp_batch,
 )
-from samsa.storage.atomic_file import fsync_dir
-from samsa.storage.flush_timing import FLUSH_TIMINGS
+from samsa.storage.files.atomic_file import fsync_dir
+from samsa.storage.files.flush_timing import FLUSH_TIMINGS
 from samsa.storage.log_dir_failure import io_errors_fail_dir, report_if_io_error, storage_error
 from samsa.storage.log_info import AppendInfo
 from samsa.storage.log_loader import open_segment
 from samsa.storage.log_policy import roll_reason
 from samsa.storage.log_state import LogState
-from samsa.storage.segment import LogSegment
+from samsa.storage.segments.segment import LogSegment
 
 logger = logging.getLogger("samsa.storage")
 

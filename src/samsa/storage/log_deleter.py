@@ -15,7 +15,7 @@ import logging
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from samsa.storage.atomic_file import fsync_dir
+from samsa.storage.files.atomic_file import fsync_dir
 from samsa.storage.log import Log
 
 logger = logging.getLogger("samsa.storage")

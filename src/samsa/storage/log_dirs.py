@@ -20,11 +20,11 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from samsa.errors import ErrorCode, KafkaError
-from samsa.storage.checkpoint import TopicPartitionKey
+from samsa.storage.files.checkpoint import TopicPartitionKey
 from samsa.storage.log import Clock, Log, wall_clock_ms
-from samsa.storage.log_config import LogConfig
 from samsa.storage.log_dir_failure import LogDirFailureChannel
 from samsa.storage.log_manager import LogManager
+from samsa.storage.topic_config.log_config import LogConfig
 
 logger = logging.getLogger("samsa.storage")
 

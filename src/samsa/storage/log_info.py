@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from samsa.storage.file_region import FileRegion
+from samsa.storage.segments.file_region import FileRegion
 
 
 class AppendInfo(NamedTuple):

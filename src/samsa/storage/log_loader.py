@@ -34,10 +34,10 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from samsa.storage.cleaner_swap import SWAP_SUFFIX, complete_swaps
-from samsa.storage.log_config import LogConfig
-from samsa.storage.segment import INDEX_SUFFIX, LOG_SUFFIX, TIME_INDEX_SUFFIX, LogSegment
-from samsa.storage.transaction_index import TXN_INDEX_SUFFIX
+from samsa.storage.cleaner.swap import SWAP_SUFFIX, complete_swaps
+from samsa.storage.segments.segment import INDEX_SUFFIX, LOG_SUFFIX, TIME_INDEX_SUFFIX, LogSegment
+from samsa.storage.segments.transaction_index import TXN_INDEX_SUFFIX
+from samsa.storage.topic_config.log_config import LogConfig
 
 logger = logging.getLogger("samsa.storage")
 

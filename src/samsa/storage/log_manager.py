@@ -43,8 +43,8 @@ from functools import partial
 from pathlib import Path
 
 from samsa.errors import ErrorCode, KafkaError
-from samsa.failure_log import FailureLog
-from samsa.storage.checkpoint import (
+from samsa.eventloop.failure_log import FailureLog
+from samsa.storage.files.checkpoint import (
     LOG_START_OFFSET_CHECKPOINT,
     RECOVERY_POINT_CHECKPOINT,
     CorruptCheckpointError,
@@ -54,9 +54,9 @@ from samsa.storage.checkpoint import (
     write_checkpoint,
 )
 from samsa.storage.log import Clock, Log, wall_clock_ms
-from samsa.storage.log_config import LogConfig
 from samsa.storage.log_deleter import LogDeleter
 from samsa.storage.log_dir_failure import LogDirFailureChannel, io_errors_fail_dir
+from samsa.storage.topic_config.log_config import LogConfig
 
 logger = logging.getLogger("samsa.storage")
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from samsa.storage.log_config import LogConfig
-from samsa.storage.segment import LogSegment
+from samsa.storage.segments.segment import LogSegment
+from samsa.storage.topic_config.log_config import LogConfig
 
 
 def roll_reason(

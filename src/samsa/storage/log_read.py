@@ -12,11 +12,11 @@ import bisect
 from collections.abc import Iterator
 
 from samsa.errors import ErrorCode, KafkaError
-from samsa.protocol.record_batch import BatchHeader
+from samsa.protocol.batches.record_batch import BatchHeader
 from samsa.storage.log_info import FetchDataInfo
 from samsa.storage.log_state import LogState
-from samsa.storage.segment import LogSegment
-from samsa.storage.transaction_index import AbortedTxn
+from samsa.storage.segments.segment import LogSegment
+from samsa.storage.segments.transaction_index import AbortedTxn
 
 
 class LogRead(LogState):

@@ -21,7 +21,7 @@ from samsa.storage.log_policy import (
     count_retention_ms_breached,
 )
 from samsa.storage.log_state import LogState
-from samsa.storage.segment import LogSegment
+from samsa.storage.segments.segment import LogSegment
 
 logger = logging.getLogger("samsa.storage")
 

@@ -24,9 +24,9 @@ from samsa.storage.leader_epoch_cache import (
     LeaderEpochFileCache,
     load_leader_epoch_cache,
 )
-from samsa.storage.log_config import LogConfig
 from samsa.storage.log_dir_failure import IoErrorReport, io_errors_fail_dir, storage_error
-from samsa.storage.segment import LogSegment
+from samsa.storage.segments.segment import LogSegment
+from samsa.storage.topic_config.log_config import LogConfig
 
 Clock = Callable[[], int]
 

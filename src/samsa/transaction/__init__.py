@@ -4,7 +4,7 @@ The broker builds one ``TransactionCoordinator`` over a ``TransactionStore``
 adapter of its logs and a ``MarkerWriter`` that reaches partition leaders, and
 calls one method per transaction API.  This package imports only
 ``samsa.protocol``, ``samsa.errors`` and the group placement helper; storage
-and the network are wired in by the broker (``server/txn_wiring.py``).
+and the network are wired in by the broker (``server/coordinators/txn_wiring.py``).
 """
 
 from samsa.transaction.config import TransactionConfig

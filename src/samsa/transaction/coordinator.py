@@ -29,7 +29,7 @@ from collections.abc import Callable, Iterable
 
 from samsa.coordinator.partitioning import partition_for
 from samsa.errors import DecodeError, ErrorCode, KafkaError
-from samsa.protocol.transaction_records import (
+from samsa.protocol.internal_records.transaction_records import (
     decode_transaction_key,
     decode_transaction_value,
     encode_transaction_key,

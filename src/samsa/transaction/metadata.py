@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from enum import IntEnum
 
-from samsa.protocol.transaction_records import TransactionLogValue
+from samsa.protocol.internal_records.transaction_records import TransactionLogValue
 
 __all__ = ["MAX_EPOCH", "TransactionMetadata", "TxnState"]
 

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from samsa.client.admin.admin import EARLIEST, LATEST, Admin
-from samsa.client.admin.elections import ElectionType
-from samsa.client.admin.quorum import QuorumInfo, ReplicaInfo
-from samsa.client.admin.reassignments import PartitionReassignment
+from samsa.client.admin.families.elections import ElectionType
+from samsa.client.admin.families.quorum import QuorumInfo, ReplicaInfo
+from samsa.client.admin.families.reassignments import PartitionReassignment
 from samsa.client.admin.results import (
     BrokerInfo,
     ClusterDescription,

@@ -23,30 +23,64 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from samsa.client.admin.acls import create_acls, delete_acls, describe_acls
-from samsa.client.admin.cluster import describe_cluster
-from samsa.client.admin.configs import alter_configs, describe_configs, describe_topic_configs
-from samsa.client.admin.consumer_groups import ConsumerGroupDescription, describe_consumer_groups
-from samsa.client.admin.elections import ElectionType, elect_leaders
-from samsa.client.admin.group_offsets import (
+from samsa.client.admin.families.acls import create_acls, delete_acls, describe_acls
+from samsa.client.admin.families.cluster import describe_cluster
+from samsa.client.admin.families.configs import (
+    alter_configs,
+    describe_configs,
+    describe_topic_configs,
+)
+from samsa.client.admin.families.consumer_groups import (
+    ConsumerGroupDescription,
+    describe_consumer_groups,
+)
+from samsa.client.admin.families.elections import ElectionType, elect_leaders
+from samsa.client.admin.families.group_offsets import (
     alter_group_offsets,
     delete_group_offsets,
     list_group_offsets,
 )
-from samsa.client.admin.groups import delete_groups, describe_groups, list_groups
-from samsa.client.admin.log_dirs import describe_log_dirs, failed_log_dirs
-from samsa.client.admin.quorum import (
+from samsa.client.admin.families.groups import delete_groups, describe_groups, list_groups
+from samsa.client.admin.families.log_dirs import describe_log_dirs, failed_log_dirs
+from samsa.client.admin.families.quorum import (
     QuorumInfo,
     add_raft_voter,
     describe_quorum,
     remove_raft_voter,
 )
-from samsa.client.admin.reassignments import (
+from samsa.client.admin.families.reassignments import (
     PartitionReassignment,
     alter_partition_reassignments,
     list_partition_reassignments,
 )
-from samsa.client.admin.records import delete_records, list_offsets
+from samsa.client.admin.families.records import delete_records, list_offsets
+from samsa.client.admin.families.scram_users import (
+    alter_user_scram_credentials,
+    describe_user_scram_credentials,
+)
+from samsa.client.admin.families.share_groups import (
+    ShareGroupDescription,
+    alter_share_group_offsets,
+    delete_share_group_offsets,
+    describe_share_group,
+    list_share_group_offsets,
+)
+from samsa.client.admin.families.topics import (
+    create_partitions,
+    create_topics,
+    delete_topics,
+    describe_topics,
+    list_topics,
+)
+from samsa.client.admin.families.transactions import (
+    ProducerState,
+    TransactionDescription,
+    TransactionListing,
+    abort_transaction,
+    describe_producers,
+    describe_transactions,
+    list_transactions,
+)
 from samsa.client.admin.results import (
     ClusterDescription,
     ConfigEntry,
@@ -56,33 +90,6 @@ from samsa.client.admin.results import (
     TopicDescription,
 )
 from samsa.client.admin.retry import retry_coordinator_errors
-from samsa.client.admin.scram_users import (
-    alter_user_scram_credentials,
-    describe_user_scram_credentials,
-)
-from samsa.client.admin.share_groups import (
-    ShareGroupDescription,
-    alter_share_group_offsets,
-    delete_share_group_offsets,
-    describe_share_group,
-    list_share_group_offsets,
-)
-from samsa.client.admin.topics import (
-    create_partitions,
-    create_topics,
-    delete_topics,
-    describe_topics,
-    list_topics,
-)
-from samsa.client.admin.transactions import (
-    ProducerState,
-    TransactionDescription,
-    TransactionListing,
-    abort_transaction,
-    describe_producers,
-    describe_transactions,
-    list_transactions,
-)
 from samsa.client.consumer.offsets import EARLIEST, LATEST
 from samsa.client.consumer.records import OffsetAndMetadata
 from samsa.client.metadata import TopicPartition

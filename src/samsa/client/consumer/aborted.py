@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from samsa.protocol.record_batch import CONTROL_MASK, TRANSACTIONAL_MASK, BatchHeader
-from samsa.protocol.record_reader import decode_batch
+from samsa.protocol.batches.record_batch import CONTROL_MASK, TRANSACTIONAL_MASK, BatchHeader
+from samsa.protocol.batches.record_reader import decode_batch
 
 __all__ = ["AbortedTransactions"]
 

@@ -37,8 +37,8 @@ from samsa.client.consumer.arrow_columns import (
 from samsa.client.consumer.arrow_index import FieldIndex, index_fields, walk_records
 from samsa.client.consumer.arrow_schema import arrow_schema, require_pyarrow
 from samsa.errors import DecodeError
-from samsa.protocol.compression import Compression, decompress
-from samsa.protocol.record_batch import (
+from samsa.protocol.batches.compression import Compression, decompress
+from samsa.protocol.batches.record_batch import (
     BATCH_HEADER_SIZE,
     COMPRESSION_MASK,
     CONTROL_MASK,
@@ -48,7 +48,7 @@ from samsa.protocol.record_batch import (
     iter_batches,
     validate_batch,
 )
-from samsa.protocol.record_reader import decode_batch
+from samsa.protocol.batches.record_reader import decode_batch
 
 __all__ = ["FetchedColumns", "fetched_to_arrow", "next_fetch_offset"]
 

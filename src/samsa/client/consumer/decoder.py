@@ -52,9 +52,8 @@ from samsa.client.consumer.record_index import (
 from samsa.client.consumer.records import ConsumerRecord
 from samsa.client.metadata import TopicPartition
 from samsa.errors import DecodeError, SamsaError
-from samsa.protocol.compression import Compression, decompress
-from samsa.protocol.primitives import read_varint
-from samsa.protocol.record_batch import (
+from samsa.protocol.batches.compression import Compression, decompress
+from samsa.protocol.batches.record_batch import (
     BATCH_HEADER_SIZE,
     COMPRESSION_MASK,
     CONTROL_MASK,
@@ -64,7 +63,8 @@ from samsa.protocol.record_batch import (
     iter_batches,
     validate_batch,
 )
-from samsa.protocol.record_reader import _read_headers
+from samsa.protocol.batches.record_reader import _read_headers
+from samsa.protocol.primitives import read_varint
 
 __all__ = ["PartitionRecords"]
 

@@ -30,7 +30,7 @@ import numpy as np
 import numpy.typing as npt
 
 from samsa.errors import DecodeError
-from samsa.protocol.record_reader import _read_headers
+from samsa.protocol.batches.record_reader import _read_headers
 
 __all__ = ["MIN_RECORDS", "RecordIndex", "index_records", "records_between"]
 

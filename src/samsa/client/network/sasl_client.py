@@ -14,8 +14,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from samsa.config.jaas import parse_jaas
 from samsa.errors import ConfigError
-from samsa.jaas import parse_jaas
 from samsa.protocol.sasl.exchange import SUPPORTED, SaslClientExchange
 from samsa.protocol.sasl.oauthbearer import MECHANISM as OAUTHBEARER
 from samsa.protocol.sasl.oauthbearer import unsecured_login_token

@@ -8,8 +8,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from samsa.client.network.sasl_client import SaslSettings
+from samsa.config.ssl import client_context
 from samsa.errors import ConfigError
-from samsa.ssl_settings import client_context
 
 PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
 

@@ -40,7 +40,7 @@ from samsa.client.producer.batch import (
 )
 from samsa.client.producer.buffer_pool import BufferPool
 from samsa.client.producer.future import FutureRecordMetadata
-from samsa.protocol.record_builder import RecordHeader as Header
+from samsa.protocol.batches.record_builder import RecordHeader as Header
 
 if TYPE_CHECKING:
     from samsa.client.producer.idempotence import TransactionManager

@@ -3,7 +3,7 @@
 Records are stored *unencoded*, as columns: ``send()`` appends the timestamp
 and the value to two lists (a key or headers go to the sparse ``extras`` map),
 and the whole batch is encoded in one tight loop by
-``samsa.protocol.record_columns.encode_records`` when the Sender first needs
+``samsa.protocol.batches.record_columns.encode_records`` when the Sender first needs
 its bytes.  Per-record varint work thus leaves the caller's thread and costs
 about half as much as a call per record; and since ints and bytes are not
 tracked by the garbage collector, a million queued records add no GC work.
@@ -35,10 +35,10 @@ import crc32c
 
 from samsa.client.producer.buffer_pool import BufferPool
 from samsa.client.producer.future import FutureRecordMetadata, ProduceRequestResult, RecordMetadata
-from samsa.protocol.compression import compress
-from samsa.protocol.record_batch import BATCH_HEADER_SIZE, HEADER, LOG_OVERHEAD
-from samsa.protocol.record_builder import RecordHeader
-from samsa.protocol.record_columns import encode_records
+from samsa.protocol.batches.compression import compress
+from samsa.protocol.batches.record_batch import BATCH_HEADER_SIZE, HEADER, LOG_OVERHEAD
+from samsa.protocol.batches.record_builder import RecordHeader
+from samsa.protocol.batches.record_columns import encode_records
 
 __all__ = [
     "BATCH_OVERHEAD",

@@ -47,7 +47,7 @@ from samsa.client.producer.transactions import (
     TxnClientState,
 )
 from samsa.errors import ErrorCode, KafkaError
-from samsa.protocol.record_builder import RecordHeader as Header
+from samsa.protocol.batches.record_builder import RecordHeader as Header
 
 __all__ = ["Producer"]
 

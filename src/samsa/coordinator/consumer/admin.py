@@ -9,8 +9,8 @@ from samsa.coordinator.consumer import records
 from samsa.coordinator.consumer.group import ConsumerGroup, ConsumerMember
 from samsa.coordinator.consumer.manager import ConsumerGroupManager
 from samsa.errors import ErrorCode, KafkaError
-from samsa.protocol.consumer_group_records import Assignment
 from samsa.protocol.consumer_protocol import PROTOCOL_TYPE, encode_assignment, encode_subscription
+from samsa.protocol.internal_records.consumer_group_records import Assignment
 
 Body = dict[str, Any]
 GROUP_TYPE = "consumer"

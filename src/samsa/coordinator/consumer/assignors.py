@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 
 from samsa.coordinator.consumer.group import TopicMetadata
-from samsa.protocol.consumer_group_records import Assignment
+from samsa.protocol.internal_records.consumer_group_records import Assignment
 
 TopicPartition = tuple[bytes, int]
 Assignor = Callable[

@@ -14,7 +14,7 @@ from samsa.coordinator.consumer.config import ConsumerGroupConfig
 from samsa.coordinator.consumer.group import LEAVE_GROUP_STATIC_MEMBER_EPOCH, ConsumerMember
 from samsa.coordinator.consumer.subscription import InvalidRegex, compile_regex
 from samsa.errors import ErrorCode
-from samsa.protocol.consumer_group_records import assignment_from_wire
+from samsa.protocol.internal_records.consumer_group_records import assignment_from_wire
 
 Body = dict[str, Any]
 

@@ -44,14 +44,14 @@ from samsa.coordinator.consumer.timers import Deadline, MemberTimers
 from samsa.coordinator.registry import GroupRegistry
 from samsa.coordinator.store import group_store_error
 from samsa.errors import DecodeError, ErrorCode, KafkaError
-from samsa.protocol.consumer_group_records import (
+from samsa.protocol.internal_records.consumer_group_records import (
     assignment_from_wire,
     assignment_to_wire,
     decode_consumer_group_key,
     decode_consumer_group_value,
     encode_consumer_group_value,
 )
-from samsa.protocol.group_records import encode_group_metadata_key
+from samsa.protocol.internal_records.group_records import encode_group_metadata_key
 
 log = logging.getLogger("samsa.coordinator")
 

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import replace
 
 from samsa.coordinator.consumer.group import ConsumerMember, MemberState
-from samsa.protocol.consumer_group_records import Assignment
+from samsa.protocol.internal_records.consumer_group_records import Assignment
 
 OwnedElsewhere = Callable[[bytes, int], bool]
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from samsa.coordinator.consumer.group import ConsumerMember, TopicMetadata
-from samsa.protocol.consumer_group_records import (
+from samsa.protocol.internal_records.consumer_group_records import (
     CURRENT_MEMBER_ASSIGNMENT,
     GROUP_METADATA,
     MEMBER_METADATA,

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 
 from samsa.coordinator.consumer.assignors import uniform
 from samsa.coordinator.consumer.group import TopicMetadata
-from samsa.protocol.consumer_group_records import Assignment
+from samsa.protocol.internal_records.consumer_group_records import Assignment
 
 
 def share_assignment(

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from samsa.coordinator.consumer.group import TopicMetadata
-from samsa.protocol.consumer_group_records import Assignment
+from samsa.protocol.internal_records.consumer_group_records import Assignment
 
 
 @dataclass(slots=True)

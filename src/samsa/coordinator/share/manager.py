@@ -27,7 +27,7 @@ from samsa.coordinator.share.assignor import share_assignment
 from samsa.coordinator.share.config import ShareGroupConfig
 from samsa.coordinator.share.group import ShareGroup, ShareMember
 from samsa.errors import ErrorCode
-from samsa.protocol.consumer_group_records import assignment_to_wire
+from samsa.protocol.internal_records.consumer_group_records import assignment_to_wire
 
 log = logging.getLogger("samsa.coordinator")
 

@@ -26,7 +26,7 @@ from typing import Any
 
 from samsa.coordinator.store import OffsetsStore
 from samsa.errors import DecodeError, ErrorCode, KafkaError
-from samsa.protocol.share_state_records import (
+from samsa.protocol.internal_records.share_state_records import (
     SHARE_SNAPSHOT,
     SHARE_UPDATE,
     ShareStateKey,

@@ -14,8 +14,8 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterable
 
+from samsa.config.jaas import JaasConfig, parse_jaas
 from samsa.errors import ConfigError
-from samsa.jaas import JaasConfig, parse_jaas
 from samsa.protocol.sasl.oauthbearer import MECHANISM as OAUTHBEARER
 from samsa.protocol.sasl.scram import MECHANISMS as SCRAM_MECHANISMS
 from samsa.protocol.sasl.scram import ScramCredential, make_credential

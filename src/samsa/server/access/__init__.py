@@ -35,8 +35,8 @@ from samsa.server.access import (
     transactions,
 )
 from samsa.server.access.base import Check, can_cluster, guard, whole
-from samsa.server.network import CloseConnection
-from samsa.server.router import Body, Handler, RequestContext
+from samsa.server.connections.router import Body, Handler, RequestContext
+from samsa.server.connections.socket_server import CloseConnection
 
 log = logging.getLogger("samsa.server")
 
@@ -66,7 +66,7 @@ def cluster_action_only(api_key: int) -> Check:
 
 if TYPE_CHECKING:
     from samsa.security.authorizer.standard import StandardAuthorizer
-    from samsa.server.router import Router
+    from samsa.server.connections.router import Router
 
 
 def guard_all(router: Router, authorizer: StandardAuthorizer, broker: Any) -> list[int]:

@@ -11,6 +11,7 @@ from typing import Any
 from samsa.errors import ErrorCode
 from samsa.protocol.acl import AclOperation, ResourceType
 from samsa.security.authorizer.standard import StandardAuthorizer
+from samsa.server.access.authorized_operations import CLUSTER_OPERATIONS, bit_field
 from samsa.server.access.base import (
     CLUSTER,
     CLUSTER_NAME,
@@ -26,8 +27,7 @@ from samsa.server.access.base import (
 from samsa.server.access.base import (
     guard as guard_one,
 )
-from samsa.server.authorized_operations import CLUSTER_OPERATIONS, bit_field
-from samsa.server.router import Body, Handler, RequestContext, Router
+from samsa.server.connections.router import Body, Handler, RequestContext, Router
 
 CREATE_TOPICS, DELETE_TOPICS, DESCRIBE_CONFIGS, ALTER_CONFIGS = 19, 20, 32, 33
 DESCRIBE_LOG_DIRS, CREATE_PARTITIONS, ELECT_LEADERS = 35, 37, 43

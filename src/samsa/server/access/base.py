@@ -8,7 +8,7 @@ from typing import Any
 
 from samsa.protocol.acl import AclOperation, ResourceType
 from samsa.security.authorizer.standard import StandardAuthorizer
-from samsa.server.router import Body, Handler, HandlerResult, RequestContext, Router
+from samsa.server.connections.router import Body, Handler, HandlerResult, RequestContext, Router
 
 Check = Callable[[StandardAuthorizer, RequestContext, Body, Handler], HandlerResult]
 

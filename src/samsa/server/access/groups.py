@@ -9,6 +9,7 @@ from typing import Any
 from samsa.errors import ErrorCode
 from samsa.protocol.acl import AclOperation
 from samsa.security.authorizer.standard import StandardAuthorizer
+from samsa.server.access.authorized_operations import GROUP_OPERATIONS, bit_field
 from samsa.server.access.base import (
     GROUP,
     TOPIC,
@@ -26,8 +27,7 @@ from samsa.server.access.base import (
     guard as guard_one,
 )
 from samsa.server.access.topics import PLAIN, denied_entry, topic_check
-from samsa.server.authorized_operations import GROUP_OPERATIONS, bit_field
-from samsa.server.router import Body, Handler, RequestContext, Router
+from samsa.server.connections.router import Body, Handler, RequestContext, Router
 
 OFFSET_COMMIT, OFFSET_FETCH, FIND_COORDINATOR = 8, 9, 10
 JOIN_GROUP, HEARTBEAT, LEAVE_GROUP, SYNC_GROUP = 11, 12, 13, 14

@@ -12,7 +12,7 @@ from samsa.protocol.acl import AclOperation
 from samsa.security.authorizer.standard import StandardAuthorizer
 from samsa.server.access.base import cluster_check
 from samsa.server.access.base import guard as guard_one
-from samsa.server.router import Router
+from samsa.server.connections.router import Router
 
 WRITE_TXN_MARKERS, VOTE, BEGIN_QUORUM_EPOCH, END_QUORUM_EPOCH = 27, 52, 53, 54
 ALTER_PARTITION, FETCH_SNAPSHOT, BROKER_REGISTRATION, BROKER_HEARTBEAT = 56, 59, 62, 63

@@ -12,10 +12,14 @@ from samsa.errors import ErrorCode
 from samsa.protocol.acl import AclOperation
 from samsa.protocol.schema import ZERO_UUID
 from samsa.security.authorizer.standard import StandardAuthorizer
+from samsa.server.access.authorized_operations import (
+    CLUSTER_OPERATIONS,
+    TOPIC_OPERATIONS,
+    bit_field,
+)
 from samsa.server.access.base import TOPIC, can, can_cluster, then
 from samsa.server.access.base import guard as guard_one
-from samsa.server.authorized_operations import CLUSTER_OPERATIONS, TOPIC_OPERATIONS, bit_field
-from samsa.server.router import Body, Handler, RequestContext, Router
+from samsa.server.connections.router import Body, Handler, RequestContext, Router
 
 METADATA = 3
 _Op = AclOperation

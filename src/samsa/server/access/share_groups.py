@@ -25,7 +25,7 @@ from samsa.server.access.base import (
     whole,
 )
 from samsa.server.access.base import guard as guard_one
-from samsa.server.router import Body, Handler, RequestContext, Router
+from samsa.server.connections.router import Body, Handler, RequestContext, Router
 
 SHARE_GROUP_HEARTBEAT, SHARE_GROUP_DESCRIBE, SHARE_FETCH, SHARE_ACKNOWLEDGE = 76, 77, 78, 79
 SHARE_STATE_APIS = (83, 84, 85, 86)  # Initialize/Read/Write/DeleteShareGroupState

@@ -28,7 +28,7 @@ from samsa.server.access.base import (
 from samsa.server.access.base import (
     guard as guard_one,
 )
-from samsa.server.router import Body, Handler, HandlerResult, RequestContext, Router
+from samsa.server.connections.router import Body, Handler, HandlerResult, RequestContext, Router
 
 PRODUCE, FETCH, LIST_OFFSETS, DELETE_RECORDS = 0, 1, 2, 21
 OFFSET_FOR_LEADER_EPOCH, DESCRIBE_PRODUCERS = 23, 61

@@ -25,7 +25,7 @@ from samsa.server.access.base import (
     guard as guard_one,
 )
 from samsa.server.access.topics import PLAIN, denied_entry, topic_check
-from samsa.server.router import Body, Handler, RequestContext, Router
+from samsa.server.connections.router import Body, Handler, RequestContext, Router
 
 INIT_PRODUCER_ID, ADD_PARTITIONS_TO_TXN, ADD_OFFSETS_TO_TXN, END_TXN = 22, 24, 25, 26
 TXN_OFFSET_COMMIT, DESCRIBE_TRANSACTIONS, LIST_TRANSACTIONS = 28, 65, 66

@@ -30,7 +30,7 @@ from samsa.server.handlers import (
 
 if TYPE_CHECKING:
     from samsa.server.broker_api import BrokerApi
-    from samsa.server.router import Router
+    from samsa.server.connections.router import Router
 
 
 def register_all(router: Router, broker: BrokerApi, listener: str) -> None:

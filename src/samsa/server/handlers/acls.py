@@ -16,7 +16,7 @@ from samsa.controller.acl_control import request_filter
 from samsa.errors import ErrorCode, KafkaError
 from samsa.protocol.acl import AclBinding, AclOperation, InvalidAcl
 from samsa.server.access.base import can_cluster
-from samsa.server.router import Body, RequestContext, Router
+from samsa.server.connections.router import Body, RequestContext, Router
 
 if TYPE_CHECKING:
     from samsa.server.broker_api import BrokerApi

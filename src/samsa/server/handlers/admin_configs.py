@@ -18,11 +18,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from samsa.controller.topic_validation import validate_topic_name
+from samsa.controller.partitions.topic_validation import validate_topic_name
 from samsa.errors import ErrorCode, KafkaError
-from samsa.server import broker_loggers
-from samsa.server.config_describe import broker_rows, topic_rows
-from samsa.server.router import Body, RequestContext, Router
+from samsa.server.connections.router import Body, RequestContext, Router
+from samsa.server.metadata.config_describe import broker_rows, topic_rows
+from samsa.server.observability import broker_loggers
 
 if TYPE_CHECKING:
     from samsa.server.broker_api import BrokerApi

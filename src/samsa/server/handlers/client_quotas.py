@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from samsa.errors import ErrorCode, KafkaError
 from samsa.protocol.metadata.quotas import CLIENT_ID, ENTITY_TYPES, IP, USER, Entity
-from samsa.server.router import Body, RequestContext, Router
+from samsa.server.connections.router import Body, RequestContext, Router
 
 if TYPE_CHECKING:
     from samsa.server.broker_api import BrokerApi

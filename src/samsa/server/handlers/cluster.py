@@ -15,16 +15,16 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from samsa.controller.topic_control import validate_topic_name
+from samsa.controller.partitions.topic_control import validate_topic_name
 from samsa.errors import ErrorCode, KafkaError
 from samsa.protocol.reusable_body import ReusableBody
-from samsa.server.authorized_operations import (
+from samsa.server.access.authorized_operations import (
     AUTHORIZED_OPS_UNSET,
     cluster_operations,
     topic_operations,
 )
+from samsa.server.connections.router import Body, RequestContext, Router
 from samsa.server.handlers.partition_entries import PartitionEntries
-from samsa.server.router import Body, RequestContext, Router
 
 if TYPE_CHECKING:
     from samsa.server.broker_api import BrokerApi

@@ -19,15 +19,15 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from samsa.errors import ErrorCode
-from samsa.raft import wire
+from samsa.raft.rpc import wire
 from samsa.replication.replica_manager import FetchWaiter
-from samsa.server.fetch_sessions import FINAL_EPOCH, FetchContext
+from samsa.server.connections.router import Body, RequestContext, Router
+from samsa.server.fetch_sessions.cache import FINAL_EPOCH, FetchContext
 from samsa.server.handlers.quorum import handle_raft_request
-from samsa.server.router import Body, RequestContext, Router
 
 if TYPE_CHECKING:
     from samsa.server.broker_api import BrokerApi
-    from samsa.server.metrics import BrokerMetrics
+    from samsa.server.observability.metrics import BrokerMetrics
 
 API_KEY = 1
 READ_COMMITTED = 1

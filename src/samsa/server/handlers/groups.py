@@ -11,8 +11,8 @@ from collections.abc import Awaitable
 from typing import TYPE_CHECKING, Any
 
 from samsa.errors import ErrorCode
-from samsa.server.authorized_operations import AUTHORIZED_OPS_UNSET, group_operations
-from samsa.server.router import Body, RequestContext, Router
+from samsa.server.access.authorized_operations import AUTHORIZED_OPS_UNSET, group_operations
+from samsa.server.connections.router import Body, RequestContext, Router
 
 if TYPE_CHECKING:
     from samsa.server.broker_api import BrokerApi

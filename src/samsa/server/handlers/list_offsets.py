@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from samsa.errors import KafkaError
-from samsa.server.router import Body, RequestContext, Router
+from samsa.server.connections.router import Body, RequestContext, Router
 
 if TYPE_CHECKING:
     from samsa.server.broker_api import BrokerApi

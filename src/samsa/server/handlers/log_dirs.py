@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from samsa.errors import ErrorCode
-from samsa.server.router import Body, RequestContext, Router
+from samsa.server.connections.router import Body, RequestContext, Router
 
 if TYPE_CHECKING:
     from samsa.server.broker_api import BrokerApi

@@ -25,8 +25,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from samsa.controller.metadata_image import MetadataImage, TopicImage
-from samsa.controller.registrations import PartitionRegistration
+from samsa.controller.image.metadata_image import MetadataImage, TopicImage
+from samsa.controller.image.registrations import PartitionRegistration
 from samsa.errors import ErrorCode
 from samsa.protocol.reusable_body import EncodedSlot, MemoStruct
 

@@ -15,11 +15,11 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from samsa.errors import ErrorCode, InvalidRecordError, KafkaError
-from samsa.protocol.record_batch import BATCH_HEADER_SIZE, read_batch_header
+from samsa.protocol.batches.record_batch import BATCH_HEADER_SIZE, read_batch_header
 from samsa.replication.partition import Partition
+from samsa.server.connections.router import Body, RequestContext, Router
+from samsa.server.coordinators.txn_wiring import verify_partitions
 from samsa.server.handlers.cluster import INTERNAL_TOPICS
-from samsa.server.router import Body, RequestContext, Router
-from samsa.server.txn_wiring import verify_partitions
 
 if TYPE_CHECKING:
     from samsa.server.broker_api import BrokerApi

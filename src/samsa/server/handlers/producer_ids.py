@@ -12,8 +12,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from samsa.errors import ErrorCode, KafkaError
+from samsa.server.connections.router import Body, RequestContext, Router
 from samsa.server.handlers.transactions import init_transactional_producer_id
-from samsa.server.router import Body, RequestContext, Router
 
 if TYPE_CHECKING:
     from samsa.server.broker_api import BrokerApi

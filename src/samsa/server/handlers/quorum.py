@@ -15,16 +15,16 @@ from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
 
 from samsa.errors import ErrorCode
-from samsa.raft import wire
 from samsa.raft.driver import RaftDriver
-from samsa.raft.messages import (
+from samsa.raft.rpc import wire
+from samsa.raft.rpc.messages import (
     AddRaftVoterRequest,
     AddRaftVoterResponse,
     RemoveRaftVoterRequest,
     RemoveRaftVoterResponse,
 )
-from samsa.server.network import CloseConnection
-from samsa.server.router import Body, RequestContext, Router
+from samsa.server.connections.router import Body, RequestContext, Router
+from samsa.server.connections.socket_server import CloseConnection
 
 FETCH = 1
 PASS_THROUGH = (wire.VOTE, wire.BEGIN_QUORUM_EPOCH, wire.END_QUORUM_EPOCH, wire.FETCH_SNAPSHOT)

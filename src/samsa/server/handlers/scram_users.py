@@ -13,10 +13,10 @@ from typing import TYPE_CHECKING, Any
 
 from samsa.errors import ErrorCode, KafkaError
 from samsa.protocol.sasl.scram import MECHANISM_TYPES
-from samsa.server.router import Body, RequestContext, Router
+from samsa.server.connections.router import Body, RequestContext, Router
 
 if TYPE_CHECKING:
-    from samsa.controller.scram_image import ScramImage
+    from samsa.controller.image.scram_image import ScramImage
     from samsa.server.broker_api import BrokerApi
 
 DESCRIBE_USER_SCRAM_CREDENTIALS = 50

@@ -19,10 +19,10 @@ from typing import TYPE_CHECKING, Any
 
 from samsa.errors import ErrorCode, KafkaError
 from samsa.replication.replica_manager import FetchWaiter
-from samsa.server.router import Body, Router
-from samsa.server.share_records import batch_spans, cut
-from samsa.server.share_wiring import API_KEYS as STATE_API_KEYS
-from samsa.server.share_wiring import ShareStateService
+from samsa.server.connections.router import Body, Router
+from samsa.server.coordinators.share_records import batch_spans, cut
+from samsa.server.coordinators.share_wiring import API_KEYS as STATE_API_KEYS
+from samsa.server.coordinators.share_wiring import ShareStateService
 from samsa.share.manager import SharePartitionManager, ShareSettings
 from samsa.share.sessions import FINAL_EPOCH, INITIAL_EPOCH, ShareSession, ShareSessionError
 from samsa.share.share_partition import SharePartition

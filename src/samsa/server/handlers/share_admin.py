@@ -12,8 +12,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from samsa.errors import ErrorCode, KafkaError
-from samsa.server.router import Body, Router
-from samsa.server.share_wiring import ShareStateService
+from samsa.server.connections.router import Body, Router
+from samsa.server.coordinators.share_wiring import ShareStateService
 
 if TYPE_CHECKING:
     from samsa.server.broker_api import BrokerApi

@@ -14,8 +14,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from samsa.errors import ErrorCode, KafkaError
-from samsa.server.router import Body, RequestContext, Router
-from samsa.server.txn_wiring import TRANSACTION_TOPIC
+from samsa.server.connections.router import Body, RequestContext, Router
+from samsa.server.coordinators.txn_wiring import TRANSACTION_TOPIC
 
 if TYPE_CHECKING:
     from samsa.server.broker_api import BrokerApi

@@ -13,9 +13,9 @@ import asyncio
 from typing import TYPE_CHECKING, Any
 
 from samsa.errors import ErrorCode
+from samsa.server.connections.router import Body, RequestContext, Router
+from samsa.server.coordinators.txn_wiring import ask_coordinator, write_local_marker
 from samsa.server.handlers.groups import loading_response
-from samsa.server.router import Body, RequestContext, Router
-from samsa.server.txn_wiring import ask_coordinator, write_local_marker
 
 if TYPE_CHECKING:
     from samsa.server.broker_api import BrokerApi

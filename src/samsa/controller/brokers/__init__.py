@@ -1,0 +1,1 @@
+"""Brokers on the controller: registration, heartbeats and fencing, log dir assignment."""

@@ -1,0 +1,1 @@
+"""Generated encoders and decoders for the compiled schemas."""

@@ -1,0 +1,1 @@
+"""Records of Kafka's internal topics and logs: groups, consumer groups, transactions, share state, KRaft control."""

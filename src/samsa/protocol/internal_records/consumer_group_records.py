@@ -1,0 +1,186 @@
+"""``__consumer_offsets`` records of KIP-848 consumer groups, in Kafka's layout.
+
+A consumer group is persisted as several record types rather than one snapshot,
+so that a heartbeat writes only what it changed.  Key versions (the int16 that
+opens the key) name the record type, as Kafka's coordinator-key ``apiKey``:
+
+==  ==========================================  ==========================
+3   ConsumerGroupMetadata (group epoch)          key: group
+4   ConsumerGroupPartitionMetadata (topics)      key: group
+5   ConsumerGroupMemberMetadata (subscription)   key: group, member
+6   ConsumerGroupTargetAssignmentMetadata        key: group
+7   ConsumerGroupTargetAssignmentMember          key: group, member
+8   ConsumerGroupCurrentMemberAssignment         key: group, member
+==  ==========================================  ==========================
+
+Keys are not flexible; values are flexible version 0 and carry tagged fields
+that Kafka added later, which we write with their defaults and ignore on read.
+Assignments are keyed by topic id (16 bytes), as Kafka stores them.
+"""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass
+from typing import Any
+
+from samsa.errors import DecodeError
+from samsa.protocol.internal_records.group_records import (
+    _decode_key_body,
+    _decode_value,
+    _encode,
+    _encode_value,
+)
+from samsa.protocol.schema import DataSchema, F, Field
+
+GROUP_METADATA = 3
+PARTITION_METADATA = 4
+MEMBER_METADATA = 5
+TARGET_ASSIGNMENT_METADATA = 6
+TARGET_ASSIGNMENT_MEMBER = 7
+CURRENT_MEMBER_ASSIGNMENT = 8
+KEY_VERSIONS = frozenset(range(GROUP_METADATA, CURRENT_MEMBER_ASSIGNMENT + 1))
+
+_GROUP_KEY: tuple[Field, ...] = (F("group_id", "string"),)
+_MEMBER_KEY: tuple[Field, ...] = (F("group_id", "string"), F("member_id", "string"))
+_I16 = struct.Struct(">h")
+
+Assignment = dict[bytes, frozenset[int]]
+"""Partitions by topic id."""
+
+_TOPIC_PARTITIONS = [F("topic_id", "uuid"), F("partitions", "[]int32")]
+
+_SCHEMAS: dict[int, DataSchema] = {
+    GROUP_METADATA: DataSchema(
+        "ConsumerGroupMetadataValue",
+        valid=(0, 0),
+        flexible=0,
+        fields=(
+            F("epoch", "int32"),
+            F("metadata_hash", "int64", tag=0, tagged="0+", default=0),
+        ),
+    ),
+    PARTITION_METADATA: DataSchema(
+        "ConsumerGroupPartitionMetadataValue",
+        valid=(0, 0),
+        flexible=0,
+        fields=(
+            F(
+                "topics",
+                "[]struct",
+                fields=[
+                    F("topic_id", "uuid"),
+                    F("topic_name", "string"),
+                    F("num_partitions", "int32"),
+                    F(
+                        "partition_racks",
+                        "[]struct",
+                        fields=[F("partition", "int32"), F("racks", "[]string")],
+                    ),
+                ],
+            ),
+        ),
+    ),
+    MEMBER_METADATA: DataSchema(
+        "ConsumerGroupMemberMetadataValue",
+        valid=(0, 0),
+        flexible=0,
+        fields=(
+            F("instance_id", "string", nullable="0+"),
+            F("rack_id", "string", nullable="0+"),
+            F("client_id", "string"),
+            F("client_host", "string"),
+            F("subscribed_topic_names", "[]string"),
+            F("subscribed_topic_regex", "string", nullable="0+"),
+            F("rebalance_timeout_ms", "int32", default=-1),
+            F("server_assignor", "string", nullable="0+"),
+        ),
+    ),
+    TARGET_ASSIGNMENT_METADATA: DataSchema(
+        "ConsumerGroupTargetAssignmentMetadataValue",
+        valid=(0, 0),
+        flexible=0,
+        fields=(F("assignment_epoch", "int32"),),
+    ),
+    TARGET_ASSIGNMENT_MEMBER: DataSchema(
+        "ConsumerGroupTargetAssignmentMemberValue",
+        valid=(0, 0),
+        flexible=0,
+        fields=(F("topic_partitions", "[]struct", fields=_TOPIC_PARTITIONS),),
+    ),
+    CURRENT_MEMBER_ASSIGNMENT: DataSchema(
+        "ConsumerGroupCurrentMemberAssignmentValue",
+        valid=(0, 0),
+        flexible=0,
+        fields=(
+            F("member_epoch", "int32"),
+            F("previous_member_epoch", "int32"),
+            F("state", "int8"),
+            F("assigned_partitions", "[]struct", fields=_TOPIC_PARTITIONS),
+            F("partitions_pending_revocation", "[]struct", fields=_TOPIC_PARTITIONS),
+        ),
+    ),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class ConsumerGroupKey:
+    """Key of a consumer-group record; ``member_id`` is None for group-wide records."""
+
+    record_type: int
+    group_id: str
+    member_id: str | None = None
+
+    def encode(self) -> bytes:
+        if self.member_id is None:
+            body = {"group_id": self.group_id}
+            return _I16.pack(self.record_type) + _encode(_GROUP_KEY, 0, False, body)
+        body = {"group_id": self.group_id, "member_id": self.member_id}
+        return _I16.pack(self.record_type) + _encode(_MEMBER_KEY, 0, False, body)
+
+
+def decode_consumer_group_key(data: bytes | memoryview) -> ConsumerGroupKey:
+    """Decode the key of a consumer-group record (key versions 3-8)."""
+    buf = memoryview(data)
+    if len(buf) < 2:
+        raise DecodeError("__consumer_offsets key is too short to hold a version")
+    (record_type,) = _I16.unpack_from(buf, 0)
+    if record_type not in KEY_VERSIONS:
+        raise DecodeError(f"key version {record_type} is not a consumer-group record")
+    member_key = record_type in (
+        MEMBER_METADATA,
+        TARGET_ASSIGNMENT_MEMBER,
+        CURRENT_MEMBER_ASSIGNMENT,
+    )
+    body = _decode_key_body(_MEMBER_KEY if member_key else _GROUP_KEY, buf)
+    return ConsumerGroupKey(record_type, body["group_id"], body.get("member_id"))
+
+
+def encode_consumer_group_value(record_type: int, body: dict[str, Any]) -> bytes:
+    """Encode the value of ``record_type`` (field names as in ``_SCHEMAS``)."""
+    return _encode_value(_SCHEMAS[record_type], 0, body)
+
+
+def decode_consumer_group_value(record_type: int, data: bytes | memoryview) -> dict[str, Any]:
+    """Decode the value of ``record_type``; newer value versions are read as v0 (KIP-915)."""
+    _version, body = _decode_value(_SCHEMAS[record_type], data)
+    return body
+
+
+def assignment_to_wire(assignment: Assignment) -> list[dict[str, Any]]:
+    """An assignment as the ``[]TopicPartitions`` of records and responses, in a stable order."""
+    return [
+        {"topic_id": topic_id, "partitions": sorted(parts)}
+        for topic_id, parts in sorted(assignment.items())
+        if parts
+    ]
+
+
+def assignment_from_wire(topics: list[dict[str, Any]] | None) -> Assignment:
+    """The inverse of ``assignment_to_wire`` (empty topics dropped)."""
+    out: Assignment = {}
+    for t in topics or ():
+        parts = frozenset(t["partitions"])
+        if parts:
+            out[bytes(t["topic_id"])] = out.get(bytes(t["topic_id"]), frozenset()) | parts
+    return out

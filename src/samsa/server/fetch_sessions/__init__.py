@@ -1,0 +1,1 @@
+"""Incremental fetch sessions (KIP-227), the broker's side."""

@@ -1,0 +1,1 @@
+"""What a partition remembers of its producers: idempotence checks, transactions, snapshots and their recovery."""

@@ -1,0 +1,1 @@
+"""Per-topic log configuration under Kafka's names: the key table, value types and LogConfig."""
