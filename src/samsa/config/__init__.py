@@ -13,9 +13,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from samsa.config.kafka_versions import kafka_version
 from samsa.config.synonyms import topic_defaults
 from samsa.errors import ConfigError
+from samsa.protocol.kafka_versions import kafka_version
 
 INT32_MAX = 2**31 - 1
 
