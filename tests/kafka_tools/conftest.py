@@ -18,6 +18,7 @@ from samsa.testing import BrokerProcess
 from samsa.testing_cluster import LocalCluster
 from samsa.testing_kafka_reference import KafkaReference
 from samsa.testing_kafka_reference import kafka_reference as kafka_reference
+from tests.kafka_tools.tool_classes import main_class_of
 
 TOOL_TIMEOUT_S = 180.0
 STARTUP_TIMEOUT_S = 120.0
@@ -35,6 +36,7 @@ class KafkaTools:
 
     def run(self, main_class: str, *args: str, stdin: str | None = None, check: bool = True) -> str:
         """The tool's stdout; a non-zero exit fails the test with its stderr."""
+        main_class = main_class_of(main_class, self.reference.kafka_version)
         argv = self.reference.java_command(main_class, *args, quick_start=True)
         done = subprocess.run(
             argv, input=stdin, capture_output=True, text=True, timeout=TOOL_TIMEOUT_S
