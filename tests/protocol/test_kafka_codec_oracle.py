@@ -13,17 +13,20 @@ reference release.
 
 from __future__ import annotations
 
+import json
+import re
 import subprocess
+import zipfile
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from tests.kafka_tools.conftest import compile_java
 
 from samsa.protocol.api import encode_message
 from samsa.protocol.messages import APIS
 from samsa.protocol.schema import Api
 from samsa.testing_kafka_reference import KafkaReference
-from tests.kafka_tools.conftest import compile_java
 
 from .samples import VARIANTS, sample_body
 
@@ -97,7 +100,9 @@ def test_kafka_reads_and_writes_our_bytes_unchanged(api: Api, oracle: Oracle) ->
         for request, side in ((True, "request"), (False, "response")):
             for variant in VARIANTS:
                 fields = api.request if request else api.response
-                ours = encode_message(api.key, version, sample_body(fields, version, variant), request)
+                ours = encode_message(
+                    api.key, version, sample_body(fields, version, variant), request
+                )
                 answer = oracle.ask(f"{api.key} {version} {side} {ours.hex()}")
                 if answer != f"OK {ours.hex()}":
                     failures.append(f"v{version} {side} variant {variant}: {answer[:300]}")
@@ -109,7 +114,25 @@ def test_every_api_we_advertise_is_one_kafka_knows(oracle: Oracle) -> None:
     beyond = {}
     for api in APIS.values():
         kafka = oracle.versions(api.key)
-        low, high = api.advertised_range
+        high = api.advertised_range[1]
         if kafka is None or high > kafka[1]:
             beyond[api.name] = (api.advertised_range, kafka)
     assert not beyond
+
+
+def _kafka_request_json(reference: KafkaReference, name: str) -> dict[str, object]:
+    """``<name>Request.json`` as the kafka-clients jar ships it (comments dropped)."""
+    (jar,) = reference.kafka_libs.glob("kafka-clients-*.jar")
+    with zipfile.ZipFile(jar) as archive:
+        text = archive.read(f"common/message/{name}Request.json").decode()
+    return dict(json.loads(re.sub(r"//.*", "", text)))
+
+
+def test_listeners_are_kafkas(kafka_reference: KafkaReference) -> None:
+    """Which listeners serve an API decides what a client listener advertises."""
+    ours = {api.name: sorted(api.listeners) for api in APIS.values()}
+    kafkas = {
+        api.name: sorted(_kafka_request_json(kafka_reference, api.name)["listeners"])  # type: ignore[arg-type]
+        for api in APIS.values()
+    }
+    assert ours == kafkas

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import inspect
 import logging
+import re
 from collections.abc import Awaitable, Callable
 from time import perf_counter
 from typing import TYPE_CHECKING, Any, Protocol
@@ -34,6 +35,8 @@ if TYPE_CHECKING:
 log = logging.getLogger("samsa.server")
 
 Body = dict[str, Any]
+# What Kafka accepts as an ApiVersions v3+ client software name or version.
+_SOFTWARE = re.compile(r"[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?")
 HandlerResult = Body | None | Awaitable[Body | None]
 
 
@@ -72,6 +75,14 @@ class Router:
         broker serves this router; a controller-only listener reports none."""
         self.throttling: ClientThrottling | None = None
         """Client quotas, on a broker's client listeners (``client_throttling``)."""
+        self.client_facing = False
+        """A listener clients connect to: ApiVersions leaves out the APIs only
+        controllers serve (Kafka's ``listeners`` key), as Kafka's broker
+        listeners do.  A listener shared with the quorum still answers them for
+        its peers, which never ask ApiVersions first."""
+        self.identity: tuple[str, int] | None = None
+        """(cluster id, node id), which an ApiVersions v5+ request may name: a
+        client that means another cluster or node is told REBOOTSTRAP_REQUIRED."""
         self.register(API_VERSIONS_KEY, self._api_versions)
 
     def register(self, api_key: int, handler: Handler) -> None:
@@ -99,6 +110,7 @@ class Router:
         return handler(RequestContext(header, None), body)
 
     def advertised(self) -> list[Body]:
+        client_facing = self.client_facing
         return [
             {
                 "api_key": key,
@@ -106,9 +118,25 @@ class Router:
                 "max_version": APIS[key].advertised_range[1],
             }
             for key in sorted(self._handlers)
+            if not client_facing or APIS[key].on_broker_listeners
         ]
 
     def _api_versions(self, ctx: RequestContext, body: Body) -> Body:
+        """Kafka's rules: v3+ names its client software by a plain pattern
+        (INVALID_REQUEST otherwise); v5+ may name the cluster and node it
+        means (KIP-1242), and a mismatch asks the client to bootstrap again."""
+        if ctx.version >= 3 and not (
+            _SOFTWARE.fullmatch(body.get("client_software_name") or "")
+            and _SOFTWARE.fullmatch(body.get("client_software_version") or "")
+        ):
+            return {"error_code": ErrorCode.INVALID_REQUEST, "api_keys": [], "throttle_time_ms": 0}
+        wanted_cluster = body.get("cluster_id") if ctx.version >= 5 else None
+        if wanted_cluster is not None and (wanted_cluster, body.get("node_id")) != self.identity:
+            return {
+                "error_code": ErrorCode.REBOOTSTRAP_REQUIRED,
+                "api_keys": [],
+                "throttle_time_ms": 0,
+            }
         if self.observer is not None and ctx.version >= 3:
             self.observer.on_client(
                 ctx.connection,
@@ -118,6 +146,11 @@ class Router:
         answer: Body = {"error_code": 0, "api_keys": self.advertised(), "throttle_time_ms": 0}
         if self.features is not None and ctx.version >= 3:
             answer.update(self.features())
+            if ctx.version < 4:
+                # KAFKA-17011: older clients refuse a supported minimum of 0.
+                answer["supported_features"] = [
+                    f for f in answer.get("supported_features", ()) if f["min_version"] != 0
+                ]
         return answer
 
     def dispatch(

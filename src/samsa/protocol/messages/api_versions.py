@@ -11,6 +11,7 @@ from samsa.protocol.schema import F, api
 API = api(
     18,
     "ApiVersions",
+    listeners=("broker", "controller"),
     valid="0-5",
     flexible="3+",
     request=[

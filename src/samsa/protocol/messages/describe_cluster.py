@@ -11,6 +11,7 @@ from samsa.protocol.schema import F, api
 API = api(
     60,
     "DescribeCluster",
+    listeners=("broker", "controller"),
     valid="0-2",
     flexible="0+",
     request=[

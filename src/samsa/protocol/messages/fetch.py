@@ -20,6 +20,7 @@ from samsa.protocol.schema import F, api
 API = api(
     1,
     "Fetch",
+    listeners=("broker", "controller"),
     valid="4-18",
     flexible="12+",
     advertised="4-12",

@@ -17,6 +17,7 @@ UNSAFE_DOWNGRADE = 3
 API = api(
     57,
     "UpdateFeatures",
+    listeners=("broker", "controller"),
     valid="0-2",
     flexible="0+",
     request=[
