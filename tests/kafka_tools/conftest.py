@@ -13,12 +13,12 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from tests.kafka_tools.tool_classes import main_class_of, property_flag
 
 from samsa.testing import BrokerProcess
 from samsa.testing_cluster import LocalCluster
 from samsa.testing_kafka_reference import KafkaReference
 from samsa.testing_kafka_reference import kafka_reference as kafka_reference
-from tests.kafka_tools.tool_classes import main_class_of
 
 TOOL_TIMEOUT_S = 180.0
 STARTUP_TIMEOUT_S = 120.0
@@ -47,6 +47,12 @@ class KafkaTools:
                 f"{done.stdout}\n{done.stderr[-4000:]}"
             )
         return done.stdout
+
+    def props(self, tool: str, *properties: str) -> list[str]:
+        """A console tool's ``key=value`` properties, each behind the flag this
+        Kafka version spells them with."""
+        flag = property_flag(tool, self.reference.kafka_version)
+        return [arg for prop in properties for arg in (flag, prop)]
 
     def admin(self, main_class: str, *args: str, stdin: str | None = None) -> str:
         """A tool taking ``--bootstrap-server`` first, as all of Kafka's admin tools do."""

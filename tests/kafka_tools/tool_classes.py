@@ -25,10 +25,21 @@ ACLS = "org.apache.kafka.tools.AclCommand"
 _BEFORE_4_2 = {CONFIGS: "kafka.admin.ConfigCommand"}
 
 
+def _before_4_2(kafka_version: str) -> bool:
+    major, minor = (int(part) for part in kafka_version.split(".")[:2])
+    return (major, minor) < (4, 2)
+
+
+def property_flag(tool: str, kafka_version: str) -> str:
+    """The console tools' flag for their formatter's / reader's properties:
+    ``--formatter-property`` / ``--reader-property`` since Kafka 4.2 (KIP-1147;
+    the old ``--property`` prints a deprecation line into the output)."""
+    if _before_4_2(kafka_version):
+        return "--property"
+    return {CONSOLE_CONSUMER: "--formatter-property", CONSOLE_PRODUCER: "--reader-property"}[tool]
+
+
 def main_class_of(tool: str, kafka_version: str) -> str:
     """``tool``'s main class in ``kafka_version`` (the older references name a
     few tools by their former class)."""
-    major, minor = (int(part) for part in kafka_version.split(".")[:2])
-    if (major, minor) < (4, 2):
-        return _BEFORE_4_2.get(tool, tool)
-    return tool
+    return _BEFORE_4_2.get(tool, tool) if _before_4_2(kafka_version) else tool

@@ -56,6 +56,9 @@ class RequestContext:
 
 
 Handler = Callable[[RequestContext, Body], HandlerResult]
+Translator = Callable[[Handler, RequestContext, Body], HandlerResult]
+"""Runs around a handler and whatever wraps it (ACL checks): rewrites a request
+into the form they take and the answer back (topic ids to names, topic_ids.py)."""
 
 
 class RequestObserver(Protocol):
@@ -83,7 +86,21 @@ class Router:
         self.identity: tuple[str, int] | None = None
         """(cluster id, node id), which an ApiVersions v5+ request may name: a
         client that means another cluster or node is told REBOOTSTRAP_REQUIRED."""
+        self._translators: dict[int, Translator] = {}
         self.register(API_VERSIONS_KEY, self._api_versions)
+
+    def translate(self, api_key: int, translator: Translator) -> None:
+        """Run ``translator`` around ``api_key``'s handler, outside any wrapper
+        registered before or after this call."""
+        self._translators[api_key] = translator
+
+    def _run(
+        self, api_key: int, handler: Handler, ctx: RequestContext, body: Body
+    ) -> HandlerResult:
+        translator = self._translators.get(api_key)
+        if translator is None:
+            return handler(ctx, body)
+        return translator(handler, ctx, body)
 
     def register(self, api_key: int, handler: Handler) -> None:
         if api_key not in APIS:
@@ -107,7 +124,7 @@ class Router:
         if handler is None:
             raise ValueError(f"no handler for api key {api_key}")
         header = RequestHeader(api_key, version, 0, client_id)
-        return handler(RequestContext(header, None), body)
+        return self._run(api_key, handler, RequestContext(header, None), body)
 
     def advertised(self) -> list[Body]:
         client_facing = self.client_facing
@@ -199,7 +216,7 @@ class Router:
             assert conn is not None
             request = throttling.before(api_key, header, request, conn)
         try:
-            result = handler(RequestContext(header, conn), request)
+            result = self._run(api_key, handler, RequestContext(header, conn), request)
         except Exception:
             if observer is not None:
                 observer.on_request(api_key, version, perf_counter() - started, True)

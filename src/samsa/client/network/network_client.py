@@ -48,7 +48,30 @@ CLIENT_MIN_VERSIONS: dict[int, int] = {0: 3, 1: 4, 2: 1, 3: 1}
 # AddPartitionsToTxn v4+ is the broker-to-coordinator form (KIP-890), as in Kafka.
 # Produce v12, EndTxn v5 and TxnOffsetCommit v5 are transaction version 2
 # (KIP-890 part 2: an epoch bump per transaction), which this client does not do.
-CLIENT_MAX_VERSIONS: dict[int, int] = {24: 3, 0: 9, 26: 3, 28: 3}
+# The rest are the versions this client implements where the broker's codec
+# knows newer ones (Kafka 4.4's): Fetch 13+, OffsetCommit/OffsetFetch 10 name
+# topics by id, which this client does not.
+CLIENT_MAX_VERSIONS: dict[int, int] = {
+    24: 3,
+    0: 9,
+    26: 3,
+    28: 3,
+    1: 12,
+    2: 10,
+    3: 12,
+    8: 9,
+    9: 9,
+    10: 4,
+    15: 5,
+    25: 3,
+    35: 4,
+    42: 2,
+    60: 1,
+    66: 0,
+    69: 0,
+    78: 1,
+    79: 1,
+}
 _CLIENT_SOFTWARE_VERSION = "0.1.0"
 
 Connector = Callable[[str, int], SocketLike]

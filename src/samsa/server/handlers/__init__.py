@@ -24,6 +24,7 @@ from samsa.server.handlers import (
     scram_users,
     share,
     share_admin,
+    topic_ids,
     transaction_admin,
     transactions,
 )
@@ -56,3 +57,4 @@ def register_all(router: Router, broker: BrokerApi, listener: str) -> None:
         module.register(router, broker)
     forwarded.register(router, broker)
     scram_users.register(router, broker)
+    topic_ids.install(router, broker)
