@@ -41,6 +41,7 @@ from samsa.controller.config_control import ConfigControl
 from samsa.controller.controller_config import ControllerConfig
 from samsa.controller.controller_result import ControllerResult
 from samsa.controller.directory_assignment import assign_replicas_to_dirs
+from samsa.controller.feature_control import FeatureControl
 from samsa.controller.metadata_image import MetadataImage
 from samsa.controller.pending import PendingChanges
 from samsa.controller.producer_ids import allocate_producer_ids
@@ -78,6 +79,7 @@ class QuorumController:
         self.client_quotas = ClientQuotaControl(image)
         self._next_rebalance_ms: int | None = None
         self.acls = AclControl(image, self.rng)
+        self.features = FeatureControl(image)
 
     def activate(self, now_ms: int) -> None:
         """This node became the active controller at ``now_ms``."""
@@ -111,6 +113,9 @@ class QuorumController:
 
     def alter_client_quotas(self, request: Request) -> ControllerResult:
         return self.client_quotas.alter_client_quotas(request)
+
+    def update_features(self, request: Request, version: int) -> ControllerResult:
+        return self.features.update_features(request, version)
 
     def allocate_producer_ids(self, request: Request) -> ControllerResult:
         return allocate_producer_ids(self.image, request)

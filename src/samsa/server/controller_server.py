@@ -47,6 +47,7 @@ ELECT_LEADERS, INCREMENTAL_ALTER_CONFIGS = 43, 44
 ALTER_PARTITION_REASSIGNMENTS, LIST_PARTITION_REASSIGNMENTS = 45, 46
 ALTER_PARTITION, BROKER_REGISTRATION, BROKER_HEARTBEAT, UNREGISTER_BROKER = 56, 62, 63, 64
 ASSIGN_REPLICAS_TO_DIRS = 73
+UPDATE_FEATURES = 57
 ALLOCATE_PRODUCER_IDS = 67
 ALTER_USER_SCRAM_CREDENTIALS = 51
 CREATE_ACLS, DELETE_ACLS = 30, 31
@@ -74,6 +75,7 @@ CONTROLLER_APIS = frozenset(
         DELETE_ACLS,
         ALTER_CLIENT_QUOTAS,
         ASSIGN_REPLICAS_TO_DIRS,
+        UPDATE_FEATURES,
     }
 )
 POLL_INTERVAL_MS = 200
@@ -111,6 +113,7 @@ class ControllerServer:
         self._clock = clock
         self._clock_task: asyncio.Task[None] | None = None
         self.controller = QuorumController(loader.image, config, random.Random())
+        self.controller.features.node_id = node_id
         self._write_lock = asyncio.Lock()
         self._epoch_start: int | None = None
         self._active = False
@@ -230,6 +233,8 @@ class ControllerServer:
                 result = controller.delete_acls(body)
             elif api_key == ASSIGN_REPLICAS_TO_DIRS:
                 result = controller.assign_replicas_to_dirs(body)
+            elif api_key == UPDATE_FEATURES:
+                result = controller.update_features(body, version)
             else:
                 raise ValueError(f"api key {api_key} is not a controller API")
             if not await self._commit_result(result):

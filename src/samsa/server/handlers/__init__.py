@@ -14,6 +14,7 @@ from samsa.server.handlers import (
     admin_topics,
     client_quotas,
     cluster,
+    describe_topic_partitions,
     fetch,
     forwarded,
     groups,
@@ -38,13 +39,14 @@ def register_all(router: Router, broker: BrokerApi, listener: str) -> None:
     """Every broker API on one client listener (``listener`` is its name: Metadata
     answers with the brokers' addresses on the same listener)."""
     cluster.register(router, broker, listener)
+    describe_topic_partitions.register(router, broker, listener)
+    admin_configs.register(router, broker, listener)
     fetch.register(router, broker, listener)
     for module in (
         produce,
         list_offsets,
         log_dirs,
         admin_topics,
-        admin_configs,
         producer_ids,
         groups,
         transactions,
