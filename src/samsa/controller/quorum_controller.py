@@ -51,6 +51,7 @@ from samsa.controller.replication_control import ReplicationControl
 from samsa.controller.scram_control import ScramControl
 from samsa.controller.steps import Steps
 from samsa.controller.topic_control import TopicControl
+from samsa.errors import ErrorCode
 
 log = logging.getLogger(__name__)
 
@@ -116,6 +117,23 @@ class QuorumController:
 
     def update_features(self, request: Request, version: int) -> ControllerResult:
         return self.features.update_features(request, version)
+
+    def unregister_controller(self, request: Request, node_id: int) -> ControllerResult:
+        """UnregisterController (KIP-1187), as Kafka answers it at Samsa's
+        metadata.version (4.1-IV1), which keeps no controller registrations."""
+        if request["controller_id"] == node_id:
+            code, message = (
+                ErrorCode.INVALID_REQUEST,
+                "Controller cannot unregister itself while it is active.",
+            )
+        else:
+            code, message = (
+                ErrorCode.UNSUPPORTED_VERSION,
+                "The current MetadataVersion is too old to support controller unregistration.",
+            )
+        return ControllerResult(
+            [], {"throttle_time_ms": 0, "error_code": code, "error_message": message}
+        )
 
     def allocate_producer_ids(self, request: Request) -> ControllerResult:
         return allocate_producer_ids(self.image, request)
