@@ -1,4 +1,4 @@
-"""Kafka 4.1's own command-line tools against a single Samsa node.
+"""The reference release's command-line tools against a single Samsa node.
 
 Each test drives one tool family end to end and checks what it printed (the
 partition counts, offsets, group lags, feature levels a Kafka broker would
