@@ -385,3 +385,23 @@ def test_list_offsets_11_earliest_pending_upload(client: RawClient, topic_name: 
     (partition,) = client.call(2, 11, body)["topics"][0]["partitions"]
     # No tiered storage: nothing waits for upload, as Kafka answers then.
     assert (partition["error_code"], partition["offset"], partition["leader_epoch"]) == (0, -1, -1)
+
+
+def test_a_session_partition_of_a_deleted_topic_is_unknown_by_its_old_id(
+    client: RawClient, topic_name: str
+) -> None:
+    topic_id = create(client, topic_name)
+    session = fetch_v18(client, [topic_id], session_epoch=0)["session_id"]
+    deleted = client.call(20, 6, {"topics": [{"name": topic_name}], "timeout_ms": 30000})
+    assert deleted["responses"][0]["error_code"] == 0
+    deadline = time.monotonic() + 10
+    epoch = 1
+    while True:
+        answer = fetch_v18(client, [], session_id=session, session_epoch=epoch, max_wait_ms=200)
+        epoch += 1
+        if answer["responses"]:
+            (topic,) = answer["responses"]
+            assert topic["topic_id"] == topic_id
+            assert topic["partitions"][0]["error_code"] == ErrorCode.UNKNOWN_TOPIC_ID
+            return
+        assert time.monotonic() < deadline, answer

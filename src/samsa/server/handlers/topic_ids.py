@@ -12,6 +12,9 @@ UNKNOWN_TOPIC_ID, as Kafka does, and the client refreshes its metadata.  A
 Fetch with such an id is answered without its long poll.  Ids are resolved per
 request, so once a topic is deleted and created again under the same name,
 requests for the old id are refused rather than served the new topic's data.
+A fetch session's partition of a topic deleted since is answered with the id
+the client knew it by (remembered from its requests) and UNKNOWN_TOPIC_ID, as
+Kafka answers a session partition whose id it no longer knows.
 """
 
 from __future__ import annotations
@@ -30,6 +33,8 @@ if TYPE_CHECKING:
 
 ZERO_ID = bytes(16)
 UNKNOWN = ErrorCode.UNKNOWN_TOPIC_ID
+REMEMBERED_IDS = 100_000
+"""Names' ids remembered from requests, for topics deleted while in a session."""
 
 PRODUCE, FETCH, OFFSET_COMMIT, OFFSET_FETCH, TXN_OFFSET_COMMIT = 0, 1, 8, 9, 28
 
@@ -38,9 +43,16 @@ class Resolved:
     """A request's topics split into those the image knows (also named now)
     and those it does not; ``id_of`` names a topic of the answer."""
 
-    def __init__(self, image: Any, topics: Iterable[Body], name_key: str) -> None:
+    def __init__(
+        self,
+        image: Any,
+        topics: Iterable[Body],
+        name_key: str,
+        remembered: dict[str, bytes] | None = None,
+    ) -> None:
         self._image = image
         self.name_key = name_key
+        self._remembered = {} if remembered is None else remembered
         self.known: list[Body] = []
         self.unknown: list[Body] = []
         self._ids: dict[str, bytes] = {}
@@ -52,6 +64,10 @@ class Resolved:
                 continue
             self._ids[found.name] = found.topic_id
             self.known.append({**topic, name_key: found.name})
+        if self._ids and remembered is not None:
+            if len(remembered) > REMEMBERED_IDS:
+                remembered.clear()
+            remembered.update(self._ids)
 
     def id_of(self, name: str) -> bytes:
         """The id the request used for ``name``, else the image's (a fetch
@@ -60,7 +76,12 @@ class Resolved:
         if topic_id is not None:
             return topic_id
         found = self._image.topics.get(name)
-        return found.topic_id if found is not None else ZERO_ID
+        if found is not None:
+            return found.topic_id
+        return self._remembered.get(name, ZERO_ID)
+
+    def deleted(self, name: str) -> bool:
+        return name not in self._image.topics
 
     def by_id(self, topics: Iterable[Body], name_key: str) -> list[Body]:
         """Answer topics with their ``topic_id`` set from their name (an entry
@@ -158,10 +179,12 @@ def _then(result: HandlerResult, finish: Callable[[Body], Body]) -> HandlerResul
 
 
 def _translate(shape: Shape, image: Callable[[], Any]) -> Callable[..., HandlerResult]:
+    remembered: dict[str, bytes] = {}
+
     def translate(handler: Handler, ctx: RequestContext, req: Body) -> HandlerResult:
         if ctx.version < shape.since or (shape is SHAPES[FETCH] and _is_raft(ctx, req)):
             return handler(ctx, req)
-        resolved = Resolved(image(), req.get(shape.topics) or (), shape.name)
+        resolved = Resolved(image(), req.get(shape.topics) or (), shape.name, remembered)
         named = {**req, shape.topics: resolved.known}
         if shape is SHAPES[FETCH]:
             forgotten = Resolved(image(), req.get("forgotten_topics_data") or (), "topic")
@@ -179,6 +202,11 @@ def _translate(shape: Shape, image: Callable[[], Any]) -> Callable[..., HandlerR
 
         def finish(body: Body) -> Body:
             topics = resolved.by_id(body.get(shape.resp_topics) or (), shape.resp_name)
+            for topic in topics:
+                if resolved.deleted(topic[shape.resp_name]):
+                    for partition in topic[shape.resp_partitions]:
+                        if partition["error_code"] == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION:
+                            partition["error_code"] = UNKNOWN
             return {**body, shape.resp_topics: topics + refused}
 
         return _then(handler(ctx, named), finish)
