@@ -31,6 +31,7 @@ from samsa.client.network.sasl_login import SaslLogin
 from samsa.client.network.security import ClientSecurity
 from samsa.client.network.selector import Selector, SelectorLike
 from samsa.client.network.tls_socket import TlsSocket
+from samsa.client.network.versions import CLIENT_MAX_VERSIONS, CLIENT_MIN_VERSIONS
 from samsa.errors import DecodeError, ErrorCode, KafkaError
 from samsa.protocol.api import decode_response, encode_request_parts
 from samsa.protocol.messages import APIS
@@ -41,37 +42,6 @@ log = logging.getLogger(__name__)
 
 API_VERSIONS = 18
 METADATA = 3
-# Lowest version the client is willing to speak per API (max = what the codec
-# knows).  Produce v3 is the first with v2 record batches.
-CLIENT_MIN_VERSIONS: dict[int, int] = {0: 3, 1: 4, 2: 1, 3: 1}
-# Newest versions a client sends where brokers speak newer ones among themselves:
-# AddPartitionsToTxn v4+ is the broker-to-coordinator form (KIP-890), as in Kafka.
-# Produce v12, EndTxn v5 and TxnOffsetCommit v5 are transaction version 2
-# (KIP-890 part 2: an epoch bump per transaction), which this client does not do.
-# The rest are the versions this client implements where the broker's codec
-# knows newer ones (Kafka 4.4's): Fetch 13+, OffsetCommit/OffsetFetch 10 name
-# topics by id, which this client does not.
-CLIENT_MAX_VERSIONS: dict[int, int] = {
-    24: 3,
-    0: 9,
-    26: 3,
-    28: 3,
-    1: 12,
-    2: 10,
-    3: 12,
-    8: 9,
-    9: 9,
-    10: 4,
-    15: 5,
-    25: 3,
-    35: 4,
-    42: 2,
-    60: 1,
-    66: 0,
-    69: 0,
-    78: 1,
-    79: 1,
-}
 _CLIENT_SOFTWARE_VERSION = "0.1.0"
 
 Connector = Callable[[str, int], SocketLike]
