@@ -405,3 +405,24 @@ def test_a_session_partition_of_a_deleted_topic_is_unknown_by_its_old_id(
             assert topic["partitions"][0]["error_code"] == ErrorCode.UNKNOWN_TOPIC_ID
             return
         assert time.monotonic() < deadline, answer
+
+
+def test_forgetting_a_deleted_topic_by_its_old_id_ends_its_errors(
+    client: RawClient, topic_name: str
+) -> None:
+    topic_id = create(client, topic_name)
+    session = fetch_v18(client, [topic_id], session_epoch=0)["session_id"]
+    client.call(20, 6, {"topics": [{"name": topic_name}], "timeout_ms": 30000})
+    deadline = time.monotonic() + 10
+    epoch = 1
+    while not fetch_v18(client, [], session_id=session, session_epoch=epoch)["responses"]:
+        epoch += 1
+        assert time.monotonic() < deadline
+    epoch += 1
+    forgotten = [{"topic_id": topic_id, "partitions": [0]}]
+    answer = fetch_v18(
+        client, [], session_id=session, session_epoch=epoch, forgotten_topics_data=forgotten
+    )
+    assert answer["error_code"] == 0 and answer["responses"] == []
+    quiet = fetch_v18(client, [], session_id=session, session_epoch=epoch + 1)
+    assert quiet["responses"] == []

@@ -188,7 +188,9 @@ def _translate(shape: Shape, image: Callable[[], Any]) -> Callable[..., HandlerR
         named = {**req, shape.topics: resolved.known}
         if shape is SHAPES[FETCH]:
             forgotten = Resolved(image(), req.get("forgotten_topics_data") or (), "topic")
-            named["forgotten_topics_data"] = forgotten.known
+            named["forgotten_topics_data"] = forgotten.known + _deleted_by_old_id(
+                forgotten.unknown, remembered
+            )
             if resolved.unknown:
                 named["max_wait_ms"] = 0  # an error is known: answer at once
         refused = [
@@ -212,6 +214,19 @@ def _translate(shape: Shape, image: Callable[[], Any]) -> Callable[..., HandlerR
         return _then(handler(ctx, named), finish)
 
     return translate
+
+
+def _deleted_by_old_id(topics: list[Body], remembered: dict[str, bytes]) -> list[Body]:
+    """Forgotten session topics deleted since, named by the name their id had:
+    a session keeps partitions by name, and must let go of these too."""
+    if not topics:
+        return []
+    names = {topic_id: name for name, topic_id in remembered.items()}
+    return [
+        {**topic, "topic": names[bytes(topic["topic_id"])]}
+        for topic in topics
+        if bytes(topic["topic_id"]) in names
+    ]
 
 
 def _is_raft(ctx: RequestContext, req: Body) -> bool:
