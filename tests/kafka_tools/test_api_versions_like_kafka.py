@@ -22,6 +22,7 @@ from tests.kafka_tools.conftest import STARTUP_TIMEOUT_S, TOOL_TIMEOUT_S
 from tests.kafka_tools.tool_classes import BROKER_API_VERSIONS
 
 from samsa.testing import BrokerProcess
+from samsa.testing_cluster import LocalCluster
 from samsa.testing_kafka import KafkaProcess
 from samsa.testing_kafka_reference import DEFAULT_KAFKA_VERSION, KafkaReference
 
@@ -114,3 +115,18 @@ def test_no_controller_only_api_is_advertised(samsa_answer: dict[str, str]) -> N
     only what Kafka's broker listeners do."""
     for api in ("Vote(52)", "BeginQuorumEpoch(53)", "AlterPartition(56)", "BrokerHeartbeat(63)"):
         assert samsa_answer.get(api, "UNSUPPORTED") == "UNSUPPORTED", api
+
+
+def test_a_cluster_with_controller_listeners_answers_the_same(
+    kafka_reference: KafkaReference,
+    samsa_answer: dict[str, str],
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    """Three nodes with a separate CONTROLLER listener: the client listener
+    forwards what the controller answers (UpdateFeatures, UnregisterBroker,
+    the quorum's admin calls) and lists the same set as the single node."""
+    with LocalCluster(Path(tmp_path_factory.mktemp("cluster"))) as cluster:
+        cluster.start(timeout=STARTUP_TIMEOUT_S)
+        for node_id in sorted(cluster.nodes):
+            answer = api_versions(kafka_reference, cluster.bootstrap_of([node_id]))
+            assert answer == samsa_answer, node_id
