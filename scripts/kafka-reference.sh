@@ -6,7 +6,13 @@
 # and the next run returns at once.
 #
 #   scripts/kafka-reference.sh          fetch what is missing, print the folders
+#   scripts/kafka-reference.sh 4.1.1    the previous reference, kept for one release
 #   KAFKA_VERSION=4.1.1 SPARK_VERSION=4.2.0 scripts/kafka-reference.sh
+#
+# Each Kafka version gets its own folder and its own reference-<version>.env, so
+# fetching one never changes which jars a test run on another version uses.
+# Tests pick the version with SAMSA_KAFKA_VERSION (default: the pinned one,
+# samsa.testing.kafka_reference.DEFAULT_KAFKA_VERSION).
 #
 # Spark's connector must match the pyspark the tests run, so SPARK_VERSION
 # defaults to the version of pyspark installed in .venv (or PYTHON), falling
@@ -14,7 +20,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-KAFKA_VERSION=${KAFKA_VERSION:-4.1.1}
+# Keep in step with samsa.testing.kafka_reference.DEFAULT_KAFKA_VERSION.
+PINNED_KAFKA_VERSION=4.4.0
+KAFKA_VERSION=${1:-${KAFKA_VERSION:-${SAMSA_KAFKA_VERSION:-$PINNED_KAFKA_VERSION}}}
 PINNED_SPARK_VERSION=4.2.0
 DEST=${SAMSA_KAFKA_REFERENCE:-$PWD/.kafka-reference}
 
@@ -54,6 +62,10 @@ fetch() {
     touch "$out/.complete"
 }
 
+# The real path: .kafka-reference may be a symlink shared by several checkouts,
+# and the paths written below must outlive the checkout that wrote them.
+mkdir -p "$DEST"
+DEST=$(cd "$DEST" && pwd -P)
 KAFKA_HOME="$DEST/kafka-$KAFKA_VERSION"
 SPARK_KAFKA="$DEST/spark-kafka-$SPARK_VERSION"
 fetch "Apache Kafka" scripts/kafka-reference/kafka-pom.xml KAFKA_VERSION "$KAFKA_VERSION" "$KAFKA_HOME"
@@ -80,8 +92,9 @@ Configuration:
 YAML
 fi
 
-# A small file the Python helpers read so they never guess versions or paths.
-cat >"$DEST/reference.env" <<ENV
+# A small file the Python helpers read so they never guess versions or paths;
+# one per Kafka version, so the versions live side by side.
+cat >"$DEST/reference-$KAFKA_VERSION.env" <<ENV
 KAFKA_VERSION=$KAFKA_VERSION
 KAFKA_LIBS=$KAFKA_HOME/libs
 KAFKA_LOG4J=$KAFKA_HOME/log4j2.yaml

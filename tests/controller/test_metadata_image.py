@@ -137,8 +137,10 @@ def test_feature_levels_and_noop() -> None:
     image.replay(make_record("FeatureLevelRecord", name="metadata.version", feature_level=21))
     image.replay(make_record("NoOpRecord"))
     assert image.features == {"metadata.version": 21}
-    image.replay(make_record("FeatureLevelRecord", name="metadata.version", feature_level=0))
-    assert image.features == {}
+    image.replay(make_record("FeatureLevelRecord", name="group.version", feature_level=0))
+    # A 0 turns the feature off and is kept: Samsa writes no bootstrap records,
+    # so "off" must differ from "never set" (feature_control.BOOTSTRAP_LEVELS).
+    assert image.features == {"metadata.version": 21, "group.version": 0}
     assert image.last_offset == 2
 
 

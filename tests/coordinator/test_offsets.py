@@ -141,7 +141,7 @@ async def test_delete_groups() -> None:
     await a.leave()
     await cluster.coordinator.rebalancer.drain()
     resp = await cluster.call(DELETE, 0, {"groups_names": ["g"]})
-    assert resp["results"] == [{"group_id": "g", "error_code": 0}]
+    assert [(r["group_id"], r["error_code"]) for r in resp["results"]] == [("g", 0)]
     g = await fetch_v8(cluster, "g", None)
     assert g["topics"] == []
     listed = await cluster.call(LIST, 4, {"states_filter": []})

@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from tests.kafka_tools.tool_classes import main_class_of, property_flag
 
 from samsa.testing import BrokerProcess
 from samsa.testing.cluster import LocalCluster
@@ -35,6 +36,7 @@ class KafkaTools:
 
     def run(self, main_class: str, *args: str, stdin: str | None = None, check: bool = True) -> str:
         """The tool's stdout; a non-zero exit fails the test with its stderr."""
+        main_class = main_class_of(main_class, self.reference.kafka_version)
         argv = self.reference.java_command(main_class, *args, quick_start=True)
         done = subprocess.run(
             argv, input=stdin, capture_output=True, text=True, timeout=TOOL_TIMEOUT_S
@@ -45,6 +47,12 @@ class KafkaTools:
                 f"{done.stdout}\n{done.stderr[-4000:]}"
             )
         return done.stdout
+
+    def props(self, tool: str, *properties: str) -> list[str]:
+        """A console tool's ``key=value`` properties, each behind the flag this
+        Kafka version spells them with."""
+        flag = property_flag(tool, self.reference.kafka_version)
+        return [arg for prop in properties for arg in (flag, prop)]
 
     def admin(self, main_class: str, *args: str, stdin: str | None = None) -> str:
         """A tool taking ``--bootstrap-server`` first, as all of Kafka's admin tools do."""

@@ -53,12 +53,13 @@ def test_replicated_topic_console_round_trip_and_group(cluster_tools: KafkaTools
     lines = [f"key{i}:value{i}" for i in range(30)]
     cluster_tools.admin(
         CONSOLE_PRODUCER, "--topic", "rf3", "--producer-property", "acks=all",
-        "--property", "parse.key=true", "--property", "key.separator=:",
+        *cluster_tools.props(CONSOLE_PRODUCER, "parse.key=true", "key.separator=:"),
         stdin="\n".join(lines) + "\n",
     )  # fmt: skip
     consumed = cluster_tools.admin(
         CONSOLE_CONSUMER, "--topic", "rf3", "--group", "rf3-group", "--from-beginning",
-        "--max-messages", "30", "--property", "print.key=true", "--property", "key.separator=:",
+        "--max-messages", "30",
+        *cluster_tools.props(CONSOLE_CONSUMER, "print.key=true", "key.separator=:"),
     )  # fmt: skip
     assert sorted(consumed.splitlines()) == sorted(lines)
 

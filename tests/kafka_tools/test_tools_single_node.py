@@ -1,4 +1,4 @@
-"""Kafka 4.1's own command-line tools against a single Samsa node.
+"""The reference release's command-line tools against a single Samsa node.
 
 Each test drives one tool family end to end and checks what it printed (the
 partition counts, offsets, group lags, feature levels a Kafka broker would
@@ -93,13 +93,15 @@ def test_console_producer_consumer_and_consumer_groups(
     node_tools.admin(TOPICS, "--create", "--topic", "console", "--partitions", "1")
     node_tools.admin(
         CONSOLE_PRODUCER, "--topic", "console",
-        "--property", "parse.key=true", "--property", "key.separator==",
-        "--property", "parse.headers=true", "--property", "headers.delimiter=|",
+        *node_tools.props(
+            CONSOLE_PRODUCER, "parse.key=true", "key.separator==", "parse.headers=true",
+            "headers.delimiter=|",
+        ),
         stdin="h1:v1,h2:v2|k1=first\nh3:v3|k2=second\n",
     )  # fmt: skip
     group_consumer = [CONSOLE_CONSUMER, "--topic", "console", "--group", "cg"]
     printed = ["print.key", "print.headers", "print.offset", "print.partition"]
-    shown = [arg for prop in printed for arg in ("--property", f"{prop}=true")]
+    shown = node_tools.props(CONSOLE_CONSUMER, *(f"{prop}=true" for prop in printed))
     consumed = node_tools.admin(*group_consumer, *shown, "--max-messages", "2", "--from-beginning")
     assert consumed.splitlines() == [
         "Partition:0\tOffset:0\th1:v1,h2:v2\tk1\tfirst",
@@ -116,7 +118,8 @@ def test_console_producer_consumer_and_consumer_groups(
     )  # fmt: skip
     assert re.search(r"cg\s+console\s+0\s+1\s*$", reset, re.MULTILINE), reset
     # The group resumes where the reset put it: only the second record again.
-    again = node_tools.admin(*group_consumer, "--max-messages", "1", "--property", "print.key=true")
+    printed_key = node_tools.props(CONSOLE_CONSUMER, "print.key=true")
+    again = node_tools.admin(*group_consumer, "--max-messages", "1", *printed_key)
     assert again.splitlines() == ["k2\tsecond"]
 
     assert "cg" in node_tools.admin(CONSUMER_GROUPS, "--list").split()
@@ -175,15 +178,20 @@ def test_metadata_quorum_describe(node_tools: KafkaTools) -> None:
     assert row.split()[0] == "1" and row.split()[-1] == "Leader"
 
 
+def parse_features(described: str) -> dict[str, dict[str, str]]:
+    """``kafka-features describe``'s lines by feature (fields split by tabs up to
+    Kafka 4.1, by padding since)."""
+    features = {}
+    for line in described.splitlines():
+        fields = dict(re.findall(r"(\w+): (\S+)", line))
+        if "Feature" in fields:
+            features[fields["Feature"]] = fields
+    return features
+
+
 def test_features_describe_reports_metadata_version(node_tools: KafkaTools) -> None:
     """Without ApiVersions' feature fields the tool prints nothing at all."""
-    features = {
-        fields["Feature"]: fields
-        for fields in (
-            dict(part.split(": ", 1) for part in line.split("\t"))
-            for line in node_tools.admin(FEATURES, "describe").splitlines()
-        )
-    }
+    features = parse_features(node_tools.admin(FEATURES, "describe"))
     metadata = features["metadata.version"]
     assert metadata["SupportedMinVersion"] == "3.3-IV3"
     assert metadata["SupportedMaxVersion"] == "4.1-IV1"

@@ -1,7 +1,8 @@
-"""Main classes of Kafka 4.1's command-line tools (what ``bin/kafka-*.sh`` run)."""
+"""Main classes of Kafka 4.4's command-line tools (what ``bin/kafka-*.sh`` run),
+and where the previous reference (4.1.1) kept the ones that moved since."""
 
 TOPICS = "org.apache.kafka.tools.TopicCommand"
-CONFIGS = "kafka.admin.ConfigCommand"
+CONFIGS = "org.apache.kafka.tools.ConfigCommand"
 CONSOLE_PRODUCER = "org.apache.kafka.tools.ConsoleProducer"
 CONSOLE_CONSUMER = "org.apache.kafka.tools.consumer.ConsoleConsumer"
 CONSUMER_GROUPS = "org.apache.kafka.tools.consumer.group.ConsumerGroupCommand"
@@ -19,3 +20,26 @@ CONSUMER_PERFORMANCE = "org.apache.kafka.tools.ConsumerPerformance"
 CONSOLE_SHARE_CONSUMER = "org.apache.kafka.tools.consumer.ConsoleShareConsumer"
 SHARE_GROUPS = "org.apache.kafka.tools.consumer.group.ShareGroupCommand"
 ACLS = "org.apache.kafka.tools.AclCommand"
+
+# Tools that moved out of the Scala core after 4.1 (KAFKA-14525), by their 4.1 class.
+_BEFORE_4_2 = {CONFIGS: "kafka.admin.ConfigCommand"}
+
+
+def _before_4_2(kafka_version: str) -> bool:
+    major, minor = (int(part) for part in kafka_version.split(".")[:2])
+    return (major, minor) < (4, 2)
+
+
+def property_flag(tool: str, kafka_version: str) -> str:
+    """The console tools' flag for their formatter's / reader's properties:
+    ``--formatter-property`` / ``--reader-property`` since Kafka 4.2 (KIP-1147;
+    the old ``--property`` prints a deprecation line into the output)."""
+    if _before_4_2(kafka_version):
+        return "--property"
+    return {CONSOLE_CONSUMER: "--formatter-property", CONSOLE_PRODUCER: "--reader-property"}[tool]
+
+
+def main_class_of(tool: str, kafka_version: str) -> str:
+    """``tool``'s main class in ``kafka_version`` (the older references name a
+    few tools by their former class)."""
+    return _BEFORE_4_2.get(tool, tool) if _before_4_2(kafka_version) else tool

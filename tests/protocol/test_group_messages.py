@@ -11,6 +11,7 @@ of ``kafka.protocol.old`` (older versions) and the JSON-driven
 from __future__ import annotations
 
 import re
+import uuid
 from typing import Any
 
 import pytest
@@ -448,23 +449,23 @@ BODIES: dict[int, tuple[dict[str, Any], dict[str, Any]]] = {
 
 # key -> (name, valid, first flexible version) as assigned in the design table.
 EXPECTED = {
-    8: ("OffsetCommit", (2, 9), 8),
-    9: ("OffsetFetch", (1, 9), 6),
-    10: ("FindCoordinator", (0, 4), 3),
+    8: ("OffsetCommit", (2, 10), 8),
+    9: ("OffsetFetch", (1, 10), 6),
+    10: ("FindCoordinator", (0, 6), 3),
     11: ("JoinGroup", (0, 9), 6),
     12: ("Heartbeat", (0, 4), 4),
     13: ("LeaveGroup", (0, 5), 4),
     14: ("SyncGroup", (0, 5), 4),
-    15: ("DescribeGroups", (0, 5), 5),
+    15: ("DescribeGroups", (0, 6), 5),
     16: ("ListGroups", (0, 5), 3),
-    42: ("DeleteGroups", (0, 2), 2),
+    42: ("DeleteGroups", (0, 3), 2),
     47: ("OffsetDelete", (0, 0), None),
     24: ("AddPartitionsToTxn", (0, 5), 3),
-    25: ("AddOffsetsToTxn", (0, 3), 3),
+    25: ("AddOffsetsToTxn", (0, 4), 3),
     26: ("EndTxn", (0, 5), 3),
-    28: ("TxnOffsetCommit", (0, 5), 3),
-    27: ("WriteTxnMarkers", (0, 1), 1),
-    66: ("ListTransactions", (0, 0), 0),
+    28: ("TxnOffsetCommit", (0, 6), 3),
+    27: ("WriteTxnMarkers", (1, 2), 1),
+    66: ("ListTransactions", (0, 2), 0),
     65: ("DescribeTransactions", (0, 0), 0),
 }
 
@@ -649,10 +650,20 @@ def _to_bits(mask: int) -> set[int] | None:
 def _from_kp(value: Any) -> Any:
     """kafka-python's decoded dicts in our shape: bit sets back to int32 masks."""
     if isinstance(value, dict):
-        return {k: (_from_bits(v) if k in KP_BITFIELDS else _from_kp(v)) for k, v in value.items()}
+        return {k: _from_kp_field(k, v) for k, v in value.items()}
     if isinstance(value, list):
         return [_from_kp(v) for v in value]
+    if isinstance(value, uuid.UUID):
+        return value.bytes
     return value
+
+
+def _from_kp_field(name: str, value: Any) -> Any:
+    if name in KP_BITFIELDS:
+        return _from_bits(value)
+    if name == "topic_id" and value is None:  # kafka-python reads the zero uuid as None
+        return bytes(16)
+    return _from_kp(value)
 
 
 def _from_bits(bits: set[int] | None) -> int:
@@ -677,6 +688,8 @@ def kp_build(top: Any, cls: Any, json_fields: list[dict[str, Any]], body: dict[s
         value = body[name]
         if name in KP_BITFIELDS:
             value = _to_bits(value)
+        if jf["type"] == "uuid" and isinstance(value, bytes):
+            value = uuid.UUID(bytes=value)
         type_name = jf["type"].removeprefix("[]")
         if value is not None and type_name[0].isupper():
             nested = getattr(cls, type_name, None) or getattr(top, type_name)
@@ -717,7 +730,14 @@ def wire_tuple(fields: tuple[Field, ...], version: int, body: dict[str, Any]) ->
     return tuple(out)
 
 
-@pytest.mark.parametrize("case", [c for c in cases() if c[0] in KP_MESSAGES], ids=case_id)
+def _kp_knows(case: tuple[int, int, bool]) -> bool:
+    """kafka-python's classes stop at Kafka 4.1's versions (the oracle for the
+    newer ones is Kafka's own codec, test_kafka_codec_oracle.py)."""
+    key, version, request = case
+    return key in KP_MESSAGES and version <= KP_MESSAGES[key][0 if request else 1].max_version
+
+
+@pytest.mark.parametrize("case", [c for c in cases() if _kp_knows(c)], ids=case_id)
 def test_bytes_match_kafka_python_messages(case: tuple[int, int, bool]) -> None:
     key, version, request = case
     cls = KP_MESSAGES[key][0 if request else 1]

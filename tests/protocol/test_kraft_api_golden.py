@@ -247,10 +247,11 @@ def test_fetch_high_watermark_left_at_its_default_is_not_written() -> None:
     assert encoded == encode_message(1, 17, body, True)
 
 
-def test_fetch_is_still_advertised_only_up_to_the_versions_the_handler_serves() -> None:
+def test_fetch_is_advertised_up_to_kafka_4_4s_latest() -> None:
+    """Clients fetch by topic id from v13 (the router resolves the ids)."""
     fetch = APIS[1]
     assert fetch.valid == (4, 18)
-    assert fetch.advertised_range == (4, 12)
+    assert fetch.advertised_range == (4, 18)
 
 
 def test_kraft_api_keys_are_kafkas() -> None:

@@ -17,10 +17,10 @@ from samsa.protocol.schema import Field
 
 # key: (name, valid, advertised, first flexible version)
 TABLE = {
-    0: ("Produce", (0, 12), (0, 12), 9),
-    1: ("Fetch", (4, 18), (4, 12), 12),
-    2: ("ListOffsets", (1, 10), (1, 10), 6),
-    3: ("Metadata", (0, 12), (0, 12), 9),
+    0: ("Produce", (0, 13), (0, 13), 9),
+    1: ("Fetch", (4, 18), (4, 18), 12),
+    2: ("ListOffsets", (1, 11), (1, 11), 6),
+    3: ("Metadata", (0, 13), (0, 13), 9),
     17: ("SaslHandshake", (0, 1), (0, 1), None),
     19: ("CreateTopics", (2, 7), (2, 7), 5),
     20: ("DeleteTopics", (1, 6), (1, 6), 4),
@@ -32,12 +32,12 @@ TABLE = {
     31: ("DeleteAcls", (1, 3), (1, 3), 2),
     32: ("DescribeConfigs", (1, 4), (1, 4), 4),
     33: ("AlterConfigs", (0, 2), (0, 2), 2),
-    35: ("DescribeLogDirs", (1, 4), (1, 4), 2),
+    35: ("DescribeLogDirs", (1, 5), (1, 5), 2),
     36: ("SaslAuthenticate", (0, 2), (0, 2), 2),
     37: ("CreatePartitions", (0, 3), (0, 3), 2),
     43: ("ElectLeaders", (0, 2), (0, 2), 2),
     44: ("IncrementalAlterConfigs", (0, 1), (0, 1), 1),
-    60: ("DescribeCluster", (0, 1), (0, 1), 0),
+    60: ("DescribeCluster", (0, 2), (0, 2), 0),
     61: ("DescribeProducers", (0, 0), (0, 0), 0),
 }
 

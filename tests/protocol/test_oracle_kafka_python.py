@@ -117,7 +117,8 @@ def _kp_view(fields: tuple[Field, ...], version: int, obj: Any) -> Any:
     regular, tagged = _active(fields, version)
     out = {}
     for f in regular + tagged:
-        value = getattr(obj, KP_NAMES.get(f.name, f.name))
+        name = f.name if hasattr(obj, f.name) else KP_NAMES.get(f.name, f.name)
+        value = getattr(obj, name)
         if f.name.endswith("authorized_operations"):
             value = _bitfield(value)
         if f.is_struct_like and value is not None:

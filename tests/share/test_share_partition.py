@@ -133,3 +133,31 @@ def test_state_batches_restore_without_acknowledged_records() -> None:
     assert restored.end_offset == 8
     got = restored.acquire("c", [(0, 7)], max_records=10, now_ms=0)
     assert got == [AcquiredRange(0, 0, 3), AcquiredRange(6, 7, 2)]
+
+
+def test_record_limit_mode_cuts_a_batch_at_max_records() -> None:
+    """KIP-1206's record-limit acquisition: never past max_records; the rest of
+    the batch is acquired by the next fetch, by any member."""
+    sp = partition()
+    first = sp.acquire("a", [(0, 9)], max_records=3, now_ms=0, record_limit=True)
+    assert first == [AcquiredRange(0, 2, 1)]
+    assert sp.fetch_offset(now_ms=0) == 3
+    assert sp.acquire("b", [(0, 9)], max_records=4, now_ms=0, record_limit=True) == [
+        AcquiredRange(3, 6, 1)
+    ]
+
+
+def test_renew_keeps_records_acquired_for_another_lock_duration() -> None:
+    """KIP-1222's Renew (4): only where the request allows it (v2 and
+    is_renew_ack); the records stay with the member past their first lock."""
+    sp = partition()
+    sp.acquire("a", [(0, 4)], max_records=10, now_ms=0)
+    renew = [(0, 4, [AcknowledgeType.RENEW])]
+    code, _ = sp.acknowledge("a", renew)
+    assert code is ErrorCode.INVALID_REQUEST
+    assert sp.acknowledge("a", renew, renew_at_ms=900) == (ErrorCode.NONE, None)
+    assert sp.next_deadline == 1000  # the earliest lock is still the first one's
+    assert sp.expire(now_ms=1500) == 0  # renewed until 1900
+    assert sp.acquire("b", [(0, 4)], max_records=10, now_ms=1500) == []
+    assert sp.acknowledge("a", [(0, 4, [ACCEPT])])[0] is ErrorCode.NONE
+    assert sp.start_offset == 5

@@ -40,6 +40,7 @@ from samsa.controller.client_quota_control import ClientQuotaControl
 from samsa.controller.config_control import ConfigControl
 from samsa.controller.controller_config import ControllerConfig
 from samsa.controller.controller_result import ControllerResult
+from samsa.controller.feature_control import FeatureControl
 from samsa.controller.image.metadata_image import MetadataImage
 from samsa.controller.image.registrations import BrokerRegistration
 from samsa.controller.partitions.alter_partition import AlterPartitionControl
@@ -50,6 +51,7 @@ from samsa.controller.pending import PendingChanges
 from samsa.controller.producer_ids import allocate_producer_ids
 from samsa.controller.scram_control import ScramControl
 from samsa.controller.steps import Steps
+from samsa.errors import ErrorCode
 
 log = logging.getLogger(__name__)
 
@@ -78,6 +80,7 @@ class QuorumController:
         self.client_quotas = ClientQuotaControl(image)
         self._next_rebalance_ms: int | None = None
         self.acls = AclControl(image, self.rng)
+        self.features = FeatureControl(image)
 
     def activate(self, now_ms: int) -> None:
         """This node became the active controller at ``now_ms``."""
@@ -111,6 +114,26 @@ class QuorumController:
 
     def alter_client_quotas(self, request: Request) -> ControllerResult:
         return self.client_quotas.alter_client_quotas(request)
+
+    def update_features(self, request: Request, version: int) -> ControllerResult:
+        return self.features.update_features(request, version)
+
+    def unregister_controller(self, request: Request, node_id: int) -> ControllerResult:
+        """UnregisterController (KIP-1187), as Kafka answers it at Samsa's
+        metadata.version (4.1-IV1), which keeps no controller registrations."""
+        if request["controller_id"] == node_id:
+            code, message = (
+                ErrorCode.INVALID_REQUEST,
+                "Controller cannot unregister itself while it is active.",
+            )
+        else:
+            code, message = (
+                ErrorCode.UNSUPPORTED_VERSION,
+                "The current MetadataVersion is too old to support controller unregistration.",
+            )
+        return ControllerResult(
+            [], {"throttle_time_ms": 0, "error_code": code, "error_message": message}
+        )
 
     def allocate_producer_ids(self, request: Request) -> ControllerResult:
         return allocate_producer_ids(self.image, request)

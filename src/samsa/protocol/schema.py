@@ -164,6 +164,9 @@ class Api:
     ``valid`` is the range of versions the codec can handle; ``advertised`` is what
     the broker puts in ApiVersions (defaults to ``valid``).  ``flexible`` is the
     first flexible version, or ``None`` when the API never became flexible.
+    ``listeners`` is Kafka's ``listeners`` key: which kinds of listener serve
+    the API (``broker``: client-facing; ``controller``: the quorum's), so that a
+    client listener never advertises what only controllers answer.
     """
 
     key: int
@@ -173,6 +176,11 @@ class Api:
     request: tuple[Field, ...]
     response: tuple[Field, ...]
     advertised: tuple[int, int] | None = None
+    listeners: tuple[str, ...] = ("broker",)
+
+    @property
+    def on_broker_listeners(self) -> bool:
+        return "broker" in self.listeners
 
     def is_flexible(self, version: int) -> bool:
         return self.flexible is not None and version >= self.flexible
@@ -190,6 +198,7 @@ def api(
     request: list[Field] | tuple[Field, ...],
     response: list[Field] | tuple[Field, ...],
     advertised: str | None = None,
+    listeners: tuple[str, ...] = ("broker",),
 ) -> Api:
     """Declare an API with Kafka's notation for ``validVersions``/``flexibleVersions``."""
     valid_range = Versions.parse(valid)
@@ -203,6 +212,7 @@ def api(
         request=tuple(request),
         response=tuple(response),
         advertised=(adv.low, adv.high) if adv else None,
+        listeners=listeners,
     )
 
 

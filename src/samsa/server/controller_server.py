@@ -37,22 +37,36 @@ from samsa.protocol.metadata_records import MetadataRecord, encode_metadata_reco
 from samsa.raft.driver import RaftDriver
 from samsa.raft.errors import NotLeaderError
 from samsa.server.metadata.loader import MetadataLoader
+from samsa.server.not_controller import (
+    ADD_RAFT_VOTER,
+    ALLOCATE_PRODUCER_IDS,
+    ALTER_CLIENT_QUOTAS,
+    ALTER_CONFIGS,
+    ALTER_PARTITION,
+    ALTER_PARTITION_REASSIGNMENTS,
+    ALTER_USER_SCRAM_CREDENTIALS,
+    ASSIGN_REPLICAS_TO_DIRS,
+    BROKER_HEARTBEAT,
+    BROKER_REGISTRATION,
+    CREATE_ACLS,
+    CREATE_PARTITIONS,
+    CREATE_TOPICS,
+    DELETE_ACLS,
+    DELETE_TOPICS,
+    DESCRIBE_QUORUM,
+    ELECT_LEADERS,
+    INCREMENTAL_ALTER_CONFIGS,
+    LIST_PARTITION_REASSIGNMENTS,
+    QUORUM_APIS,
+    UNREGISTER_BROKER,
+    UNREGISTER_CONTROLLER,
+    UPDATE_FEATURES,
+    not_controller_response,
+)
 
 log = logging.getLogger("samsa.controller")
 
 Body = dict[str, Any]
-
-CREATE_TOPICS, DELETE_TOPICS, ALTER_CONFIGS, CREATE_PARTITIONS = 19, 20, 33, 37
-ELECT_LEADERS, INCREMENTAL_ALTER_CONFIGS = 43, 44
-ALTER_PARTITION_REASSIGNMENTS, LIST_PARTITION_REASSIGNMENTS = 45, 46
-ALTER_PARTITION, BROKER_REGISTRATION, BROKER_HEARTBEAT, UNREGISTER_BROKER = 56, 62, 63, 64
-ASSIGN_REPLICAS_TO_DIRS = 73
-ALLOCATE_PRODUCER_IDS = 67
-ALTER_USER_SCRAM_CREDENTIALS = 51
-CREATE_ACLS, DELETE_ACLS = 30, 31
-ALTER_CLIENT_QUOTAS = 49
-DESCRIBE_QUORUM, ADD_RAFT_VOTER, REMOVE_RAFT_VOTER = 55, 80, 81
-QUORUM_APIS = frozenset({DESCRIBE_QUORUM, ADD_RAFT_VOTER, REMOVE_RAFT_VOTER})
 
 CONTROLLER_APIS = frozenset(
     {
@@ -74,6 +88,8 @@ CONTROLLER_APIS = frozenset(
         DELETE_ACLS,
         ALTER_CLIENT_QUOTAS,
         ASSIGN_REPLICAS_TO_DIRS,
+        UPDATE_FEATURES,
+        UNREGISTER_CONTROLLER,
     }
 )
 POLL_INTERVAL_MS = 200
@@ -111,6 +127,7 @@ class ControllerServer:
         self._clock = clock
         self._clock_task: asyncio.Task[None] | None = None
         self.controller = QuorumController(loader.image, config, random.Random())
+        self.controller.features.node_id = node_id
         self._write_lock = asyncio.Lock()
         self._epoch_start: int | None = None
         self._active = False
@@ -230,6 +247,10 @@ class ControllerServer:
                 result = controller.delete_acls(body)
             elif api_key == ASSIGN_REPLICAS_TO_DIRS:
                 result = controller.assign_replicas_to_dirs(body)
+            elif api_key == UPDATE_FEATURES:
+                result = controller.update_features(body, version)
+            elif api_key == UNREGISTER_CONTROLLER:
+                result = controller.unregister_controller(body, self.node_id)
             else:
                 raise ValueError(f"api key {api_key} is not a controller API")
             if not await self._commit_result(result):
@@ -372,120 +393,3 @@ def expired_heartbeat_response() -> Body:
         "is_fenced": True,
         "should_shut_down": False,
     }
-
-
-def not_controller_response(api_key: int, body: Body) -> Body:
-    """What a non-active controller answers, in each API's own shape."""
-    code = ErrorCode.NOT_CONTROLLER
-    message = "this node is not the active controller"
-    if api_key == CREATE_TOPICS:
-        return {
-            "throttle_time_ms": 0,
-            "topics": [
-                {
-                    "name": t["name"],
-                    "topic_id": b"\x00" * 16,
-                    "error_code": code,
-                    "error_message": message,
-                    "num_partitions": -1,
-                    "replication_factor": -1,
-                    "configs": None,
-                }
-                for t in body.get("topics", [])
-            ],
-        }
-    if api_key == DELETE_TOPICS:
-        names = [t.get("name") for t in body.get("topics", [])] or body.get("topic_names", [])
-        return {
-            "throttle_time_ms": 0,
-            "responses": [
-                {"name": n, "topic_id": b"\x00" * 16, "error_code": code, "error_message": message}
-                for n in names
-            ],
-        }
-    if api_key == CREATE_PARTITIONS:
-        return {
-            "throttle_time_ms": 0,
-            "results": [
-                {"name": t["name"], "error_code": code, "error_message": message}
-                for t in body.get("topics", [])
-            ],
-        }
-    if api_key in (ALTER_CONFIGS, INCREMENTAL_ALTER_CONFIGS):
-        return {
-            "throttle_time_ms": 0,
-            "responses": [
-                {
-                    "error_code": code,
-                    "error_message": message,
-                    "resource_type": r["resource_type"],
-                    "resource_name": r["resource_name"],
-                }
-                for r in body.get("resources", [])
-            ],
-        }
-    if api_key == ELECT_LEADERS:
-        return {"throttle_time_ms": 0, "error_code": code, "replica_election_results": []}
-    if api_key == ALTER_CLIENT_QUOTAS:
-        return {
-            "throttle_time_ms": 0,
-            "entries": [
-                {"error_code": code, "error_message": message, "entity": entry["entity"]}
-                for entry in body.get("entries", [])
-            ],
-        }
-    if api_key in (ALTER_PARTITION_REASSIGNMENTS, LIST_PARTITION_REASSIGNMENTS):
-        return {
-            "throttle_time_ms": 0,
-            "error_code": code,
-            "error_message": message,
-            "responses": [],
-            "topics": [],
-        }
-    if api_key == ALTER_PARTITION:
-        return {"throttle_time_ms": 0, "error_code": code, "topics": []}
-    if api_key == ASSIGN_REPLICAS_TO_DIRS:
-        return {"throttle_time_ms": 0, "error_code": code, "directories": []}
-    if api_key == BROKER_REGISTRATION:
-        return {"throttle_time_ms": 0, "error_code": code, "broker_epoch": -1}
-    if api_key == BROKER_HEARTBEAT:
-        return {
-            "throttle_time_ms": 0,
-            "error_code": code,
-            "is_caught_up": False,
-            "is_fenced": True,
-            "should_shut_down": False,
-        }
-    if api_key in (UNREGISTER_BROKER, ADD_RAFT_VOTER, REMOVE_RAFT_VOTER):
-        return {"throttle_time_ms": 0, "error_code": code, "error_message": message}
-    if api_key == DESCRIBE_QUORUM:
-        return {"error_code": code, "error_message": message, "topics": [], "nodes": []}
-    if api_key == ALTER_USER_SCRAM_CREDENTIALS:
-        users = dict.fromkeys(c["name"] for c in [*body["deletions"], *body["upsertions"]])
-        return {
-            "throttle_time_ms": 0,
-            "results": [{"user": u, "error_code": code, "error_message": message} for u in users],
-        }
-    if api_key == ALLOCATE_PRODUCER_IDS:
-        return {
-            "throttle_time_ms": 0,
-            "error_code": code,
-            "producer_id_start": -1,
-            "producer_id_len": 0,
-        }
-    if api_key == CREATE_ACLS:
-        return {
-            "throttle_time_ms": 0,
-            "results": [
-                {"error_code": code, "error_message": message} for _ in body.get("creations", [])
-            ],
-        }
-    if api_key == DELETE_ACLS:
-        return {
-            "throttle_time_ms": 0,
-            "filter_results": [
-                {"error_code": code, "error_message": message, "matching_acls": []}
-                for _ in body.get("filters", [])
-            ],
-        }
-    return {"error_code": code}

@@ -485,10 +485,12 @@ class Node:
     # ------------------------------------------------------------------ requests
     def _build_router(self, listener: Listener, *, with_clients: bool) -> Router:
         settings = self.settings
-        router = secure_router(Router(), settings.protocol_of(listener.name))
+        router = secure_router(Router())
         raft = self.raft
         assert raft is not None
         serves_clients = settings.serves_clients(listener)
+        router.client_facing = serves_clients
+        router.identity = (self.cluster_id, self.node_id)
         if settings.serves_controller(listener) and settings.is_controller:
             quorum_handlers.register(router, raft, self, fetch=not serves_clients)
             controller = self.controller

@@ -39,6 +39,9 @@ class AcknowledgeType(IntEnum):
     ACCEPT = 1
     RELEASE = 2
     REJECT = 3
+    RENEW = 4
+    """KIP-1222 (ShareFetch/ShareAcknowledge v2): keep the records acquired, with
+    their acquisition lock running for another lock duration from now."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,11 +124,15 @@ class SharePartition:
         batches: Iterable[tuple[int, int]],
         max_records: int,
         now_ms: int,
+        *,
+        record_limit: bool = False,
     ) -> list[AcquiredRange]:
         """Acquire for ``member_id`` what is acquirable in the read batches (first
         and last offsets): available runs and whole new batches until
         ``max_records`` is reached (Kafka aligns acquisitions with batches the same
-        way, so a batch's records go to one consumer)."""
+        way, so a batch's records go to one consumer).  ``record_limit`` (KIP-1206's
+        record-limit acquire mode) never acquires more than ``max_records``: the
+        last new batch is cut there, its rest left for the next acquisition."""
         deadline = now_ms + self.limits.lock_duration_ms
         out: list[AcquiredRange] = []
         count = 0
@@ -161,6 +168,8 @@ class SharePartition:
             if first >= limit:
                 break
             last = min(last, limit - 1)
+            if record_limit:
+                last = min(last, first + (max_records - count) - 1)
             run = InFlightRun(first, last, RecordState.AVAILABLE)
             self.runs.append(run)
             self.end_offset = last + 1
@@ -220,11 +229,17 @@ class SharePartition:
     # --------------------------------------------------------- acknowledge
 
     def acknowledge(
-        self, member_id: str, batches: Sequence[tuple[int, int, Sequence[int]]]
+        self,
+        member_id: str,
+        batches: Sequence[tuple[int, int, Sequence[int]]],
+        *,
+        renew_at_ms: int | None = None,
     ) -> tuple[ErrorCode, str | None]:
         """Apply ``(first, last, types)`` acknowledgements of one member, all or none:
         every record must be acquired by that member (INVALID_RECORD_STATE
-        otherwise); ``types`` holds one type for the whole range or one per record."""
+        otherwise); ``types`` holds one type for the whole range or one per record.
+        RENEW is allowed only with ``renew_at_ms`` (the request's time, from which
+        the renewed locks run; INVALID_REQUEST otherwise)."""
         plan: list[tuple[int, int, AcknowledgeType]] = []
         for first, last, types in batches:
             if last < first or (len(types) not in (1, last - first + 1)):
@@ -233,6 +248,11 @@ class SharePartition:
                 kinds = [AcknowledgeType(t) for t in types]
             except ValueError:
                 return ErrorCode.INVALID_REQUEST, f"unknown acknowledge type in {first}-{last}"
+            if renew_at_ms is None and AcknowledgeType.RENEW in kinds:
+                return (
+                    ErrorCode.INVALID_REQUEST,
+                    f"renew acknowledgement not allowed in {first}-{last}",
+                )
             if len(kinds) == 1:
                 plan.append((first, last, kinds[0]))
                 continue
@@ -265,10 +285,18 @@ class SharePartition:
                     self._finish(run, RecordState.ACKNOWLEDGED)
                 elif kind is AcknowledgeType.RELEASE:
                     self._release(run)
+                elif kind is AcknowledgeType.RENEW:
+                    assert renew_at_ms is not None
+                    self._renew(run, renew_at_ms + self.limits.lock_duration_ms)
                 else:  # REJECT, GAP
                     self._finish(run, RecordState.ARCHIVED)
         self._advance()
         return ErrorCode.NONE, None
+
+    def _renew(self, run: InFlightRun, deadline: int) -> None:
+        run.lock_deadline_ms = deadline
+        if self._next_deadline is None or deadline < self._next_deadline:
+            self._next_deadline = deadline
 
     def release_member(self, member_id: str) -> int:
         """A member's share session closed: its acquired records are offered again."""

@@ -1,9 +1,15 @@
 """Where ``scripts/kafka-reference.sh`` put Apache Kafka and Spark's Kafka connector.
 
 Tests and benchmarks run Kafka's own broker, tools and clients beside Samsa. The
-script writes ``.kafka-reference/reference.env`` naming the versions and folders it
-fetched; reading that file (instead of globbing for versions) keeps every caller on
-exactly the pinned jars. ``SAMSA_KAFKA_REFERENCE`` points at another folder.
+script writes ``.kafka-reference/reference-<version>.env`` naming the versions and
+folders it fetched; reading that file (instead of globbing for versions) keeps
+every caller on exactly the pinned jars. ``SAMSA_KAFKA_REFERENCE`` points at
+another folder.
+
+Kafka 4.4.0 is the reference. The previous one, 4.1.1, stays runnable for one
+release (users upgrade their clients one at a time, so Samsa answers both):
+``scripts/kafka-reference.sh 4.1.1`` fetches it and ``SAMSA_KAFKA_VERSION=4.1.1``
+runs the tests and benchmarks against it.
 """
 
 from __future__ import annotations
@@ -17,6 +23,12 @@ from pathlib import Path
 import pytest
 
 _REPO_ROOT = Path(__file__).resolve().parents[3]
+
+DEFAULT_KAFKA_VERSION = "4.4.0"
+"""The reference; keep in step with ``PINNED_KAFKA_VERSION`` in the script."""
+PREVIOUS_KAFKA_VERSION = "4.1.1"
+"""The second reference, kept for one release."""
+VERSION_VARIABLE = "SAMSA_KAFKA_VERSION"
 
 
 class KafkaReferenceMissing(RuntimeError):
@@ -75,17 +87,38 @@ def reference_dir() -> Path:
     return Path(os.environ.get("SAMSA_KAFKA_REFERENCE", _REPO_ROOT / ".kafka-reference"))
 
 
-def load_reference() -> KafkaReference:
-    env_file = reference_dir() / "reference.env"
-    if not env_file.is_file():
-        raise KafkaReferenceMissing(
-            f"{env_file} not found: run scripts/kafka-reference.sh to fetch Apache Kafka"
-        )
+def selected_version() -> str:
+    """The Kafka version tests run against: ``SAMSA_KAFKA_VERSION`` or the default."""
+    return os.environ.get(VERSION_VARIABLE, "").strip() or DEFAULT_KAFKA_VERSION
+
+
+def _read_env(env_file: Path) -> dict[str, str]:
     values: dict[str, str] = {}
     for line in env_file.read_text().splitlines():
         key, sep, value = line.partition("=")
         if sep:
             values[key.strip()] = value.strip()
+    return values
+
+
+def load_reference(version: str | None = None) -> KafkaReference:
+    """The jars of ``version`` (default: ``selected_version()``).  A folder fetched
+    by the script before versions had their own files (one ``reference.env``) is
+    still read when it names the version asked for."""
+    version = version or selected_version()
+    env_file = reference_dir() / f"reference-{version}.env"
+    legacy = reference_dir() / "reference.env"
+    if env_file.is_file():
+        values = _read_env(env_file)
+    elif legacy.is_file() and _read_env(legacy).get("KAFKA_VERSION") == version:
+        values = _read_env(legacy)
+    else:
+        fetch = "scripts/kafka-reference.sh" + (
+            "" if version == DEFAULT_KAFKA_VERSION else f" {version}"
+        )
+        raise KafkaReferenceMissing(
+            f"{env_file} not found: run {fetch} to fetch Apache Kafka {version}"
+        )
     return KafkaReference(
         kafka_version=values["KAFKA_VERSION"],
         kafka_libs=Path(values["KAFKA_LIBS"]),

@@ -26,6 +26,7 @@ from samsa.client.network.sasl_login import SaslLogin
 from samsa.client.network.security import ClientSecurity
 from samsa.client.network.selector import Selector, SelectorLike
 from samsa.client.network.tls_socket import TlsSocket
+from samsa.client.network.versions import CLIENT_MAX_VERSIONS, CLIENT_MIN_VERSIONS
 from samsa.errors import ErrorCode, KafkaError
 from samsa.protocol.api import encode_request_parts
 from samsa.protocol.messages import APIS
@@ -33,14 +34,6 @@ from samsa.protocol.messages import APIS
 log = logging.getLogger("samsa.client.network.network_client")
 
 API_VERSIONS = 18
-# Lowest version the client is willing to speak per API (max = what the codec
-# knows).  Produce v3 is the first with v2 record batches.
-CLIENT_MIN_VERSIONS: dict[int, int] = {0: 3, 1: 4, 2: 1, 3: 1}
-# Newest versions a client sends where brokers speak newer ones among themselves:
-# AddPartitionsToTxn v4+ is the broker-to-coordinator form (KIP-890), as in Kafka.
-# Produce v12, EndTxn v5 and TxnOffsetCommit v5 are transaction version 2
-# (KIP-890 part 2: an epoch bump per transaction), which this client does not do.
-CLIENT_MAX_VERSIONS: dict[int, int] = {24: 3, 0: 9, 26: 3, 28: 3}
 _CLIENT_SOFTWARE_VERSION = "0.1.0"
 
 Connector = Callable[[str, int], SocketLike]

@@ -22,15 +22,15 @@ from __future__ import annotations
 
 import logging
 
-from samsa.client.network.client_connections import (
-    API_VERSIONS,
-    CLIENT_MAX_VERSIONS,
-    CLIENT_MIN_VERSIONS,
-    ClientConnections,
-)
+from samsa.client.network.client_connections import API_VERSIONS, ClientConnections
 from samsa.client.network.connection import BrokerConnection, FramingError
 from samsa.client.network.connection_states import ConnectionState
-from samsa.client.network.in_flight import ClientRequest, ClientResponse, decode_answer
+from samsa.client.network.in_flight import (
+    ClientRequest,
+    ClientResponse,
+    decode_answer,
+)
+from samsa.client.network.versions import CLIENT_MAX_VERSIONS, CLIENT_MIN_VERSIONS
 from samsa.errors import DecodeError
 
 __all__ = ["CLIENT_MAX_VERSIONS", "CLIENT_MIN_VERSIONS", "NetworkClient"]

@@ -323,10 +323,10 @@ class MetadataImage:
         self.next_producer_id = next_id
 
     def _replay_feature_level(self, body: Mapping[str, Any]) -> None:
-        if body["feature_level"] == 0:
-            self.features.pop(body["name"], None)
-        else:
-            self.features[body["name"]] = body["feature_level"]
+        # A 0 is kept (unlike Kafka's image, which pops it): Samsa writes no
+        # bootstrap records, so "turned off" must differ from "never set"
+        # (feature_control.BOOTSTRAP_LEVELS).
+        self.features[body["name"]] = body["feature_level"]
 
     def _replay_noop(self, body: Mapping[str, Any]) -> None:
         pass

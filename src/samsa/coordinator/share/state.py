@@ -133,7 +133,8 @@ class ShareStateCoordinator:
     # -------------------------------------------------------------- APIs
 
     async def handle(self, api: str, req: Body) -> Body:
-        """One of ``read``, ``write``, ``initialize``, ``delete`` for a whole request."""
+        """One of ``read``, ``read_summary``, ``write``, ``initialize``, ``delete``
+        for a whole request."""
         group_id: str = req["group_id"]
         results = []
         for topic in req.get("topics") or ():
@@ -147,6 +148,8 @@ class ShareStateCoordinator:
                     entry.update(error_code=int(exc.code), error_message=str(exc))
                     if api == "read":
                         entry.update(state_epoch=-1, start_offset=-1, state_batches=[])
+                    elif api == "read_summary":
+                        entry.update(state_epoch=-1, leader_epoch=-1, start_offset=-1)
                 parts.append(entry)
             results.append({"topic_id": topic_id, "partitions": parts})
         return {"results": results}
@@ -160,6 +163,20 @@ class ShareStateCoordinator:
             "state_epoch": state.state_epoch,
             "start_offset": state.start_offset,
             "state_batches": state.state_batches,
+        }
+
+    async def _read_summary(self, group_id: str, topic_id: bytes, p: Body) -> Body:
+        """ReadShareGroupStateSummary: the start offset alone, for describing a
+        group's offsets; ``delivery_complete_count`` is not kept (-1, unknown)."""
+        index = self.partition_for(group_id, topic_id, p["partition"])
+        state = self._loaded(index).get((group_id, topic_id, p["partition"]))
+        if state is None:
+            raise KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, "no state for this partition")
+        return {
+            "state_epoch": state.state_epoch,
+            "leader_epoch": state.leader_epoch,
+            "start_offset": state.start_offset,
+            "delivery_complete_count": -1,
         }
 
     async def _write(self, group_id: str, topic_id: bytes, p: Body) -> Body:

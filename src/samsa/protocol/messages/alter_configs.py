@@ -8,6 +8,7 @@ from samsa.protocol.schema import F, api
 API = api(
     33,
     "AlterConfigs",
+    listeners=("broker", "controller"),
     valid="0-2",
     flexible="2+",
     request=[

@@ -11,6 +11,7 @@ from samsa.protocol.schema import F, api
 API = api(
     56,
     "AlterPartition",
+    listeners=("controller",),
     valid="2-3",
     flexible="0+",
     request=[

@@ -11,6 +11,7 @@ from samsa.protocol.schema import F, api
 API = api(
     45,
     "AlterPartitionReassignments",
+    listeners=("broker", "controller"),
     valid="0-1",
     flexible="0+",
     request=[

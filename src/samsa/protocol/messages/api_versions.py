@@ -1,6 +1,9 @@
 """ApiVersions (key 18): the first request of every client.
 
 Flexible from v3, but its response always uses response header v0 (KIP-511).
+v4 lets a supported feature's minimum be 0 (older versions leave such features
+out); v5 (KIP-1242) carries the cluster id and node id the client means to reach,
+so a broker that is neither answers REBOOTSTRAP_REQUIRED.
 """
 
 from samsa.protocol.schema import F, api
@@ -8,11 +11,14 @@ from samsa.protocol.schema import F, api
 API = api(
     18,
     "ApiVersions",
-    valid="0-4",
+    listeners=("broker", "controller"),
+    valid="0-5",
     flexible="3+",
     request=[
         F("client_software_name", "string", "3+"),
         F("client_software_version", "string", "3+"),
+        F("cluster_id", "string", "5+", nullable="5+", default=None),
+        F("node_id", "int32", "5+", default=-1),
     ],
     response=[
         F("error_code", "int16"),

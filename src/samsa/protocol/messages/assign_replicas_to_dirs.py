@@ -30,6 +30,7 @@ def _directories(partition_fields: list[Field]) -> Field:
 API = api(
     73,
     "AssignReplicasToDirs",
+    listeners=("controller",),
     valid="0",
     flexible="0+",
     request=[

@@ -11,6 +11,7 @@ from samsa.protocol.schema import F, api
 API = api(
     53,
     "BeginQuorumEpoch",
+    listeners=("controller",),
     valid="0-1",
     flexible="1+",
     request=[

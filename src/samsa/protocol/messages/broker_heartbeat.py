@@ -10,6 +10,7 @@ from samsa.protocol.schema import F, api
 API = api(
     63,
     "BrokerHeartbeat",
+    listeners=("controller",),
     valid="0-1",
     flexible="0+",
     request=[

@@ -11,6 +11,7 @@ from samsa.protocol.schema import F, api
 API = api(
     62,
     "BrokerRegistration",
+    listeners=("controller",),
     valid="0-4",
     flexible="0+",
     request=[

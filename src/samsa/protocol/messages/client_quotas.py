@@ -60,6 +60,7 @@ APIS = [
     api(
         49,
         "AlterClientQuotas",
+        listeners=("broker", "controller"),
         valid="0-1",
         flexible="1+",
         request=[

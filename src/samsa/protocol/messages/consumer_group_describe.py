@@ -1,4 +1,7 @@
-"""ConsumerGroupDescribe (key 69): a KIP-848 group's epochs, members and assignments."""
+"""ConsumerGroupDescribe (key 69): a KIP-848 group's epochs, members and assignments.
+
+v1 (KIP-1099) tells each member's type: 0 a classic member, 1 a consumer one.
+"""
 
 from samsa.protocol.schema import F, api
 
@@ -13,7 +16,7 @@ ASSIGNMENT = [
 API = api(
     69,
     "ConsumerGroupDescribe",
-    valid="0",
+    valid="0-1",
     flexible="0+",
     request=[
         F("group_ids", "[]string"),
@@ -46,6 +49,7 @@ API = api(
                         F("subscribed_topic_regex", "string", nullable="0+", default=None),
                         F("assignment", "struct", fields=ASSIGNMENT),
                         F("target_assignment", "struct", fields=ASSIGNMENT),
+                        F("member_type", "int8", "1+", default=-1),
                     ],
                 ),
                 F("authorized_operations", "int32", default=-2147483648),

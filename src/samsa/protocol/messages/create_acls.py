@@ -10,6 +10,7 @@ from samsa.protocol.schema import F, api
 API = api(
     30,
     "CreateAcls",
+    listeners=("broker", "controller"),
     valid="1-3",
     flexible="2+",
     request=[

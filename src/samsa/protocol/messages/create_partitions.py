@@ -8,6 +8,7 @@ from samsa.protocol.schema import F, api
 API = api(
     37,
     "CreatePartitions",
+    listeners=("broker", "controller"),
     valid="0-3",
     flexible="2+",
     request=[

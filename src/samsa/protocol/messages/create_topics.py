@@ -10,6 +10,7 @@ from samsa.protocol.schema import F, api
 API = api(
     19,
     "CreateTopics",
+    listeners=("broker", "controller"),
     valid="2-7",
     flexible="5+",
     request=[

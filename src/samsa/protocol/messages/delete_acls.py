@@ -11,6 +11,7 @@ from samsa.protocol.schema import F, api
 API = api(
     31,
     "DeleteAcls",
+    listeners=("broker", "controller"),
     valid="1-3",
     flexible="2+",
     request=[

@@ -9,6 +9,7 @@ from samsa.protocol.schema import F, api
 API = api(
     20,
     "DeleteTopics",
+    listeners=("broker", "controller"),
     valid="1-6",
     flexible="4+",
     request=[

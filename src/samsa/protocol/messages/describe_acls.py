@@ -21,6 +21,7 @@ ACL_FILTER = [
 API = api(
     29,
     "DescribeAcls",
+    listeners=("broker", "controller"),
     valid="1-3",
     flexible="2+",
     request=ACL_FILTER,

@@ -1,7 +1,9 @@
 """DescribeCluster (key 60): cluster id, controller and brokers, for the Java Admin client.
 
 Transcribed from Kafka's DescribeClusterRequest/DescribeClusterResponse.json,
-versions 0-1 (v2's fenced-broker fields are not needed).  Flexible from v0.
+versions 0-2.  Flexible from v0.  v1 adds the endpoint type (KIP-919: a broker
+describes brokers, a controller controllers); v2 (KIP-1073) lets the client ask
+for fenced brokers too, each marked ``is_fenced``.
 """
 
 from samsa.protocol.schema import F, api
@@ -9,11 +11,13 @@ from samsa.protocol.schema import F, api
 API = api(
     60,
     "DescribeCluster",
-    valid="0-1",
+    listeners=("broker", "controller"),
+    valid="0-2",
     flexible="0+",
     request=[
         F("include_cluster_authorized_operations", "bool"),
         F("endpoint_type", "int8", "1+", default=1),
+        F("include_fenced_brokers", "bool", "2+", default=False),
     ],
     response=[
         F("throttle_time_ms", "int32"),
@@ -30,6 +34,7 @@ API = api(
                 F("host", "string"),
                 F("port", "int32"),
                 F("rack", "string", nullable="0+", default=None),
+                F("is_fenced", "bool", "2+", default=False),
             ],
         ),
         F("cluster_authorized_operations", "int32", default=-2147483648),

@@ -9,6 +9,7 @@ from samsa.protocol.schema import F, api
 API = api(
     32,
     "DescribeConfigs",
+    listeners=("broker", "controller"),
     valid="1-4",
     flexible="4+",
     request=[

@@ -1,11 +1,15 @@
-"""DescribeGroups (key 15): state, protocol and members of groups, for admin tools."""
+"""DescribeGroups (key 15): state, protocol and members of groups, for admin tools.
+
+v6 (KIP-1043) answers an unknown group GROUP_ID_NOT_FOUND with an
+``error_message`` (older versions describe it as Dead, with no error).
+"""
 
 from samsa.protocol.schema import F, api
 
 API = api(
     15,
     "DescribeGroups",
-    valid="0-5",
+    valid="0-6",
     flexible="5+",
     request=[
         F("groups", "[]string"),
@@ -18,6 +22,7 @@ API = api(
             "[]struct",
             fields=[
                 F("error_code", "int16"),
+                F("error_message", "string", "6+", nullable="6+", default=None),
                 F("group_id", "string"),
                 F("group_state", "string"),
                 F("protocol_type", "string"),

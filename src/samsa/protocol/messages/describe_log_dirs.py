@@ -1,7 +1,9 @@
 """DescribeLogDirs (key 35): size and lag of partitions per log directory.
 
 Transcribed from Kafka's DescribeLogDirsRequest/DescribeLogDirsResponse.json,
-versions 1-4 (Kafka 4.0 dropped v0).  Null ``topics`` means "all partitions".
+versions 1-5 (Kafka 4.0 dropped v0).  Null ``topics`` means "all partitions".
+v4 adds each dir's volume sizes; v5 whether the dir is cordoned (KIP-1066: no
+new replicas are placed on it).
 """
 
 from samsa.protocol.schema import F, api
@@ -9,7 +11,7 @@ from samsa.protocol.schema import F, api
 API = api(
     35,
     "DescribeLogDirs",
-    valid="1-4",
+    valid="1-5",
     flexible="2+",
     request=[
         F(
@@ -50,6 +52,7 @@ API = api(
                 ),
                 F("total_bytes", "int64", "4+", default=-1),
                 F("usable_bytes", "int64", "4+", default=-1),
+                F("is_cordoned", "bool", "5+", default=False),
             ],
         ),
     ],

@@ -20,6 +20,7 @@ _REPLICA_STATE = [
 API = api(
     55,
     "DescribeQuorum",
+    listeners=("broker", "controller"),
     valid="0-2",
     flexible="0+",
     request=[

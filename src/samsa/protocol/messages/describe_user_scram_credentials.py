@@ -10,6 +10,7 @@ from samsa.protocol.schema import F, api
 API = api(
     50,
     "DescribeUserScramCredentials",
+    listeners=("broker", "controller"),
     valid="0",
     flexible="0+",
     request=[

@@ -10,6 +10,7 @@ from samsa.protocol.schema import F, api
 API = api(
     43,
     "ElectLeaders",
+    listeners=("broker", "controller"),
     valid="0-2",
     flexible="2+",
     request=[

@@ -9,10 +9,10 @@ epoch); v16 adds the response's tagged ``node_endpoints`` (KIP-951); v17 the
 follower's tagged ``replica_directory_id`` (KIP-853); v18 the follower's tagged
 ``high_watermark`` (KIP-1166, default Long.MAX_VALUE: "not supported").
 
-Only v4-12 are advertised: the broker's Fetch handler addresses topics by name.
-The newer versions are here for KRaft, whose followers fetch the metadata log
-with them.  Response ``records`` may be a file region: the compiled encoder
-splices it out as its own chunk for sendfile.
+The broker's Fetch handler addresses topics by name; for v13+ the router
+resolves the ids first (server/handlers/topic_ids.py).  KRaft's followers fetch
+the metadata log with these versions too.  Response ``records`` may be a file
+region: the compiled encoder splices it out as its own chunk for sendfile.
 """
 
 from samsa.protocol.schema import F, api
@@ -20,9 +20,9 @@ from samsa.protocol.schema import F, api
 API = api(
     1,
     "Fetch",
+    listeners=("broker", "controller"),
     valid="4-18",
     flexible="12+",
-    advertised="4-12",
     request=[
         F("cluster_id", "string", "12+", nullable="12+", tag=0, tagged="12+", default=None),
         F("replica_id", "int32", "0-14", default=-1),

@@ -2,7 +2,10 @@
 
 ``key_type`` 0 = group, 1 = transaction.  v4 batches keys (KIP-699): the request
 carries ``coordinator_keys`` and the answer one ``coordinators`` entry per key
-instead of the single top-level node.
+instead of the single top-level node.  v5 only allows TRANSACTION_ABORTABLE
+(KIP-890); v6 adds ``key_type`` 2 = share, whose key is
+``groupId:topicId:partition`` (KIP-932: the share coordinator of one share
+partition's state).
 """
 
 from samsa.protocol.schema import F, api
@@ -10,7 +13,7 @@ from samsa.protocol.schema import F, api
 API = api(
     10,
     "FindCoordinator",
-    valid="0-4",
+    valid="0-6",
     flexible="3+",
     request=[
         F("key", "string", "0-3"),

@@ -9,6 +9,7 @@ from samsa.protocol.schema import F, api
 API = api(
     44,
     "IncrementalAlterConfigs",
+    listeners=("broker", "controller"),
     valid="0-1",
     flexible="1+",
     request=[

@@ -1,10 +1,11 @@
 """ListOffsets (key 2): find the offset for a timestamp (-1 latest, -2 earliest).
 
-Transcribed from Kafka's ListOffsetsRequest/ListOffsetsResponse.json, versions 1-10
+Transcribed from Kafka's ListOffsetsRequest/ListOffsetsResponse.json, versions 1-11
 (v0's multi-offset form was removed in Kafka 4.0).  v8 allows timestamp -4 (the
 earliest offset on local disk, KIP-405), v9 -5 (the last offset moved to tiered
 storage, KIP-1005), v10 adds the time a broker may spend on a remote lookup
-(KIP-1075); the bodies of v7-v10 otherwise agree.  Kafka 4.1's tools and Admin
+(KIP-1075), v11 allows -6 (the earliest offset not yet uploaded to tiered
+storage, KIP-1023); the bodies of v7-v11 otherwise agree.  Kafka 4.1's tools and Admin
 client send v8+ for those timestamps and fail against a broker stopping at v7.
 """
 
@@ -13,7 +14,7 @@ from samsa.protocol.schema import F, api
 API = api(
     2,
     "ListOffsets",
-    valid="1-10",
+    valid="1-11",
     flexible="6+",
     request=[
         F("replica_id", "int32"),

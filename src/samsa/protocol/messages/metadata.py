@@ -3,7 +3,9 @@
 Transcribed from Kafka's MetadataRequest/MetadataResponse.json.  From v1 a null
 ``topics`` array means "all topics" (v0 uses an empty array for that), which is
 why aiokafka's v0 bootstrap must keep working.  ``leader_epoch`` defaults to -1,
-which keeps clients off the OffsetForLeaderEpoch validation path.
+which keeps clients off the OffsetForLeaderEpoch validation path.  v12 lets a
+client name topics by id (a null name); v13 adds a top-level ``error_code``
+(KIP-1102: REBOOTSTRAP_REQUIRED tells a client its bootstrap list is stale).
 """
 
 from samsa.protocol.schema import F, api
@@ -11,7 +13,7 @@ from samsa.protocol.schema import F, api
 API = api(
     3,
     "Metadata",
-    valid="0-12",
+    valid="0-13",
     flexible="9+",
     request=[
         F(
@@ -66,5 +68,6 @@ API = api(
             ],
         ),
         F("cluster_authorized_operations", "int32", "8-10", default=-2147483648),
+        F("error_code", "int16", "13+"),
     ],
 )

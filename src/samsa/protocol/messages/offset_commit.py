@@ -2,7 +2,9 @@
 
 v2-4 carry a group-wide retention time (gone from v5, when the broker took over
 expiry); v6 adds the leader epoch of the committed offset so a consumer can
-detect log truncation after resuming; v7 adds static membership.
+detect log truncation after resuming; v7 adds static membership; v9 is
+KIP-848's (member epochs); v10 names topics by ``topic_id`` instead of
+``name``, an unknown id answered UNKNOWN_TOPIC_ID.
 """
 
 from samsa.protocol.schema import F, api
@@ -10,7 +12,7 @@ from samsa.protocol.schema import F, api
 API = api(
     8,
     "OffsetCommit",
-    valid="2-9",
+    valid="2-10",
     flexible="8+",
     request=[
         F("group_id", "string"),
@@ -23,6 +25,7 @@ API = api(
             "[]struct",
             fields=[
                 F("name", "string", "0-9"),
+                F("topic_id", "uuid", "10+"),
                 F(
                     "partitions",
                     "[]struct",
@@ -44,6 +47,7 @@ API = api(
             "[]struct",
             fields=[
                 F("name", "string", "0-9"),
+                F("topic_id", "uuid", "10+"),
                 F(
                     "partitions",
                     "[]struct",

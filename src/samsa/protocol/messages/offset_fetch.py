@@ -2,7 +2,9 @@
 
 Two layouts share this API: v1-7 ask about one group with top-level fields, v8+
 ask about many groups at once in ``groups`` (KIP-709).  A null ``topics`` (v2+)
-means "every partition the group has committed".
+means "every partition the group has committed".  v9 carries a KIP-848
+member's id and epoch; v10 names topics by ``topic_id`` instead of ``name``
+(an unknown id answered UNKNOWN_TOPIC_ID).
 """
 
 from samsa.protocol.schema import F, api
@@ -10,7 +12,7 @@ from samsa.protocol.schema import F, api
 API = api(
     9,
     "OffsetFetch",
-    valid="1-9",
+    valid="1-10",
     flexible="6+",
     request=[
         F("group_id", "string", "0-7"),
@@ -39,6 +41,7 @@ API = api(
                     nullable="8+",
                     fields=[
                         F("name", "string", "8-9"),
+                        F("topic_id", "uuid", "10+"),
                         F("partition_indexes", "[]int32", "8+"),
                     ],
                 ),
@@ -81,6 +84,7 @@ API = api(
                     "8+",
                     fields=[
                         F("name", "string", "8-9"),
+                        F("topic_id", "uuid", "10+"),
                         F(
                             "partitions",
                             "[]struct",

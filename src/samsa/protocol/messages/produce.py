@@ -9,8 +9,10 @@ individual records.
 
 v12 is a transaction version 2 producer, whose first write to a partition
 adds it to the transaction (KIP-890 part 2); it is advertised together with
-the ``transaction.version`` feature.  v10's response fields (KIP-951's leader
-hints) are tagged and left out, as a client may do without them.
+the ``transaction.version`` feature.  v10 adds KIP-951's leader hints, tagged:
+a partition's ``current_leader`` and the ``node_endpoints`` of those leaders.
+v13 names topics by ``topic_id`` instead of ``name`` (KIP-516), so an unknown
+id is answered UNKNOWN_TOPIC_ID.
 """
 
 from samsa.protocol.schema import F, api
@@ -18,7 +20,7 @@ from samsa.protocol.schema import F, api
 API = api(
     0,
     "Produce",
-    valid="0-12",
+    valid="0-13",
     flexible="9+",
     request=[
         F("transactional_id", "string", "3+", nullable="3+", default=None),
@@ -28,7 +30,8 @@ API = api(
             "topic_data",
             "[]struct",
             fields=[
-                F("name", "string"),
+                F("name", "string", "0-12"),
+                F("topic_id", "uuid", "13+"),
                 F(
                     "partition_data",
                     "[]struct",
@@ -45,7 +48,8 @@ API = api(
             "responses",
             "[]struct",
             fields=[
-                F("name", "string"),
+                F("name", "string", "0-12"),
+                F("topic_id", "uuid", "13+"),
                 F(
                     "partition_responses",
                     "[]struct",
@@ -71,10 +75,34 @@ API = api(
                             ],
                         ),
                         F("error_message", "string", "8+", nullable="8+", default=None),
+                        F(
+                            "current_leader",
+                            "struct",
+                            "10+",
+                            tag=0,
+                            tagged="10+",
+                            fields=[
+                                F("leader_id", "int32", "10+", default=-1),
+                                F("leader_epoch", "int32", "10+", default=-1),
+                            ],
+                        ),
                     ],
                 ),
             ],
         ),
         F("throttle_time_ms", "int32", "1+", default=0),
+        F(
+            "node_endpoints",
+            "[]struct",
+            "10+",
+            tag=0,
+            tagged="10+",
+            fields=[
+                F("node_id", "int32", "10+"),
+                F("host", "string", "10+"),
+                F("port", "int32", "10+"),
+                F("rack", "string", "10+", nullable="10+", default=None),
+            ],
+        ),
     ],
 )

@@ -9,6 +9,7 @@ from samsa.protocol.schema import F, api
 API = api(
     81,
     "RemoveRaftVoter",
+    listeners=("broker", "controller"),
     valid="0",
     flexible="0+",
     request=[

@@ -8,6 +8,7 @@ from samsa.protocol.schema import F, api
 API = api(
     36,
     "SaslAuthenticate",
+    listeners=("broker", "controller"),
     valid="0-2",
     flexible="2+",
     request=[

@@ -10,6 +10,7 @@ from samsa.protocol.schema import F, api
 API = api(
     17,
     "SaslHandshake",
+    listeners=("broker", "controller"),
     valid="0-1",
     flexible="none",
     request=[

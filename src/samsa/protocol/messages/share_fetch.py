@@ -3,7 +3,12 @@
 v1 is Kafka 4.1's stable version (v0, 4.0's early access, is gone).  The response
 carries the log's record batches as stored (``records``) next to the offset
 ranges this member acquired (``acquired_records``): the client delivers only the
-records inside those ranges, so the broker never re-encodes a batch.
+records inside those ranges, so the broker never re-encodes a batch.  v2
+(KIP-1206, KIP-1222) adds ``share_acquire_mode`` (0 batch-optimized: whole
+batches, ``max_records`` a soft limit; 1 record-limit: never more than
+``max_records`` records) and the Renew acknowledgement type (4), flagged by
+``is_renew_ack``: a renewed record keeps its acquisition lock for another
+lock timeout.
 """
 
 from samsa.protocol.schema import F, api
@@ -30,7 +35,7 @@ NODE_ENDPOINTS = F(
 API = api(
     78,
     "ShareFetch",
-    valid="1",
+    valid="1-2",
     flexible="0+",
     request=[
         F("group_id", "string", nullable="0+", default=None),
@@ -41,6 +46,8 @@ API = api(
         F("max_bytes", "int32", default=0x7FFFFFFF),
         F("max_records", "int32", "1+"),
         F("batch_size", "int32", "1+"),
+        F("share_acquire_mode", "int8", "2+", default=0),
+        F("is_renew_ack", "bool", "2+", default=False),
         F(
             "topics",
             "[]struct",
@@ -83,7 +90,7 @@ API = api(
                         F("acknowledge_error_code", "int16"),
                         F("acknowledge_error_message", "string", nullable="0+", default=None),
                         F("current_leader", "struct", fields=CURRENT_LEADER),
-                        F("records", "records", nullable="0+"),
+                        F("records", "records"),
                         F(
                             "acquired_records",
                             "[]struct",

@@ -3,6 +3,7 @@
 Sent to the group coordinator (``kafka-share-groups.sh --describe`` and
 ``--reset-offsets``/``--delete-offsets``); all v0 in Kafka 4.1.  Altering or
 deleting is refused while the group has members (NON_EMPTY_GROUP).
+DescribeShareGroupOffsets v1 (KIP-1226) adds each partition's ``lag``.
 """
 
 from samsa.protocol.schema import F, api
@@ -11,7 +12,7 @@ APIS = [
     api(
         90,
         "DescribeShareGroupOffsets",
-        valid="0",
+        valid="0-1",
         flexible="0+",
         request=[
             F(
@@ -48,6 +49,7 @@ APIS = [
                                     F("partition_index", "int32"),
                                     F("start_offset", "int64"),
                                     F("leader_epoch", "int32"),
+                                    F("lag", "int64", "1+", default=-1),
                                     F("error_code", "int16"),
                                     F("error_message", "string", nullable="0+", default=None),
                                 ],

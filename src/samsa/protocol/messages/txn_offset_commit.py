@@ -4,7 +4,9 @@ v3 adds the group generation and member fields so the coordinator can fence
 zombie consumers (KIP-447).  v4 only allows TRANSACTION_ABORTABLE; v5 comes
 from a transaction version 2 producer, which sends no AddOffsetsToTxn: the
 group's ``__consumer_offsets`` partition is added to the transaction by the
-broker (KIP-890 part 2).
+broker (KIP-890 part 2).  v6 names topics by ``topic_id`` instead of
+``name`` (KIP-1319) and may answer GROUP_ID_NOT_FOUND, STALE_MEMBER_EPOCH and
+UNKNOWN_TOPIC_ID.
 """
 
 from samsa.protocol.schema import F, api
@@ -12,7 +14,7 @@ from samsa.protocol.schema import F, api
 API = api(
     28,
     "TxnOffsetCommit",
-    valid="0-5",
+    valid="0-6",
     flexible="3+",
     request=[
         F("transactional_id", "string"),
@@ -26,7 +28,8 @@ API = api(
             "topics",
             "[]struct",
             fields=[
-                F("name", "string"),
+                F("name", "string", "0-5"),
+                F("topic_id", "uuid", "6+"),
                 F(
                     "partitions",
                     "[]struct",
@@ -46,7 +49,8 @@ API = api(
             "topics",
             "[]struct",
             fields=[
-                F("name", "string"),
+                F("name", "string", "0-5"),
+                F("topic_id", "uuid", "6+"),
                 F(
                     "partitions",
                     "[]struct",

@@ -11,6 +11,7 @@ from samsa.protocol.schema import F, api
 API = api(
     82,
     "UpdateRaftVoter",
+    listeners=("controller",),
     valid="0",
     flexible="0+",
     request=[

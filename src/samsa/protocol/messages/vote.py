@@ -11,6 +11,7 @@ from samsa.protocol.schema import F, api
 API = api(
     52,
     "Vote",
+    listeners=("controller",),
     valid="0-2",
     flexible="0+",
     request=[

@@ -1,11 +1,15 @@
-"""WriteTxnMarkers (key 27): the transaction coordinator asks partition leaders to write commit/abort markers."""
+"""WriteTxnMarkers (key 27): the transaction coordinator asks partition leaders to write commit/abort markers.
+
+Kafka 4.0 removed v0; v2 (KIP-1228) tells each marker's transaction version,
+so a leader can tell a transaction version 2 marker from an older one.
+"""
 
 from samsa.protocol.schema import F, api
 
 API = api(
     27,
     "WriteTxnMarkers",
-    valid="0-1",
+    valid="1-2",
     flexible="1+",
     request=[
         F(
@@ -24,6 +28,7 @@ API = api(
                     ],
                 ),
                 F("coordinator_epoch", "int32"),
+                F("transaction_version", "int8", "2+", default=0),
             ],
         ),
     ],

@@ -2,7 +2,12 @@
 all topics and answered TOPIC_AUTHORIZATION_FAILED when named; a topic that
 would be auto-created needs CREATE on the cluster or the topic, else it is
 refused the same way (Kafka's KafkaApis.handleTopicMetadataRequest).  The
-authorized-operations fields come from the authorizer when asked for."""
+authorized-operations fields come from the authorizer when asked for.
+
+DescribeTopicPartitions follows the same rule (hidden from a listing of all,
+refused when named), and always carries each topic's authorized operations.
+The check is applied to the page the handler built, so a page may hold fewer
+partitions than its limit where topics were hidden from it."""
 
 from __future__ import annotations
 
@@ -22,6 +27,7 @@ from samsa.server.access.base import guard as guard_one
 from samsa.server.connections.router import Body, Handler, RequestContext, Router
 
 METADATA = 3
+DESCRIBE_TOPIC_PARTITIONS = 75
 _Op = AclOperation
 
 
@@ -98,5 +104,32 @@ def _refused(name: str | None, topic_id: bytes) -> Body:
     }
 
 
+def check_describe_topic_partitions(
+    auth: StandardAuthorizer, ctx: RequestContext, req: Body, inner: Handler
+) -> Any:
+    every = not req.get("topics")
+
+    def finish(body: Body | None) -> Body | None:
+        if body is None:
+            return None
+        kept, refused = [], []
+        for topic in body.get("topics") or []:
+            name = topic.get("name") or ""
+            if topic.get("error_code") or can(auth, ctx, _Op.DESCRIBE, TOPIC, name):
+                if not topic.get("error_code"):
+                    allowed = frozenset(
+                        op for op in TOPIC_OPERATIONS if can(auth, ctx, op, TOPIC, name)
+                    )
+                    topic["topic_authorized_operations"] = bit_field(allowed)
+                kept.append(topic)
+            elif not every:
+                refused.append(_refused(name, ZERO_UUID))
+        body["topics"] = kept + refused
+        return body
+
+    return then(inner(ctx, req), finish)
+
+
 def guard(router: Router, auth: StandardAuthorizer, broker: Any) -> None:
     guard_one(router, METADATA, auth, metadata_check(broker))
+    guard_one(router, DESCRIBE_TOPIC_PARTITIONS, auth, check_describe_topic_partitions)

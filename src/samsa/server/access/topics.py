@@ -164,8 +164,10 @@ def fetch_check(broker_image: Callable[[], Any]) -> Any:
         image = broker_image()
 
         def name_of(entry: Body) -> str:
-            if not by_id:
-                return str(entry["topic"])
+            # v13+ entries come named already (the router's topic-id translator
+            # runs first); the id is looked up only where no name is given.
+            if not by_id or entry.get("topic"):
+                return str(entry.get("topic") or "")
             topic = image.topics_by_id.get(bytes(entry["topic_id"]))
             return topic.name if topic is not None else ""
 

@@ -42,17 +42,23 @@ def _is_follower_fetch(request: dict[str, Any]) -> bool:
     return int(replica_id) >= 0
 
 
+def _topic_key(topic: dict[str, Any]) -> str | bytes:
+    """Produce v13+ names topics by id (the answer has both), older versions by name."""
+    topic_id = topic.get("topic_id")
+    return bytes(topic_id) if topic_id and any(topic_id) else str(topic["name"])
+
+
 def produced_bytes(request: dict[str, Any], response: dict[str, Any] | None) -> int:
     """Bytes of the partitions appended (all of them for acks=0, which has no answer)."""
-    failed: set[tuple[str, int]] = set()
+    failed: set[tuple[str | bytes, int]] = set()
     if response is not None:
         for topic in response["responses"]:
             for part in topic["partition_responses"]:
                 if part["error_code"]:
-                    failed.add((topic["name"], part["index"]))
+                    failed.add((_topic_key(topic), part["index"]))
     total = 0
     for topic in request["topic_data"]:
-        name = topic["name"]
+        name = _topic_key(topic)
         for part in topic["partition_data"]:
             records = part["records"]
             if records is not None and (name, part["index"]) not in failed:

@@ -92,10 +92,12 @@ def listener_mechanisms(
     )
 
 
-def secure_router(router: Router, protocol: SecurityProtocol) -> Router:
-    """Add what a listener of ``protocol`` answers besides its APIs (SASL's)."""
-    if protocol.uses_sasl:
-        register_after_login(router)
+def secure_router(router: Router) -> Router:
+    """Add what a listener answers besides its APIs: the SASL APIs, which
+    Kafka lists on every listener (a SASL one's gate answers them before the
+    login; after it, or on a listener without SASL, they are refused with
+    ILLEGAL_SASL_STATE)."""
+    register_after_login(router)
     return router
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import inspect
 import logging
+import re
 from collections.abc import Awaitable, Callable
 from time import perf_counter
 from typing import TYPE_CHECKING, Any, Protocol
@@ -34,6 +35,8 @@ if TYPE_CHECKING:
 log = logging.getLogger("samsa.server")
 
 Body = dict[str, Any]
+# What Kafka accepts as an ApiVersions v3+ client software name or version.
+_SOFTWARE = re.compile(r"[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?")
 HandlerResult = Body | None | Awaitable[Body | None]
 
 
@@ -79,6 +82,9 @@ class RequestContext:
 
 
 Handler = Callable[[RequestContext, Body], HandlerResult]
+Translator = Callable[[Handler, RequestContext, Body], HandlerResult]
+"""Runs around a handler and whatever wraps it (ACL checks): rewrites a request
+into the form they take and the answer back (topic ids to names, topic_ids.py)."""
 
 
 class RequestObserver(Protocol):
@@ -98,7 +104,29 @@ class Router:
         broker serves this router; a controller-only listener reports none."""
         self.throttling: ClientThrottling | None = None
         """Client quotas, on a broker's client listeners (``client_throttling``)."""
+        self.client_facing = False
+        """A listener clients connect to: ApiVersions leaves out the APIs only
+        controllers serve (Kafka's ``listeners`` key), as Kafka's broker
+        listeners do.  A listener shared with the quorum still answers them for
+        its peers, which never ask ApiVersions first."""
+        self.identity: tuple[str, int] | None = None
+        """(cluster id, node id), which an ApiVersions v5+ request may name: a
+        client that means another cluster or node is told REBOOTSTRAP_REQUIRED."""
+        self._translators: dict[int, Translator] = {}
         self.register(API_VERSIONS_KEY, self._api_versions)
+
+    def translate(self, api_key: int, translator: Translator) -> None:
+        """Run ``translator`` around ``api_key``'s handler, outside any wrapper
+        registered before or after this call."""
+        self._translators[api_key] = translator
+
+    def _run(
+        self, api_key: int, handler: Handler, ctx: RequestContext, body: Body
+    ) -> HandlerResult:
+        translator = self._translators.get(api_key)
+        if translator is None:
+            return handler(ctx, body)
+        return translator(handler, ctx, body)
 
     def register(self, api_key: int, handler: Handler) -> None:
         if api_key not in APIS:
@@ -125,9 +153,10 @@ class Router:
         if handler is None:
             raise ValueError(f"no handler for api key {api_key}")
         header = RequestHeader(api_key, version, 0, client_id)
-        return handler(RequestContext(header, None, caller), body)
+        return self._run(api_key, handler, RequestContext(header, None, caller), body)
 
     def advertised(self) -> list[Body]:
+        client_facing = self.client_facing
         return [
             {
                 "api_key": key,
@@ -135,9 +164,25 @@ class Router:
                 "max_version": APIS[key].advertised_range[1],
             }
             for key in sorted(self._handlers)
+            if not client_facing or APIS[key].on_broker_listeners
         ]
 
     def _api_versions(self, ctx: RequestContext, body: Body) -> Body:
+        """Kafka's rules: v3+ names its client software by a plain pattern
+        (INVALID_REQUEST otherwise); v5+ may name the cluster and node it
+        means (KIP-1242), and a mismatch asks the client to bootstrap again."""
+        if ctx.version >= 3 and not (
+            _SOFTWARE.fullmatch(body.get("client_software_name") or "")
+            and _SOFTWARE.fullmatch(body.get("client_software_version") or "")
+        ):
+            return {"error_code": ErrorCode.INVALID_REQUEST, "api_keys": [], "throttle_time_ms": 0}
+        wanted_cluster = body.get("cluster_id") if ctx.version >= 5 else None
+        if wanted_cluster is not None and (wanted_cluster, body.get("node_id")) != self.identity:
+            return {
+                "error_code": ErrorCode.REBOOTSTRAP_REQUIRED,
+                "api_keys": [],
+                "throttle_time_ms": 0,
+            }
         if self.observer is not None and ctx.version >= 3:
             self.observer.on_client(
                 ctx.connection,
@@ -147,6 +192,11 @@ class Router:
         answer: Body = {"error_code": 0, "api_keys": self.advertised(), "throttle_time_ms": 0}
         if self.features is not None and ctx.version >= 3:
             answer.update(self.features())
+            if ctx.version < 4:
+                # KAFKA-17011: older clients refuse a supported minimum of 0.
+                answer["supported_features"] = [
+                    f for f in answer.get("supported_features", ()) if f["min_version"] != 0
+                ]
         return answer
 
     def dispatch(
@@ -195,7 +245,7 @@ class Router:
             assert conn is not None
             request = throttling.before(api_key, header, request, conn)
         try:
-            result = handler(RequestContext(header, conn), request)
+            result = self._run(api_key, handler, RequestContext(header, conn), request)
         except Exception:
             if observer is not None:
                 observer.on_request(api_key, version, perf_counter() - started, True)

@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("samsa.server")
 
 Body = dict[str, Any]
-API_KEYS = {"initialize": 83, "read": 84, "write": 85, "delete": 86}
+API_KEYS = {"initialize": 83, "read": 84, "write": 85, "delete": 86, "read_summary": 87}
 REQUEST_TIMEOUT_MS = 15_000
 
 

@@ -14,6 +14,7 @@ from samsa.server.handlers import (
     admin_topics,
     client_quotas,
     cluster,
+    describe_topic_partitions,
     fetch,
     forwarded,
     groups,
@@ -24,6 +25,7 @@ from samsa.server.handlers import (
     scram_users,
     share,
     share_admin,
+    topic_ids,
     transaction_admin,
     transactions,
 )
@@ -37,13 +39,14 @@ def register_all(router: Router, broker: BrokerApi, listener: str) -> None:
     """Every broker API on one client listener (``listener`` is its name: Metadata
     answers with the brokers' addresses on the same listener)."""
     cluster.register(router, broker, listener)
+    describe_topic_partitions.register(router, broker, listener)
+    admin_configs.register(router, broker, listener)
     fetch.register(router, broker, listener)
     for module in (
         produce,
         list_offsets,
         log_dirs,
         admin_topics,
-        admin_configs,
         producer_ids,
         groups,
         transactions,
@@ -56,3 +59,4 @@ def register_all(router: Router, broker: BrokerApi, listener: str) -> None:
         module.register(router, broker)
     forwarded.register(router, broker)
     scram_users.register(router, broker)
+    topic_ids.install(router, broker)

@@ -1,4 +1,5 @@
-"""DescribeConfigs (32), AlterConfigs (33), IncrementalAlterConfigs (44).
+"""DescribeConfigs (32), AlterConfigs (33), IncrementalAlterConfigs (44),
+ListConfigResources (74).
 
 Describing reads this broker's view: topic overrides from the metadata image
 over the broker's current topic defaults, and the broker's own layered
@@ -12,6 +13,12 @@ Changes are the controller's and are forwarded to it, except what Kafka's
 naming another broker are refused (the controller cannot tell which broker was
 asked), and log levels (BROKER_LOGGER, ``broker_loggers``) are this process's
 own and change here.
+
+ListConfigResources names the resources one may describe, by type: v0 (then
+ListClientMetricsResources) client metrics subscriptions only, v1 (KIP-1142)
+topics, brokers and their loggers, client metrics and groups.  Samsa keeps no
+client metrics subscriptions or group configs, so those lists are empty; a
+type outside the version's set is answered UNSUPPORTED_VERSION, as in Kafka.
 """
 
 from __future__ import annotations
@@ -33,15 +40,56 @@ INCREMENTAL_ALTER_CONFIGS = 44
 RESOURCE_TOPIC = 2
 RESOURCE_BROKER = 4
 RESOURCE_BROKER_LOGGER = 8
+RESOURCE_CLIENT_METRICS = 16
+RESOURCE_GROUP = 32
+LIST_CONFIG_RESOURCES = 74
 
 
-def register(router: Router, broker: BrokerApi) -> None:
+def register(router: Router, broker: BrokerApi, listener: str) -> None:
     router.register(DESCRIBE_CONFIGS, lambda ctx, req: handle_describe_configs(broker, ctx, req))
+    router.register(
+        LIST_CONFIG_RESOURCES, lambda ctx, req: list_config_resources(broker, listener, ctx, req)
+    )
     for api_key in (ALTER_CONFIGS, INCREMENTAL_ALTER_CONFIGS):
         router.register(
             api_key,
             lambda ctx, req, key=api_key: handle_alter(broker, key, ctx, req),  # type: ignore[misc]
         )
+
+
+def list_config_resources(broker: BrokerApi, listener: str, ctx: RequestContext, req: Body) -> Body:
+    supported = (
+        {RESOURCE_CLIENT_METRICS}
+        if ctx.version == 0
+        else {
+            RESOURCE_TOPIC,
+            RESOURCE_BROKER,
+            RESOURCE_BROKER_LOGGER,
+            RESOURCE_CLIENT_METRICS,
+            RESOURCE_GROUP,
+        }
+    )
+    wanted = set(req.get("resource_types") or ()) or supported
+    answer: Body = {"throttle_time_ms": 0, "error_code": 0, "config_resources": []}
+    if not wanted <= supported:
+        answer["error_code"] = ErrorCode.UNSUPPORTED_VERSION
+        return answer
+    # Kafka's order: groups, client metrics, broker loggers, brokers, topics.
+    brokers = [
+        str(b.id)
+        for b in sorted(broker.image.brokers.values(), key=lambda b: b.id)
+        if not b.fenced and b.listener(listener) is not None
+    ]
+    for kind, names in (
+        (RESOURCE_BROKER_LOGGER, brokers),
+        (RESOURCE_BROKER, brokers),
+        (RESOURCE_TOPIC, sorted(broker.image.topics)),
+    ):
+        if kind in wanted:
+            answer["config_resources"] += [
+                {"resource_name": name, "resource_type": kind} for name in names
+            ]
+    return answer
 
 
 def _this_broker(broker: BrokerApi, name: str, *, or_default: bool) -> None:

@@ -13,9 +13,12 @@ each resource type's own operations when they were (``authorized_operations``).
 
 from __future__ import annotations
 
+import asyncio
+import base64
 from typing import TYPE_CHECKING, Any
 
 from samsa.controller.partitions.topic_control import validate_topic_name
+from samsa.coordinator.share.state import SHARE_STATE_TOPIC, state_partition
 from samsa.errors import ErrorCode, KafkaError
 from samsa.protocol.reusable_body import ReusableBody
 from samsa.server.access.authorized_operations import (
@@ -34,6 +37,8 @@ FIND_COORDINATOR = 10
 DESCRIBE_CLUSTER = 60
 KEY_TYPE_GROUP = 0
 KEY_TYPE_TRANSACTION = 1
+KEY_TYPE_SHARE = 2
+SHARE_KEY_VERSION = 6
 INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state"})
 ZERO_UUID = b"\x00" * 16
 
@@ -49,11 +54,14 @@ def register(router: Router, broker: BrokerApi, listener: str) -> None:
     )
 
 
-def broker_entries(broker: BrokerApi, listener: str) -> list[dict[str, Any]]:
-    """Unfenced brokers reachable on ``listener``, sorted by id."""
+def broker_entries(
+    broker: BrokerApi, listener: str, *, include_fenced: bool = False
+) -> list[dict[str, Any]]:
+    """Unfenced brokers (all, with ``include_fenced``) reachable on ``listener``,
+    sorted by id."""
     out = []
     for registration in sorted(broker.image.brokers.values(), key=lambda b: b.id):
-        if registration.fenced:
+        if registration.fenced and not include_fenced:
             continue
         endpoint = registration.listener(listener)
         if endpoint is None:
@@ -64,6 +72,7 @@ def broker_entries(broker: BrokerApi, listener: str) -> list[dict[str, Any]]:
                 "host": endpoint.host,
                 "port": endpoint.port,
                 "rack": registration.rack,
+                "is_fenced": registration.fenced,
             }
         )
     return out
@@ -247,8 +256,16 @@ def handle_describe_cluster(
         "cluster_id": broker.cluster_id,
         "controller_id": broker.node_id,
         "brokers": [
-            {"broker_id": b["node_id"], "host": b["host"], "port": b["port"], "rack": b["rack"]}
-            for b in broker_entries(broker, listener)
+            {
+                "broker_id": b["node_id"],
+                "host": b["host"],
+                "port": b["port"],
+                "rack": b["rack"],
+                "is_fenced": b["is_fenced"],
+            }
+            for b in broker_entries(
+                broker, listener, include_fenced=bool(req.get("include_fenced_brokers"))
+            )
         ],
         "cluster_authorized_operations": cluster_operations(
             bool(req.get("include_cluster_authorized_operations"))
@@ -256,8 +273,32 @@ def handle_describe_cluster(
     }
 
 
+def _share_coordinator(broker: BrokerApi, key: str) -> int | tuple[ErrorCode, str, None] | None:
+    """The leader of the ``__share_group_state`` partition holding the share
+    partition ``groupId:topicId:partition`` (FindCoordinator v6, KIP-932); the
+    topic is created on first use, COORDINATOR_NOT_AVAILABLE meanwhile."""
+    group_id, _, rest = key.rpartition(":")
+    group_id, _, topic = group_id.rpartition(":")
+    try:
+        topic_id = base64.urlsafe_b64decode(topic + "=" * (-len(topic) % 4))
+        partition = int(rest)
+    except ValueError:
+        topic_id, partition = b"", -1
+    if not group_id or len(topic_id) != 16 or partition < 0:
+        return ErrorCode.INVALID_REQUEST, f"{key!r} is not groupId:topicId:partition", None
+    state_topic = broker.image.topics.get(SHARE_STATE_TOPIC)
+    manager = broker.share_partitions
+    if state_topic is None:
+        if manager is not None:
+            broker.track(asyncio.ensure_future(manager.persister.coordinator()))
+        return ErrorCode.COORDINATOR_NOT_AVAILABLE, "the share coordinator is starting", None
+    index = state_partition(group_id, topic_id, partition, len(state_topic.partitions))
+    registration = state_topic.partitions.get(index)
+    return None if registration is None or registration.leader < 0 else registration.leader
+
+
 def _coordinator(
-    broker: BrokerApi, listener: str, key: str, key_type: int
+    broker: BrokerApi, listener: str, key: str, key_type: int, version: int
 ) -> tuple[ErrorCode, str | None, dict[str, Any] | None]:
     if key_type == KEY_TYPE_TRANSACTION:
         if broker.ensure_transaction_coordinator() is not None:
@@ -274,6 +315,11 @@ def _coordinator(
         if error is not None:
             return error, "the group coordinator is loading", None
         node = broker.groups_coordinator_node(key)
+    elif key_type == KEY_TYPE_SHARE and version >= SHARE_KEY_VERSION:
+        found = _share_coordinator(broker, key)
+        if isinstance(found, tuple):
+            return found
+        node = found
     else:
         return ErrorCode.INVALID_REQUEST, f"unknown coordinator key type {key_type}", None
     if node is None:
@@ -295,7 +341,7 @@ def handle_find_coordinator(
     if ctx.version >= 4:
         coordinators = []
         for key in req.get("coordinator_keys", []):
-            code, message, node = _coordinator(broker, listener, key, key_type)
+            code, message, node = _coordinator(broker, listener, key, key_type, ctx.version)
             coordinators.append(
                 {
                     "key": key,
@@ -307,7 +353,7 @@ def handle_find_coordinator(
                 }
             )
         return {"throttle_time_ms": 0, "coordinators": coordinators}
-    code, message, node = _coordinator(broker, listener, req.get("key", ""), key_type)
+    code, message, node = _coordinator(broker, listener, req.get("key", ""), key_type, ctx.version)
     return {
         "throttle_time_ms": 0,
         "error_code": code,

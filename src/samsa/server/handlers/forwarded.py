@@ -1,7 +1,8 @@
 """Controller and quorum APIs a broker forwards: elections, reassignments, the quorum.
 
 ElectLeaders, AlterPartitionReassignments, ListPartitionReassignments,
-DescribeQuorum, AddRaftVoter and RemoveRaftVoter are answered by the active
+UpdateFeatures, UnregisterBroker, UnregisterController, DescribeQuorum,
+AddRaftVoter and RemoveRaftVoter are answered by the active
 controller; a broker passes them on as Kafka's brokers do, so tools may use any
 bootstrap address.  Where this listener also serves the quorum (the single-node
 default) the quorum handlers registered first stay in place.
@@ -19,8 +20,12 @@ if TYPE_CHECKING:
 
 ELECT_LEADERS, ALTER_PARTITION_REASSIGNMENTS, LIST_PARTITION_REASSIGNMENTS = 43, 45, 46
 DESCRIBE_QUORUM, ADD_RAFT_VOTER, REMOVE_RAFT_VOTER = 55, 80, 81
+UPDATE_FEATURES, UNREGISTER_BROKER, UNREGISTER_CONTROLLER = 57, 64, 94
 FORWARDED = (
     ELECT_LEADERS,
+    UPDATE_FEATURES,
+    UNREGISTER_BROKER,
+    UNREGISTER_CONTROLLER,
     ALTER_PARTITION_REASSIGNMENTS,
     LIST_PARTITION_REASSIGNMENTS,
     DESCRIBE_QUORUM,

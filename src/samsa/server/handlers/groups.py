@@ -37,6 +37,9 @@ APIS = {
 
 JOIN_GROUP = 11
 DESCRIBE_GROUPS = 15
+GROUP_NOT_FOUND_VERSION = 6
+CONSUMER_GROUP_DESCRIBE = 69
+CONSUMER_MEMBER = 1
 CONSUMER_GROUP_HEARTBEAT = 68
 SHARE_GROUP_HEARTBEAT = 76
 WITH_CLIENT = frozenset({JOIN_GROUP, CONSUMER_GROUP_HEARTBEAT, SHARE_GROUP_HEARTBEAT})
@@ -61,19 +64,40 @@ def _adapter(broker: BrokerApi, key: int, method: str) -> Any:
             return joining
         result: Awaitable[Body] = getattr(broker.groups, method)(req, ctx.version)
         if key == DESCRIBE_GROUPS:
-            return _with_authorized_operations(
-                result, bool(req.get("include_authorized_operations"))
-            )
+            return _described(result, bool(req.get("include_authorized_operations")), ctx.version)
+        if key == CONSUMER_GROUP_DESCRIBE:
+            return _typed_members(result)
         return result
 
     return handle
 
 
-async def _with_authorized_operations(described: Awaitable[Body], asked: bool) -> Body:
-    """DescribeGroups v3+: the group's operations when asked, as Kafka's API layer adds them."""
+async def _typed_members(described: Awaitable[Body]) -> Body:
+    """ConsumerGroupDescribe v1 (KIP-1099) tells each member's protocol: every
+    member of a Samsa consumer group speaks the consumer protocol (1); classic
+    members join classic groups only."""
+    response = await described
+    for group in response["groups"]:
+        for member in group.get("members") or ():
+            member["member_type"] = CONSUMER_MEMBER
+    return response
+
+
+async def _described(described: Awaitable[Body], asked: bool, version: int) -> Body:
+    """DescribeGroups v3+: the group's operations when asked, as Kafka's API layer
+    adds them.  v6 (KIP-1043) answers a group that does not exist
+    GROUP_ID_NOT_FOUND with Kafka's message, where older versions call it Dead."""
     response = await described
     for group in response["groups"]:
         group["authorized_operations"] = group_operations(asked)
+        if (
+            version >= GROUP_NOT_FOUND_VERSION
+            and not group["error_code"]
+            and group["group_state"] == "Dead"
+            and not group["members"]
+        ):
+            group["error_code"] = ErrorCode.GROUP_ID_NOT_FOUND
+            group["error_message"] = f"Group {group['group_id']} not found."
     return response
 
 

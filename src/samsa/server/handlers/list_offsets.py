@@ -2,8 +2,9 @@
 
 ListOffsets: earliest, latest, max-timestamp and by-timestamp lookups on the
 partition's leader.  Samsa keeps every segment on local disk, so the earliest
-local offset (-4) is the log start offset and no offset is tiered (-5 answers
-offset -1, as Kafka does for a topic without remote storage).  Latest is the high watermark: the offset after the last
+local offset (-4) is the log start offset and no offset is tiered: -5 (the
+latest tiered offset) and v11's -6 (the earliest offset waiting for upload,
+KIP-1023) answer offset -1, as Kafka does for a topic without remote storage.  Latest is the high watermark: the offset after the last
 committed record (not after the last batch's base offset), so lag computed
 from it is right for multi-record batches.  OffsetForLeaderEpoch answers from
 the leader epoch cache: clients call it after a leader change to check that
@@ -28,6 +29,7 @@ MAX_TIMESTAMP = -3
 READ_COMMITTED = 1
 EARLIEST_LOCAL = -4
 LATEST_TIERED = -5
+EARLIEST_PENDING_UPLOAD = -6
 
 
 def register(router: Router, broker: BrokerApi) -> None:
@@ -85,7 +87,7 @@ def _lookup(
         )
     elif timestamp in (EARLIEST, EARLIEST_LOCAL):
         result["offset"] = partition.log_start_offset
-    elif timestamp == LATEST_TIERED:
+    elif timestamp in (LATEST_TIERED, EARLIEST_PENDING_UPLOAD):
         result["leader_epoch"] = -1
     elif timestamp == MAX_TIMESTAMP:
         found = partition.log.max_timestamp_and_offset()

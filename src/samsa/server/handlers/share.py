@@ -32,6 +32,8 @@ if TYPE_CHECKING:
 
 SHARE_FETCH = 78
 SHARE_ACKNOWLEDGE = 79
+RENEW_VERSION = 2
+RECORD_LIMIT_MODE = 1
 PartitionKey = tuple[bytes, int]
 
 
@@ -42,9 +44,12 @@ def register(router: Router, broker: BrokerApi) -> None:
             ShareStateService(broker),
         )
     manager: SharePartitionManager = broker.share_partitions
-    router.register(SHARE_FETCH, lambda ctx, req: ShareFetch(broker, manager, req).run())
     router.register(
-        SHARE_ACKNOWLEDGE, lambda ctx, req: ShareFetch(broker, manager, req).acknowledge_only()
+        SHARE_FETCH, lambda ctx, req: ShareFetch(broker, manager, req, ctx.version).run()
+    )
+    router.register(
+        SHARE_ACKNOWLEDGE,
+        lambda ctx, req: ShareFetch(broker, manager, req, ctx.version).acknowledge_only(),
     )
     service = manager.persister
     assert isinstance(service, ShareStateService)
@@ -65,10 +70,19 @@ def wall_ms() -> int:
 class ShareFetch:
     """One ShareFetch or ShareAcknowledge request."""
 
-    def __init__(self, broker: BrokerApi, manager: SharePartitionManager, req: Body) -> None:
+    def __init__(
+        self, broker: BrokerApi, manager: SharePartitionManager, req: Body, version: int = 1
+    ) -> None:
         self.broker = broker
         self.manager = manager
         self.req = req
+        # v2 (KIP-1222): Renew acknowledgements, allowed only in a request that
+        # says so; such a ShareFetch only acknowledges (it fetches nothing).
+        self.renew = version >= RENEW_VERSION and bool(req.get("is_renew_ack"))
+        # v2 (KIP-1206): record-limit acquisition never exceeds max_records.
+        self.record_limit = (
+            version >= RENEW_VERSION and req.get("share_acquire_mode", 0) == RECORD_LIMIT_MODE
+        )
         self.group_id: str = req.get("group_id") or ""
         self.member_id: str = req.get("member_id") or ""
         self.epoch: int = req["share_session_epoch"]
@@ -100,6 +114,7 @@ class ShareFetch:
             "throttle_time_ms": 0,
             "error_code": 0,
             "error_message": None,
+            "acquisition_lock_timeout_ms": self.manager.settings.limits.lock_duration_ms,
             "responses": _by_topic(
                 {key: self._partition_entry(key, code, msg) for key, (code, msg) in results.items()}
             ),
@@ -109,6 +124,8 @@ class ShareFetch:
     async def run(self) -> Body:
         """ShareFetch (78)."""
         error = self._check_request(acks_allowed=self.epoch != INITIAL_EPOCH)
+        if error is None and self.renew:
+            error = self._check_renew_only()
         if error is not None:
             return _top_error(error[0], error[1], with_lock=True)
         try:
@@ -130,6 +147,8 @@ class ShareFetch:
         acks = await self._apply_acknowledgements()
         if self.epoch == FINAL_EPOCH:
             self._close(session)
+            return self._response({}, acks)
+        if self.renew:
             return self._response({}, acks)
         entries = await self._acquire_all(session)
         if any(e.get("acquired_records") for e in entries.values()) or self.req["max_wait_ms"] <= 0:
@@ -181,6 +200,22 @@ class ShareFetch:
                         )
         return None
 
+    def _check_renew_only(self) -> tuple[ErrorCode, str] | None:
+        """A renewing ShareFetch fetches nothing, so its fetch limits must be 0."""
+        wrong = "".join(
+            f"{field} must be set to 0, "
+            for field, key in (
+                ("maxBytes", "max_bytes"),
+                ("minBytes", "min_bytes"),
+                ("maxRecords", "max_records"),
+                ("maxWaitMs", "max_wait_ms"),
+            )
+            if self.req.get(key)
+        )
+        if wrong:
+            return ErrorCode.INVALID_REQUEST, wrong + "if isRenewAck is true."
+        return None
+
     def _close(self, session: ShareSession) -> None:
         self.manager.sessions.close(self.group_id, self.member_id)
         self.manager.release_member(self.group_id, self.member_id, session.partitions)
@@ -215,6 +250,7 @@ class ShareFetch:
                         (b["first_offset"], b["last_offset"], b["acknowledge_types"])
                         for b in batches
                     ],
+                    renew_at_ms=now if self.renew else None,
                 )
                 if results[key][0] is ErrorCode.NONE:
                     changed[key] = share
@@ -294,7 +330,11 @@ class ShareFetch:
         read = partition.read_for_consumer(offset, max(max_bytes, 1), min_one=True)
         spans = batch_spans(read.records, max(offset, share.end_offset) + max_records)
         acquired = share.acquire(
-            self.member_id, [(s.base_offset, s.last_offset) for s in spans], max_records, now
+            self.member_id,
+            [(s.base_offset, s.last_offset) for s in spans],
+            max_records,
+            now,
+            record_limit=self.record_limit,
         )
         if not acquired:
             return entry

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from samsa.errors import ErrorCode, KafkaError
 from samsa.server.connections.router import Body, Router
 from samsa.server.coordinators.share_wiring import ShareStateService
+from samsa.share.share_partition import RecordState, StateBatch
 
 if TYPE_CHECKING:
     from samsa.server.broker_api import BrokerApi
@@ -83,6 +84,24 @@ class ShareOffsets:
             )
         return {"throttle_time_ms": 0, "groups": groups}
 
+    def _lag(self, name: str, index: int, start_offset: int, batches: list[StateBatch]) -> int:
+        """DescribeShareGroupOffsets v1 (KIP-1226): records from the start offset to
+        the partition's high watermark not yet delivered for good (acknowledged or
+        archived), as Kafka computes it; -1 where this broker does not lead the
+        partition and so does not know its high watermark."""
+        if not self.broker.leads(name, index):
+            return -1
+        partition = self.broker.replicas.get(name, index)
+        if partition is None:
+            return -1
+        complete = sum(
+            batch.last_offset - max(batch.first_offset, start_offset) + 1
+            for batch in batches
+            if batch.delivery_state in (RecordState.ACKNOWLEDGED, RecordState.ARCHIVED)
+            and batch.last_offset >= start_offset
+        )
+        return max(int(partition.high_watermark) - start_offset - complete, 0)
+
     async def _describe_topic(self, group_id: str, topic: Body) -> Body:
         name = topic["topic_name"]
         image_topic = self.broker.image.topics.get(name)
@@ -92,6 +111,7 @@ class ShareOffsets:
                 "partition_index": index,
                 "start_offset": -1,
                 "leader_epoch": -1,
+                "lag": -1,
                 "error_code": 0,
                 "error_message": None,
             }
@@ -106,6 +126,7 @@ class ShareOffsets:
                 if stored is not None:
                     entry["start_offset"] = stored[1]
                     entry["leader_epoch"] = image_topic.partitions[index].leader_epoch
+                    entry["lag"] = self._lag(name, index, stored[1], stored[2])
             partitions.append(entry)
         return {
             "topic_name": name,

@@ -11,6 +11,8 @@ holds the last stable offset back.
 
 from __future__ import annotations
 
+import re
+import time
 from typing import TYPE_CHECKING, Any
 
 from samsa.errors import ErrorCode, KafkaError
@@ -93,12 +95,32 @@ def list_transactions(broker: BrokerApi, ctx: RequestContext, req: Body) -> Body
         else:
             wanted_states.add(state)
     wanted_ids = set(req.get("producer_id_filters") or ())
+    # v1: only transactions running longer than this (KIP-994); v2: only ids the
+    # pattern matches whole (KIP-1152), as Kafka's re2j ``matches``.
+    older_than = req.get("duration_filter", -1)
+    pattern_text = req.get("transactional_id_pattern") or ""
+    try:
+        pattern = re.compile(pattern_text) if pattern_text else None
+    except re.error:
+        return {
+            "throttle_time_ms": 0,
+            "error_code": ErrorCode.INVALID_REGULAR_EXPRESSION,
+            "unknown_state_filters": [],
+            "transaction_states": [],
+        }
+    now = time.time_ns() // 1_000_000
     found = []
     if coordinator is not None:
         for meta in coordinator.transactions():
+            if meta.state is TxnState.DEAD:
+                continue
             if wanted_states and meta.state not in wanted_states:
                 continue
             if wanted_ids and meta.producer_id not in wanted_ids:
+                continue
+            if older_than >= 0 and now - meta.start_ms <= older_than:
+                continue
+            if pattern is not None and not pattern.fullmatch(meta.transactional_id):
                 continue
             found.append(
                 {

@@ -27,6 +27,7 @@ from typing import Any
 
 from samsa.errors import ErrorCode
 from samsa.eventloop.cancellation import cancel_and_wait, wait_event
+from samsa.server.metadata.features import SUPPORTED_FEATURES
 
 log = logging.getLogger("samsa.server")
 
@@ -191,13 +192,11 @@ class BrokerLifecycle:
                 }
                 for name, host, port, protocol in reg.listeners
             ],
+            # Every feature this node supports: UpdateFeatures checks each
+            # registered broker's ranges before it finalizes a level.
             "features": [
-                {
-                    "name": "metadata.version",
-                    "min_supported_version": 1,
-                    "max_supported_version": 27,
-                },
-                {"name": "kraft.version", "min_supported_version": 0, "max_supported_version": 1},
+                {"name": name, "min_supported_version": low, "max_supported_version": high}
+                for name, (low, high) in sorted(SUPPORTED_FEATURES.items())
             ],
             "rack": reg.rack,
             "is_migrating_zk_broker": False,

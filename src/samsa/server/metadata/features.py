@@ -6,9 +6,10 @@ levels, the finalized level the cluster runs at, and the metadata offset that
 finalized it (the "epoch").  A broker that leaves them out makes the tool print
 nothing at all, as if the cluster had no metadata.version.
 
-Samsa's controller does not write a FeatureLevelRecord for metadata.version
-when it bootstraps a cluster, so a cluster whose log holds none runs at the
-highest level this broker implements, and that is what is reported as final.
+Samsa's controller does not write FeatureLevelRecords when it bootstraps a
+cluster, so a cluster whose log holds none for a feature runs at the level
+``feature_control.BOOTSTRAP_LEVELS`` gives it, and that is what is reported
+as final; UpdateFeatures (``kafka-features upgrade/downgrade``) writes them.
 """
 
 from __future__ import annotations
@@ -16,39 +17,33 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-METADATA_VERSION = "metadata.version"
-KRAFT_VERSION = "kraft.version"
-GROUP_VERSION = "group.version"
-"""Level 1 is the KIP-848 consumer group protocol (ConsumerGroupHeartbeat)."""
-SHARE_VERSION = "share.version"
-"""Level 1 is share groups (KIP-932), as Kafka 4.1 finalizes it to enable them."""
+from samsa.controller.feature_control import (
+    GROUP_VERSION,
+    KRAFT_VERSION,
+    METADATA_VERSION,
+    METADATA_VERSION_RANGE,
+    SHARE_VERSION,
+    SUPPORTED_FEATURES,
+    TRANSACTION_VERSION,
+    finalized_levels,
+)
 
-TRANSACTION_VERSION = "transaction.version"
-"""Level 2 is KIP-890 part 2: an epoch bump per transaction, partitions added by the leaders."""
-
-METADATA_VERSION_RANGE = (7, 27)
-"""Kafka's MetadataVersion 3.3-IV3 (level 7, the oldest KRaft log Kafka 4 reads)
-to 4.1-IV1 (level 27, Kafka 4.1's latest)."""
-
-SUPPORTED_FEATURES: dict[str, tuple[int, int]] = {
-    METADATA_VERSION: METADATA_VERSION_RANGE,
-    KRAFT_VERSION: (0, 1),
-    GROUP_VERSION: (0, 1),
-    SHARE_VERSION: (0, 1),
-    TRANSACTION_VERSION: (0, 2),
-}
+__all__ = [
+    "GROUP_VERSION",
+    "KRAFT_VERSION",
+    "METADATA_VERSION",
+    "METADATA_VERSION_RANGE",
+    "SHARE_VERSION",
+    "SUPPORTED_FEATURES",
+    "TRANSACTION_VERSION",
+    "api_versions_features",
+]
 
 
 def api_versions_features(finalized: Mapping[str, int], metadata_offset: int) -> dict[str, Any]:
     """The ApiVersions v3+ feature fields for a metadata image whose feature
     levels are ``finalized`` and whose last applied record is ``metadata_offset``."""
-    levels = {
-        METADATA_VERSION: METADATA_VERSION_RANGE[1],
-        GROUP_VERSION: 1,
-        SHARE_VERSION: 1,
-        TRANSACTION_VERSION: 2,
-        **finalized,
-    }
+    levels = finalized_levels(finalized)
     return {
         "supported_features": [
             {"name": name, "min_version": low, "max_version": high}
