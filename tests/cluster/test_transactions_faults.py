@@ -165,6 +165,12 @@ class Case:
         self.workers: list[WorkerProcess] = []
         self.never_committed: set[TxnId] = set()
         self.faults: list[str] = []
+        # A node an earlier test restarted may still be starting: RF 3 needs it.
+        wait_until(
+            lambda: len(node_metadata(cluster, 1)["brokers"]) == len(cluster.nodes),
+            60,
+            "every broker registered and unfenced",
+        )
         for topic in (self.input, self.output):
             create_topic(cluster.bootstrap, topic, PARTITIONS, 3, {"min.insync.replicas": "2"})
         producer = ck.Producer({"bootstrap.servers": cluster.bootstrap, "enable.idempotence": True})

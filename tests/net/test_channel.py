@@ -32,7 +32,9 @@ def test_pipelined_requests_get_their_own_answers(samsa_broker: BrokerProcess) -
         channel = NodeChannel(*_host_port(samsa_broker.bootstrap))
         try:
             answers = await asyncio.gather(
-                channel.request(API_VERSIONS, 3, {"client_software_name": "t"}),
+                channel.request(
+                    API_VERSIONS, 3, {"client_software_name": "t", "client_software_version": "1"}
+                ),
                 channel.request(METADATA, 12, {"topics": None}),
                 channel.request(API_VERSIONS, 0, {}),
             )

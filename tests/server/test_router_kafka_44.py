@@ -8,7 +8,11 @@ from typing import Any
 
 from samsa.errors import ErrorCode
 from samsa.protocol.api import decode_response, encode_request
+from samsa.security.caller import caller_at
+from samsa.security.principal import user
 from samsa.server.connections.router import Body, Handler, RequestContext, Router
+
+ADMIN = caller_at(user("admin"), "127.0.0.1", 1)
 
 API_VERSIONS, PRODUCE, VOTE, BROKER_HEARTBEAT = 18, 0, 52, 63
 SOFTWARE = {"client_software_name": "test-client", "client_software_version": "1.0"}
@@ -103,6 +107,6 @@ def test_a_translator_runs_outside_wrappers_registered_after_it() -> None:
         return inner(ctx, req)
 
     router.register(PRODUCE, guard)  # as access.guard_all wraps handlers
-    answer = router.call(PRODUCE, 13, {"marker": "raw"}, "test")
+    answer = router.call(PRODUCE, 13, {"marker": "raw"}, "test", caller=ADMIN)
     assert answer == {"seen_by_handler": "translated"}
     assert seen == ["translator", "guard saw translated"]
