@@ -21,70 +21,41 @@ The single-node default is ``process.roles=broker,controller`` with neither
 voters nor bootstrap servers: a quorum of one whose voter set is this node,
 served on the one listener; Raft then elects itself at once and commits each
 write as soon as it is flushed, with no network traffic at all.
+
+The ``Node`` is assembled from one part per concern, each in its own module:
+
+* node_listeners: binding the listeners, and where each is reached;
+* node_quorum: Raft, the metadata loader, the controller, and the links to
+  the active controller;
+* this module: the start-up order above, each listener's router, and stop.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import dataclasses
 import logging
-import random
-import time
-import uuid
 from collections.abc import Iterator
-from functools import partial
-from pathlib import Path
-from typing import Any
 
 from samsa.config import BrokerConfig
 from samsa.config.listeners import Listener
 from samsa.config.node_settings import NodeSettings
-from samsa.config.synonyms import listener_ssl_setting
-from samsa.controller.controller_config import ControllerConfig
 from samsa.controller.image.metadata_image import MetadataImage
-from samsa.controller.legacy_migration import (
-    legacy_metadata_exists,
-    legacy_records,
-    retire_legacy_metadata,
-)
 from samsa.errors import ConfigError, ErrorCode, KafkaError
 from samsa.net import ChannelPool
-from samsa.protocol.metadata_records import encode_metadata_record
-from samsa.protocol.sasl.scram import ScramCredential
-from samsa.raft.config import QuorumConfig
-from samsa.raft.driver import RaftDriver
-from samsa.raft.machine import RaftMachine
-from samsa.raft.persistence.disk_log import METADATA_LOG_CONFIG, DiskRaftLog
-from samsa.raft.persistence.quorum_state_file import read_election_state
-from samsa.raft.records import Endpoint
-from samsa.raft.voters import VoterNode, VoterSet
-from samsa.security.scram_spec import parse_scram_specs
 from samsa.server.access import guard_all
-from samsa.server.access.authorizer_setup import (
-    AclPublisher,
-    build_authorizer,
-    warn_unless_super_user,
-)
-from samsa.server.connections.bind_failure import explain_bind_failure
-from samsa.server.connections.connection_quotas import ConnectionQuotas
+from samsa.server.access.authorizer_setup import build_authorizer, warn_unless_super_user
 from samsa.server.connections.listener_routing import ListenerRouting
-from samsa.server.connections.listener_security import (
-    channel_security,
-    secure_router,
-    socket_server,
-)
+from samsa.server.connections.listener_security import channel_security, secure_router
 from samsa.server.connections.router import Router
-from samsa.server.connections.socket_server import SocketServer
-from samsa.server.connections.tls_connection import ListenerTls
-from samsa.server.controller_server import CONTROLLER_APIS, ControllerServer
+from samsa.server.controller_server import CONTROLLER_APIS
 from samsa.server.endpoints.security_checks import check_http_settings
 from samsa.server.handlers import quorum as quorum_handlers
 from samsa.server.metadata import meta_properties
 from samsa.server.metadata.controller_link import ControllerLink
 from samsa.server.metadata.heap import collector_paused
-from samsa.server.metadata.loader import MetadataLoader
 from samsa.server.metadata.meta_properties import directory_uuid
+from samsa.server.node_quorum import NodeQuorum
 from samsa.storage.log_dir_failure import LogDirFailureChannel
 
 log = logging.getLogger("samsa.server")
@@ -94,26 +65,24 @@ START_WITHOUT_COLLECTOR_S = 60.0
 10,000 partitions takes seconds; waiting for a quorum may take hours."""
 
 
-def wall_ms() -> int:
-    return time.time_ns() // 1_000_000
+class Node(NodeQuorum):
+    """One Samsa process (see the module doc for its start-up order and parts)."""
 
-
-class Node:
     def __init__(self, config: BrokerConfig) -> None:
         self.config = config
         self.settings = NodeSettings.from_config(config)
         self.node_id = self.settings.node_id
         self.cluster_id = ""
-        self.directory_id: uuid.UUID | None = None
-        self._servers: dict[str, SocketServer] = {}
+        self.directory_id = None
+        self._servers = {}
         self.routing = ListenerRouting()
-        self.bound: dict[str, tuple[str, int]] = {}
-        self.raft: RaftDriver | None = None
-        self.raft_log: DiskRaftLog | None = None
-        self.loader: MetadataLoader | None = None
-        self.tls_listeners: dict[str, ListenerTls] = {}
-        self.controller: ControllerServer | None = None
-        self.broker: Any = None
+        self.bound = {}
+        self.raft = None
+        self.raft_log = None
+        self.loader = None
+        self.tls_listeners = {}
+        self.controller = None
+        self.broker = None
         self.link: ControllerLink | None = None
         self.heartbeat_link: ControllerLink | None = None
         """The broker lifecycle's own way to the controller (see ``_heartbeat_channels``)."""
@@ -146,7 +115,7 @@ class Node:
         self._raft_channels = ChannelPool(
             client_id=f"samsa-raft-{self.node_id}", security=to_controllers
         )
-        self._migrated_from: Path | None = None
+        self._migrated_from = None
         self._migration: asyncio.Task[None] | None = None
         self.log_dir_failures = LogDirFailureChannel()
         """Failed log dirs of this node: its partitions' and the metadata log's."""
@@ -162,92 +131,6 @@ class Node:
         """The committed metadata (what the authorization checks name topics by)."""
         assert self.loader is not None
         return self.loader.image
-
-    # ------------------------------------------------------------------ addresses
-    def _current_setting(self, name: str) -> Any:
-        """A setting as it is now: the broker's dynamic view once it runs."""
-        if self.broker is not None:
-            return self.broker.dynamic_config[name]
-        return self.config[name]
-
-    def advertised(self, listener: Listener) -> tuple[str, int]:
-        for adv in self.settings.advertised:
-            if adv.name == listener.name:
-                return adv.host, adv.port
-        host, port = self.bound[listener.name]
-        if host in ("0.0.0.0", "::", ""):
-            host = "127.0.0.1"
-        return host, port
-
-    def controller_listeners(self) -> list[Listener]:
-        return [
-            listener
-            for listener in self.settings.listeners
-            if self.settings.serves_controller(listener)
-        ]
-
-    def client_listeners(self) -> list[Listener]:
-        return [
-            listener
-            for listener in self.settings.listeners
-            if self.settings.serves_clients(listener)
-        ]
-
-    def serves_controller_on(self, listener_name: str) -> bool:
-        """The quorum's RPCs (the metadata Fetch among them) are served here."""
-        return any(
-            listener.name == listener_name and self.settings.serves_controller(listener)
-            for listener in self.settings.listeners
-        )
-
-    def controller_endpoints(self) -> tuple[Endpoint, ...]:
-        return tuple(
-            Endpoint(listener.name, *self.advertised(listener))
-            for listener in self.controller_listeners()
-        )
-
-    @property
-    def controller_listener_name(self) -> str:
-        names = self.settings.controller_listener_names
-        if names:
-            return names[0]
-        return self.settings.listeners[0].name
-
-    def voter_nodes(self) -> list[dict[str, Any]]:
-        """DescribeQuorum v2's ``nodes``: each voter's controller listeners."""
-        assert self.raft is not None
-        machine = self.raft.machine
-        out = []
-        for voter in machine.voter_set:
-            endpoints = machine.endpoints(voter.node_id)
-            out.append(
-                {
-                    "node_id": voter.node_id,
-                    "listeners": [
-                        {"name": e.listener, "host": e.host, "port": e.port} for e in endpoints
-                    ],
-                }
-            )
-        return out
-
-    def reload_tls(self, dynamic_configs: dict[str, str]) -> None:
-        """Give each TLS listener the keystore its dynamic ``listener.name.<l>.ssl.*``
-        settings name; a keystore that does not load is logged and the old one kept."""
-        overrides: dict[str, dict[str, str]] = {name: {} for name in self.tls_listeners}
-        for name, value in dynamic_configs.items():
-            setting = listener_ssl_setting(name)
-            if setting is not None and setting[0] in overrides:
-                overrides[setting[0]][setting[1]] = value
-        for listener, tls in self.tls_listeners.items():
-            try:
-                if tls.reload(overrides[listener]):
-                    log.info("listener %s: reloaded its SSL keystore", listener)
-            except ConfigError as exc:
-                log.error("listener %s: keeping the old SSL keystore: %s", listener, exc)
-
-    def _stored_scram_credential(self, user: str, mechanism: str) -> ScramCredential | None:
-        """A SCRAM credential of the metadata log, as this node has replayed it."""
-        return None if self.loader is None else self.loader.image.scram.get(user, mechanism)
 
     # ------------------------------------------------------------------ lifecycle
     async def start(self) -> None:
@@ -274,39 +157,7 @@ class Node:
         self.cluster_id = meta.cluster_id
         self.directory_id = directory_uuid(meta.directory_id)
 
-        quotas = ConnectionQuotas(
-            self._current_setting,
-            {
-                listener.name: int(config.for_listener(listener.name, "max.connections"))
-                for listener in self.settings.listeners
-                if config.is_explicit(f"listener.name.{listener.name.lower()}.max.connections")
-            },
-        )
-        quotas.protected_listener = self.settings.inter_broker_listener_name
-        servers = {
-            listener.name: socket_server(
-                config,
-                listener,
-                self.settings.protocol_of(listener.name),
-                self.routing.dispatcher(listener.name),
-                quotas=quotas,
-                scram_credentials=self._stored_scram_credential,
-                tls_listeners=self.tls_listeners,
-            )
-            for listener in self.settings.listeners
-        }
-        for listener in self.settings.listeners:
-            server = servers[listener.name]
-            where = (listener.host, listener.port)
-            with explain_bind_failure(f"listener {listener.name}", *where):
-                self.bound[listener.name] = await server.start(*where)
-            log.info(
-                "listener %s (%s) bound to %s:%d",
-                listener.name,
-                self.settings.protocol_of(listener.name).name,
-                *self.bound[listener.name],
-            )
-            self._servers[listener.name] = server
+        await self._bind_listeners()
 
         self._start_quorum(data_dir)
         assert self.raft is not None and self.loader is not None and self.raft_log is not None
@@ -342,145 +193,6 @@ class Node:
                 if self.settings.serves_clients(listener):
                     router = self._build_router(listener, with_clients=True)
                     self.routing.install(listener.name, router, complete=True)
-
-    def _start_quorum(self, data_dir: Path) -> None:
-        config = self.config
-        settings = self.settings
-        # A damaged snapshot is refetched from the other voters; a node alone
-        # refuses to start instead of losing its metadata.
-        others = len(settings.static_voters) > 1 or bool(settings.bootstrap_servers)
-        raft_log = DiskRaftLog.open(
-            data_dir,
-            config=dataclasses.replace(
-                METADATA_LOG_CONFIG, segment_bytes=config["metadata.log.segment.bytes"]
-            ),
-            refetch_lost_prefix=others,
-        )
-        raft_log.report_io_errors_to(
-            partial(self.log_dir_failures.maybe_add_offline, str(data_dir))
-        )
-        self.raft_log = raft_log
-        listener_name = self.controller_listener_name
-        static = None
-        if settings.static_voters:
-            static = VoterSet(
-                tuple(
-                    VoterNode(v.node_id, None, (Endpoint(listener_name, v.host, v.port),))
-                    for v in settings.static_voters
-                )
-            )
-        quorum_config = QuorumConfig(
-            election_timeout_ms=config["controller.quorum.election.timeout.ms"],
-            fetch_timeout_ms=config["controller.quorum.fetch.timeout.ms"],
-            election_backoff_max_ms=config["controller.quorum.election.backoff.max.ms"],
-            request_timeout_ms=config["controller.quorum.request.timeout.ms"],
-            retry_backoff_ms=config["controller.quorum.retry.backoff.ms"],
-            static_voters=static,
-            bootstrap_servers=tuple(f"{h}:{p}" for h, p in settings.bootstrap_servers),
-        )
-        endpoints = self.controller_endpoints() if settings.is_controller else ()
-        bootstrap = None
-        if settings.standalone:
-            bootstrap = VoterSet((VoterNode(self.node_id, self.directory_id, endpoints),))
-        election = read_election_state(raft_log.directory)
-        machine = RaftMachine(
-            node_id=self.node_id,
-            config=quorum_config,
-            log=raft_log,
-            random_source=random.Random(),
-            election_state=election,
-            directory_id=self.directory_id,
-            listeners=endpoints,
-            bootstrap_voters=bootstrap,
-        )
-        loader = MetadataLoader(
-            raft_log,
-            snapshot_bytes=config["metadata.log.max.record.bytes.between.snapshots"],
-            snapshot_interval_ms=config["metadata.log.max.snapshot.interval.ms"],
-        )
-        self.loader = loader
-        if self.authorizer is not None:
-            loader.add_publisher(AclPublisher(self.authorizer, loader.image))
-        self.raft = RaftDriver(
-            machine,
-            raft_log,
-            raft_log.directory,
-            self._raft_transport,
-            loader,
-            cluster_id=self.cluster_id,
-            listener_name=listener_name,
-            bootstrap_servers=settings.bootstrap_servers,
-        )
-        raft = self.raft
-        loader._create_snapshot = raft.create_snapshot
-        if settings.is_controller:
-            controller_config = ControllerConfig.from_properties(
-                dict(config.items()),
-                topic_defaults=config.topic_defaults(),
-                static_broker_props=config.explicit_values(),
-                cluster_id=self.cluster_id,
-                scram_seeds=tuple(
-                    (spec.name, spec.mechanism, spec.password, spec.iterations)
-                    for spec in parse_scram_specs(
-                        str(config["scram.bootstrap.credentials"]), "scram.bootstrap.credentials"
-                    )
-                ),
-            )
-            self.controller = ControllerServer(
-                self.node_id, raft, loader, controller_config, voter_nodes=self.voter_nodes
-            )
-            loader.add_publisher(self.controller)
-        if (
-            settings.standalone
-            and legacy_metadata_exists(config.data_dir)
-            and raft_log.end_offset == 0
-        ):
-            self._migrated_from = config.data_dir
-
-    def _controller_link(self, raft: RaftDriver, channels: ChannelPool) -> ControllerLink:
-        return ControllerLink(
-            self.node_id,
-            lambda: raft.leader_id,
-            raft.wait_leader_change,
-            channels,
-            self._controller_address,
-            self.controller,
-            attempt_timeout_ms=int(self.config["controller.quorum.request.timeout.ms"]),
-        )
-
-    def _controller_address(self, node_id: int) -> tuple[str, int] | None:
-        """Where ``node_id`` serves the controller APIs (its controller listener)."""
-        assert self.raft is not None
-        endpoints = self.raft.machine.endpoints(node_id)
-        for endpoint in endpoints:
-            if endpoint.listener == self.controller_listener_name:
-                return endpoint.host, endpoint.port
-        return (endpoints[0].host, endpoints[0].port) if endpoints else None
-
-    async def _raft_transport(
-        self,
-        host: str,
-        port: int,
-        api_key: int,
-        version: int,
-        body: dict[str, Any],
-        timeout_ms: int,
-    ) -> dict[str, Any]:
-        channel = self._raft_channels.to_address(host, port)
-        return await channel.request(api_key, version, body, timeout_ms=timeout_ms)
-
-    async def _migrate_legacy_metadata(self) -> None:
-        """Append the old single-node metadata as this node's first data records."""
-        assert self.raft is not None and self.loader is not None
-        data_dir = self._migrated_from
-        assert data_dir is not None
-        records = legacy_records(data_dir, self.node_id)
-        while not self.raft.machine.is_leader:
-            await self.raft.wait_leader_change()
-        if records:
-            last = self.raft.append([encode_metadata_record(r) for r in records])
-            await self.loader.wait_applied(last)
-        retire_legacy_metadata(data_dir)
 
     # ------------------------------------------------------------------ requests
     def _build_router(self, listener: Listener, *, with_clients: bool) -> Router:
