@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from samsa.config import BrokerConfig
-from samsa.config.kafka_versions import is_kafka_version
 from samsa.errors import ConfigError
+from samsa.protocol.kafka_versions import is_kafka_version
 from samsa.storage.topic_config.log_config import LogConfig
 
 ACCEPTED = [

@@ -13,8 +13,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from samsa.config.kafka_versions import EXPECTED as KAFKA_VERSION
-from samsa.config.kafka_versions import is_kafka_version
+from samsa.protocol.kafka_versions import EXPECTED as KAFKA_VERSION
+from samsa.protocol.kafka_versions import is_kafka_version
 from samsa.storage.topic_config.types import (
     LONG_MAX,
     ConfigKey,
@@ -29,7 +29,7 @@ from samsa.storage.topic_config.types import (
 
 
 def _kafka_version(v: str) -> str | None:
-    """What Kafka's MetadataVersionValidator accepts (see samsa.config.kafka_versions)."""
+    """What Kafka's MetadataVersionValidator accepts (see samsa.protocol.kafka_versions)."""
     return None if is_kafka_version(v) else f"must be {KAFKA_VERSION}"
 
 
