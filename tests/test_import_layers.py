@@ -18,6 +18,8 @@ code needs any more fails too, so the list stays true.
 from __future__ import annotations
 
 import ast
+import subprocess
+import sys
 import textwrap
 from collections import defaultdict
 from collections.abc import Iterable, Iterator
@@ -311,3 +313,33 @@ def test_no_folder_is_a_drawer_of_loose_modules() -> None:
 def test_the_named_big_folders_are_still_big() -> None:
     small = [w for w in BIG_FOLDERS if len(loose_modules(PACKAGE / w)) <= MAX_LOOSE_MODULES]
     assert not small, report("BIG_FOLDERS no longer needing the exception (remove them):", small)
+
+
+FIRST_IMPORTS = """
+import importlib, sys
+for name in sys.argv[1:]:
+    for module in [m for m in sys.modules if m == "samsa" or m.startswith("samsa.")]:
+        del sys.modules[module]
+    try:
+        importlib.import_module(name)
+    except ImportError as exc:
+        print(f"{name}: {exc}")
+"""
+
+
+def test_every_package_imports_as_a_process_first_import() -> None:
+    """A cycle between modules shows only when one of them is imported first:
+    ``import samsa.storage`` in a fresh process once failed with a circular
+    ImportError that every test missed (their conftest imported samsa.config
+    first).  One process imports each package with no samsa module loaded."""
+    names = [f"samsa.{top(m)}" for m in modules() if m.count(".") == 1]
+    done = subprocess.run(
+        [sys.executable, "-c", FIRST_IMPORTS, *sorted(set(names))],
+        cwd=SRC.parent,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    failed = done.stdout.splitlines()
+    assert not failed, report("packages that fail as a process's first import:", failed)
