@@ -185,8 +185,8 @@ def report(title: str, problems: Iterable[str]) -> str:
 def test_every_package_has_a_place_in_the_layers() -> None:
     unplaced = sorted({top(m) for m in modules()} - set(MAY_IMPORT) - {"samsa"})
     assert not unplaced, report(
-        "packages with no line in MAY_IMPORT (say what each may import, and give it "
-        "its line in docs/architecture.md's Layout):",
+        "packages with no line in MAY_IMPORT (say what each may import, here and in "
+        "docs/architecture.md's Imports table, and give it its line in the Layout):",
         unplaced,
     )
 
