@@ -1,7 +1,7 @@
 """``python -m bench``: every benchmark, with the first line of its docstring.
 
 ``python -m bench --check`` imports every module of ``bench`` and starts each
-benchmark with ``--help``, in this one process: what ``tests/test_bench_modules.py``
+benchmark with ``--help``, in this one process: what ``tests/benchmarks/test_bench_modules.py``
 runs, so a moved module or a broken import is found without running any bench.
 Run from the repository's root (``bench`` is imported from the current directory).
 """

@@ -1,0 +1,1 @@
+"""Samsa: a Kafka-compatible streaming platform in Python, one package per subsystem."""

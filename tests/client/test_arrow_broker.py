@@ -173,7 +173,7 @@ def test_data_loss_after_delete_records(
     message = str(caught.value)
     assert f"{topic}-0" in message and "offset 50" in message and "120" in message
     assert (caught.value.requested, caught.value.earliest) == (50, 120)
-    with caplog.at_level(logging.WARNING, logger="samsa.client.consumer.range_reader"):
+    with caplog.at_level(logging.WARNING, logger="samsa.client.consumer.arrow.range_reader"):
         got = _read(bootstrap, topic, 0, 50, 200, fail_on_data_loss=False)
     assert got == written[120:200]
     assert any("data loss" in r.getMessage() for r in caplog.records)

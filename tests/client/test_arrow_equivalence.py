@@ -23,9 +23,9 @@ from hypothesis import strategies as st
 
 pa = pytest.importorskip("pyarrow")
 
-from samsa.client.consumer.arrow_batch import fetched_to_arrow  # noqa: E402
-from samsa.client.consumer.arrow_schema import arrow_schema  # noqa: E402
-from samsa.client.consumer.decoder import PartitionRecords  # noqa: E402
+from samsa.client.consumer.arrow.batch import fetched_to_arrow  # noqa: E402
+from samsa.client.consumer.arrow.schema import arrow_schema  # noqa: E402
+from samsa.client.consumer.fetch.decoder import PartitionRecords  # noqa: E402
 from samsa.client.metadata import TopicPartition  # noqa: E402
 from samsa.errors import DecodeError, KafkaError  # noqa: E402
 from samsa.protocol.batches.compression import Compression  # noqa: E402

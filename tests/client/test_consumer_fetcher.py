@@ -12,7 +12,7 @@ from typing import Any, cast
 
 import pytest
 
-from samsa.client.consumer.fetcher import Fetcher
+from samsa.client.consumer.fetch.fetcher import Fetcher
 from samsa.client.consumer.records import ConsumerRecord
 from samsa.client.consumer.subscription import SubscriptionState
 from samsa.client.metadata import TopicPartition

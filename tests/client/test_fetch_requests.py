@@ -12,7 +12,7 @@ from types import SimpleNamespace
 from typing import Any, cast
 
 from samsa.client.consumer.config import parse_consumer_config
-from samsa.client.consumer.fetcher import Fetcher
+from samsa.client.consumer.fetch.fetcher import Fetcher
 from samsa.client.consumer.network import RequestFuture
 from samsa.client.consumer.subscription import SubscriptionState
 from samsa.client.errors import DisconnectedError

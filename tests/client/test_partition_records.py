@@ -7,7 +7,7 @@ import random
 
 import pytest
 
-from samsa.client.consumer.decoder import PartitionRecords
+from samsa.client.consumer.fetch.decoder import PartitionRecords
 from samsa.client.metadata import TopicPartition
 from samsa.errors import SamsaError
 from samsa.protocol.batches.compression import Compression

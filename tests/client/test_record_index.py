@@ -15,8 +15,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from samsa.client.consumer.decoder import _decode_blob
-from samsa.client.consumer.record_index import index_records, records_between
+from samsa.client.consumer.fetch.decoder import _decode_blob
+from samsa.client.consumer.fetch.record_index import index_records, records_between
 from samsa.client.consumer.records import ConsumerRecord
 from samsa.errors import DecodeError
 from samsa.protocol.primitives import varint_bytes

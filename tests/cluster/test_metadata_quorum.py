@@ -26,7 +26,7 @@ from tests.cluster.helpers import (
     wait_until,
 )
 
-from samsa.config import parse_properties
+from samsa.config.values import parse_properties
 from samsa.controller.metadata_log import MetadataLog
 from samsa.controller.records import producer_ids_record, topic_record
 from samsa.protocol.batches.record_builder import RecordBatchBuilder

@@ -18,7 +18,7 @@ import pytest
 from tests.console.secured import AUTHORIZER, plain_jaas
 from tests.security.certs import CertificateAuthority
 
-from samsa.config import BrokerConfig
+from samsa.config.broker_config import BrokerConfig
 from samsa.config.node_settings import NodeSettings
 from samsa.errors import ConfigError
 from samsa.server.endpoints.security_checks import check_http_settings

@@ -25,7 +25,7 @@ from typing import Any, TypeVar
 
 import pytest
 
-from samsa.config import BrokerConfig
+from samsa.config.broker_config import BrokerConfig
 from samsa.server.controller_server import ALTER_PARTITION, ControllerServer
 from samsa.server.metadata.broker_lifecycle import BrokerState
 from samsa.server.metadata.meta_properties import random_cluster_id

@@ -9,9 +9,7 @@ import pytest
 
 from samsa.errors import ErrorCode
 from samsa.protocol.api import decode_message, encode_message
-from samsa.raft.records import Endpoint, Entry, LeaderChange, OffsetAndEpoch
-from samsa.raft.rpc import wire
-from samsa.raft.rpc.messages import (
+from samsa.raft.messages import (
     AddRaftVoterRequest,
     AddRaftVoterResponse,
     BeginQuorumEpochRequest,
@@ -29,6 +27,8 @@ from samsa.raft.rpc.messages import (
     VoteRequest,
     VoteResponse,
 )
+from samsa.raft.records import Endpoint, Entry, LeaderChange, OffsetAndEpoch
+from samsa.raft.rpc import wire
 
 DIR = uuid.UUID(int=7)
 EP = (Endpoint("CONTROLLER", "127.0.0.1", 9093),)
@@ -135,9 +135,9 @@ def test_responses_round_trip(request_: RaftRequest, message: RaftResponse) -> N
 
 
 def test_a_fetch_response_sends_the_stored_batches_it_carries_as_they_are() -> None:
+    from samsa.raft.messages import FetchResponse
     from samsa.raft.persistence.entry_codec import decode_entries, encode_payloads
     from samsa.raft.records import Entry
-    from samsa.raft.rpc.messages import FetchResponse
     from samsa.raft.rpc.wire_responses import encode_response
 
     stored = bytes(encode_payloads([b"x", b"y"], base_offset=5, epoch=3, timestamp_ms=42))

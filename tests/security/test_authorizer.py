@@ -159,7 +159,7 @@ def test_invalid_bindings_are_refused(binding: AclBinding) -> None:
 
 
 def test_authorizer_settings() -> None:
-    from samsa.config import BrokerConfig
+    from samsa.config.broker_config import BrokerConfig
     from samsa.errors import ConfigError
     from samsa.server.access.authorizer_setup import build_authorizer
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from samsa.cli.broker_command import resolve_config
+from samsa.cli.commands.broker import resolve_config
 from samsa.cli.main import build_parser, main
 from samsa.errors import ConfigError
 from samsa.security.scram_spec import ScramSpec, parse_scram_specs

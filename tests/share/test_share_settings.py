@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from samsa.config import BrokerConfig, ConfigError
+from samsa.config.broker_config import BrokerConfig
+from samsa.errors import ConfigError
 from samsa.share.manager import ShareSettings
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from tests.diskfaults.disk import fill, small_tmpfs
 
-from samsa.config import BrokerConfig
+from samsa.config.broker_config import BrokerConfig
 from samsa.errors import ErrorCode, KafkaError
 from samsa.storage.files import io_faults
 from samsa.storage.log_manager import CLEAN_SHUTDOWN_FILE, LogManager

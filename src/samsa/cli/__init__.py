@@ -1,0 +1,1 @@
+"""The ``samsa`` command: argument parsing, the subcommands, their shared output helpers."""

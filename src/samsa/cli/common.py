@@ -26,7 +26,7 @@ from rich.table import Table
 
 from samsa.client.admin import Admin
 from samsa.client.errors import KafkaTimeoutError, ListenerSecurityError
-from samsa.config import parse_properties
+from samsa.config.values import parse_properties
 from samsa.errors import ConfigError, ErrorCode, KafkaError, SamsaError
 from samsa.protocol.config_sources import CONFIG_SOURCES as CONFIG_SOURCES
 

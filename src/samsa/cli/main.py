@@ -27,7 +27,7 @@ COMMANDS = (
     "users",
     "acls",
 )
-"""Every command, in the order ``samsa --help`` lists them (module ``<name>_command``)."""
+"""Every command, in the order ``samsa --help`` lists them (module ``samsa.cli.commands.<name>``)."""
 
 
 def build_parser(commands: Sequence[str] = COMMANDS) -> argparse.ArgumentParser:
@@ -41,7 +41,7 @@ def build_parser(commands: Sequence[str] = COMMANDS) -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name in commands:
-        importlib.import_module(f"samsa.cli.{name}_command").add_parser(sub)
+        importlib.import_module(f"samsa.cli.commands.{name}").add_parser(sub)
     return parser
 
 

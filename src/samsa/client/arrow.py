@@ -14,13 +14,13 @@ itself never imports pyarrow.
 
 from __future__ import annotations
 
-from samsa.client.consumer.arrow_schema import require_pyarrow
+from samsa.client.consumer.arrow.schema import require_pyarrow
 
 require_pyarrow()
 
-from samsa.client.consumer.arrow_batch import fetched_to_arrow  # noqa: E402
-from samsa.client.consumer.arrow_schema import arrow_schema  # noqa: E402
-from samsa.client.consumer.range_reader import PartitionRangeReader  # noqa: E402
+from samsa.client.consumer.arrow.batch import fetched_to_arrow  # noqa: E402
+from samsa.client.consumer.arrow.range_reader import PartitionRangeReader  # noqa: E402
+from samsa.client.consumer.arrow.schema import arrow_schema  # noqa: E402
 from samsa.client.errors import DataLossError  # noqa: E402
 
 __all__ = ["DataLossError", "PartitionRangeReader", "arrow_schema", "fetched_to_arrow"]

@@ -1,26 +1,12 @@
-"""Typed settings with Kafka's names: the broker's key table and its resolved values,
-topic config synonyms, node settings, listeners, SSL, JAAS and Kafka versions.
+"""Typed settings with Kafka's names: broker keys, synonyms, listeners, SSL, JAAS.
+
+The broker's key table and its resolved values, topic config synonyms, node
+settings, listeners, SSL, JAAS and the Kafka-version setting type.
 
 ``ConfigKey`` and the value parsers are in ``values``; the key table, one module
 per area, in ``broker_keys`` (read its docstring to add a key); ``BrokerConfig``
-in ``broker_config``.  This module re-exports what callers import from
-``samsa.config``.
+in ``broker_config``.  Import them from there: this package's root imports
+nothing, so a client process that needs only ``ssl`` or ``jaas`` (the
+``ssl.*`` and ``sasl.jaas.config`` parsers it shares with the broker) does not
+load the broker's key table, and with it the storage's topic config table.
 """
-
-from __future__ import annotations
-
-from samsa.config.broker_config import LISTENER_PREFIX, BrokerConfig
-from samsa.config.broker_keys import KEYS
-from samsa.config.values import INT32_MAX, ConfigKey, parse_host_port, parse_properties
-from samsa.errors import ConfigError
-
-__all__ = [
-    "INT32_MAX",
-    "KEYS",
-    "LISTENER_PREFIX",
-    "BrokerConfig",
-    "ConfigError",
-    "ConfigKey",
-    "parse_host_port",
-    "parse_properties",
-]

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from samsa.config import BrokerConfig
+from samsa.config.broker_config import BrokerConfig
 from samsa.config.listeners import (
     Listener,
     QuorumVoter,
@@ -21,8 +21,8 @@ from samsa.config.listeners import (
     parse_roles,
     parse_voters,
 )
+from samsa.config.security_protocols import SecurityProtocol, listener_protocol, parse_protocol_map
 from samsa.errors import ConfigError
-from samsa.security.protocols import SecurityProtocol, listener_protocol, parse_protocol_map
 
 
 @dataclass(frozen=True)

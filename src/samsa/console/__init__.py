@@ -1,5 +1,7 @@
-"""The web console: static pages (HTML, JS, CSS in this package; no build step,
-nothing fetched from elsewhere) over a JSON API under ``/api/``.
+"""The web console: static pages over a JSON API, acting as the logged-in user.
+
+The pages are HTML, JS and CSS in this package (no build step, nothing fetched
+from elsewhere); the JSON API is under ``/api/``.
 
 One module per page of the API: ``topics`` (list and topic page), ``messages``
 (the message browser), ``groups``, ``cluster``, ``actions`` (the only writes,

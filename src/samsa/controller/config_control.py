@@ -22,8 +22,8 @@ from collections import Counter
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from samsa.config import KEYS as BROKER_KEYS
-from samsa.config import BrokerConfig
+from samsa.config.broker_config import BrokerConfig
+from samsa.config.broker_keys import KEYS as BROKER_KEYS
 from samsa.config.synonyms import (
     DYNAMIC_BROKER_CONFIGS,
     TOPIC_CONFIG_SYNONYMS,

@@ -14,13 +14,12 @@ from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any
 
-from samsa.controller.image.metadata_image import FENCE, UNFENCE, MetadataImage
+from samsa.controller.image.metadata_image import FENCE, UNFENCE, MetadataImage, collision_key
 from samsa.controller.image.registrations import (
     NO_LEADER,
     BrokerRegistration,
     PartitionRegistration,
 )
-from samsa.controller.partitions.topic_validation import collision_key
 from samsa.protocol.metadata_records import MetadataRecord
 
 _GONE: Any = object()

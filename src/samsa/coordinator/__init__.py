@@ -1,9 +1,10 @@
-"""The group coordinator (classic groups, and KIP-848 consumer groups in
-``consumer/``) and ``__consumer_offsets`` persistence.
+"""The group coordinator: classic groups, KIP-848 consumer groups and share-group membership.
 
-The broker builds one ``GroupCoordinator`` over an ``OffsetsStore`` adapter of
-its log and calls one method per group API.  This package imports only
-``samsa.protocol`` and ``samsa.errors``; storage is wired in by the broker.
+Classic groups are here, KIP-848 consumer groups in ``consumer/``, share-group
+membership in ``share/``.  The broker builds one ``GroupCoordinator`` over an
+``OffsetsStore`` adapter of its log and calls one method per group API.  This
+package imports only ``samsa.protocol``, ``samsa.errors`` and
+``samsa.eventloop``; storage is wired in by the broker.
 """
 
 from samsa.coordinator.config import GroupConfig

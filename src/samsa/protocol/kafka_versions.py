@@ -70,12 +70,3 @@ def is_kafka_version(text: str) -> bool:
     kept = 3 if text.startswith("0.") else 2
     key = ".".join(parts[:kept]) if len(parts) > kept else text
     return key in KNOWN_VERSIONS
-
-
-def kafka_version(text: str) -> str:
-    """``text`` unchanged when it names a Kafka version (ValueError otherwise);
-    the value is kept as written, as Kafka describes it back."""
-    stripped = text.strip()
-    if not is_kafka_version(stripped):
-        raise ValueError(f"expected {EXPECTED}")
-    return stripped

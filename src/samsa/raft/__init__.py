@@ -18,7 +18,7 @@ Public API (stable; the driver, the wire mapping and the disk log build on it):
 * Actions (``samsa.raft.actions``): ``Send``, ``Respond``,
   ``PersistElectionState``, ``FlushLog``, ``HighWatermarkAdvanced``,
   ``LeaderChanged``, ``LoadSnapshot``.
-* Messages (``samsa.raft.rpc.messages``): Vote, BeginQuorumEpoch, EndQuorumEpoch,
+* Messages (``samsa.raft.messages``): Vote, BeginQuorumEpoch, EndQuorumEpoch,
   Fetch, FetchSnapshot, AddRaftVoter, RemoveRaftVoter requests and responses,
   ``QuorumInfo`` for DescribeQuorum.
 * The log: ``RaftLog`` (protocol), ``MemoryRaftLog``; entries ``Entry(offset,
@@ -44,19 +44,7 @@ from samsa.raft.config import QuorumConfig, parse_static_voters
 from samsa.raft.election import ElectionState
 from samsa.raft.errors import KRaftErrorCode, NotLeaderError, RaftInvariantError
 from samsa.raft.machine import RaftMachine
-from samsa.raft.persistence.memory_log import MemoryRaftLog
-from samsa.raft.persistence.raft_log import RaftLog, Snapshot, SnapshotChunk
-from samsa.raft.records import (
-    Endpoint,
-    Entry,
-    LeaderChange,
-    OffsetAndEpoch,
-    Payload,
-    SnapshotId,
-    Voters,
-    is_control,
-)
-from samsa.raft.rpc.messages import (
+from samsa.raft.messages import (
     AddRaftVoterRequest,
     AddRaftVoterResponse,
     BeginQuorumEpochRequest,
@@ -75,6 +63,18 @@ from samsa.raft.rpc.messages import (
     ReplicaDescription,
     VoteRequest,
     VoteResponse,
+)
+from samsa.raft.persistence.memory_log import MemoryRaftLog
+from samsa.raft.persistence.raft_log import RaftLog, Snapshot, SnapshotChunk
+from samsa.raft.records import (
+    Endpoint,
+    Entry,
+    LeaderChange,
+    OffsetAndEpoch,
+    Payload,
+    SnapshotId,
+    Voters,
+    is_control,
 )
 from samsa.raft.voters import VoterNode, VoterSet
 

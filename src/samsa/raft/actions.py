@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from typing import Union
 
 from samsa.raft.election import ElectionState
+from samsa.raft.messages import RaftRequest, RaftResponse
 from samsa.raft.records import SnapshotId
-from samsa.raft.rpc.messages import RaftRequest, RaftResponse
 
 __all__ = [
     "Action",

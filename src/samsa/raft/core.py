@@ -26,6 +26,7 @@ from samsa.raft.actions import (
 from samsa.raft.config import QuorumConfig
 from samsa.raft.election import ElectionState
 from samsa.raft.errors import RaftInvariantError
+from samsa.raft.messages import RaftRequest
 from samsa.raft.persistence.raft_log import RaftLog
 from samsa.raft.records import Endpoint, Entry, Payload, SnapshotId, Voters
 from samsa.raft.roles import (
@@ -37,7 +38,6 @@ from samsa.raft.roles import (
     Role,
     UnattachedState,
 )
-from samsa.raft.rpc.messages import RaftRequest
 from samsa.raft.rpc.requests import RequestManager
 from samsa.raft.voters import VoterSet, VoterSetHistory
 

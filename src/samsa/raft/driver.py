@@ -42,10 +42,10 @@ from samsa.raft.actions import (
     Send,
 )
 from samsa.raft.machine import RaftMachine
+from samsa.raft.messages import QuorumInfo, RaftRequest, RaftResponse, ReplicaDescription
 from samsa.raft.persistence.quorum_state_file import write_election_state
 from samsa.raft.persistence.raft_log import RaftLog, Snapshot
 from samsa.raft.rpc import wire
-from samsa.raft.rpc.messages import QuorumInfo, RaftRequest, RaftResponse, ReplicaDescription
 
 log = logging.getLogger("samsa.raft")
 

@@ -31,17 +31,7 @@ from collections.abc import Sequence
 from samsa.raft.actions import Action, FlushLog, LoadSnapshot
 from samsa.raft.election import ElectionState, EpochElection
 from samsa.raft.errors import ErrorCode, NotLeaderError, RaftInvariantError
-from samsa.raft.records import Endpoint, OffsetAndEpoch, SnapshotId
-from samsa.raft.role_polling import RolePolling
-from samsa.raft.roles import (
-    CandidateState,
-    FollowerState,
-    LeaderState,
-    ParkedFetch,
-    ResignedState,
-    UnattachedState,
-)
-from samsa.raft.rpc.messages import (
+from samsa.raft.messages import (
     AddRaftVoterRequest,
     BeginQuorumEpochRequest,
     EndQuorumEpochRequest,
@@ -52,6 +42,16 @@ from samsa.raft.rpc.messages import (
     RaftResponse,
     RemoveRaftVoterRequest,
     VoteRequest,
+)
+from samsa.raft.records import Endpoint, OffsetAndEpoch, SnapshotId
+from samsa.raft.role_polling import RolePolling
+from samsa.raft.roles import (
+    CandidateState,
+    FollowerState,
+    LeaderState,
+    ParkedFetch,
+    ResignedState,
+    UnattachedState,
 )
 
 __all__ = ["RaftMachine"]

@@ -10,6 +10,14 @@ FetchSnapshot to the leader.  ``next_deadline`` is the earliest of those times.
 from __future__ import annotations
 
 from samsa.raft.election import EpochElection
+from samsa.raft.messages import (
+    BeginQuorumEpochRequest,
+    EndQuorumEpochRequest,
+    FetchRequest,
+    FetchSnapshotRequest,
+    RaftRequest,
+    VoteRequest,
+)
 from samsa.raft.roles import (
     CandidateState,
     FollowerState,
@@ -17,14 +25,6 @@ from samsa.raft.roles import (
     ProspectiveState,
     ResignedState,
     UnattachedState,
-)
-from samsa.raft.rpc.messages import (
-    BeginQuorumEpochRequest,
-    EndQuorumEpochRequest,
-    FetchRequest,
-    FetchSnapshotRequest,
-    RaftRequest,
-    VoteRequest,
 )
 from samsa.raft.voter_changes import VoterChanges
 

@@ -31,6 +31,7 @@ from samsa.raft.actions import PersistElectionState, Respond
 from samsa.raft.core import MachineCore
 from samsa.raft.election import EpochElection
 from samsa.raft.errors import ErrorCode, RaftInvariantError
+from samsa.raft.messages import FetchResponse, RaftResponse
 from samsa.raft.records import Endpoint, LeaderChange, Payload, Voters
 from samsa.raft.roles import (
     CandidateState,
@@ -41,7 +42,6 @@ from samsa.raft.roles import (
     Role,
     UnattachedState,
 )
-from samsa.raft.rpc.messages import FetchResponse, RaftResponse
 
 __all__ = ["Transitions"]
 

@@ -21,9 +21,9 @@ from __future__ import annotations
 import uuid
 
 from samsa.raft.errors import ErrorCode, KRaftErrorCode
+from samsa.raft.messages import AddRaftVoterResponse, RemoveRaftVoterResponse
 from samsa.raft.records import Endpoint, Voters
 from samsa.raft.roles import LeaderState, PendingVoterChange
-from samsa.raft.rpc.messages import AddRaftVoterResponse, RemoveRaftVoterResponse
 from samsa.raft.rpc.response_handlers import ResponseHandlers
 from samsa.raft.voters import VoterNode
 

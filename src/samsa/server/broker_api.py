@@ -15,7 +15,7 @@ import uuid
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
-    from samsa.config import BrokerConfig
+    from samsa.config.broker_config import BrokerConfig
     from samsa.config.listeners import Listener
     from samsa.config.node_settings import NodeSettings
     from samsa.controller.image.metadata_image import MetadataImage

@@ -37,7 +37,7 @@ import contextlib
 import logging
 from collections.abc import Iterator
 
-from samsa.config import BrokerConfig
+from samsa.config.broker_config import BrokerConfig
 from samsa.config.listeners import Listener
 from samsa.config.node_settings import NodeSettings
 from samsa.controller.image.metadata_image import MetadataImage

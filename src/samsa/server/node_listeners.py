@@ -14,7 +14,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from samsa.config import BrokerConfig
+from samsa.config.broker_config import BrokerConfig
 from samsa.config.listeners import Listener
 from samsa.config.node_settings import NodeSettings
 from samsa.config.synonyms import listener_ssl_setting

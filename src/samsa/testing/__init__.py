@@ -1,9 +1,10 @@
-"""Test helpers: a real Samsa broker process on a free loopback port.
+"""Test helpers: real Samsa brokers and clusters as processes on loopback, Apache Kafka beside them.
 
-``BrokerProcess`` starts ``python -m samsa.cli broker --listen 127.0.0.1:0`` in a
-data dir, waits for its readiness line (no sleeps), and stops it with SIGTERM
+``BrokerProcess`` starts ``python -m samsa.cli broker --listen 127.0.0.1:0`` in
+a data dir, waits for its readiness line (no sleeps), and stops it with SIGTERM
 (or SIGKILL, for crash tests).  The ``samsa_broker`` pytest fixture wraps it;
-register it with ``pytest_plugins = ["samsa.testing"]`` in a conftest.
+register it with ``pytest_plugins = ["samsa.testing"]`` in a conftest.  Local
+clusters are ``samsa.testing.cluster``, Apache Kafka nodes ``samsa.testing.kafka``.
 """
 
 from __future__ import annotations

@@ -90,7 +90,7 @@ from samsa.client.admin.results import (
     TopicDescription,
 )
 from samsa.client.admin.retry import retry_coordinator_errors
-from samsa.client.consumer.offsets import EARLIEST, LATEST
+from samsa.client.consumer.fetch.offsets import EARLIEST, LATEST
 from samsa.client.consumer.records import OffsetAndMetadata
 from samsa.client.metadata import TopicPartition
 from samsa.errors import KafkaError

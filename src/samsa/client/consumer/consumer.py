@@ -22,16 +22,16 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any, TypeVar
 
 from samsa.client.consumer.config import parse_consumer_config
-from samsa.client.consumer.consumer_protocol import ConsumerProtocolCoordinator
-from samsa.client.consumer.coordinator import (
+from samsa.client.consumer.errors import ConsumerClosedError
+from samsa.client.consumer.fetch.fetcher import Fetcher
+from samsa.client.consumer.fetch.offsets import EARLIEST, LATEST, OffsetFetcher
+from samsa.client.consumer.membership.consumer_protocol import ConsumerProtocolCoordinator
+from samsa.client.consumer.membership.coordinator import (
     CommitCallback,
     ConsumerCoordinator,
     RebalanceCallback,
 )
-from samsa.client.consumer.errors import ConsumerClosedError
-from samsa.client.consumer.fetcher import Fetcher
 from samsa.client.consumer.network import ConsumerNetworkClient, monotonic_ms
-from samsa.client.consumer.offsets import EARLIEST, LATEST, OffsetFetcher
 from samsa.client.consumer.records import (
     ConsumerGroupMetadata,
     ConsumerRecord,
@@ -182,7 +182,7 @@ class Consumer:
         ``arrow_schema(include_headers, spark)``.  Keys and values are the raw
         bytes: ``key.deserializer``/``value.deserializer`` apply to ``poll()`` only.
         """
-        from samsa.client.consumer.arrow_poll import ArrowTaker
+        from samsa.client.consumer.arrow.poll import ArrowTaker
 
         taker = ArrowTaker(self._fetcher, max_records, include_headers, spark, self._cfg)
         return taker.combine(self._poll_until(timeout, taker.take))

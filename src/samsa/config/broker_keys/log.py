@@ -3,8 +3,8 @@ and compression (most are the broker-wide defaults of a topic config)."""
 
 from __future__ import annotations
 
+from samsa.config.kafka_versions import kafka_version
 from samsa.config.values import INT64_MAX, ConfigKey, parse_bool
-from samsa.protocol.kafka_versions import kafka_version
 
 LOG_KEYS: list[ConfigKey] = [
     # Segments and retention.

@@ -32,14 +32,13 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from samsa.controller.image.brokers_to_isrs import BrokersToIsrs
 from samsa.controller.image.registrations import (
     NO_LEADER,
     BrokerRegistration,
     PartitionRegistration,
 )
 from samsa.controller.image.scram_image import ScramImage, ScramReplayError
-from samsa.controller.partitions.brokers_to_isrs import BrokersToIsrs
-from samsa.controller.partitions.topic_validation import collision_key
 from samsa.protocol.acl import AclBinding, binding_from
 from samsa.protocol.metadata.quotas import Entity, make_entity
 from samsa.protocol.metadata_records import MetadataRecord
@@ -55,6 +54,15 @@ UNFENCE = -1
 
 class MetadataReplayError(ValueError):
     """A record that does not apply to the image (the log and the image disagree)."""
+
+
+def collision_key(name: str) -> str | None:
+    """The name metrics would give the topic ('.' becomes '_'), or None when it
+    has neither character and so cannot collide.  Kafka refuses a topic whose
+    key equals an existing topic's: their metrics could not be told apart."""
+    if "." not in name and "_" not in name:
+        return None
+    return name.replace(".", "_")
 
 
 @dataclass(eq=True, slots=True)

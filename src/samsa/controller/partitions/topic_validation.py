@@ -2,10 +2,11 @@
 operations that create topics, add partitions and reassign them.
 
 Topic names follow Kafka's rules with the single-node broker's messages
-(INVALID_TOPIC_EXCEPTION), including the refusal of a name that differs from an
-existing one only in '.' versus '_' (``collision_key``).  A manual replica assignment must list registered
-brokers, each once, as many as the topic's replication factor
-(INVALID_REPLICA_ASSIGNMENT, with Kafka's wording).
+(INVALID_TOPIC_EXCEPTION); the refusal of a name that differs from an existing
+one only in '.' versus '_' goes by ``collision_key``, which lives with the
+image's index of topics by that key (``controller/image/metadata_image.py``).
+A manual replica assignment must list registered brokers, each once, as many as
+the topic's replication factor (INVALID_REPLICA_ASSIGNMENT, with Kafka's wording).
 """
 
 from __future__ import annotations
@@ -38,15 +39,6 @@ def validate_topic_name(name: str) -> None:
             ErrorCode.INVALID_TOPIC_EXCEPTION,
             f"topic name {name!r} has characters other than ASCII alphanumerics, '.', '_' and '-'",
         )
-
-
-def collision_key(name: str) -> str | None:
-    """The name metrics would give the topic ('.' becomes '_'), or None when it
-    has neither character and so cannot collide.  Kafka refuses a topic whose
-    key equals an existing topic's: their metrics could not be told apart."""
-    if "." not in name and "_" not in name:
-        return None
-    return name.replace(".", "_")
 
 
 def validate_manual_assignment(

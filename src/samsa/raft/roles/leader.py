@@ -18,7 +18,7 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass
 
-from samsa.raft.rpc.messages import FetchRequest, ReplicaDescription
+from samsa.raft.messages import FetchRequest, ReplicaDescription
 from samsa.raft.voters import VoterSet
 
 __all__ = ["LeaderState", "ParkedFetch", "PendingVoterChange", "ReplicaState"]

@@ -10,16 +10,7 @@ UNKNOWN_LEADER_EPOCH / NOT_LEADER_OR_FOLLOWER with our leader hint otherwise.
 from __future__ import annotations
 
 from samsa.raft.errors import ErrorCode, KRaftErrorCode
-from samsa.raft.persistence.raft_log import ValidationKind, validate_offset_and_epoch
-from samsa.raft.records import Entry, OffsetAndEpoch
-from samsa.raft.roles import (
-    FollowerState,
-    LeaderState,
-    ParkedFetch,
-    ProspectiveState,
-    UnattachedState,
-)
-from samsa.raft.rpc.messages import (
+from samsa.raft.messages import (
     BeginQuorumEpochRequest,
     BeginQuorumEpochResponse,
     EndQuorumEpochRequest,
@@ -30,6 +21,15 @@ from samsa.raft.rpc.messages import (
     FetchSnapshotResponse,
     VoteRequest,
     VoteResponse,
+)
+from samsa.raft.persistence.raft_log import ValidationKind, validate_offset_and_epoch
+from samsa.raft.records import Entry, OffsetAndEpoch
+from samsa.raft.roles import (
+    FollowerState,
+    LeaderState,
+    ParkedFetch,
+    ProspectiveState,
+    UnattachedState,
 )
 from samsa.raft.transitions import Transitions
 

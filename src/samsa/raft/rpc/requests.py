@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from samsa.raft.rpc.messages import RaftRequest
+from samsa.raft.messages import RaftRequest
 
 __all__ = ["InFlightRequest", "RequestManager"]
 

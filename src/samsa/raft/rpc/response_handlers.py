@@ -10,17 +10,7 @@ this node, and an unknown leader of our own epoch is followed.
 from __future__ import annotations
 
 from samsa.raft.errors import ErrorCode, KRaftErrorCode, RaftInvariantError
-from samsa.raft.persistence.raft_log import truncation_offset
-from samsa.raft.records import Endpoint
-from samsa.raft.roles import (
-    CandidateState,
-    FollowerState,
-    LeaderState,
-    ProspectiveState,
-    ResignedState,
-    SnapshotDownload,
-)
-from samsa.raft.rpc.messages import (
+from samsa.raft.messages import (
     BeginQuorumEpochResponse,
     EndQuorumEpochResponse,
     FetchRequest,
@@ -30,6 +20,16 @@ from samsa.raft.rpc.messages import (
     RaftResponse,
     VoteRequest,
     VoteResponse,
+)
+from samsa.raft.persistence.raft_log import truncation_offset
+from samsa.raft.records import Endpoint
+from samsa.raft.roles import (
+    CandidateState,
+    FollowerState,
+    LeaderState,
+    ProspectiveState,
+    ResignedState,
+    SnapshotDownload,
 )
 from samsa.raft.rpc.request_handlers import RequestHandlers
 from samsa.raft.rpc.requests import InFlightRequest

@@ -1,6 +1,6 @@
 """Raft messages to and from Kafka's wire bodies.
 
-The machine speaks small dataclasses (``raft/rpc/messages.py``); on the wire they
+The machine speaks small dataclasses (``raft/messages.py``); on the wire they
 are Kafka's KRaft RPCs: one topic ``__cluster_metadata`` (topic id
 ``METADATA_TOPIC_ID`` in Fetch v13+) with one partition, a cluster id that a
 receiver checks (INCONSISTENT_CLUSTER_ID), leader hints in
@@ -16,8 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 from samsa.errors import ErrorCode
-from samsa.raft.records import OffsetAndEpoch
-from samsa.raft.rpc.messages import (
+from samsa.raft.messages import (
     HIGH_WATERMARK_NOT_SENT,
     AddRaftVoterRequest,
     BeginQuorumEpochRequest,
@@ -28,6 +27,7 @@ from samsa.raft.rpc.messages import (
     RemoveRaftVoterRequest,
     VoteRequest,
 )
+from samsa.raft.records import OffsetAndEpoch
 from samsa.raft.rpc.wire_common import (
     ADD_RAFT_VOTER,
     BEGIN_QUORUM_EPOCH,

@@ -12,11 +12,11 @@ import uuid
 from typing import TYPE_CHECKING, Any
 
 from samsa.errors import ErrorCode
-from samsa.raft.records import Endpoint
-from samsa.raft.rpc.messages import (
+from samsa.raft.messages import (
     FetchRequest,
     RaftRequest,
 )
+from samsa.raft.records import Endpoint
 
 if TYPE_CHECKING:
     from samsa.raft.machine import RaftMachine

@@ -10,9 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from samsa.errors import ErrorCode
-from samsa.raft.persistence.entry_codec import decode_entries, encode_entries
-from samsa.raft.records import OffsetAndEpoch
-from samsa.raft.rpc.messages import (
+from samsa.raft.messages import (
     AddRaftVoterResponse,
     BeginQuorumEpochResponse,
     EndQuorumEpochResponse,
@@ -25,6 +23,8 @@ from samsa.raft.rpc.messages import (
     ReplicaDescription,
     VoteResponse,
 )
+from samsa.raft.persistence.entry_codec import decode_entries, encode_entries
+from samsa.raft.records import OffsetAndEpoch
 from samsa.raft.rpc.wire_common import (
     ADD_RAFT_VOTER,
     BEGIN_QUORUM_EPOCH,

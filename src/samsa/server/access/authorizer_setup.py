@@ -18,7 +18,7 @@ from samsa.security.authorizer.standard import (
 )
 
 if TYPE_CHECKING:
-    from samsa.config import BrokerConfig
+    from samsa.config.broker_config import BrokerConfig
     from samsa.controller.image.metadata_delta import MetadataDelta
     from samsa.controller.image.metadata_image import MetadataImage
     from samsa.net.channel import ChannelSecurity

@@ -11,13 +11,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from samsa.config import BrokerConfig
+from samsa.config.broker_config import BrokerConfig
 from samsa.config.jaas import parse_jaas
 from samsa.config.listeners import Listener
+from samsa.config.security_protocols import SecurityProtocol
 from samsa.config.ssl import client_context
 from samsa.errors import ConfigError
 from samsa.net.channel import ChannelSecurity
-from samsa.security.protocols import SecurityProtocol
 from samsa.security.sasl.credentials import server_mechanisms
 from samsa.security.sasl.scram_server import CredentialLookup
 from samsa.security.sasl.session import MechanismFactory

@@ -13,7 +13,7 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING
 
-from samsa.config import parse_host_port
+from samsa.config.values import parse_host_port
 from samsa.http.backoff import LoginBackoff
 from samsa.http.basic_auth import Authorize, BasicAuthGate
 from samsa.http.credentials import PasswordCheck

@@ -23,9 +23,11 @@ from __future__ import annotations
 
 import ssl
 
-from samsa.config import KEYS, BrokerConfig, parse_host_port
+from samsa.config.broker_config import BrokerConfig
+from samsa.config.broker_keys import KEYS
 from samsa.config.node_settings import NodeSettings
 from samsa.config.ssl import server_context
+from samsa.config.values import parse_host_port
 from samsa.errors import ConfigError
 from samsa.http.hosts import is_loopback
 

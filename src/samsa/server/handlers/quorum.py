@@ -16,13 +16,13 @@ from typing import Any, Protocol
 
 from samsa.errors import ErrorCode
 from samsa.raft.driver import RaftDriver
-from samsa.raft.rpc import wire
-from samsa.raft.rpc.messages import (
+from samsa.raft.messages import (
     AddRaftVoterRequest,
     AddRaftVoterResponse,
     RemoveRaftVoterRequest,
     RemoveRaftVoterResponse,
 )
+from samsa.raft.rpc import wire
 from samsa.server.connections.router import Body, RequestContext, Router
 from samsa.server.connections.socket_server import CloseConnection
 

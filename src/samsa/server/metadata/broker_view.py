@@ -15,14 +15,12 @@ from operator import attrgetter
 from typing import TYPE_CHECKING
 
 from samsa.protocol.consumer_protocol import decode_assignment
-from samsa.server.observability.partition_metrics import PartitionSample
 from samsa.storage.cleaner.manager import CleanerStats
 
 if TYPE_CHECKING:
     from samsa.replication.partition import Partition
     from samsa.security.quotas import ThrottleTotals
     from samsa.server.broker_api import BrokerApi
-    from samsa.server.observability.metrics import BrokerMetrics
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,13 +74,26 @@ class ShareGroupState:
     members: tuple[MemberState, ...]
 
 
+@dataclass(frozen=True, slots=True)
+class PartitionSample:
+    """What ``/metrics`` shows of one hosted partition (observability's
+    partition_metrics writes these as exposition text)."""
+
+    topic: str
+    partition: int
+    size_bytes: int
+    segments: int
+    log_start_offset: int
+    log_end_offset: int
+    leader: bool
+    high_watermark: int
+    last_stable_offset: int
+    open_transactions: int
+
+
 class BrokerView:
     def __init__(self, broker: BrokerApi) -> None:
         self._broker = broker
-
-    @property
-    def metrics(self) -> BrokerMetrics | None:
-        return self._broker.metrics
 
     def client_throttling(self) -> ThrottleTotals:
         """Throttle time handed out per quota type (``ClientQuotaManager``)."""

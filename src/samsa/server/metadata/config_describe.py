@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from samsa.config import KEYS
+from samsa.config.broker_keys import KEYS
 from samsa.config.synonyms import (
     DYNAMIC_BROKER_CONFIGS,
     TOPIC_CONFIG_SYNONYMS,

@@ -20,7 +20,8 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-from samsa.config import KEYS, BrokerConfig
+from samsa.config.broker_config import BrokerConfig
+from samsa.config.broker_keys import KEYS
 from samsa.config.synonyms import (
     DYNAMIC_BROKER_CONFIGS,
     NO_STATIC_DEFAULT,

@@ -13,7 +13,7 @@ import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
-from samsa.config import parse_properties
+from samsa.config.values import parse_properties
 from samsa.errors import ConfigError
 from samsa.storage.files.atomic_file import atomic_write
 

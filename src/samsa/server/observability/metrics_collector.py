@@ -131,18 +131,16 @@ class BrokerCollector(Collector):
         yield GaugeMetricFamily(
             "samsa_offline_partitions", "Partitions of the cluster without a leader.", value=offline
         )
-        metrics = self.view.metrics
-        if metrics is not None:
-            yield CounterMetricFamily(
-                "samsa_isr_shrinks",
-                "ISR shrinks of partitions led here.",
-                value=metrics.isr_shrinks,
-            )
-            yield CounterMetricFamily(
-                "samsa_isr_expands",
-                "ISR expands of partitions led here.",
-                value=metrics.isr_expands,
-            )
+        yield CounterMetricFamily(
+            "samsa_isr_shrinks",
+            "ISR shrinks of partitions led here.",
+            value=self.metrics.isr_shrinks,
+        )
+        yield CounterMetricFamily(
+            "samsa_isr_expands",
+            "ISR expands of partitions led here.",
+            value=self.metrics.isr_expands,
+        )
 
     def _groups(self) -> Iterator[Metric]:
         labels = ["group", "topic", "partition"]

@@ -16,27 +16,14 @@ offset, stable lag and open transactions for those led here.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
+
+from samsa.server.metadata.broker_view import PartitionSample
 
 __all__ = [
     "PARTITION_FAMILIES",
     "PartitionSample",
     "partition_family_pieces",
 ]
-
-
-@dataclass(frozen=True, slots=True)
-class PartitionSample:
-    topic: str
-    partition: int
-    size_bytes: int
-    segments: int
-    log_start_offset: int
-    log_end_offset: int
-    leader: bool
-    high_watermark: int
-    last_stable_offset: int
-    open_transactions: int
 
 
 _HOSTED = (

@@ -11,7 +11,11 @@ from collections.abc import Mapping
 
 from samsa.client.admin.item_errors import check_item
 from samsa.client.admin.plumbing import AdminPlumbing
-from samsa.client.consumer.offsets import LIST_OFFSETS, list_offsets_request, parse_list_offsets
+from samsa.client.consumer.fetch.offsets import (
+    LIST_OFFSETS,
+    list_offsets_request,
+    parse_list_offsets,
+)
 from samsa.client.metadata import TopicPartition
 
 DELETE_RECORDS = 21

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from samsa.config.jaas import parse_jaas
+from samsa.config.security_protocols import SecurityProtocol, listener_protocol, parse_protocol_map
 from samsa.errors import ConfigError
-from samsa.security.protocols import SecurityProtocol, listener_protocol, parse_protocol_map
 
 
 def test_jaas_options_users_and_escapes() -> None:

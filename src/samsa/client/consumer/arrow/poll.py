@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from samsa.client.consumer.arrow_batch import fetched_columns
-from samsa.client.consumer.arrow_schema import arrow_schema, require_pyarrow
-from samsa.client.consumer.decoder import PartitionRecords
-from samsa.client.consumer.fetcher import Fetcher
+from samsa.client.consumer.arrow.batch import fetched_columns
+from samsa.client.consumer.arrow.schema import arrow_schema, require_pyarrow
+from samsa.client.consumer.fetch.decoder import PartitionRecords
+from samsa.client.consumer.fetch.fetcher import Fetcher
 
 __all__ = ["ArrowTaker"]
 

@@ -5,8 +5,8 @@ per record, this makes vectors: batch headers are read (as the decoder does),
 batches to hand out are picked (control batches, aborted transactions under
 read_committed and batches wholly outside the wanted offsets are skipped),
 compressed batches are decompressed into one buffer, every record's field
-positions come from one numpy index over the whole fetch (``arrow_index``),
-and the columns are made from those vectors (``arrow_columns``): offsets and
+positions come from one numpy index over the whole fetch (``arrow.index``),
+and the columns are made from those vectors (``arrow.columns``): offsets and
 timestamps are numpy arrays, keys and values are gathered by Arrow from the
 buffer.  No Python object is made per record, except for records with
 headers when headers are asked for, and for the rare batch the index declines
@@ -26,16 +26,16 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from samsa.client.consumer.aborted import AbortedTransactions
-from samsa.client.consumer.arrow_columns import (
+from samsa.client.consumer.arrow.columns import (
     Rows,
     binary_column,
     constant_string_column,
     headers_column,
     row_count,
 )
-from samsa.client.consumer.arrow_index import FieldIndex, index_fields, walk_records
-from samsa.client.consumer.arrow_schema import arrow_schema, require_pyarrow
+from samsa.client.consumer.arrow.index import FieldIndex, index_fields, walk_records
+from samsa.client.consumer.arrow.schema import arrow_schema, require_pyarrow
+from samsa.client.consumer.fetch.aborted import AbortedTransactions
 from samsa.errors import DecodeError
 from samsa.protocol.batches.compression import Compression, decompress
 from samsa.protocol.batches.record_batch import (

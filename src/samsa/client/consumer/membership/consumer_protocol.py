@@ -23,9 +23,9 @@ import logging
 import uuid
 from typing import Any
 
-from samsa.client.consumer.coordinator import METADATA, ConsumerCoordinator
 from samsa.client.consumer.errors import kafka_error
-from samsa.client.consumer.group import COORDINATOR_ERRORS, MemberState
+from samsa.client.consumer.membership.coordinator import METADATA, ConsumerCoordinator
+from samsa.client.consumer.membership.group import COORDINATOR_ERRORS, MemberState
 from samsa.client.errors import KafkaTimeoutError
 from samsa.client.metadata import TopicPartition
 from samsa.errors import ErrorCode, KafkaError

@@ -1,6 +1,6 @@
 """Field positions of every record of a whole fetch, as numpy vectors.
 
-The columnar twin of ``record_index``: that module indexes one batch and
+The columnar twin of ``fetch.record_index``: that module indexes one batch and
 hands Python lists to the record builder; this one indexes all the batches
 of one fetch response at once and keeps numpy arrays, which the Arrow
 builder uses as they are.  One index per fetch instead of per batch matters:
@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from samsa.client.consumer.record_index import _ADVANCE, _headers, _varints
+from samsa.client.consumer.fetch.record_index import _ADVANCE, _headers, _varints
 
 __all__ = ["FieldIndex", "index_fields", "walk_records"]
 

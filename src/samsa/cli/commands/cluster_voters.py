@@ -27,9 +27,11 @@ from pathlib import Path
 
 from samsa.cli.common import CliError, open_admin
 from samsa.client.admin import Admin, QuorumInfo
-from samsa.config import KEYS, BrokerConfig, parse_properties
+from samsa.config.broker_config import BrokerConfig
+from samsa.config.broker_keys import KEYS
 from samsa.config.listeners import Listener, parse_listeners
 from samsa.config.node_settings import NodeSettings
+from samsa.config.values import parse_properties
 from samsa.errors import ConfigError, SamsaError
 
 Endpoint = tuple[str, str, int]

@@ -42,8 +42,8 @@ import gc
 from collections.abc import Callable
 from typing import Any
 
-from samsa.client.consumer.aborted import AbortedTransactions
-from samsa.client.consumer.record_index import (
+from samsa.client.consumer.fetch.aborted import AbortedTransactions
+from samsa.client.consumer.fetch.record_index import (
     MIN_RECORDS,
     RecordIndex,
     index_records,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from samsa.config import BrokerConfig
+from samsa.config.broker_config import BrokerConfig
 from samsa.config.listeners import Listener, QuorumVoter
 from samsa.config.node_settings import NodeSettings
 from samsa.errors import ConfigError

@@ -4,7 +4,7 @@ A ``PartitionRangeReader`` owns an assigned (non-group) fetch pipeline --
 the consumer's own ``Fetcher``, ``SubscriptionState`` and network client --
 and hands out the records with ``start_offset <= offset < end_offset`` as
 ``pyarrow.RecordBatch`` es, in offset order, built by the columnar path
-(``arrow_batch``).  The next Fetch is on the wire before a batch is handed
+(``arrow.batch``).  The next Fetch is on the wire before a batch is handed
 to the caller, so the broker works while the caller does.
 
 When is the range done?  When the position reaches ``end_offset``; also when
@@ -27,15 +27,15 @@ import logging
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from samsa.client.consumer.arrow_batch import fetched_columns
-from samsa.client.consumer.arrow_schema import require_pyarrow
+from samsa.client.consumer.arrow.batch import fetched_columns
+from samsa.client.consumer.arrow.schema import require_pyarrow
 from samsa.client.consumer.config import parse_consumer_config
 from samsa.client.consumer.consumer import build_network_client
-from samsa.client.consumer.decoder import PartitionRecords
 from samsa.client.consumer.errors import OffsetOutOfRangeError
-from samsa.client.consumer.fetcher import Fetcher
+from samsa.client.consumer.fetch.decoder import PartitionRecords
+from samsa.client.consumer.fetch.fetcher import Fetcher
+from samsa.client.consumer.fetch.offsets import EARLIEST, LATEST, OffsetFetcher
 from samsa.client.consumer.network import monotonic_ms
-from samsa.client.consumer.offsets import EARLIEST, LATEST, OffsetFetcher
 from samsa.client.consumer.subscription import SubscriptionState
 from samsa.client.errors import DataLossError, KafkaTimeoutError
 from samsa.client.metadata import TopicPartition

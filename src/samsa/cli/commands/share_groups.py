@@ -14,6 +14,8 @@ import argparse
 from typing import Any
 
 from samsa.cli.action_table import Action, add_command
+from samsa.cli.commands.groups import fmt_assignment
+from samsa.cli.commands.groups_reset import resolve_partitions
 from samsa.cli.common import (
     CliError,
     console,
@@ -21,8 +23,6 @@ from samsa.cli.common import (
     print_json,
     print_table,
 )
-from samsa.cli.groups_command import fmt_assignment
-from samsa.cli.groups_reset import resolve_partitions
 from samsa.client.admin import EARLIEST, LATEST
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import socket
 from pathlib import Path
 
-from samsa.cli.broker_command import resolve_config
+from samsa.cli.commands.broker import resolve_config
 from samsa.cli.main import build_parser, main
 from samsa.testing import BrokerProcess
 

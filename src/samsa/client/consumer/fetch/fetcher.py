@@ -35,9 +35,9 @@ from collections.abc import Callable
 from functools import partial
 from typing import Any
 
-from samsa.client.consumer.decoder import PartitionRecords
 from samsa.client.consumer.errors import OffsetOutOfRangeError, kafka_error
-from samsa.client.consumer.fetch_requests import READ_COMMITTED, FetchRequests
+from samsa.client.consumer.fetch.decoder import PartitionRecords
+from samsa.client.consumer.fetch.requests import READ_COMMITTED, FetchRequests
 from samsa.client.consumer.network import ConsumerNetworkClient, RequestFuture
 from samsa.client.consumer.records import ConsumerRecord
 from samsa.client.consumer.subscription import SubscriptionState

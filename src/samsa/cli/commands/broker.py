@@ -20,7 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from samsa.cli import logging_setup
-from samsa.config import BrokerConfig, parse_properties
+from samsa.config.broker_config import BrokerConfig
+from samsa.config.values import parse_properties
 from samsa.errors import ConfigError
 from samsa.security.scram_spec import parse_scram_specs
 from samsa.server.connections.open_files import raise_open_files_limit

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from samsa.config import BrokerConfig
+from samsa.config.broker_config import BrokerConfig
 from samsa.errors import ConfigError
 from samsa.protocol.kafka_versions import is_kafka_version
 from samsa.storage.topic_config.log_config import LogConfig

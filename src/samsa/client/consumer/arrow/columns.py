@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from samsa.client.consumer.arrow_schema import require_pyarrow
+from samsa.client.consumer.arrow.schema import require_pyarrow
 
 __all__ = ["Rows", "binary_column", "constant_string_column", "headers_column", "row_count"]
 

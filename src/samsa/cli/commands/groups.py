@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from samsa.cli.action_table import Action, add_command
+from samsa.cli.commands.groups_reset import RESET_ACTION, resolve_partitions
 from samsa.cli.common import (
     CliError,
     console,
@@ -25,7 +26,6 @@ from samsa.cli.common import (
     print_json,
     print_table,
 )
-from samsa.cli.groups_reset import RESET_ACTION, resolve_partitions
 from samsa.client.admin import LATEST, Admin, GroupDescription
 from samsa.client.admin.families.consumer_groups import ConsumerGroupDescription
 from samsa.client.metadata import TopicPartition

@@ -21,7 +21,7 @@ from typing import Any
 
 from samsa.client.consumer.assignors import Assignor, build_assignors
 from samsa.client.consumer.errors import CommitFailedError, kafka_error
-from samsa.client.consumer.group import COORDINATOR_ERRORS, GroupMembership, MemberState
+from samsa.client.consumer.membership.group import COORDINATOR_ERRORS, GroupMembership, MemberState
 from samsa.client.consumer.network import ConsumerNetworkClient, RequestFuture
 from samsa.client.consumer.records import OffsetAndMetadata
 from samsa.client.consumer.subscription import SubscriptionState

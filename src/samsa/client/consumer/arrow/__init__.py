@@ -1,0 +1,1 @@
+"""Columnar reads: fetched bytes straight into ``pyarrow`` record batches (the ``arrow`` extra)."""

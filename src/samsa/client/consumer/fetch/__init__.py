@@ -1,0 +1,1 @@
+"""The fetch path: Fetch requests and sessions, decoding fetched bytes into records, ListOffsets position lookups."""
