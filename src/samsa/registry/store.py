@@ -174,7 +174,7 @@ class RegistryState:
         holders = sorted(self._by_id.get(schema_id, ()))
         found = [self.subjects[s].versions[v] for s, v in holders]
         live = [v for v in found if not v.deleted]
-        return (live or found or [None])[0]
+        return (live or found)[0] if found else None
 
     def holders_of(self, schema_id: int, include_deleted: bool = False) -> list[SchemaValue]:
         found = [self.subjects[s].versions[v] for s, v in sorted(self._by_id.get(schema_id, ()))]

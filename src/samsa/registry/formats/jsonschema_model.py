@@ -125,11 +125,11 @@ class NodeReader:
 
     def _follow(self, ref: str, doc: JsonSchema) -> tuple[Any, JsonSchema]:
         base, _, pointer = ref.partition("#")
-        target = doc
+        target: JsonSchema | None = doc
         if base:
             target = self.schema.refs.get(base) or doc.refs.get(base) or _by_id(self.schema, base)
-            if target is None:
-                return {}, doc  # unresolvable: compared as the empty schema
+        if target is None:
+            return {}, doc  # unresolvable: compared as the empty schema
         node: Any = target.root
         for part in [p for p in pointer.split("/") if p]:
             part = part.replace("~1", "/").replace("~0", "~")

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from google.protobuf import descriptor_pb2 as pb
+from google.protobuf.descriptor_pb2 import FieldDescriptorProto as FieldProto
 
 from samsa.registry.formats.protobuf import ProtobufSchema
 
@@ -139,7 +140,7 @@ class _Diff:
             self.field(o_all[number], u_all[number], f"{path}/{number}")
         self.types(list(original.nested_type), list(update.nested_type), path)
 
-    def field(self, original: F, update: F, path: str) -> None:
+    def field(self, original: FieldProto, update: FieldProto, path: str) -> None:
         o_kind, u_kind = self._kind(original, self.original), self._kind(update, self.update)
         if o_kind != u_kind:
             self.add("FIELD_KIND_CHANGED", path)
@@ -177,7 +178,7 @@ class _Diff:
             self.add("FIELD_NAMED_TYPE_CHANGED", path)
 
     @staticmethod
-    def _kind(field: F, types: dict[str, _TypeInfo]) -> str:
+    def _kind(field: FieldProto, types: dict[str, _TypeInfo]) -> str:
         if field.type in (F.TYPE_MESSAGE, F.TYPE_GROUP):
             info = types.get(field.type_name)
             is_map = info is not None and info.proto.options.map_entry
@@ -185,7 +186,7 @@ class _Diff:
         return "SCALAR"
 
 
-def _split(msg: Any) -> tuple[dict[int, F], dict[int, F]]:
+def _split(msg: Any) -> tuple[dict[int, FieldProto], dict[int, FieldProto]]:
     """A message's fields by number: outside real oneofs, and inside them."""
     top, inside = {}, {}
     for field in msg.field:
@@ -196,7 +197,7 @@ def _split(msg: Any) -> tuple[dict[int, F], dict[int, F]]:
     return top, inside
 
 
-def _by_oneof(msg: Any, inside: dict[int, F]) -> dict[str, list[int]]:
+def _by_oneof(msg: Any, inside: dict[int, FieldProto]) -> dict[str, list[int]]:
     groups: dict[str, list[int]] = {}
     for number, field in inside.items():
         groups.setdefault(msg.oneof_decl[field.oneof_index].name, []).append(number)

@@ -13,6 +13,7 @@ from typing import Any
 
 from antlr4.error.ErrorListener import ErrorListener
 from google.protobuf import descriptor_pb2 as pb
+from google.protobuf.descriptor_pb2 import FieldDescriptorProto as FieldProto
 from proto_schema_parser import ast
 from proto_schema_parser.parser import Parser
 
@@ -30,7 +31,7 @@ LABELS = {"OPTIONAL": F.LABEL_OPTIONAL, "REQUIRED": F.LABEL_REQUIRED, "REPEATED"
 MAX_FIELD = 536870911
 
 
-class _Raise(ErrorListener):  # type: ignore[misc]
+class _Raise(ErrorListener):
     def syntaxError(
         self, recognizer: Any, symbol: Any, line: int, column: int, msg: str, e: Any
     ) -> None:
@@ -76,7 +77,7 @@ class DescriptorBuilder:
         self.symbols = dict(imported)
         self.package = ""
         self.custom_options: dict[str, list[tuple[str, Any]]] = {}
-        self._pending: list[tuple[F, str, str]] = []  # (field, written type, scope)
+        self._pending: list[tuple[FieldProto, str, str]] = []  # (field, written type, scope)
 
     def build(self) -> pb.FileDescriptorProto:
         tree = self.tree
@@ -176,7 +177,7 @@ class DescriptorBuilder:
             field.oneof_index = len(msg.oneof_decl)
             msg.oneof_decl.add(name=f"_{name}")
 
-    def _field(self, field: F, node: Any, scope: str) -> F:
+    def _field(self, field: FieldProto, node: Any, scope: str) -> FieldProto:
         field.name, field.number = node.name, node.number
         field.label = LABELS[node.cardinality.value] if node.cardinality else F.LABEL_OPTIONAL
         self._pending.append((field, node.type, scope))
@@ -189,15 +190,15 @@ class DescriptorBuilder:
                 self._option(field.options, option, f"{scope}.{node.name}")
         return field
 
-    def _resolve_field_type(self, field: F, written: str, scope: str) -> None:
+    def _resolve_field_type(self, field: FieldProto, written: str, scope: str) -> None:
         if written in SCALARS:
-            field.type = SCALARS[written]  # type: ignore[assignment]
+            field.type = SCALARS[written]
             return
         if field.type == F.TYPE_GROUP:
             return
         full = self.resolve(written, scope)
         field.type_name = full
-        field.type = F.TYPE_ENUM if self.symbols[full] == "enum" else F.TYPE_MESSAGE  # type: ignore[assignment]
+        field.type = F.TYPE_ENUM if self.symbols[full] == "enum" else F.TYPE_MESSAGE
 
     def _map_field(self, msg: pb.DescriptorProto, node: Any, scope: str) -> None:
         entry = msg.nested_type.add(name=_entry_name(node.name))
@@ -208,17 +209,17 @@ class DescriptorBuilder:
             part = entry.field.add(name=name, number=number, label=F.LABEL_OPTIONAL)
             self._pending.append((part, written, f"{scope}.{entry.name}"))
         field = msg.field.add(name=node.name, number=node.number, label=F.LABEL_REPEATED)
-        field.type, field.type_name = F.TYPE_MESSAGE, f"{scope}.{entry.name}"  # type: ignore[assignment]
+        field.type, field.type_name = F.TYPE_MESSAGE, f"{scope}.{entry.name}"
         for option in node.options:
             self._option(field.options, option, f"{scope}.{node.name}")
 
-    def _group(self, msg: pb.DescriptorProto, fields: Any, node: Any, scope: str) -> F:
+    def _group(self, msg: pb.DescriptorProto, fields: Any, node: Any, scope: str) -> FieldProto:
         nested = ast.Message(name=node.name, elements=node.elements)
         self._message(msg.nested_type.add(), nested, scope)
         field = fields.add(name=node.name.lower(), number=node.number, type=F.TYPE_GROUP)
         field.label = LABELS[node.cardinality.value] if node.cardinality else F.LABEL_OPTIONAL
         field.type_name = f"{scope}.{node.name}"
-        return field  # type: ignore[no-any-return]
+        return field
 
     def _enum(self, enum: pb.EnumDescriptorProto, node: Any, scope: str) -> None:
         enum.name = node.name

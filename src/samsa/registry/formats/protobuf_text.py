@@ -14,6 +14,7 @@ import json
 from typing import Any
 
 from google.protobuf import descriptor_pb2 as pb
+from google.protobuf.descriptor_pb2 import FieldDescriptorProto as FieldProto
 
 from samsa.registry.formats.protobuf_parse import SCALARS, resolve_in
 
@@ -130,7 +131,7 @@ class ProtoPrinter:
         self._out(depth, "}")
 
     def _field(
-        self, field: F, entries: Any, msg: Any, scope: str, depth: int, in_oneof: bool
+        self, field: FieldProto, entries: Any, msg: Any, scope: str, depth: int, in_oneof: bool
     ) -> None:
         options = self._field_options(field, scope)
         suffix = f" [{', '.join(options)}]" if options else ""
@@ -157,7 +158,7 @@ class ProtoPrinter:
             depth, f"{label}{self._type(field, scope)} {field.name} = {field.number}{suffix};"
         )
 
-    def _label(self, field: F, in_oneof: bool) -> str:
+    def _label(self, field: FieldProto, in_oneof: bool) -> str:
         if in_oneof:
             return ""
         if field.label == F.LABEL_REPEATED or field.label == F.LABEL_REQUIRED:
@@ -166,12 +167,12 @@ class ProtoPrinter:
             return ""
         return "optional "
 
-    def _type(self, field: F, scope: str) -> str:
+    def _type(self, field: FieldProto, scope: str) -> str:
         if field.type in SCALAR_NAMES:
             return SCALAR_NAMES[field.type]
         return self.type_name(field.type_name, scope)
 
-    def _field_options(self, field: F, scope: str) -> list[str]:
+    def _field_options(self, field: FieldProto, scope: str) -> list[str]:
         out = []
         if field.HasField("default_value"):
             value = field.default_value
@@ -199,7 +200,7 @@ class ProtoPrinter:
         self._out(depth, "}")
 
     def _extends(self, fields: Any, scope: str, depth: int) -> None:
-        by_extendee: dict[str, list[F]] = {}
+        by_extendee: dict[str, list[FieldProto]] = {}
         for field in fields:
             by_extendee.setdefault(field.extendee, []).append(field)
         for extendee, members in by_extendee.items():
