@@ -12,10 +12,10 @@ from __future__ import annotations
 import json
 
 import pytest
+from tests.registry.harness import Registry
 
 from samsa.registry.compatibility import incompatibilities
 from samsa.registry.formats import schema_format
-from tests.registry.harness import Registry
 
 
 def obj(props: dict, **more: object) -> dict:

@@ -11,10 +11,10 @@ Message Type" for the scalar groups.
 from __future__ import annotations
 
 import pytest
+from tests.registry.harness import Registry
 
 from samsa.registry.compatibility import incompatibilities
 from samsa.registry.formats import schema_format
-from tests.registry.harness import Registry
 
 
 def proto(body: str, package: str = "acme") -> str:
