@@ -152,3 +152,24 @@ def unsupported_media_type() -> RegistryError:
 
 def store_error(message: str) -> RegistryError:
     return RegistryError(500, 50001, message)
+
+
+def store_timeout() -> RegistryError:
+    return RegistryError(500, 50002, "Write to the Kafka store timed out")
+
+
+def forwarding_error(message: str) -> RegistryError:
+    return RegistryError(500, 50003, f"Error while forwarding the request to the leader: {message}")
+
+
+def unknown_leader(message: str) -> RegistryError:
+    return RegistryError(500, 50004, f"Unknown leader: {message}")
+
+
+def unauthenticated(message: str) -> RegistryError:
+    return RegistryError(401, 401, message)
+
+
+def forbidden(message: str) -> RegistryError:
+    """Confluent's authorization refusal (its RBAC plugin's 40301)."""
+    return RegistryError(403, 40301, message)

@@ -64,6 +64,7 @@ from samsa.storage.topic_config.log_config import LogConfig
 if TYPE_CHECKING:
     from samsa.http.endpoint import HttpEndpoint
     from samsa.raft.driver import RaftDriver
+    from samsa.registry.node.server import RegistryServer
     from samsa.server.broker_api import NodeApi
     from samsa.server.metadata.controller_link import ControllerLink
     from samsa.server.metadata.loader import MetadataLoader
@@ -128,6 +129,8 @@ class Broker:
         """The share partitions this broker leads (``samsa.share``), made by the handlers."""
         self.metrics: BrokerMetrics | None = None
         self._http_endpoints: list[HttpEndpoint] = []
+        self.registry: RegistryServer | None = None
+        """The schema registry on ``registry.listen`` (``samsa.registry.node``)."""
         self._reconciled = False
         self._listed_unfenced = asyncio.Event()
         """Set once this node's image shows its own registration unfenced: a client
@@ -386,6 +389,8 @@ class Broker:
             self.ensure_group_coordinator()
         if "__transaction_state" in self.image.topics:
             self.ensure_transaction_coordinator()
+        if self.registry is not None:
+            self.registry.begin()  # replays _schemas, then answers
         freeze_start_up()  # what start-up built lives on: keep the collector off it
 
     def register_handlers(self, router: Router, listener: Listener) -> None:
@@ -398,7 +403,10 @@ class Broker:
         router.throttling = self.throttling
 
     async def _bind_http_endpoints(self) -> None:
-        """Metrics and console: off unless their listen address is set."""
+        """Metrics, console and schema registry: off unless their listen address is set."""
+        from samsa.server.endpoints.registry_port import bind_registry
+
+        self.registry = await bind_registry(self, self.node.settings)
         if self.metrics is None:
             return
         from samsa.server.endpoints.assembly import bind_http_endpoints
@@ -438,6 +446,8 @@ class Broker:
     async def stop(self) -> None:
         for endpoint in self._http_endpoints:
             await endpoint.stop()
+        if self.registry is not None:
+            await self.registry.stop()
         if self.lifecycle is not None:
             await self.lifecycle.stop()
         if not self._opened:
