@@ -23,13 +23,24 @@ READY_TIMEOUT_S = 90.0
 REGISTRY_ARGS = ["--registry-listen", "127.0.0.1:0"]
 
 
-def registry_url(proc: BrokerProcess, timeout: float = READY_TIMEOUT_S) -> str:
-    """The registry's base URL (no trailing slash), from its "listening" log line."""
-    if not proc.wait_for_log("schema registry listening on ", timeout):
-        raise AssertionError("the registry did not start:\n" + "\n".join(proc.log_lines[-40:]))
-    found = re.search(r"schema registry listening on (https?://\S+?)/?$", proc.log_text(), re.M)
-    assert found is not None
-    return found.group(1)
+def registry_url(proc: BrokerProcess, timeout: float = READY_TIMEOUT_S, since: int = 0) -> str:
+    """The registry's base URL (no trailing slash), from its last "listening" log line
+    after log line ``since`` (a restarted process logs a new one: wait for that)."""
+    pattern = re.compile(r"schema registry listening on (https?://\S+?)/?$")
+
+    def find() -> str | None:  # the last: a process restarted in the test logs a new one
+        for line in reversed(proc.log_lines[since:]):
+            found = pattern.search(line)
+            if found is not None:
+                return found.group(1)
+        return None
+
+    with proc._log_changed:
+        if not proc._log_changed.wait_for(lambda: find() is not None, timeout):
+            raise AssertionError("no registry:\n" + "\n".join(proc.log_lines[-40:]))
+    url = find()
+    assert url is not None
+    return url
 
 
 @contextmanager

@@ -58,8 +58,10 @@ class Election:
         self.loop = loop
         self.on_change = on_change
         self.name = name
-        self.claims_primary = False
-        """Set by the last assignment: said in the next JoinGroup so the role stays put."""
+        self._claim: str | None = None
+        """The member id the last assignment made primary (this node's, or None): a
+        rejoin under that id says so, so the role stays put.  A member expelled from
+        the group rejoins under a new id and claims nothing."""
         self._stopping = threading.Event()
         self._rejoin = threading.Event()
         self._thread: threading.Thread | None = None
@@ -76,12 +78,13 @@ class Election:
 
     def step_down(self) -> None:
         """The writer was fenced: another node writes now.  Stop claiming the role and rejoin."""
-        self.claims_primary = False
+        self._claim = None
         self._rejoin.set()
 
     # -- callbacks from the membership (its threads) --------------------------------
-    def metadata(self) -> bytes:
-        return replace(self.identity, leader=self.claims_primary).encode()
+    def metadata(self, member_id: str) -> bytes:
+        claims = bool(member_id) and member_id == self._claim
+        return replace(self.identity, leader=claims).encode()
 
     def assign(self, members: list[dict[str, Any]]) -> dict[str, bytes]:
         parsed = []
@@ -109,7 +112,7 @@ class Election:
             log.error("registry group: unreadable assignment (%s)", exc)
             assignment = Assignment()
         is_me = assignment.primary_member == member_id
-        self.claims_primary = is_me
+        self._claim = member_id if is_me else None
         self._to_loop(assignment, is_me, generation)
 
     def revoked(self) -> None:
@@ -153,8 +156,9 @@ class Election:
                 "max.poll.interval.ms": max(30000, 3 * session),
             }
         )
-        rebalance_ms = cfg["max.poll.interval.ms"]
-        client = build_network_client(cfg, max(cfg["request.timeout.ms"], rebalance_ms + 5000))
+        # Short requests (a coordinator that hangs is given up on within the session);
+        # JoinGroup, parked by the coordinator for a whole rebalance, sets its own.
+        client = build_network_client(cfg, cfg["request.timeout.ms"])
         member = RegistryMember(client, cfg, self)
         try:
             while not self._stopping.is_set():
@@ -162,7 +166,12 @@ class Election:
                 if self._rejoin.is_set():
                     self._rejoin.clear()
                     member.request_rejoin("this node's writer was fenced")
-                if member.ensure_active_group(client.now_ms() + STEP_MS):
+                deadline = client.now_ms() + STEP_MS
+                if member.coordinator_unknown():
+                    # The coordinator died (its heartbeats failed): find the new one,
+                    # which heartbeats then reach; the group rebalances from there.
+                    member.ensure_coordinator(deadline)
+                elif member.ensure_active_group(deadline):
                     self._stopping.wait(STEP_MS / 1000)
         finally:
             try:

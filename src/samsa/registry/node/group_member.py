@@ -25,7 +25,7 @@ class RegistryMember(GroupMembership):
         self.election = election
 
     def join_metadata(self) -> list[tuple[str, bytes]]:
-        return [(PROTOCOL_NAME, self.election.metadata())]
+        return [(PROTOCOL_NAME, self.election.metadata(self.member_id))]
 
     def perform_assignment(
         self, protocol: str, members: list[dict[str, Any]], deadline_ms: int

@@ -70,7 +70,10 @@ class RegistryService:
         self.api = RegistryApi(self.state)
         self.view = RegistryView(self.state)
         name = f"samsa-registry-{broker.node_id}"
-        client = broker.kafka_client_config()
+        client = {
+            **broker.kafka_client_config(),
+            "request.timeout.ms": settings.request_timeout_ms,
+        }
         self.reader = StoreReader(client, settings.topic, self.state, self.loop, name)
         self.writer = StoreWriter(
             client, settings.topic, settings.transactional_id, settings.timeout_s, name
@@ -88,7 +91,6 @@ class RegistryService:
         self.is_primary = False
         self._primary_generation = -2
         self._synced = False
-        self._last_said = ""
         self._lock = asyncio.Lock()
         self._role_changed = asyncio.Event()
         self._executor = ThreadPoolExecutor(1, thread_name_prefix=f"{name}-writer")
@@ -251,9 +253,7 @@ class RegistryService:
                     self._spawn(self._blocking(self.writer.close))
                 self._primary_generation = -2
             where = "this node" if is_me else (self.primary.url if self.primary else "nobody")
-            if where != self._last_said:
-                log.info("schema registry: the primary is %s (generation %d)", where, generation)
-                self._last_said = where
+            log.info("schema registry: the primary is %s (generation %d)", where, generation)
             self.is_primary = is_me
         self._role_changed.set()
         self._role_changed = asyncio.Event()
@@ -277,7 +277,7 @@ class RegistryService:
 
     def _fenced(self, exc: BaseException) -> None:
         log.warning("schema registry: another node writes now (%s); stepping down", exc)
-        self.is_primary = False
+        self.is_primary, self.primary = False, None  # until the group says who it is
         self._primary_generation = -2
         self.election.step_down()
 

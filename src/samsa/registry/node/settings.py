@@ -46,6 +46,13 @@ class RegistrySettings:
     def timeout_s(self) -> float:
         return self.timeout_ms / 1000
 
+    @property
+    def request_timeout_ms(self) -> int:
+        """The Kafka client's per-request timeout: as short as the session (at least 3 s,
+        at most Kafka's 30 s), so a request to a node that hangs (paused, cut off) fails
+        and is sent elsewhere about as soon as the election gives up on that node."""
+        return max(3000, min(30000, self.session_timeout_ms))
+
     @classmethod
     def read(
         cls, broker: RegistryBroker, bind_host: str, bound_port: int, tls: bool

@@ -58,6 +58,7 @@ class StoreWriter:
 
         self.close()
         timeout_ms = int(self.timeout_s * 1000)
+        request_ms = min(timeout_ms, int(self.client_config.get("request.timeout.ms", 30000)))
         producer = Producer(
             {
                 **self.client_config,
@@ -70,8 +71,8 @@ class StoreWriter:
                 # producer does (20 ms), not after the default 100 ms.
                 "retry.backoff.ms": 20,
                 "max.block.ms": timeout_ms,
-                "request.timeout.ms": min(timeout_ms, 30000),
-                "delivery.timeout.ms": max(timeout_ms, min(timeout_ms, 30000) + 1000),
+                "request.timeout.ms": request_ms,
+                "delivery.timeout.ms": max(timeout_ms, request_ms + 1000),
             }
         )
         try:
