@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from samsa.cli.commands.cluster_status import render
+from samsa.cli.actions.cluster_status import render
 
 
 def test_an_offline_log_dir_is_one_line_under_the_brokers(

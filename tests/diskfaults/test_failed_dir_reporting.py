@@ -18,7 +18,7 @@ import pytest
 from confluent_kafka import KafkaError, Producer
 from tests.cluster.helpers import admin, create_topic, wait_until
 
-from samsa.cli.commands.cluster_status import gather
+from samsa.cli.actions.cluster_status import gather
 from samsa.config.broker_config import BrokerConfig
 from samsa.errors import ErrorCode
 from samsa.server.node import Node

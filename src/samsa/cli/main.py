@@ -26,6 +26,7 @@ COMMANDS = (
     "bench",
     "users",
     "acls",
+    "schemas",
 )
 """Every command, in the order ``samsa --help`` lists them (module ``samsa.cli.commands.<name>``)."""
 

@@ -3,16 +3,21 @@
 h11 parses and frames the bytes (sans-I/O); this module reads and writes
 them.  Routes answer GET (and HEAD); only routes registered as ``post_routes``
 take POST with a small body, anything else is 405 and an unknown path 404.
+An endpoint with a ``fallback`` handler (the schema registry, which routes
+its REST API itself) also takes PUT and DELETE, and hands it every request
+no route matches.
 Handlers build their answer from in-memory state in about a millisecond, or
 await one in-process Kafka API call, so running them on the event loop keeps
 the broker's requests flowing.  An HTTP/1.1 GET or HEAD without a body leaves
 its connection open for the next request (a console page polls every second,
 and a new connection each time cost the broker four times the CPU of the
 answer itself); a POST, an HTTP/1.0 request, ``Connection: close`` or a
-malformed request closes it.  A request's head must arrive whole within
+malformed request closes it (unless the endpoint keeps connections with
+bodies open, as a REST API's clients expect).  A request's head must arrive whole within
 ``READ_TIMEOUT`` seconds, and its body within as long again: a slow or silent
 client, or an idle kept-alive connection, is cut off.  A head over
-``MAX_HEAD`` bytes is 431, a body over ``MAX_BODY`` 413.
+``MAX_HEAD`` bytes is 431, a body over the endpoint's ``max_body`` (default
+``MAX_BODY``) 413.
 
 Before a handler runs: the Host header must be a name of the endpoint
 (``HostCheck``; 421 otherwise), a POST whose ``Origin`` is another site is
@@ -32,6 +37,7 @@ import inspect
 import logging
 import ssl
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from urllib.parse import parse_qs, unquote, urlsplit
 
@@ -56,6 +62,8 @@ MAX_HEAD = 16 * 1024
 MAX_BODY = 64 * 1024
 RECEIVE_BYTES = 64 * 1024
 METHODS = ("GET", "HEAD", "POST")
+BODY_METHODS = ("POST", "PUT", "DELETE")
+ErrorFormat = Callable[[HttpError], Response]
 
 __all__ = [
     "MAX_BODY",
@@ -96,12 +104,25 @@ class HttpEndpoint:
         *,
         json_errors: bool = False,
         security: EndpointSecurity | None = None,
+        fallback: Handler | None = None,
+        error_format: ErrorFormat | None = None,
+        max_body: int = MAX_BODY,
+        keep_alive_bodies: bool = False,
     ) -> None:
         """``json_errors``: an HttpError is answered ``{"error": message,
-        "status": code}`` (the console's API), else as plain text."""
+        "status": code}`` (the console's API), else as plain text;
+        ``error_format`` answers it in a shape of the endpoint's own.
+        ``fallback`` takes any method on a path no route serves;
+        ``keep_alive_bodies`` keeps a connection open after a request with a
+        body (read whole, so the next request starts clean)."""
         self.name = name
         self.json_errors = json_errors
         self.routes = Routes(routes, post_routes)
+        self.fallback = fallback
+        self.error_format = error_format
+        self.max_body = max_body
+        self.keep_alive_bodies = keep_alive_bodies
+        self.methods = (*METHODS, "PUT", "DELETE") if fallback is not None else METHODS
         self.security = security or EndpointSecurity()
         self._server: asyncio.Server | None = None
         self._connections: set[asyncio.StreamWriter] = set()
@@ -144,25 +165,31 @@ class HttpEndpoint:
         try:
             return await self._answer(request)
         except HttpError as exc:
+            if self.error_format is not None:
+                return self.error_format(exc)
             return error_response(exc, as_json=self.json_errors)
         except Exception:
             log.exception("%s: %s failed", self.name, request.path)
+            if self.error_format is not None:
+                return self.error_format(HttpError(500, "internal error (see the broker log)"))
             if self.json_errors:
                 return json_response({"error": "internal error (see the broker log)"}, 500)
             return Response(500, b"internal error\n")
 
     async def _answer(self, request: Request) -> Response:
-        if request.method not in METHODS:
-            return _not_allowed("GET, HEAD, POST")
+        if request.method not in self.methods:
+            return _not_allowed(", ".join(self.methods))
         hosts = self.security.hosts
         if hosts is not None and not hosts.allows(request.headers.get("host")):
             raise HttpError(421, hosts.refusal(request.headers.get("host")))
         handler = self.routes.find(request.method, request.path)
+        if handler is None and self.fallback is not None:
+            handler = self.fallback
         if handler is None:
             if request.method == "POST" and self.routes.find("GET", request.path) is not None:
                 return _not_allowed("GET, HEAD")
             return not_found(request.path)
-        if request.method == "POST":
+        if request.method in BODY_METHODS:
             _refuse_cross_site(request)
         gate = self.security.gate
         if gate is not None and not gate.is_public(request):
@@ -223,21 +250,26 @@ class HttpEndpoint:
             name, value = raw_name.decode("latin-1"), raw_value.decode("latin-1")
             headers[name] = f"{headers[name]}, {value}" if name in headers else value
         declared = headers.get("content-length")
-        if declared is not None and int(declared.split(",")[0]) > MAX_BODY:
-            raise _Refused(Response(413, f"body over {MAX_BODY} bytes\n".encode()))
+        if declared is not None and int(declared.split(",")[0]) > self.max_body:
+            raise _Refused(self._too_large())
         body = await self._read_body(conn, reader)
         method = event.method.decode("ascii")
         parts = urlsplit(event.target.decode("ascii", "replace"))
         query = {k: v[-1] for k, v in parse_qs(parts.query, keep_blank_values=True).items()}
         content_type = headers.get("content-type", "").split(";")[0].strip().lower()
         keep_alive = (
-            method in ("GET", "HEAD")
+            (method in ("GET", "HEAD") or self.keep_alive_bodies)
             and event.http_version == b"1.1"
             and headers.get("connection", "").lower() != "close"
-            and "content-length" not in headers
-            and "transfer-encoding" not in headers
+            and (
+                self.keep_alive_bodies
+                or ("content-length" not in headers and "transfer-encoding" not in headers)
+            )
         )
-        request = Request(method, unquote(parts.path), query, body, content_type, headers, client)
+        request = Request(
+            method, unquote(parts.path), query, body, content_type, headers, client,
+            raw_path=parts.path,
+        )  # fmt: skip
         return request, keep_alive
 
     async def _read_body(self, conn: h11.Connection, reader: asyncio.StreamReader) -> bytes:
@@ -250,12 +282,18 @@ class HttpEndpoint:
                 raise _Refused(Response(400, b"incomplete request body\n")) from None
             if isinstance(event, h11.Data):
                 body += event.data
-                if len(body) > MAX_BODY:
-                    raise _Refused(Response(413, f"body over {MAX_BODY} bytes\n".encode()))
+                if len(body) > self.max_body:
+                    raise _Refused(self._too_large())
             elif isinstance(event, h11.EndOfMessage):
                 return bytes(body)
             else:
                 raise _Refused(Response(400, b"incomplete request body\n"))
+
+    def _too_large(self) -> Response:
+        message = f"body over {self.max_body} bytes"
+        if self.error_format is not None:
+            return self.error_format(HttpError(413, message))
+        return Response(413, f"{message}\n".encode())
 
     async def _send(
         self,

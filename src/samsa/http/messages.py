@@ -18,9 +18,10 @@ from samsa.security.principal import KafkaPrincipal
 REASONS = {
     200: "OK", 400: "Bad Request", 401: "Unauthorized", 403: "Forbidden", 404: "Not Found",
     405: "Method Not Allowed", 409: "Conflict", 413: "Content Too Large",
-    415: "Unsupported Media Type", 421: "Misdirected Request", 429: "Too Many Requests",
+    415: "Unsupported Media Type", 421: "Misdirected Request", 422: "Unprocessable Content",
+    429: "Too Many Requests",
     431: "Request Header Fields Too Large", 500: "Internal Server Error", 502: "Bad Gateway",
-    501: "Not Implemented", 503: "Service Unavailable",
+    501: "Not Implemented", 503: "Service Unavailable", 504: "Gateway Timeout",
 }  # fmt: skip
 
 
@@ -37,6 +38,9 @@ class Request:
     """The client's address and port (the TCP peer)."""
     principal: KafkaPrincipal | None = None
     """Who the endpoint's login check admitted (None: no login on this endpoint)."""
+    raw_path: str = ""
+    """The path as sent, still percent-encoded (``path`` is decoded): a route whose
+    path segments may hold an encoded ``/`` (a registry subject) splits this one."""
 
     @property
     def client_host(self) -> str:

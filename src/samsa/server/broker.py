@@ -210,7 +210,10 @@ class Broker(BrokerMetadataPublisher):
         router.throttling = self.throttling
 
     async def _bind_http_endpoints(self) -> None:
-        """Metrics and console: off unless their listen address is set."""
+        """Metrics, console and schema registry: off unless their listen address is set."""
+        from samsa.server.endpoints.registry_port import bind_registry
+
+        self.registry = await bind_registry(self, self.node.settings)
         if self.metrics is None:
             return
         from samsa.server.endpoints.assembly import bind_http_endpoints
@@ -250,6 +253,8 @@ class Broker(BrokerMetadataPublisher):
     async def stop(self) -> None:
         for endpoint in self._http_endpoints:
             await endpoint.stop()
+        if self.registry is not None:
+            await self.registry.stop()
         if self.lifecycle is not None:
             await self.lifecycle.stop()
         if not self._opened:

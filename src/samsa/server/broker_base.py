@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from samsa.controller.image.metadata_image import MetadataImage
     from samsa.http.endpoint import HttpEndpoint
     from samsa.raft.driver import RaftDriver
+    from samsa.registry.node.server import RegistryServer
     from samsa.replication.replica_manager import ReplicaManager
     from samsa.server.broker_api import NodeApi
     from samsa.server.metadata.controller_link import ControllerLink
@@ -89,6 +90,8 @@ class BrokerBase:
         """The share partitions this broker leads (``samsa.share``), made by the handlers."""
         self.metrics: BrokerMetrics | None = None
         self._http_endpoints: list[HttpEndpoint] = []
+        self.registry: RegistryServer | None = None
+        """The schema registry on ``registry.listen`` (``samsa.registry.node``)."""
         self._reconciled = False
         self._listed_unfenced = asyncio.Event()
         """Set once this node's image shows its own registration unfenced: a client

@@ -56,6 +56,8 @@ class BrokerMetadataPublisher(BrokerBase):
             self.ensure_group_coordinator()
         if "__transaction_state" in self.image.topics:
             self.ensure_transaction_coordinator()
+        if self.registry is not None:
+            self.registry.begin()  # replays _schemas, then answers
         freeze_start_up()  # what start-up built lives on: keep the collector off it
 
     def _note_own_registration(self) -> None:

@@ -60,6 +60,12 @@ def add_parser(sub: Any) -> None:
         "unless console.allow.actions=true)",
     )
     p.add_argument(
+        "--registry-listen",
+        metavar="HOST:PORT",
+        help="serve the schema registry (Confluent's REST API) at http://HOST:PORT/ "
+        "(setting registry.listen)",
+    )
+    p.add_argument(
         "--log-level",
         choices=("DEBUG", "INFO", "WARNING", "ERROR"),
         type=str.upper,
@@ -103,6 +109,8 @@ def resolve_config(args: argparse.Namespace) -> BrokerConfig:
         config.set("metrics.listen", args.metrics_listen)
     if getattr(args, "console_listen", None):
         config.set("console.listen", args.console_listen)
+    if getattr(args, "registry_listen", None):
+        config.set("registry.listen", args.registry_listen)
     return config
 
 

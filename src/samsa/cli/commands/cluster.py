@@ -18,9 +18,9 @@ import argparse
 from typing import Any
 
 from samsa.cli.action_table import Action, add_command
-from samsa.cli.commands.cluster_reassign import run_reassign
-from samsa.cli.commands.cluster_status import run_status
-from samsa.cli.commands.cluster_voters import run_add_voter, run_remove_voter
+from samsa.cli.actions.cluster_reassign import run_reassign
+from samsa.cli.actions.cluster_status import run_status
+from samsa.cli.actions.cluster_voters import run_add_voter, run_remove_voter
 from samsa.cli.common import (
     CliError,
     console,

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from samsa.cli.action_table import Action, add_command
-from samsa.cli.commands.groups_reset import RESET_ACTION, resolve_partitions
+from samsa.cli.actions.groups_reset import RESET_ACTION, resolve_partitions
 from samsa.cli.common import (
     CliError,
     console,

@@ -14,8 +14,8 @@ import argparse
 from typing import Any
 
 from samsa.cli.action_table import Action, add_command
+from samsa.cli.actions.groups_reset import resolve_partitions
 from samsa.cli.commands.groups import fmt_assignment
-from samsa.cli.commands.groups_reset import resolve_partitions
 from samsa.cli.common import (
     CliError,
     console,

@@ -17,6 +17,7 @@ from samsa.config.broker_keys.endpoints import ENDPOINT_KEYS
 from samsa.config.broker_keys.groups import GROUP_KEYS
 from samsa.config.broker_keys.log import LOG_KEYS
 from samsa.config.broker_keys.node import NODE_KEYS
+from samsa.config.broker_keys.registry import REGISTRY_KEYS
 from samsa.config.broker_keys.replication import REPLICATION_KEYS
 from samsa.config.broker_keys.security import SECURITY_KEYS
 from samsa.config.broker_keys.transactions import TRANSACTION_KEYS
@@ -32,6 +33,7 @@ AREAS: tuple[list[ConfigKey], ...] = (
     SECURITY_KEYS,
     ENDPOINT_KEYS,
     # Keys of later subsystems: one list per subsystem, after the ones above.
+    REGISTRY_KEYS,
 )
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from samsa.config.values import ConfigKey, parse_bool, parse_list
 
 
-def _endpoint_ssl_keys(endpoint: str) -> list[ConfigKey]:
+def endpoint_ssl_keys(endpoint: str) -> list[ConfigKey]:
     """``<endpoint>.ssl.*``: TLS for an HTTP endpoint, as for a listener (PEM)."""
     what = f"the {endpoint} endpoint"
     return [
@@ -44,7 +44,7 @@ ENDPOINT_KEYS: list[ConfigKey] = [
         "Host header names /metrics answers besides its bind address (and localhost for a "
         "loopback bind); * answers any.",
     ),
-    *_endpoint_ssl_keys("metrics"),
+    *endpoint_ssl_keys("metrics"),
     ConfigKey("console.listen", str, "", "HOST:PORT of the web console (empty: off)."),
     ConfigKey(
         "console.allow.actions",
@@ -80,5 +80,5 @@ ENDPOINT_KEYS: list[ConfigKey] = [
         "Host header names the console answers besides its bind address (and localhost for a "
         "loopback bind); * answers any (behind a proxy that checks it).",
     ),
-    *_endpoint_ssl_keys("console"),
+    *endpoint_ssl_keys("console"),
 ]

@@ -1,6 +1,7 @@
 """The broker's HTTP endpoints: ``/metrics`` and the web console, when their
 listen addresses are set, each with the TLS, the Host names and the login its
-settings give (``http_security`` checked them at start-up).
+settings give (``http_security`` checked them at start-up).  The schema
+registry's security is built here too (``registry_port`` binds it).
 
 The console gets the broker through ``ConsolePort`` (``samsa.console`` never
 imports the server); its Kafka requests are served by the handlers of the
@@ -101,14 +102,15 @@ def _password_check(broker: BrokerApi, listener: str, what: str) -> PasswordChec
 def endpoint_security(
     broker: BrokerApi, settings: NodeSettings, endpoint: str, address: str
 ) -> EndpointSecurity:
-    """TLS, Host names and login of the console or the metrics endpoint
-    (``endpoint``: the settings' prefix) listening at ``address``."""
+    """TLS, Host names and login of the console, the metrics endpoint or the
+    schema registry (``endpoint``: the settings' prefix) listening at ``address``."""
     config = broker.config
     bind_host, _ = parse_host_port(address)
     tls = endpoint_tls(config, endpoint)
-    hosts = HostCheck(
-        bind_host, config[f"{endpoint}.allowed.hosts"], setting=f"{endpoint}.allowed.hosts"
-    )
+    names = list(config[f"{endpoint}.allowed.hosts"])
+    if endpoint == "registry":
+        names += _registry_names(broker, bind_host)
+    hosts = HostCheck(bind_host, names, setting=f"{endpoint}.allowed.hosts")
     listener = login_listener(config, settings, f"{endpoint}.login.listener")
     gate: Gate | None = None
     if endpoint == "console" and listener is not None:
@@ -123,6 +125,12 @@ def endpoint_security(
             # Cookies are per host, not per port: each node's console its own.
             cookie=f"samsa_session_{broker.node_id}",
         )
+    elif endpoint == "registry" and listener is not None:
+        # Per-subject ACLs are checked per request (samsa.registry.node.access).
+        gate = BasicAuthGate(
+            _password_check(broker, listener, "schema registry login"),
+            realm="samsa schema registry",
+        )
     elif endpoint == "metrics" and listener is not None:
         gate = BasicAuthGate(
             _password_check(broker, listener, "metrics login"),
@@ -131,6 +139,18 @@ def endpoint_security(
         )
     _warn(endpoint, address, bind_host, tls is not None, gate is not None, broker)
     return EndpointSecurity(tls, hosts, gate)
+
+
+def _registry_names(broker: BrokerApi, bind_host: str) -> list[str]:
+    """The names the other nodes forward writes to this node by: its advertised URL's host."""
+    from urllib.parse import urlsplit
+
+    url = str(broker.config["registry.advertised.url"]).strip()
+    if url:
+        return [urlsplit(url).hostname or ""]
+    if bind_host in ("", "0.0.0.0", "::"):
+        return [broker.advertised_endpoint()[0]]
+    return []
 
 
 def _describe_cluster(broker: BrokerApi) -> Authorize | None:

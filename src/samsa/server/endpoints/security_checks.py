@@ -13,7 +13,12 @@ ConfigError naming the setting:
   against (SCRAM credentials from the metadata log included), with its
   ``connection.failed.authentication.delay.ms``;
 * ``<endpoint>.ssl.*``: a keystore that loads (the endpoint then serves HTTPS);
-* ``console.session.max.lifetime.ms`` of at least a second.
+* ``console.session.max.lifetime.ms`` of at least a second;
+* the schema registry (``registry.listen``) on a broker with an authorizer,
+  or whose client listeners all take SASL logins only, needs
+  ``registry.login.listener`` (its users log in with HTTP Basic); there is no
+  loopback-only rule for an open registry, which is no more open than the
+  broker's own plaintext listeners; ``registry.advertised.url`` must be a URL.
 
 Light on imports: the node checks these before it starts anything; the
 endpoints themselves are built by ``http_endpoints``.
@@ -70,6 +75,37 @@ def check_http_settings(config: BrokerConfig, settings: NodeSettings, authorizer
     if config["metrics.listen"]:
         login_listener(config, settings, "metrics.login.listener")
         endpoint_tls(config, "metrics")
+    if config["registry.listen"]:
+        _check_registry(config, settings, authorizer_on)
+
+
+def _check_registry(config: BrokerConfig, settings: NodeSettings, authorizer_on: bool) -> None:
+    parse_host_port(str(config["registry.listen"]))
+    endpoint_tls(config, "registry")
+    url = str(config["registry.advertised.url"]).strip()
+    if url:
+        from samsa.registry.node.settings import parse_url
+
+        parse_url(url)
+    if login_listener(config, settings, "registry.login.listener") is not None:
+        return
+    sasl = sasl_listeners(settings)
+    clients = [listener for listener in settings.listeners if settings.serves_clients(listener)]
+    where = (
+        f"set registry.login.listener to its SASL listener ({', '.join(sasl)})"
+        if sasl
+        else "add a SASL listener for its users and name it in registry.login.listener"
+    )
+    if authorizer_on:
+        raise ConfigError(
+            "registry.login.listener is required: this broker has an authorizer "
+            f"(authorizer.class.name), so its schema registry must log users in: {where}"
+        )
+    if clients and len(sasl) == len(clients):
+        raise ConfigError(
+            "registry.login.listener is required: every client listener of this broker takes "
+            f"SASL logins only, so its schema registry must log users in too: {where}"
+        )
 
 
 def _check_open_console(

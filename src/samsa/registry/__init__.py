@@ -1,0 +1,1 @@
+"""Schema registry: formats, compatibility rules, store, API (Confluent Schema Registry's)."""

@@ -1,0 +1,153 @@
+"""Every node replays ``_schemas`` from offset 0, and keeps tailing it, into its ``RegistryState``.
+
+A thread reads the topic's one partition with Samsa's consumer (no group,
+``read_committed``: the primary writes in transactions, and an aborted one --
+a fenced primary's -- never shows), from whichever node leads it.  Records
+are handed to the event loop in the batches a poll returns and applied there,
+so the state the HTTP handlers read is only ever changed on the loop (no
+lock), and applying a poll's batch is a few milliseconds of JSON.
+
+``caught_up`` is set once the reader has applied everything committed before
+it started (the end offset it saw then): the registry answers nobody before
+that, so a restarted node never serves an older state than it served before.
+``wait_applied(offset)`` is how the primary waits until its own write is in
+its state, to answer from it.  A failure (the cluster unreachable, the topic
+led by nobody for a while) is logged and retried where the reader left off.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+from typing import Any
+
+from samsa.registry.store import RegistryState
+
+log = logging.getLogger("samsa.registry")
+
+POLL_S = 0.5
+RETRY_S = 1.0
+
+Applied = tuple[bytes | None, bytes | None, int]
+
+
+class StoreReader:
+    def __init__(
+        self,
+        client_config: dict[str, Any],
+        topic: str,
+        state: RegistryState,
+        loop: asyncio.AbstractEventLoop,
+        name: str,
+    ) -> None:
+        """``name`` goes into the client id and the thread's name."""
+        self.client_config = client_config
+        self.topic = topic
+        self.state = state
+        self.loop = loop
+        self.name = name
+        self.caught_up = asyncio.Event()
+        self.records_applied = 0
+        self._waiters: list[tuple[int, asyncio.Future[None]]] = []
+        self._stopping = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._next_offset = 0
+
+    def start(self) -> None:
+        self._thread = threading.Thread(target=self._run, name=f"{self.name}-reader", daemon=True)
+        self._thread.start()
+
+    async def stop(self) -> None:
+        self._stopping.set()
+        thread = self._thread
+        if thread is not None:
+            await asyncio.to_thread(thread.join, 5.0)
+        for _, waiter in self._waiters:
+            if not waiter.done():
+                waiter.cancel()
+        self._waiters.clear()
+
+    async def wait_applied(self, offset: int, timeout: float) -> bool:
+        """True once the state has applied the record at ``offset``; False after ``timeout``."""
+        if self.state.applied_offset >= offset:
+            return True
+        waiter: asyncio.Future[None] = self.loop.create_future()
+        self._waiters.append((offset, waiter))
+        try:
+            done, _ = await asyncio.wait({waiter}, timeout=timeout)
+        finally:
+            self._waiters = [(o, w) for o, w in self._waiters if w is not waiter]
+        return bool(done) and not waiter.cancelled()
+
+    # -- on the loop ----------------------------------------------------------------
+    def _apply(self, batch: list[Applied]) -> None:
+        for key, value, offset in batch:
+            if key is None:
+                log.warning("%s: skipped a record without a key at offset %d", self.topic, offset)
+                continue
+            skipped = self.state.apply(key, value, offset)
+            if skipped is not None:
+                log.warning("%s offset %d: %s", self.topic, offset, skipped)
+        self.records_applied += len(batch)
+        applied = self.state.applied_offset
+        for offset, waiter in self._waiters:
+            if offset <= applied and not waiter.done():
+                waiter.set_result(None)
+
+    def _mark_caught_up(self) -> None:
+        if not self.caught_up.is_set():
+            log.info(
+                "schema registry: replayed %s (%d records, up to offset %d)",
+                self.topic,
+                self.records_applied,
+                self.state.applied_offset,
+            )
+            self.caught_up.set()
+
+    def _to_loop(self, callback: Any, *args: Any) -> None:
+        try:
+            self.loop.call_soon_threadsafe(callback, *args)
+        except RuntimeError:  # the loop closed while stopping
+            self._stopping.set()
+
+    # -- on the thread --------------------------------------------------------------
+    def _run(self) -> None:
+        failures = 0
+        while not self._stopping.is_set():
+            try:
+                self._tail()
+                return
+            except Exception as exc:
+                failures += 1
+                logger = log.warning if failures == 1 or failures % 30 == 0 else log.debug
+                logger("schema registry: reading %s failed (%s); retrying", self.topic, exc)
+                self._stopping.wait(RETRY_S)
+
+    def _tail(self) -> None:
+        from samsa.client import Consumer
+
+        consumer = Consumer(
+            {
+                **self.client_config,
+                "client.id": f"{self.name}-reader",
+                "isolation.level": "read_committed",
+                "auto.offset.reset": "earliest",
+                "enable.auto.commit": False,
+            }
+        )
+        partition = (self.topic, 0)
+        try:
+            consumer.assign([partition])
+            consumer.seek(partition, self._next_offset)
+            end = None if self.caught_up.is_set() else consumer.end_offsets([partition])
+            while not self._stopping.is_set():
+                records = consumer.poll(POLL_S)
+                if records:
+                    self._next_offset = records[-1].offset + 1
+                    self._to_loop(self._apply, [(r.key, r.value, r.offset) for r in records])
+                if end is not None and consumer.position(partition) >= max(end.values()):
+                    self._to_loop(self._mark_caught_up)  # after the batches before it
+                    end = None
+        finally:
+            consumer.close(timeout=1.0)
