@@ -213,13 +213,13 @@ _deletes = st.builds(
 )
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(_segments() | _updates | _deletes)
 def test_every_value_round_trips(value: RemoteLogMetadata) -> None:
     assert decode_remote_log_metadata(encode_remote_log_metadata(value)) == value
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=200, deadline=None)
 @given(st.binary(max_size=200))
 def test_random_bytes_raise_only_decode_error(data: bytes) -> None:
     try:
@@ -228,7 +228,7 @@ def test_random_bytes_raise_only_decode_error(data: bytes) -> None:
         pass
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(_segments(), st.data())
 def test_corrupted_records_raise_only_decode_error(
     value: RemoteLogSegmentMetadata, data: st.DataObject

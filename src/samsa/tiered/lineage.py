@@ -42,6 +42,7 @@ __all__ = [
     "LocalSegment",
     "OffsetAndEpoch",
     "candidate_segments",
+    "epochs_in_range",
     "filtered_epochs",
     "find_segment",
     "highest_remote_offset",
@@ -109,6 +110,20 @@ def is_segment_within_leader_epochs(
         elif lineage_next is None or tuple(lineage_next) != tuple(seg[i + 1]):
             return False
     return segment.end_offset < log_end_offset
+
+
+def epochs_in_range(entries: Sequence[EpochEntry], start: int, end: int) -> list[EpochEntry]:
+    """The epochs of offsets [start, end): Kafka's ``epochEntriesInRange``.
+
+    The epoch covering ``start`` is moved to start there (a segment's first
+    epoch begins at the segment's base); epochs starting at ``end`` or later
+    are dropped.  ``start`` -1 keeps every epoch before ``end`` (the leader
+    epoch checkpoint uploaded with a segment)."""
+    cache = LeaderEpochFileCache(None, "range", entries)
+    if start >= 0:
+        cache.truncate_from_start(start)
+    cache.truncate_from_end(end)
+    return cache.entries()
 
 
 def find_segment(
