@@ -13,6 +13,7 @@ from tests.tiered.segment_files import BuiltSegment, build_segment
 from samsa.testing_object_store import S3Server
 from samsa.tiered import remote_fetch
 from samsa.tiered.copy_task import RemoteLogCopyTask
+from samsa.tiered.expiration_task import RemoteLogExpirationTask
 from samsa.tiered.log_view import LocalSegmentFiles
 from samsa.tiered.metadata import (
     EpochEntry,
@@ -72,11 +73,21 @@ class Log:
         self.lso = 0
         self.highest_remote = -1
         self.log_start = 0
+        self.retention = (-1, -1)
 
     def roll(self, batches: int) -> BuiltSegment:
         base = self.segments[-1].end_offset + 1 if self.segments else 0
+        start_ts = (
+            max(t for _, t in self.segments[-1].records) + 10
+            if self.segments
+            else 1_700_000_000_000
+        )
         built = build_segment(
-            self.directory, base, [10] * batches, leader_epoch=self.epochs[-1].epoch
+            self.directory,
+            base,
+            [10] * batches,
+            start_timestamp=start_ts,  # time moves forward from segment to segment
+            leader_epoch=self.epochs[-1].epoch,
         )
         self.segments.append(built)
         self.lso = built.end_offset + 1
@@ -118,6 +129,15 @@ class Log:
         path = self.directory / f"{offset:020d}.snapshot"
         path.write_bytes(b"snapshot-bytes")
         return path
+
+    def local_only_size_bytes(self) -> int:
+        return sum(len(s.data) for s in self.segments if s.base_offset > self.highest_remote)
+
+    def retention_ms(self) -> int:
+        return self.retention[0]
+
+    def retention_bytes(self) -> int:
+        return self.retention[1]
 
     def update_highest_offset_in_remote_storage(self, offset: int) -> None:
         self.highest_remote = offset
@@ -264,3 +284,34 @@ def test_an_unreachable_store_stops_the_run_and_the_next_one_catches_up(
     states = sorted(s.state.name for s in cache.list_segments(0))
     # The attempt cut short stays COPY_SEGMENT_STARTED, for the expiration task to delete.
     assert states == ["COPY_SEGMENT_FINISHED", "COPY_SEGMENT_FINISHED", "COPY_SEGMENT_STARTED"]
+
+
+def test_total_retention_deletes_remote_segments_and_moves_the_log_start(
+    store: RemoteStore, tmp_path: Path
+) -> None:
+    log = Log(tmp_path / "log", [EpochEntry(0, 0)])
+    first, second, _, _ = log.roll(10), log.roll(10), log.roll(10), log.roll(2)
+    topic = MetadataTopic()
+    metadata = topic.manager()
+    copier = _task(log, metadata, store)
+    assert asyncio.run(copier.run_once()) == 3
+    newest_of_second = max(t for _, t in second.records)
+    log.retention = (1000, -1)
+    expirer = RemoteLogExpirationTask(
+        log,
+        metadata,
+        RemoteStorageManager(store),
+        broker_id=1,
+        wall_clock_ms=lambda: newest_of_second + 1001,
+        being_copied=lambda: copier.being_copied,
+    )
+    assert asyncio.run(expirer.run_once()) == 2
+    assert log.log_start == second.end_offset + 1
+    cache = metadata.cache(TIP)
+    assert cache is not None
+    assert [s.start_offset for s in cache.list_segments(0)] == [second.end_offset + 1]
+    keys = [o.key for o in asyncio.run(store.list_objects(""))]
+    assert len(keys) == 5 and all(f"{first.base_offset:020d}-" not in k for k in keys)
+    assert asyncio.run(expirer.run_once()) == 0
+    states = [e.state for e in topic.events() if isinstance(e, RemoteLogSegmentMetadataUpdate)]
+    assert states.count(S.DELETE_SEGMENT_STARTED) == states.count(S.DELETE_SEGMENT_FINISHED) == 2

@@ -41,6 +41,7 @@ from samsa.tiered.lineage import (
 from samsa.tiered.log_view import LocalSegmentFiles, TieredLog
 from samsa.tiered.metadata.manager import RemoteLogMetadataManager
 from samsa.tiered.metadata.model import (
+    EpochEntry,
     RemoteLogSegmentId,
     RemoteLogSegmentMetadata,
     RemoteLogSegmentMetadataUpdate,
@@ -78,6 +79,9 @@ class RemoteLogCopyTask:
         self._copied: OffsetAndEpoch | None = None
         self._log_start_set = False
         self.cancelled = False
+        self.being_copied: set[RemoteLogSegmentId] = set()
+        """Segments this task is uploading: the expiration task must not
+        delete them (Kafka's ``segmentIdsBeingCopied``)."""
 
     @property
     def copied_offset(self) -> int | None:
@@ -155,6 +159,26 @@ class RemoteLogCopyTask:
             segment_leader_epochs=tuple(segment_epochs),
             txn_index_empty=segment.transaction_index is None,
         )
+        self.being_copied.add(metadata.segment_id)
+        try:
+            await self._upload(metadata, segment, next_base, all_epochs)
+        finally:
+            self.being_copied.discard(metadata.segment_id)
+        self._copied = OffsetAndEpoch(metadata.end_offset, segment_epochs[-1].epoch)
+        self.log.update_highest_offset_in_remote_storage(metadata.end_offset)
+        logger.info(
+            "[%s] copied segment %d as %s", partition, segment.base_offset, metadata.segment_id
+        )
+
+    async def _upload(
+        self,
+        metadata: RemoteLogSegmentMetadata,
+        segment: LocalSegmentFiles,
+        next_base: int,
+        all_epochs: list[EpochEntry],
+    ) -> None:
+        """Publish STARTED, upload, publish FINISHED (see the module doc)."""
+        partition = self.log.topic_id_partition
         snapshot = await self.log.producer_snapshot(next_base)
         await self.metadata.publish(metadata)
         data = LogSegmentData(
@@ -182,11 +206,6 @@ class RemoteLogCopyTask:
             raise
         await self.metadata.publish(
             self._update(metadata, RemoteLogSegmentState.COPY_SEGMENT_FINISHED)
-        )
-        self._copied = OffsetAndEpoch(metadata.end_offset, segment_epochs[-1].epoch)
-        self.log.update_highest_offset_in_remote_storage(metadata.end_offset)
-        logger.info(
-            "[%s] copied segment %d as %s", partition, segment.base_offset, metadata.segment_id
         )
 
     async def _discard(self, metadata: RemoteLogSegmentMetadata) -> None:

@@ -75,6 +75,16 @@ class TieredLog(Protocol):
         """The producer state snapshot at ``offset`` (see the module doc), taken
         off the event loop if it must be written."""
 
+    def local_only_size_bytes(self) -> int:
+        """Bytes of the local segments not yet copied (Kafka's
+        ``onlyLocalLogSegmentsSize``: base offset >= the highest copied offset)."""
+
+    def retention_ms(self) -> int:
+        """The topic's ``retention.ms`` (total retention, remote included; -1: none)."""
+
+    def retention_bytes(self) -> int:
+        """The topic's ``retention.bytes`` (-1: none)."""
+
     def update_highest_offset_in_remote_storage(self, offset: int) -> None:
         """Everything up to ``offset`` is copied: local retention may now
         delete segments that end at or below it (Kafka's method of that name)."""
