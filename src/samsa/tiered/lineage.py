@@ -35,7 +35,11 @@ from typing import NamedTuple
 
 from samsa.storage.leader_epoch_cache import LeaderEpochFileCache
 from samsa.tiered.metadata.cache import RemoteLogMetadataCache
-from samsa.tiered.metadata.model import EpochEntry, RemoteLogSegmentMetadata
+from samsa.tiered.metadata.model import (
+    EpochEntry,
+    RemoteLogSegmentMetadata,
+    RemoteLogSegmentState,
+)
 
 __all__ = [
     "NO_EPOCH",
@@ -49,6 +53,7 @@ __all__ = [
     "is_segment_within_leader_epochs",
     "next_segment",
     "remote_log_start_offset",
+    "segment_for_timestamp",
 ]
 
 NO_EPOCH = -1
@@ -142,6 +147,35 @@ def next_segment(
 ) -> RemoteLogSegmentMetadata | None:
     """The remote segment after ``segment`` (Kafka's ``findNextSegmentMetadata``)."""
     return find_segment(cache, leader_epochs, segment.end_offset + 1)
+
+
+def segment_for_timestamp(
+    cache: RemoteLogMetadataCache,
+    leader_epochs: Sequence[EpochEntry],
+    log_end_offset: int,
+    timestamp: int,
+    starting_offset: int,
+) -> RemoteLogSegmentMetadata | None:
+    """The first finished remote segment on this lineage that may hold a record
+    at or after ``timestamp`` and ``starting_offset`` (Kafka's
+    ``findOffsetByTimestamp`` walk): epochs from the one of ``starting_offset``
+    on, each epoch's segments by start offset."""
+    first = _epoch_for_offset(leader_epochs, starting_offset)
+    if first == NO_EPOCH:
+        return None
+    lineage = filtered_epochs(leader_epochs)
+    for epoch, _ in leader_epochs:
+        if epoch < first:
+            continue
+        for segment in cache.list_segments(epoch):
+            if (
+                segment.max_timestamp_ms >= timestamp
+                and segment.end_offset >= starting_offset
+                and segment.state is RemoteLogSegmentState.COPY_SEGMENT_FINISHED
+                and is_segment_within_leader_epochs(segment, log_end_offset, lineage)
+            ):
+                return segment
+    return None
 
 
 def _epoch_for_offset(leader_epochs: Sequence[EpochEntry], offset: int) -> int:

@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from samsa.storage.transaction_index import AbortedTxn
-from samsa.tiered.lineage import find_segment, next_segment
+from samsa.tiered.lineage import find_segment, next_segment, segment_for_timestamp
 from samsa.tiered.metadata.cache import RemoteLogMetadataCache
 from samsa.tiered.metadata.model import EpochEntry, RemoteLogSegmentMetadata
 from samsa.tiered.remote_index import RemoteIndexCache
@@ -39,7 +39,13 @@ from samsa.tiered.remote_read import (
 )
 from samsa.tiered.segment_objects import RemoteStorageManager
 
-__all__ = ["RemoteFetchResult", "offset_for_timestamp", "read", "read_segment"]
+__all__ = [
+    "RemoteFetchResult",
+    "find_offset_by_timestamp",
+    "offset_for_timestamp",
+    "read",
+    "read_segment",
+]
 
 _MAX_ROUND_TRIPS = 8
 """Range reads per segment before giving up: each one grows to cover the
@@ -144,6 +150,30 @@ async def _aborted(
                 return found, True
         current = next_segment(cache, leader_epochs, current)
     return found, False
+
+
+async def find_offset_by_timestamp(
+    manager: RemoteStorageManager,
+    indexes: RemoteIndexCache,
+    cache: RemoteLogMetadataCache,
+    leader_epochs: Sequence[EpochEntry],
+    *,
+    log_end_offset: int,
+    local_log_start: int,
+    timestamp: int,
+    starting_offset: int,
+) -> TimestampAndOffset | None:
+    """ListOffsets by timestamp in the remote tier (Kafka's ``findOffsetByTimestamp``).
+
+    None means "search the local log": no remote segment may hold the answer,
+    or the first that may is also still local (its start is at or after the
+    local log start), where the local search is cheaper."""
+    segment = segment_for_timestamp(
+        cache, leader_epochs, log_end_offset, timestamp, starting_offset
+    )
+    if segment is None or segment.start_offset >= local_log_start:
+        return None
+    return await offset_for_timestamp(manager, indexes, segment, timestamp, starting_offset)
 
 
 async def offset_for_timestamp(

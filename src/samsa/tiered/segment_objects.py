@@ -37,6 +37,7 @@ from typing import Any
 
 from samsa.tiered.metadata.model import (
     RemoteLogSegmentMetadata,
+    RemoteLogSegmentState,
     TopicIdPartition,
     uuid_str,
 )
@@ -47,6 +48,7 @@ __all__ = [
     "ParsedKey",
     "RemoteStorageManager",
     "SegmentFile",
+    "missing_objects",
     "object_key",
     "orphan_keys",
     "parse_object_key",
@@ -200,6 +202,39 @@ def orphan_keys(objects: Iterable[ObjectInfo], known_segment_ids: Iterable[bytes
         if parsed is not None and parsed.segment_id not in known:
             orphans.append(info.key)
     return orphans
+
+
+_REQUIRED = (
+    SegmentFile.LOG,
+    SegmentFile.OFFSET_INDEX,
+    SegmentFile.TIME_INDEX,
+    SegmentFile.LEADER_EPOCH_CHECKPOINT,
+)
+
+
+def missing_objects(
+    segments: Iterable[RemoteLogSegmentMetadata], objects: Iterable[ObjectInfo]
+) -> dict[str, list[SegmentFile]]:
+    """For each COPY_SEGMENT_FINISHED segment, the objects it must have and
+    the store lacks (by segment id string; empty when all are there): with
+    ``orphan_keys``, the check that the remote metadata and the bucket agree."""
+    present: dict[str, set[SegmentFile]] = {}
+    for info in objects:
+        parsed = parse_object_key(info.key)
+        if parsed is not None:
+            present.setdefault(parsed.segment_id, set()).add(parsed.kind)
+    missing: dict[str, list[SegmentFile]] = {}
+    for segment in segments:
+        if segment.state is not RemoteLogSegmentState.COPY_SEGMENT_FINISHED:
+            continue
+        needed = list(_REQUIRED)
+        if not segment.txn_index_empty:
+            needed.append(SegmentFile.TRANSACTION_INDEX)
+        have = present.get(uuid_str(segment.segment_id.id), set())
+        lacking = [kind for kind in needed if kind not in have]
+        if lacking:
+            missing[uuid_str(segment.segment_id.id)] = lacking
+    return missing
 
 
 async def _all(coroutines: list[Coroutine[Any, Any, None]]) -> None:
