@@ -47,6 +47,7 @@ from samsa.tiered.metadata.model import (
     RemoteLogSegmentMetadataUpdate,
     RemoteLogSegmentState,
 )
+from samsa.tiered.quota import RateQuota
 from samsa.tiered.segment_objects import LogSegmentData, RemoteStorageManager
 from samsa.tiered.store.base import RemoteStorageError, RetriableRemoteStorageError
 
@@ -70,12 +71,16 @@ class RemoteLogCopyTask:
         *,
         broker_id: int,
         wall_clock_ms: Callable[[], int],
+        quota: RateQuota | None = None,
     ) -> None:
+        """``quota``: the broker's ``remote.log.manager.copy.max.bytes.per.second``,
+        shared by every partition's task."""
         self.log = log
         self.metadata = metadata
         self.storage = storage
         self.broker_id = broker_id
         self._now_ms = wall_clock_ms
+        self.quota = quota
         self._copied: OffsetAndEpoch | None = None
         self._log_start_set = False
         self.cancelled = False
@@ -136,9 +141,26 @@ class RemoteLogCopyTask:
         for segment, next_base in chosen:
             if self.cancelled:
                 break
+            await self._wait_for_quota(segment.size_bytes)
             await self._copy(by_base[segment.base_offset], next_base)
             copied += 1
         return copied
+
+    async def _wait_for_quota(self, size_bytes: int) -> None:
+        """Wait while the broker's copies are over the quota, then count this one
+        (Kafka waits in steps of at most a second, so a cancel is seen)."""
+        if self.quota is None:
+            return
+        loop = asyncio.get_running_loop()
+        while not self.cancelled:
+            wait_ms = self.quota.throttle_time_ms(int(loop.time() * 1000))
+            if wait_ms <= 0:
+                break
+            logger.debug(
+                "[%s] copy quota exceeded; waiting %d ms", self.log.topic_id_partition, wait_ms
+            )
+            await asyncio.sleep(min(wait_ms, 1000) / 1000)
+        self.quota.record(size_bytes, int(loop.time() * 1000))
 
     async def _copy(self, segment: LocalSegmentFiles, next_base: int) -> None:
         partition = self.log.topic_id_partition
