@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from samsa.tiered.expiration import RetentionLimits, plan_expiration
+from samsa.tiered.expiration import ExpirationPlan, RetentionLimits, plan_expiration
 from samsa.tiered.metadata import (
     EpochEntry,
     RemoteLogMetadataCache,
@@ -32,7 +32,7 @@ def _segment(
     *,
     max_ts: int = NOW,
     size: int = 100,
-    state: S = S.COPY_SEGMENT_FINISHED,
+    state: RemoteLogSegmentState = S.COPY_SEGMENT_FINISHED,
 ) -> RemoteLogSegmentMetadata:
     segment = RemoteLogSegmentMetadata(
         RemoteLogSegmentId.generate_new(TIP),
@@ -51,7 +51,7 @@ def _segment(
     return segment
 
 
-def _plan(cache: RemoteLogMetadataCache, epochs: list[EpochEntry], **kw: object):  # type: ignore[no-untyped-def]
+def _plan(cache: RemoteLogMetadataCache, epochs: list[EpochEntry], **kw: object) -> ExpirationPlan:
     args: dict[str, object] = {
         "log_start_offset": 0,
         "log_end_offset": 1000,
@@ -60,7 +60,7 @@ def _plan(cache: RemoteLogMetadataCache, epochs: list[EpochEntry], **kw: object)
         "now_ms": NOW,
     }
     args.update(kw)
-    return plan_expiration(cache, epochs, **args)  # type: ignore[arg-type]
+    return plan_expiration(cache, epochs, **args)  # type: ignore[arg-type,unused-ignore]
 
 
 LINEAGE = [EpochEntry(0, 0)]

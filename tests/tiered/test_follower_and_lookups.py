@@ -15,6 +15,7 @@ from samsa.tiered.copy_task import RemoteLogCopyTask
 from samsa.tiered.follower_state import fetch_aux_state, target_epoch
 from samsa.tiered.metadata import EpochEntry, RemoteLogMetadataCache
 from samsa.tiered.remote_index import RemoteIndexCache
+from samsa.tiered.remote_read import TimestampAndOffset
 from samsa.tiered.segment_objects import (
     RemoteStorageManager,
     SegmentFile,
@@ -75,7 +76,7 @@ def test_timestamps_are_found_in_the_remote_tier_or_left_to_the_local_log(
     log, cache, storage = tiered
     records = [r for s in log.segments for r in s.records]
 
-    async def find(timestamp: int, starting: int, local_start: int):  # type: ignore[no-untyped-def]
+    async def find(timestamp: int, starting: int, local_start: int) -> TimestampAndOffset | None:
         indexes = RemoteIndexCache(storage, tmp_path / "idx")
         try:
             return await remote_fetch.find_offset_by_timestamp(

@@ -9,6 +9,7 @@ bytes back, and put every partition in the metadata partition Samsa chose.
 from __future__ import annotations
 
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -35,8 +36,11 @@ from samsa.tiered.metadata import (
 JAVA = Path(__file__).parent / "java" / "RemoteLogMetadataBytes.java"
 
 
+Ask = Callable[[list[str]], list[str]]
+
+
 @pytest.fixture(scope="module")
-def kafka_answers(kafka_reference: KafkaReference, tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
+def kafka_answers(kafka_reference: KafkaReference, tmp_path_factory: pytest.TempPathFactory) -> Ask:
     classes = compile_java(
         kafka_reference,
         JAVA,
@@ -97,7 +101,7 @@ def _values() -> list[RemoteLogMetadata]:
     ]
 
 
-def test_kafka_reads_and_rewrites_samsas_records_byte_for_byte(kafka_answers) -> None:  # type: ignore[no-untyped-def]
+def test_kafka_reads_and_rewrites_samsas_records_byte_for_byte(kafka_answers: Ask) -> None:
     values = _values()
     encoded = [encode_remote_log_metadata(v).hex() for v in values]
     answers = kafka_answers([f"serde {e}" for e in encoded])
@@ -113,7 +117,7 @@ def test_kafka_reads_and_rewrites_samsas_records_byte_for_byte(kafka_answers) ->
             assert value.state.name in text
 
 
-def test_metadata_partition_matches_kafkas_partitioner(kafka_answers) -> None:  # type: ignore[no-untyped-def]
+def test_metadata_partition_matches_kafkas_partitioner(kafka_answers: Ask) -> None:
     cases = [(new_uuid(), partition, count) for partition in (0, 1, 7, 999) for count in (1, 3, 50)]
     cases.append((b"\xff" * 16, 2**31 - 1, 50))  # every sign bit set
     answers = kafka_answers([f"partition {uuid_str(t)} {p} {n}" for t, p, n in cases])

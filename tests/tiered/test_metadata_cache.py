@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from samsa.tiered.metadata import (
     EpochEntry,
@@ -38,7 +40,9 @@ def _started(
     )
 
 
-def _move(cache: RemoteLogMetadataCache, segment: RemoteLogSegmentMetadata, state: S) -> None:
+def _move(
+    cache: RemoteLogMetadataCache, segment: RemoteLogSegmentMetadata, state: RemoteLogSegmentState
+) -> None:
     cache.update(RemoteLogSegmentMetadataUpdate(segment.segment_id, 1, state, 1))
 
 
@@ -202,3 +206,47 @@ def test_a_finished_partition_delete_forgets_the_partition() -> None:
             assert store.delete_state(TIP) is state
     assert store.cache(TIP) is None
     assert store.delete_state(TIP) is None
+
+
+# ----------------------------------------------------------------------------- properties
+
+_POOL = [
+    (0, 99, {0: 0}),
+    (0, 149, {0: 0}),
+    (100, 199, {0: 100}),
+    (50, 250, {0: 50, 2: 200}),
+    (200, 299, {2: 200}),
+    (150, 299, {0: 150, 2: 200}),
+]
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, len(_POOL) - 1), st.sampled_from(list(S))), max_size=40))
+def test_any_event_order_keeps_the_reads_consistent(
+    events: list[tuple[int, RemoteLogSegmentState]],
+) -> None:
+    """Replayed events in any order (retries, leader changes, duplicates) never
+    make a read return a segment that is not finished or does not hold the offset."""
+    cache = RemoteLogMetadataCache()
+    cache.mark_initialized()
+    segments = [_started(start, end, epochs) for start, end, epochs in _POOL]
+    for index, state in events:
+        segment = segments[index]
+        try:
+            if state is S.COPY_SEGMENT_STARTED:
+                cache.add_copy_in_progress(segment)
+            else:
+                _move(cache, segment, state)
+        except RemoteResourceNotFoundError:
+            assert cache.get(segment.segment_id) is None
+        for epoch in (0, 1, 2):
+            highest = cache.highest_offset_for_epoch(epoch)
+            for offset in range(0, 320, 10):
+                found = cache.segment_for(epoch, offset)
+                if found is None:
+                    continue
+                assert found.state is S.COPY_SEGMENT_FINISHED
+                assert epoch in found.epochs
+                assert found.start_offset <= offset <= found.epoch_end_offset(epoch)
+                assert highest is not None and highest >= found.epoch_end_offset(epoch)
+        assert all(s.state is not S.DELETE_SEGMENT_FINISHED for s in cache.list_all())

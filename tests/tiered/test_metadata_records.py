@@ -40,7 +40,7 @@ def _segment(**overrides: object) -> RemoteLogSegmentMetadata:
         "segment_leader_epochs": (EpochEntry(3, 100), EpochEntry(5, 150)),
     }
     fields.update(overrides)
-    return RemoteLogSegmentMetadata(**fields)  # type: ignore[arg-type]
+    return RemoteLogSegmentMetadata(**fields)  # type: ignore[arg-type,unused-ignore]
 
 
 def test_segment_metadata_bytes_follow_kafkas_layout() -> None:

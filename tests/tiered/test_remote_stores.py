@@ -7,6 +7,7 @@ import os
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -23,9 +24,7 @@ from samsa.tiered.store.filesystem import FileSystemRemoteStore
 from samsa.tiered.store.s3 import S3RemoteStore, S3Settings
 
 
-def _s3(
-    server: S3Server, bucket: str, *, endpoint: str | None = None, **kw: object
-) -> S3RemoteStore:
+def _s3(server: S3Server, bucket: str, *, endpoint: str | None = None, **kw: Any) -> S3RemoteStore:
     fields: dict[str, object] = {
         "endpoint": endpoint or server.endpoint,
         "access_key_id": server.access_key,
@@ -35,7 +34,7 @@ def _s3(
         "prefix": "tier/",
     }
     fields.update(kw)
-    return S3RemoteStore(S3Settings(bucket, **fields))  # type: ignore[arg-type]
+    return S3RemoteStore(S3Settings(bucket, **fields))  # type: ignore[arg-type,unused-ignore]
 
 
 @pytest.fixture(params=["filesystem", "s3"])
@@ -150,7 +149,7 @@ def test_s3_configuration_errors_are_fatal(s3_server: S3Server, s3_bucket: str) 
 
 
 def test_s3_unreachable_errors_are_retriable(s3_server: S3Server, s3_bucket: str) -> None:
-    fast = {
+    fast: dict[str, Any] = {
         "request_timeout_ms": 1_000,
         "connect_timeout_ms": 500,
         "max_retries": 1,

@@ -30,9 +30,11 @@ import asyncio
 import contextlib
 import logging
 from collections import OrderedDict
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, TypeVar
 
 from samsa.storage.atomic_file import TMP_SUFFIX, atomic_write
 from samsa.storage.index import OffsetIndex, TimeIndex
@@ -49,6 +51,8 @@ __all__ = [
 ]
 
 logger = logging.getLogger(__name__)
+
+_T = TypeVar("_T")
 
 INDEX_CACHE_DIR = "remote-log-index-cache"
 DEFAULT_MAX_BYTES = 1024 * 1024 * 1024
@@ -190,7 +194,7 @@ class RemoteIndexCache:
             paths = [p for v in victims for p in self.directory.glob(f"*_{uuid_str(v)}.*")]
             await self._in_thread(_unlink_all, paths)
 
-    async def _in_thread(self, fn, *args):  # type: ignore[no-untyped-def]
+    async def _in_thread(self, fn: Callable[..., _T], *args: Any) -> _T:
         return await asyncio.get_running_loop().run_in_executor(self._executor, fn, *args)
 
 
