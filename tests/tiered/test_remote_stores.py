@@ -186,3 +186,23 @@ def test_s3_server_errors_are_retriable(s3_server: S3Server, s3_bucket: str, sta
         assert proxy.failed_requests >= 1
         proxy.pass_through()
         assert asyncio.run(store.get("k")) == b"v"
+
+
+def test_s3_a_slow_store_times_out_retriably(s3_server: S3Server, s3_bucket: str) -> None:
+    with S3FaultProxy(s3_server.port) as proxy:
+        store = _s3(
+            s3_server,
+            s3_bucket,
+            endpoint=proxy.endpoint,
+            request_timeout_ms=300,
+            max_retries=0,
+            retry_timeout_ms=1_000,
+        )
+        run(lambda: store.put_bytes("k", b"v"))
+        proxy.delay(2.0)
+        began = time.monotonic()
+        with pytest.raises(RetriableRemoteStorageError):
+            run(lambda: store.get("k"))
+        assert time.monotonic() - began < 1.5
+        proxy.pass_through()
+        assert asyncio.run(store.get("k")) == b"v"
