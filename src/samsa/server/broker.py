@@ -58,12 +58,14 @@ from samsa.server.metadata.heap import freeze_start_up
 from samsa.server.metadata.log_dir_failure_handler import LogDirFailureHandler
 from samsa.server.metadata.meta_properties import MetaProperties, directory_uuid
 from samsa.server.observability.metrics import BrokerMetrics
+from samsa.server.tiered_storage import start_tiered_storage
 from samsa.storage.log_dirs import LogDirs
 from samsa.storage.topic_config.log_config import LogConfig
 
 if TYPE_CHECKING:
     from samsa.http.endpoint import HttpEndpoint
     from samsa.raft.driver import RaftDriver
+    from samsa.replication.tiering.remote_log_manager import RemoteLogManager
     from samsa.server.broker_api import NodeApi
     from samsa.server.metadata.controller_link import ControllerLink
     from samsa.server.metadata.loader import MetadataLoader
@@ -127,6 +129,9 @@ class Broker:
         self.share_partitions: Any = None
         """The share partitions this broker leads (``samsa.share``), made by the handlers."""
         self.metrics: BrokerMetrics | None = None
+        self.tiering: RemoteLogManager | None = None
+        """Tiered storage (``server/tiered_storage.py``); None unless
+        remote.log.storage.system.enable."""
         self._http_endpoints: list[HttpEndpoint] = []
         self._reconciled = False
         self._listed_unfenced = asyncio.Event()
@@ -283,6 +288,7 @@ class Broker:
         )
         self.fetch_sessions.states = self.replicas.session_partitions
         self.replicas.load_existing()
+        self.tiering = await start_tiered_storage(self)
         self.directory_assigner = DirectoryAssigner(
             self.node_id,
             self.directory_ids,
@@ -456,6 +462,8 @@ class Broker:
         await self.txn_channels.close()
         if self.directory_assigner is not None:
             await self.directory_assigner.stop()
+        if self.tiering is not None:
+            await self.tiering.stop()
         await self.replicas.stop()
         self.replicas.snapshot_producer_state()
         self.log_manager.close()
@@ -552,6 +560,8 @@ class Broker:
         self._apply_topic_configs(self.image.topics)
         if self.cleaner_task is not None:
             self.cleaner_task.backoff_ms = self.dynamic_config["log.cleaner.backoff.ms"]
+        if self.tiering is not None:
+            self.tiering.reconfigure(self.dynamic_config.__getitem__)
         self.node.reload_tls(
             {**self.image.broker_configs(""), **self.image.broker_configs(str(self.node_id))}
         )
@@ -559,6 +569,8 @@ class Broker:
     def _apply_topic_configs(self, topics: Iterable[str]) -> None:
         for name in topics:
             self.log_manager.update_config(name, LogConfig.from_dict(self.topic_config(name)))
+        if self.tiering is not None:
+            self.tiering.reconcile()  # remote.storage.enable and friends may have changed
 
     async def _alter_partition(self, body: dict[str, Any]) -> dict[str, Any]:
         """ISR changes this broker asks for as a leader go to the controller."""

@@ -44,7 +44,7 @@ from samsa.testing.process import LoggedProcess
 
 __all__ = ["ObjectStoreMissing", "S3Server", "load_object_store", "s3_bucket", "s3_server"]
 
-_REPO_ROOT = Path(__file__).resolve().parents[2]
+_REPO_ROOT = Path(__file__).resolve().parents[3]
 REGION = "us-east-1"
 
 

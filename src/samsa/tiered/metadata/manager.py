@@ -108,6 +108,11 @@ class RemoteLogMetadataManager:
             self._applied[partition] = offset + 1
             self._caught_up.notify_all()
 
+    async def wait_applied(self, partition: int, offset: int) -> None:
+        """Until metadata partition ``partition`` is applied up to ``offset`` (exclusive)."""
+        async with self._caught_up:
+            await self._caught_up.wait_for(lambda: self._applied.get(partition, 0) >= offset)
+
     def applied_offset(self, partition: int) -> int:
         """The next offset of metadata partition ``partition`` to apply."""
         return self._applied.get(partition, 0)
