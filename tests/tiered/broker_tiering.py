@@ -53,9 +53,11 @@ class Produced:
     timestamp: int
 
 
-def create_topic(bootstrap: str, topic: str, replication_factor: int = 1, **extra: str) -> None:
+def create_topic(
+    bootstrap: str, topic: str, replication_factor: int = 1, extra: dict[str, str] | None = None
+) -> None:
     admin = AdminClient({"bootstrap.servers": bootstrap})
-    config = {**TOPIC_CONFIG, **extra}
+    config = {**TOPIC_CONFIG, **(extra or {})}
     admin.create_topics([NewTopic(topic, 1, replication_factor, config=config)])[topic].result(30)
 
 
@@ -151,11 +153,17 @@ def read_all(bootstrap: str, topic: str, count: int, **config: Any) -> list[Prod
             if msg is None:
                 continue
             assert msg.error() is None, msg.error()
-            headers = [(k, v) for k, v in (msg.headers() or [])]
-            got.append(Produced(msg.offset(), msg.key(), msg.value(), headers, msg.timestamp()[1]))
+            got.append(_received(msg))
     finally:
         consumer.close()
     return got
+
+
+def _received(msg: Any) -> Produced:
+    key, value, offset = msg.key(), msg.value(), msg.offset()
+    assert isinstance(key, bytes) and isinstance(value, bytes) and offset is not None
+    headers = [(name, bytes(data)) for name, data in (msg.headers() or [])]
+    return Produced(offset, key, value, headers, msg.timestamp()[1])
 
 
 def local_segments(partition_dir: Path) -> list[int]:
@@ -184,8 +192,10 @@ def metadata_events(bootstrap: str, partitions: int) -> list[Any]:
                 msg = consumer.poll(0.5)
                 if msg is None or msg.error():
                     continue
-                events.append(decode_remote_log_metadata(msg.value()))
-                offset = msg.offset() + 1
+                value, at = msg.value(), msg.offset()
+                assert isinstance(value, bytes) and at is not None
+                events.append(decode_remote_log_metadata(value))
+                offset = at + 1
     finally:
         consumer.close()
     return events

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterator
+from functools import partial
 from pathlib import Path
 
 import pytest
@@ -134,7 +135,7 @@ def test_every_record_from_offset_zero_on_three_nodes(
     followers = [n for n in cluster.nodes if n != leader]
     for follower in followers:  # they learn what is copied from the replayed metadata
         wait_for(
-            lambda f=follower: local_segments(partition_dir(cluster, f, topic)) == [local_start],
+            partial(_only_segment, partition_dir(cluster, follower, topic), local_start),
             30,
             f"node {follower} to keep only the active segment",
         )
@@ -216,6 +217,10 @@ def test_leader_killed_mid_copy_the_new_leader_continues(cluster: LocalCluster) 
     assert _contiguous(finished) == tiered_end == local_start - 1
     assert all(started[start] == 1 for start in before), "a finished segment was copied again"
     assert read_all(cluster.bootstrap, topic, len(sent)) == sent
+
+
+def _only_segment(directory: Path, base: int) -> bool:
+    return local_segments(directory) == [base]
 
 
 def _contiguous(finished: dict[int, int]) -> int:

@@ -15,6 +15,8 @@ from pathlib import Path
 import pytest
 from confluent_kafka import TopicPartition
 from confluent_kafka.admin import AdminClient, ConfigResource
+from tests.cli.test_cli_tools import samsa
+from tests.integration.test_metrics_endpoint import endpoint_url, scrape, value
 from tests.kafka_tools.conftest import KafkaTools
 from tests.kafka_tools.tool_classes import CONSOLE_CONSUMER, GET_OFFSETS, VERIFIABLE_CONSUMER
 from tests.tiered.broker_tiering import (
@@ -53,7 +55,11 @@ def broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BrokerProcess]:
         # A secret the describe test checks is never shown (the store ignores it).
         "rsm.config.storage.aws.secret.access.key": "not-shown-anywhere",
     }
-    proc = BrokerProcess(tmp_path_factory.mktemp("one-node") / "data", settings)
+    proc = BrokerProcess(
+        tmp_path_factory.mktemp("one-node") / "data",
+        settings,
+        args=["--metrics-listen", "127.0.0.1:0"],
+    )
     proc.start()
     try:
         yield proc
@@ -113,10 +119,39 @@ def test_every_record_from_offset_zero_after_local_retention(
     assert [(e["offset"], e["key"], e["value"]) for e in records] == [
         (r.offset, r.key.decode(), r.value.decode()) for r in sent
     ]
+    described = samsa(broker, "topics", "describe", topic, "--output", "json")
+    assert described.returncode == 0, described.stderr
+    [partition] = json.loads(described.stdout)[0]["partitions"]
+    local_size = (broker.data_dir / f"{topic}-0" / f"{local_start:020d}.log").stat().st_size
+    remote_size = sum(p.stat().st_size for p in remote_dir(broker).rglob(f"{topic}-*/**/*.log"))
+    assert partition["log_start_offset"] == 0
+    assert partition["local_log_start_offset"] == local_start
+    assert partition["tiered_end_offset"] == tiered_end
+    assert (partition["size_bytes"], partition["remote_size_bytes"]) == (local_size, remote_size)
+    table = samsa(broker, "topics", "describe", topic).stdout
+    assert "LOCAL-START" in table and "REMOTE-SIZE" in table
     offsets = tools.admin(GET_OFFSETS, "--topic", topic, "--time", "-4")
     assert offsets.split() == [f"{topic}:0:{local_start}"]
     offsets = tools.admin(GET_OFFSETS, "--topic", topic, "--time", "-5")
     assert offsets.split() == [f"{topic}:0:{tiered_end}"]
+
+
+def test_remote_metrics(broker: BrokerProcess) -> None:
+    """Kafka's remote-storage metrics, Samsa's names: what was copied and read
+    back, the copy lag once it caught up, the remote log's size."""
+    topic = "metered"
+    create_topic(broker.bootstrap, topic)
+    sent = produce(broker.bootstrap, topic, 300)
+    wait_tiered(broker.bootstrap, topic, broker.data_dir / f"{topic}-0")
+    remote_size = sum(p.stat().st_size for p in remote_dir(broker).rglob(f"{topic}-*/**/*.log"))
+    assert read_all(broker.bootstrap, topic, len(sent)) == sent
+    samples = scrape(endpoint_url(broker, "metrics"))
+    assert value(samples, "samsa_remote_copy_bytes_total", topic=topic) == remote_size
+    assert value(samples, "samsa_remote_copy_errors_total", topic=topic) == 0
+    assert value(samples, "samsa_remote_log_size_bytes", topic=topic) == remote_size
+    assert value(samples, "samsa_remote_copy_lag_segments", topic=topic) == 0
+    assert value(samples, "samsa_remote_fetch_bytes_total", topic=topic) >= remote_size
+    assert value(samples, "samsa_remote_fetch_requests_total", topic=topic) > 0
 
 
 def test_timestamps_and_read_committed_from_the_remote_tier(broker: BrokerProcess) -> None:
@@ -182,7 +217,7 @@ def test_settings_are_described_with_kafka_sources(broker: BrokerProcess) -> Non
     assert all(s.value is None for s in secret.synonyms.values())
     assert entries["rlmm.config.remote.log.metadata.topic.num.partitions"].value == "3"
 
-    create_topic(broker.bootstrap, "described", **{"local.retention.ms": "60000"})
+    create_topic(broker.bootstrap, "described", extra={"local.retention.ms": "60000"})
     resource = ConfigResource(ConfigResource.Type.TOPIC, "described")
     topic = admin.describe_configs([resource])[resource].result(10)
     assert topic["remote.storage.enable"].value == "true"
