@@ -141,9 +141,11 @@ class RemoteLogManager:
         await self.channels.close()
 
     def reconfigure(self, get: Callable[[str], Any]) -> None:
-        """Kafka's DynamicRemoteLogConfig: the quotas, the fetch wait and the
-        index cache's size change without a restart."""
-        self.settings = TieringSettings.from_lookup(get)
+        """Kafka's DynamicRemoteLogConfig: the quotas, the fetch wait, the
+        readers and the index cache's size change without a restart."""
+        previous, self.settings = self.settings, TieringSettings.from_lookup(get)
+        if self.settings.reader_threads != previous.reader_threads:
+            self.reader_slots = asyncio.Semaphore(self.settings.reader_threads)
         self.copy_quota.update(self.settings.copy_max_bytes_per_second)
         self.fetch_quota.update(self.settings.fetch_max_bytes_per_second)
         self.indexes.max_bytes = self.settings.index_cache_bytes

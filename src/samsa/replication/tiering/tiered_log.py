@@ -52,7 +52,16 @@ class PartitionTieredLog:
         return self.partition.last_stable_offset
 
     def leader_epoch_entries(self) -> list[EpochEntry]:
-        return [EpochEntry(e, o) for e, o in self.partition.log.leader_epoch_cache.entries()]
+        """The epoch cache's entries; data older than its first entry (written
+        before the partition had a leader epoch: a single node's data from
+        before its metadata quorum) counts as the first epoch's, as a
+        single-node KRaft Kafka's partitions start at epoch 0."""
+        log = self.partition.log
+        entries = [EpochEntry(e, o) for e, o in log.leader_epoch_cache.entries()]
+        start = log.log_start_offset
+        if entries and entries[0].start_offset > start:
+            entries[0] = EpochEntry(entries[0].epoch, start)
+        return entries
 
     def segments_from(self, offset: int) -> list[LocalSegmentFiles]:
         log = self.partition.log
