@@ -35,7 +35,9 @@ def segment(
     )
 
 
-def update(seg: RemoteLogSegmentMetadata, state: S, at: int) -> RemoteLogSegmentMetadataUpdate:
+def update(
+    seg: RemoteLogSegmentMetadata, state: RemoteLogSegmentState, at: int
+) -> RemoteLogSegmentMetadataUpdate:
     return RemoteLogSegmentMetadataUpdate(seg.segment_id, at, state, 1)
 
 
