@@ -335,3 +335,25 @@ def test_total_retention_and_topic_deletion_remove_remote_segments(
         )
 
     wait_for(deletion_recorded, 30, "the deletion's records in __remote_log_metadata")
+
+
+def test_a_restart_keeps_the_remote_tier(broker: BrokerProcess) -> None:
+    """After a restart the log start still counts the remote tier (the logs load
+    before the topic configs arrive), the remote data is read as before and
+    nothing already copied is copied again."""
+    topic = "restarted"
+    create_topic(broker.bootstrap, topic)
+    sent = produce(broker.bootstrap, topic, 300)
+    local_start, tiered_end = wait_tiered(broker.bootstrap, topic, broker.data_dir / f"{topic}-0")
+    objects = sorted(p.name for p in remote_dir(broker).rglob(f"{topic}-*/**/*.log"))
+    broker.restart()
+    assert list_offset(broker.bootstrap, topic, EARLIEST) == (0, 0, 0)
+    assert list_offset(broker.bootstrap, topic, EARLIEST_LOCAL)[1] == local_start
+    more = produce(broker.bootstrap, topic, 300, start=300)
+    wait_tiered(broker.bootstrap, topic, broker.data_dir / f"{topic}-0")
+    assert read_all(broker.bootstrap, topic, 600) == sent + more
+    after = sorted(p.name for p in remote_dir(broker).rglob(f"{topic}-*/**/*.log"))
+    assert after[: len(objects)] == objects, "a segment copied before the restart changed"
+    starts = [int(name.split("-")[0]) for name in after]
+    assert len(starts) == len(set(starts)), "a segment was copied twice"
+    assert list_offset(broker.bootstrap, topic, LATEST_TIERED)[1] > tiered_end
