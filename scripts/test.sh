@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Set up everything (venv, test dependencies, Debian's kcat and chromium, Apache
-# Kafka and Spark's Kafka connector through Maven) and run the checks:
+# Kafka, Spark's Kafka connector and S3Proxy through Maven) and run the checks:
 # ruff (lint + format), mypy, then the whole pytest suite against real broker
 # processes and real Kafka clients.
 set -euo pipefail
@@ -8,6 +8,8 @@ cd "$(dirname "$0")/.."
 ./scripts/setup.sh --with-system-packages
 # Apache Kafka and Spark's Kafka connector, the test partners run beside Samsa.
 ./scripts/kafka-reference.sh
+# The S3-compatible server (S3Proxy) the tiered-storage tests run against.
+./scripts/object-store.sh >/dev/null
 
 .venv/bin/ruff check src tests bench
 .venv/bin/ruff format --check src tests bench

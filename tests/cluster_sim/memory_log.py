@@ -79,6 +79,11 @@ class MemoryLog:
         return self._log_start_offset
 
     @property
+    def local_log_start_offset(self) -> int:
+        """No remote tier here: everything is local."""
+        return self._log_start_offset
+
+    @property
     def log_end_offset(self) -> int:
         return self._next_offset
 

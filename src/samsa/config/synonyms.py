@@ -98,6 +98,13 @@ _OTHER_DYNAMIC = frozenset(
         "leader.replication.throttled.rate",
         "follower.replication.throttled.rate",
         "replica.alter.log.dirs.io.max.bytes.per.second",
+        # Tiered storage: Kafka's DynamicRemoteLogConfig, the ones Samsa has.
+        "remote.log.index.file.cache.total.size.bytes",
+        "remote.fetch.max.wait.ms",
+        "remote.log.manager.copy.max.bytes.per.second",
+        "remote.log.manager.fetch.max.bytes.per.second",
+        "remote.list.offsets.request.timeout.ms",
+        "remote.log.reader.threads",
     }
 )
 
@@ -115,10 +122,23 @@ _SENSITIVE = (
 )
 
 
+# The remote store's credentials (``samsa.tiered.store.settings.SECRET_SETTINGS``):
+# never described, never logged.
+_SENSITIVE_NAMES = frozenset(
+    {
+        "rsm.config.storage.aws.access.key.id",
+        "rsm.config.storage.aws.secret.access.key",
+        "rsm.config.storage.aws.session.token",
+    }
+)
+
+
 def is_sensitive(name: str) -> bool:
     """Also per listener (``listener.name.l.ssl.key.password``) and per mechanism
     (``listener.name.l.scram-sha-512.sasl.jaas.config``)."""
-    return any(name == key or name.endswith("." + key) for key in _SENSITIVE)
+    return name in _SENSITIVE_NAMES or any(
+        name == key or name.endswith("." + key) for key in _SENSITIVE
+    )
 
 
 DYNAMIC_BROKER_CONFIGS = (

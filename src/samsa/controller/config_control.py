@@ -42,6 +42,7 @@ from samsa.storage.topic_config.log_config import (
     LogConfig,
     format_value,
 )
+from samsa.storage.topic_config.remote_rules import validate_remote_storage
 
 OP_SET, OP_DELETE, OP_APPEND, OP_SUBTRACT = 0, 1, 2, 3
 
@@ -155,10 +156,19 @@ class ConfigControl:
             return 1
 
     # ------------------------------------------------------------------ validation
-    def validate_topic_configs(self, overrides: Mapping[str, str]) -> None:
-        """Raise KafkaError(INVALID_CONFIG) unless the overrides make a valid LogConfig."""
+    def validate_topic_configs(
+        self, overrides: Mapping[str, str], existing: Mapping[str, str] | None = None
+    ) -> None:
+        """Raise KafkaError(INVALID_CONFIG) unless the overrides make a valid LogConfig
+        that follows Kafka's tiered-storage rules (``remote_rules``; ``existing``:
+        the topic's overrides before a change)."""
         try:
-            LogConfig.from_dict(overrides, base=self._default_log_config())
+            config = LogConfig.from_dict(overrides, base=self._default_log_config())
+            validate_remote_storage(
+                config,
+                existing or {},
+                system_enabled=self.config.remote_log_storage_system_enable,
+            )
         except ConfigError as exc:
             raise KafkaError(ErrorCode.INVALID_CONFIG, str(exc)) from None
 
@@ -226,13 +236,18 @@ class ConfigControl:
             )
 
     def _validate(
-        self, resource_type: int, configs: Mapping[str, str], touched: set[str] | None = None
+        self,
+        resource_type: int,
+        configs: Mapping[str, str],
+        touched: set[str] | None = None,
+        resource_name: str = "",
     ) -> None:
         """Topic configs are checked as a whole; broker configs only where the
         request touched them (one stored before a rule tightened must not block
         every later change, as Kafka drops such values when it reads them)."""
         if resource_type == RESOURCE_TOPIC:
-            self.validate_topic_configs(configs)
+            existing = self.image.configs.get((RESOURCE_TOPIC, resource_name), {})
+            self.validate_topic_configs(configs, existing)
         else:
             self.validate_broker_configs(
                 {k: v for k, v in configs.items() if touched is None or k in touched}
@@ -340,7 +355,7 @@ class ConfigControl:
                 self._check_resource(rtype, rname)
                 new = changed(rtype, rname, entries)
                 touched = {entry["name"] for entry in entries} if incremental else None
-                self._validate(rtype, new, touched)
+                self._validate(rtype, new, touched, rname)
                 records.extend(self.records_for(rtype, rname, new))
                 responses.append(_alter_response(rtype, rname, None))
             except KafkaError as exc:

@@ -49,6 +49,9 @@ class ControllerConfig:
     static_broker_props: Mapping[str, str] = field(default_factory=dict)
     """The broker settings given at start (not defaults): which topic defaults
     CreateTopics reports as STATIC_BROKER_CONFIG rather than DEFAULT_CONFIG."""
+    remote_log_storage_system_enable: bool = False
+    """remote.log.storage.system.enable: topics may have remote.storage.enable=true
+    (Kafka checks the controller's own setting)."""
     scram_seeds: tuple[tuple[str, str, str, int], ...] = ()
     """scram.bootstrap.credentials, parsed: (user, mechanism, password, iterations)
     the active controller writes once when the image has no such credential."""
@@ -92,4 +95,7 @@ class ControllerConfig:
             topic_defaults=dict(topic_defaults or {}),
             static_broker_props=dict(static_broker_props or {}),
             scram_seeds=scram_seeds,
+            remote_log_storage_system_enable=_as_bool(
+                get("remote.log.storage.system.enable", False)
+            ),
         )

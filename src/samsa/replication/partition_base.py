@@ -62,6 +62,9 @@ class ReadResult(NamedTuple):
     diverging_epoch: EpochEndOffset | None = None
     last_stable_offset: int = -1
     aborted: list[AbortedTxn] | None = None
+    remote: bool = False
+    """The offset is below the local log start of a tiered log: the remote
+    tier answers (``replication.tiering.remote_reads``), not this read."""
 
 
 AlterPartitionSink = Callable[["PartitionBase", PendingIsrChange], None]

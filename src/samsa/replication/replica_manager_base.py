@@ -14,13 +14,14 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable, Iterator
+from typing import Any
 
 from samsa.controller.image.metadata_image import MetadataImage
 from samsa.controller.image.registrations import NO_LEADER
 from samsa.errors import ErrorCode
 from samsa.net import ChannelPool
+from samsa.replication.broker_addresses import BrokerAddresses
 from samsa.replication.config import ReplicationConfig
-from samsa.replication.fetcher.broker_addresses import BrokerAddresses
 from samsa.replication.fetcher.local_followers import LocalFollowers
 from samsa.replication.fetcher.manager import ReplicaFetcherManager
 from samsa.replication.hw_checkpoint import read_high_watermarks
@@ -83,13 +84,15 @@ class ReplicaManagerBase:
         self._addresses = (
             None if channels is None else BrokerAddresses(channels, inter_broker_listener, node_id)
         )
+        self._followers = LocalFollowers(self._partitions)
         self._fetchers = (
             None
             if channels is None
-            else ReplicaFetcherManager(
-                node_id, channels, LocalFollowers(self._partitions), self.config, time_ms
-            )
+            else ReplicaFetcherManager(node_id, channels, self._followers, self.config, time_ms)
         )
+        self.tiering: Any = None
+        """The RemoteLogManager (``replication.tiering``) when tiered storage is on;
+        None otherwise, and then no tiering code runs."""
         self._alter_partition = (
             None
             if alter_partition is None
@@ -141,6 +144,11 @@ class ReplicaManagerBase:
         log_ = self.log_manager.create_log(topic, index, LogConfig.from_dict(config))
         return self._add(topic, index, log_)
 
+    def attach_tiering(self, tiering: Any) -> None:
+        """Turn tiered storage on (before any metadata is applied)."""
+        self.tiering = tiering
+        self._followers.tiering = tiering
+
     def delete(self, topic: str, index: int) -> None:
         """Stop hosting the partition and delete its log."""
         key = (topic, index)
@@ -148,6 +156,8 @@ class ReplicaManagerBase:
             self._fetchers.remove_partitions([key])
         partition = self._partitions.pop(key, None)
         if partition is not None:
+            if self.tiering is not None:
+                self.tiering.on_partition_deleted(partition)
             partition.stop()
             self.log_manager.delete_log(topic, index)
         self._purgatory.wake_all(key, forget=True)

@@ -145,6 +145,8 @@ class ReplicaMetadata(ReplicaBackground):
         log_role_changes("follower", new_followers)
         if fetchers is not None and to_fetch:
             fetchers.add_partitions(to_fetch)
+        if self.tiering is not None:
+            self.tiering.reconcile()
 
     def _get_or_create(self, key: TopicPartition, image: MetadataImage) -> Partition:
         partition = self._partitions.get(key)

@@ -51,6 +51,7 @@ from samsa.server.metadata.directory_assigner import DirectoryAssigner
 from samsa.server.metadata.features import api_versions_features
 from samsa.server.metadata.log_dir_failure_handler import LogDirFailureHandler
 from samsa.server.metadata.meta_properties import directory_uuid
+from samsa.server.tiered_storage import start_tiered_storage
 from samsa.storage.log_dirs import LogDirs
 from samsa.storage.topic_config.log_config import LogConfig
 
@@ -119,6 +120,7 @@ class Broker(BrokerMetadataPublisher):
         )
         self.fetch_sessions.states = self.replicas.session_partitions
         self.replicas.load_existing()
+        self.tiering = await start_tiered_storage(self)
         self.directory_assigner = DirectoryAssigner(
             self.node_id,
             self.directory_ids,
@@ -273,6 +275,8 @@ class Broker(BrokerMetadataPublisher):
         await self.txn_channels.close()
         if self.directory_assigner is not None:
             await self.directory_assigner.stop()
+        if self.tiering is not None:
+            await self.tiering.stop()
         await self.replicas.stop()
         self.replicas.snapshot_producer_state()
         self.log_manager.close()

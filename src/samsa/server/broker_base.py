@@ -38,6 +38,7 @@ if TYPE_CHECKING:
     from samsa.raft.driver import RaftDriver
     from samsa.registry.node.server import RegistryServer
     from samsa.replication.replica_manager import ReplicaManager
+    from samsa.replication.tiering.remote_log_manager import RemoteLogManager
     from samsa.server.broker_api import NodeApi
     from samsa.server.metadata.controller_link import ControllerLink
     from samsa.server.metadata.loader import MetadataLoader
@@ -89,6 +90,9 @@ class BrokerBase:
         self.share_partitions: Any = None
         """The share partitions this broker leads (``samsa.share``), made by the handlers."""
         self.metrics: BrokerMetrics | None = None
+        self.tiering: RemoteLogManager | None = None
+        """Tiered storage (``server/tiered_storage.py``); None unless
+        remote.log.storage.system.enable."""
         self._http_endpoints: list[HttpEndpoint] = []
         self.registry: RegistryServer | None = None
         """The schema registry on ``registry.listen`` (``samsa.registry.node``)."""

@@ -149,6 +149,8 @@ class BrokerMetadataPublisher(BrokerBase):
         self._apply_topic_configs(self.image.topics)
         if self.cleaner_task is not None:
             self.cleaner_task.backoff_ms = self.dynamic_config["log.cleaner.backoff.ms"]
+        if self.tiering is not None:
+            self.tiering.reconfigure(self.dynamic_config.__getitem__)
         self.node.reload_tls(
             {**self.image.broker_configs(""), **self.image.broker_configs(str(self.node_id))}
         )
@@ -156,6 +158,8 @@ class BrokerMetadataPublisher(BrokerBase):
     def _apply_topic_configs(self, topics: Iterable[str]) -> None:
         for name in topics:
             self.log_manager.update_config(name, LogConfig.from_dict(self.topic_config(name)))
+        if self.tiering is not None:
+            self.tiering.reconcile()  # remote.storage.enable and friends may have changed
 
     def topic_deleted(self, name: str, partitions: int) -> None:
         """Committed offsets of a deleted topic are tombstoned, as Kafka does."""

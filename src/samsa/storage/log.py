@@ -35,6 +35,13 @@ data is known to be on disk; recovery after a crash starts there.
 Thread-safety: every public method takes the log's lock, so the broker may run
 fsyncs and retention in a worker thread while the event loop appends.
 
+Tiered storage (``remote.storage.enable``): the log start is the partition's
+start counting the remote tier, ``local_log_start_offset`` the first offset
+still on disk; local retention deletes only segments the remote tier holds
+(``update_highest_offset_in_remote_storage``) and moves only the local start;
+the remote log manager moves the log start (``update_log_start_offset_from_remote``).
+With tiering off both starts are the same and nothing here changes.
+
 The class is assembled from one mixin per path, each in its own module:
 log_state (fields, facts, leader epochs), log_append (append, roll, flush),
 log_read (reads) and log_retention (truncation, retention, the cleaner's
@@ -99,14 +106,28 @@ class Log(LogAppend, LogRead, LogRetention):
             leader_epoch_cache=None,
             clock=clock,
             file_names_at_open=loaded.file_names,
+            log_start_checkpoint=log_start_offset,
         )
 
     # -- lifecycle ----------------------------------------------------------
 
     def update_config(self, config: LogConfig) -> None:
-        """Use ``config`` from now on (rolls and retention read it each time)."""
+        """Use ``config`` from now on (rolls and retention read it each time).
+
+        The first config a loaded log gets says whether it is tiered: the
+        logs load before the metadata that holds the topic configs, so the
+        load raised the log start to the first local segment; a tiered log's
+        start is the checkpointed one, remote data included (see
+        ``take_log_start_hint``)."""
         with self._lock:
             self.config = config
+            hint, self._log_start_hint = self._log_start_hint, None
+            if (
+                hint is not None
+                and config.remote_storage_enable
+                and hint < self._log_start_offset == self._bases[0]
+            ):
+                self._log_start_offset = hint
 
     def close(self) -> None:
         """fsync what is not yet and close the files (a clean shutdown).

@@ -156,6 +156,8 @@ class LogAppend(LogState):
         if active.size == 0 and active.base_offset == new_base:
             return active
         active.on_become_inactive()
+        if self.on_roll is not None:
+            self.on_roll(new_base)
         segment = open_segment(self.directory, new_base, self.config, now_ms)
         self._segments.append(segment)
         self._bases.append(new_base)

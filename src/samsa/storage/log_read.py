@@ -33,14 +33,17 @@ class LogRead(LogState):
         """Whole batches from the one holding ``offset``: at most ``max_bytes``,
         but at least the first batch when ``min_one``, and only batches that end
         before ``max_offset`` (exclusive; the high watermark for consumers).
-        Raises KafkaError(OFFSET_OUT_OF_RANGE) outside [log start, log end]."""
+        Raises KafkaError(OFFSET_OUT_OF_RANGE) outside [local log start, log end]."""
         with self._lock:
             self._check_open()
-            if offset < self._log_start_offset or offset > self._next_offset:
+            start = self._log_start_offset
+            if self._bases[0] > start:  # tiered: the rest is in the remote tier
+                start = self._bases[0]
+            if offset < start or offset > self._next_offset:
                 raise KafkaError(
                     ErrorCode.OFFSET_OUT_OF_RANGE,
-                    f"[{self.name}] offset {offset} is outside "
-                    f"[{self._log_start_offset}, {self._next_offset}]",
+                    f"[{self.name}] offset {offset} is outside the local log "
+                    f"[{start}, {self._next_offset}]",
                 )
             limit = self._next_offset if max_offset is None else min(max_offset, self._next_offset)
             i = max(0, bisect.bisect_right(self._bases, offset) - 1)

@@ -54,11 +54,15 @@ class LogRetention(LogState):
             logger.info("[%s] truncated to offset %d", self.name, self._next_offset)
             return True
 
-    def truncate_fully_and_start_at(self, offset: int) -> None:
-        """Delete everything and continue as an empty log starting at ``offset``."""
+    def truncate_fully_and_start_at(self, offset: int, log_start_offset: int | None = None) -> None:
+        """Delete everything and continue as an empty log starting at ``offset``;
+        a tiered follower that rebuilt its state from the remote tier gives the
+        leader's ``log_start_offset`` (below ``offset``: the rest is remote)."""
         with self._lock, io_errors_fail_dir(self.io_error_report, f"[{self.name}] truncate"):
             self._check_open()
             self._truncate_fully_and_start_at(offset)
+            if log_start_offset is not None and log_start_offset < offset:
+                self._log_start_offset = log_start_offset
 
     def _truncate_fully_and_start_at(self, offset: int) -> None:
         for segment in reversed(self._segments):
@@ -66,6 +70,7 @@ class LogRetention(LogState):
         self._segments = [open_segment(self.directory, offset, self.config, self._clock())]
         self._bases = [offset]
         self._next_offset = self._log_start_offset = self._recovery_point = offset
+        self._highest_remote_offset = -1
         self._leader_epochs.clear()
         logger.info("[%s] truncated fully; log now starts at %d", self.name, offset)
 
@@ -88,6 +93,16 @@ class LogRetention(LogState):
                 self._delete_oldest(count, f"log start offset moved to {offset}")
             return self._log_start_offset
 
+    def update_log_start_offset_from_remote(self, offset: int) -> None:
+        """The partition starts at ``offset`` by the remote tier (remote
+        retention deleted what was below, or the first remote segment starts
+        there): the log start only moves up, never past the log end; local
+        segments wholly below it go (Kafka's ``updateLogStartOffsetFromRemoteTier``)."""
+        with self._lock:
+            if self._closed or offset <= self._log_start_offset:
+                return
+            self.delete_records(min(offset, self._next_offset))
+
     def run_retention(self, now_ms: int, high_watermark: int | None = None) -> int:
         """Delete old segments by ``retention.ms`` (segment's max timestamp
         older than now - retention.ms) and ``retention.bytes``; never the
@@ -104,6 +119,8 @@ class LogRetention(LogState):
                 if high_watermark is None
                 else count_below_log_start(self._bases, high_watermark)
             )
+            if self.config.remote_storage_enable:
+                return self._run_local_retention(now_ms, limit)
             retention_ms = self.config.retention_ms
             count = count_retention_ms_breached(self._segments, now_ms, retention_ms)
             deleted = self._delete_oldest(
@@ -117,11 +134,43 @@ class LogRetention(LogState):
             )
             return deleted
 
-    def _delete_oldest(self, count: int, reason: str) -> int:
+    def _run_local_retention(self, now_ms: int, limit: int) -> int:
+        """A tiered log's retention (Kafka's, with remote storage on): by
+        ``local.retention.ms`` / ``.bytes`` (-2: the total retention), only
+        segments the remote tier already holds (unless copying is disabled,
+        KIP-950), and only the local log start moves: the data stays readable
+        from the remote tier, whose own retention the remote log manager applies."""
+        config = self.config
+        if not config.remote_log_copy_disable:
+            limit = min(limit, count_below_log_start(self._bases, self._highest_remote_offset + 1))
+        retention_ms = (
+            config.retention_ms if config.local_retention_ms == -2 else config.local_retention_ms
+        )
+        retention_bytes = (
+            config.retention_bytes
+            if config.local_retention_bytes == -2
+            else config.local_retention_bytes
+        )
+        count = count_retention_ms_breached(self._segments, now_ms, retention_ms)
+        deleted = self._delete_oldest(
+            min(count, limit), f"local.retention.ms {retention_ms} breached", move_log_start=False
+        )
+        limit -= deleted
+        count = count_retention_bytes_breached(self._segments, retention_bytes)
+        deleted += self._delete_oldest(
+            min(count, limit),
+            f"local.retention.bytes {retention_bytes} breached",
+            move_log_start=False,
+        )
+        return deleted
+
+    def _delete_oldest(self, count: int, reason: str, *, move_log_start: bool = True) -> int:
         """Delete the ``count`` oldest segments, oldest first, and move the log
-        start offset up to the new first segment.  Crash behaviour: each
-        segment's files go before the next one's, so what remains is a suffix;
-        the loader raises the start offset to the first segment's base."""
+        start offset up to the new first segment (a tiered log's local
+        retention, ``move_log_start`` False, leaves it: the remote tier holds
+        what went).  Crash behaviour: each segment's files go before the next
+        one's, so what remains is a suffix; the loader raises the start offset
+        to the first segment's base."""
         count = min(count, len(self._segments) - 1)
         for _ in range(count):
             segment = self._segments.pop(0)
@@ -134,7 +183,7 @@ class LogRetention(LogState):
                 reason,
             )
             segment.delete()
-        if count:
+        if count and move_log_start:
             self._log_start_offset = max(self._log_start_offset, self._bases[0])
             self._leader_epochs.truncate_from_start(self._log_start_offset)
         return count

@@ -52,6 +52,7 @@ class LogState:
         leader_epoch_cache: LeaderEpochFileCache | None,
         clock: Clock,
         file_names_at_open: frozenset[str] | None = None,
+        log_start_checkpoint: int | None = None,
     ) -> None:
         self.directory = directory
         self.topic = topic
@@ -68,6 +69,18 @@ class LogState:
         self._clock = clock
         self._file_names_at_open = file_names_at_open
         self._lock = threading.RLock()
+        self._log_start_hint: int | None = (
+            log_start_checkpoint
+            if log_start_checkpoint is not None and log_start_checkpoint < log_start_offset
+            else None
+        )
+        """The checkpointed log start when the load raised it to the first
+        segment: a tiered log's true start, until the first config says (log.py)."""
+        self._highest_remote_offset = -1
+        """Tiered logs: the last offset the remote tier holds (-1: none known)."""
+        self.on_roll: Callable[[int], None] | None = None
+        """Told the base offset of each new active segment, before anything is
+        written to it (a tiered partition snapshots its producers there)."""
         self._last_flush_ms = clock()
         self._closed = False
         self._offline: str | None = None
@@ -100,10 +113,12 @@ class LogState:
         with self._lock:
             if self._epochs is None:
                 try:
+                    hint = self._log_start_hint
                     self._epochs = load_leader_epoch_cache(
                         self.directory,
                         self.name,
-                        log_start_offset=self._log_start_offset,
+                        # A tiered log keeps the epochs of its remote data.
+                        log_start_offset=self._log_start_offset if hint is None else hint,
                         log_end_offset=self._next_offset,
                         batch_headers=lambda: (
                             h for s in list(self._segments) for _, h in s.iter_headers()
@@ -123,6 +138,26 @@ class LogState:
     @property
     def log_end_offset(self) -> int:
         return self._next_offset
+
+    @property
+    def local_log_start_offset(self) -> int:
+        """The first offset on local disk: the log start unless the remote tier
+        holds offsets below the first local segment (tiered storage)."""
+        start = self._log_start_offset
+        first = self._bases[0]
+        return first if first > start else start
+
+    @property
+    def highest_offset_in_remote_storage(self) -> int:
+        """The last offset copied to the remote tier (-1: none, or not tiered)."""
+        return self._highest_remote_offset
+
+    def update_highest_offset_in_remote_storage(self, offset: int) -> None:
+        """Everything up to ``offset`` is in the remote tier: local retention of
+        a tiered log may delete segments that end at or below it (only moves up)."""
+        with self._lock:
+            if offset > self._highest_remote_offset:
+                self._highest_remote_offset = offset
 
     @property
     def recovery_point(self) -> int:
@@ -174,6 +209,16 @@ class LogState:
                 self._epochs_to_assign.append(EpochEntry(epoch, start_offset))
                 return
             self._epochs.assign_at_end(epoch, start_offset)
+
+    def restore_leader_epochs(self, entries: list[EpochEntry]) -> None:
+        """Replace the epochs with ``entries`` (a tiered follower that rebuilt
+        its state from the remote tier takes the leader's lineage there)."""
+        with self._lock, io_errors_fail_dir(self.io_error_report, f"[{self.name}] epoch"):
+            self._check_open()
+            cache = self._leader_epochs
+            cache.clear()
+            if entries:
+                cache.assign_all(entries)
 
     def _check_open(self) -> None:
         if self._offline is not None:

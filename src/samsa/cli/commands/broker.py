@@ -21,6 +21,7 @@ from typing import Any
 
 from samsa.cli import logging_setup
 from samsa.config.broker_config import BrokerConfig
+from samsa.config.synonyms import is_sensitive
 from samsa.config.values import parse_properties
 from samsa.errors import ConfigError
 from samsa.security.scram_spec import parse_scram_specs
@@ -131,11 +132,17 @@ def run(args: argparse.Namespace) -> int:
 SECRET_MARKERS = ("password", "secret", "jaas", "credential", "key.pem", "token", "keystore.key")
 
 
+def _secret(name: str) -> bool:
+    """Masked in the start-up line: Kafka's PASSWORD settings (and the remote
+    store's credentials, ``is_sensitive``) and anything named like a secret."""
+    return is_sensitive(name) or any(marker in name for marker in SECRET_MARKERS)
+
+
 def log_startup(config: BrokerConfig) -> None:
     """One line an operator can check a start against: version, listeners, data
     dir and every setting that is not Kafka's default (secrets masked)."""
     overrides = ", ".join(
-        f"{name}={'******' if any(m in name for m in SECRET_MARKERS) else config.value_of(name)}"
+        f"{name}={'******' if _secret(name) else config.value_of(name)}"
         for name in sorted(config.explicit_keys())
     )
     logging.getLogger("samsa.server").info(

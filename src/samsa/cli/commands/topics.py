@@ -4,7 +4,9 @@ Everything goes through ``samsa.client.Admin``, so the command works the same
 against Samsa and against any Kafka-compatible broker.  ``describe`` joins
 what a user needs to see one topic: each partition's leader, replicas, ISR,
 log start and end offsets and size on disk (DescribeLogDirs; ``-`` where a
-broker does not answer it), and the topic's configs with their source.
+broker does not answer it), and the topic's configs with their source; for a
+tiered topic also where the local log starts, the last tiered offset and the
+remote size (``topic_tiers``).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from samsa.cli.common import (
     add_connection_args,
     add_output_arg,
     add_subcommand,
+    client_config,
     console,
     guarded,
     open_admin,
@@ -25,6 +28,7 @@ from samsa.cli.common import (
     print_json,
     print_table,
 )
+from samsa.cli.topic_tiers import tier_details
 from samsa.client.admin import EARLIEST, LATEST, Admin, NewTopic
 from samsa.client.admin.results import TopicDescription
 from samsa.client.metadata import TopicPartition
@@ -128,6 +132,8 @@ def describe(args: argparse.Namespace) -> int:
         names = args.topics or sorted(admin.list_topics(timeout=args.timeout))
         topics = admin.describe_topics(names, timeout=args.timeout)
         details = [topic_details(admin, topics[name], args.timeout) for name in names]
+        for d in details:
+            add_tiers(admin, args, d)
     if args.output == "json":
         print_json(details)
         return 0
@@ -137,9 +143,20 @@ def describe(args: argparse.Namespace) -> int:
             f"[bold]Topic: {d['topic']}[/bold]  PartitionCount: {len(d['partitions'])}  "
             f"ReplicationFactor: {d['replication_factor']}  TopicId: {d['topic_id'] or '-'}"
         )
+        tiered = d["tiered"]
+        tier_columns = ("LOCAL-START", "TIERED-END", "REMOTE-SIZE") if tiered else ()
         print_table(
             con,
-            ("PARTITION", "LEADER", "REPLICAS", "ISR", "LOG-START", "LOG-END", "SIZE"),
+            (
+                "PARTITION",
+                "LEADER",
+                "REPLICAS",
+                "ISR",
+                "LOG-START",
+                "LOG-END",
+                "SIZE",
+                *tier_columns,
+            ),
             [
                 (
                     p["partition"],
@@ -149,6 +166,15 @@ def describe(args: argparse.Namespace) -> int:
                     p["log_start_offset"],
                     p["log_end_offset"],
                     p["size_bytes"],
+                    *(
+                        (
+                            p["local_log_start_offset"],
+                            p["tiered_end_offset"],
+                            p["remote_size_bytes"],
+                        )
+                        if tiered
+                        else ()
+                    ),
                 )
                 for p in d["partitions"]
             ],
@@ -199,6 +225,22 @@ def topic_details(admin: Admin, topic: TopicDescription, timeout: float) -> dict
             for c in sorted(configs.values(), key=lambda c: c.name)
         ],
     }
+
+
+def add_tiers(admin: Admin, args: argparse.Namespace, details: dict[str, Any]) -> None:
+    """A topic with remote.storage.enable=true: each partition's local start,
+    tiered end and remote size (``topic_tiers``); ``size_bytes`` is local."""
+    tiered = any(
+        c["name"] == "remote.storage.enable" and c["value"] == "true" for c in details["configs"]
+    )
+    details["tiered"] = tiered
+    if not tiered:
+        return
+    parts = {TopicPartition(details["topic"], p["partition"]): p for p in details["partitions"]}
+    config = client_config(args, {"client.id": "samsa-cli-topics"})
+    tiers = tier_details(admin, config, details["topic"], parts, args.timeout)
+    for tp, partition in parts.items():
+        partition.update(tiers[tp])
 
 
 def alter(args: argparse.Namespace) -> int:

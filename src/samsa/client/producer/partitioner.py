@@ -1,7 +1,8 @@
 """Partition choice: Kafka's murmur2 for keys, sticky partitions for null keys.
 
-``murmur2`` is bit-for-bit Java's ``Utils.murmur2`` (32-bit arithmetic, seed
-0x9747b28c), and a keyed record goes to ``toPositive(murmur2(key)) % n`` --
+``murmur2`` (``samsa.protocol.murmur2``) is bit-for-bit Java's ``Utils.murmur2``
+(32-bit arithmetic, seed 0x9747b28c), and a keyed record goes to
+``toPositive(murmur2(key)) % n`` --
 the same partition the Java client and librdkafka's ``murmur2_random`` choose,
 so mixed-language producers agree on where a key lives.
 
@@ -19,41 +20,9 @@ import random
 from collections.abc import Callable
 
 from samsa.client.metadata import Cluster
+from samsa.protocol.murmur2 import murmur2, to_positive
 
 __all__ = ["Partitioner", "murmur2", "to_positive"]
-
-_M = 0x5BD1E995
-_MASK = 0xFFFFFFFF
-
-
-def murmur2(data: bytes) -> int:
-    """Java's Utils.murmur2: a signed 32-bit int."""
-    length = len(data)
-    h = (0x9747B28C ^ length) & _MASK
-    length4 = length & ~3
-    for i in range(0, length4, 4):
-        k = data[i] | (data[i + 1] << 8) | (data[i + 2] << 16) | (data[i + 3] << 24)
-        k = (k * _M) & _MASK
-        k ^= k >> 24
-        k = (k * _M) & _MASK
-        h = ((h * _M) & _MASK) ^ k
-    rest = length & 3
-    if rest == 3:
-        h ^= data[length4 + 2] << 16
-    if rest >= 2:
-        h ^= data[length4 + 1] << 8
-    if rest >= 1:
-        h ^= data[length4]
-        h = (h * _M) & _MASK
-    h ^= h >> 13
-    h = (h * _M) & _MASK
-    h ^= h >> 15
-    return h - (1 << 32) if h & 0x80000000 else h
-
-
-def to_positive(value: int) -> int:
-    return value & 0x7FFFFFFF
-
 
 CustomPartitioner = Callable[[str, bytes | None, list[int], list[int]], int]
 

@@ -20,6 +20,7 @@ from samsa.config.broker_keys.node import NODE_KEYS
 from samsa.config.broker_keys.registry import REGISTRY_KEYS
 from samsa.config.broker_keys.replication import REPLICATION_KEYS
 from samsa.config.broker_keys.security import SECURITY_KEYS
+from samsa.config.broker_keys.tiered import TIERED_KEYS
 from samsa.config.broker_keys.transactions import TRANSACTION_KEYS
 from samsa.config.values import ConfigKey
 
@@ -34,6 +35,7 @@ AREAS: tuple[list[ConfigKey], ...] = (
     ENDPOINT_KEYS,
     # Keys of later subsystems: one list per subsystem, after the ones above.
     REGISTRY_KEYS,
+    TIERED_KEYS,
 )
 
 

@@ -99,6 +99,4 @@ LOG_KEYS: list[ConfigKey] = [
     ConfigKey("compression.gzip.level", int, -1, "gzip level (accepted, not used)."),
     ConfigKey("compression.lz4.level", int, 9, "lz4 level (accepted, not used)."),
     ConfigKey("compression.zstd.level", int, 3, "zstd level (accepted, not used)."),
-    ConfigKey("log.local.retention.ms", int, -2, "Tiered storage (not available)."),
-    ConfigKey("log.local.retention.bytes", int, -2, "Tiered storage (not available)."),
 ]

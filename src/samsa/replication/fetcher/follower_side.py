@@ -7,7 +7,7 @@ import logging
 from samsa.replication.fetcher import follower_writes
 from samsa.replication.partition_base import PartitionBase
 from samsa.replication.turn_log import TurnLog
-from samsa.storage.leader_epoch_cache import UNDEFINED_EPOCH
+from samsa.storage.leader_epoch_cache import UNDEFINED_EPOCH, EpochEntry
 from samsa.storage.log_info import AppendInfo
 
 log = logging.getLogger("samsa.replication.partition")
@@ -54,6 +54,22 @@ class FollowerSide(PartitionBase):
         self._require_follower()
         follower_writes.truncate_fully_and_start_at(self.log, self.producer_state, offset)
         self._high_watermark = offset
+
+    def restore_from_remote(
+        self,
+        next_offset: int,
+        log_start_offset: int,
+        epochs: list[EpochEntry],
+        producer_snapshot: bytes | None,
+    ) -> None:
+        """Start over at ``next_offset`` with the state the remote tier holds
+        there (Kafka's ``buildRemoteLogAuxState``): the leader's log start, the
+        epochs up to it, the producers (a snapshot file at ``next_offset``)."""
+        self._require_follower()
+        follower_writes.restore_from_remote(
+            self.log, self.producer_state, next_offset, log_start_offset, epochs, producer_snapshot
+        )
+        self._high_watermark = next_offset
 
     def last_fetched_epoch(self) -> int:
         """The epoch of this log's last batch (-1: none), what a fetch sends as

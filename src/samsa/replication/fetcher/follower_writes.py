@@ -20,14 +20,22 @@ import logging
 
 from samsa.errors import ErrorCode, KafkaError
 from samsa.protocol.batches.record_batch import BatchHeader, iter_batches, validate_batch
+from samsa.storage.files.atomic_file import atomic_write
+from samsa.storage.leader_epoch_cache import EpochEntry
 from samsa.storage.log import Log
 from samsa.storage.log_info import AppendInfo
 from samsa.storage.producers.producer_state import ProducerStateManager
+from samsa.storage.producers.snapshot import snapshot_path
 from samsa.storage.producers.transaction_replay import replay_batches, replay_log
 
 log = logging.getLogger(__name__)
 
-__all__ = ["append_as_follower", "truncate_fully_and_start_at", "truncate_to"]
+__all__ = [
+    "append_as_follower",
+    "restore_from_remote",
+    "truncate_fully_and_start_at",
+    "truncate_to",
+]
 
 BufferLike = bytes | bytearray | memoryview
 
@@ -111,3 +119,23 @@ def truncate_fully_and_start_at(
     past everything this follower has)."""
     log_.truncate_fully_and_start_at(offset)
     producer_state.truncate_fully_and_start_at(offset)
+
+
+def restore_from_remote(
+    log_: Log,
+    producer_state: ProducerStateManager,
+    next_offset: int,
+    log_start_offset: int,
+    epochs: list[EpochEntry],
+    producer_snapshot: bytes | None,
+) -> None:
+    """Empty the log, continue it at ``next_offset`` below which the remote tier
+    holds everything down to ``log_start_offset``, with the epochs and the
+    producers at ``next_offset`` from the remote segment that ends there."""
+    log_.truncate_fully_and_start_at(next_offset, log_start_offset)
+    log_.restore_leader_epochs([e for e in epochs if e.start_offset < next_offset])
+    log_.update_highest_offset_in_remote_storage(next_offset - 1)
+    producer_state.truncate_fully_and_start_at(next_offset)
+    if producer_snapshot is not None:
+        atomic_write(snapshot_path(log_.directory, next_offset), producer_snapshot)
+        producer_state.load(next_offset, next_offset)

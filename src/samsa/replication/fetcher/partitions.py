@@ -133,6 +133,27 @@ class FetcherPartitions:
         self._delayed.add(tp)
         self._stale.add(tp)
 
+    def _pause(self, tp: TopicPartition, now_ms: int, duration_ms: int) -> None:
+        """No fetches for ``tp`` for ``duration_ms`` (or until ``resume``)."""
+        state = self._states.get(tp)
+        if state is None:
+            return
+        state.delayed_until_ms = now_ms + duration_ms
+        self._delayed.add(tp)
+        self._stale.add(tp)
+
+    def resume(self, tp: TopicPartition, now_ms: int, *, failed: bool = False) -> None:
+        """End a ``_pause`` (a rebuild from the remote tier finished); a failed
+        one backs off as any failed action does."""
+        state = self._states.get(tp)
+        if state is None:
+            return
+        if failed:
+            self._delay(tp, now_ms)
+            return
+        state.delayed_until_ms = now_ms
+        self._stale.add(tp)
+
     def _fail(self, tp: TopicPartition, error: ErrorCode) -> FailPartition:
         state = self._states.get(tp)
         if state is not None:

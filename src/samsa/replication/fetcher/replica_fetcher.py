@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Protocol
 
 from samsa.errors import ErrorCode, KafkaError
@@ -36,6 +36,7 @@ from samsa.replication.fetcher.types import (
     OFFSET_FOR_LEADER_EPOCH_API_KEY,
     OFFSET_FOR_LEADER_EPOCH_VERSION,
     AppendRecords,
+    BuildRemoteLogAuxState,
     FailPartition,
     FetcherAction,
     FollowerLogs,
@@ -69,6 +70,19 @@ class FollowerReplicas(FollowerLogs, Protocol):
     def truncate_fully_and_start_at(self, tp: TopicPartition, offset: int) -> None: ...
 
     def fetching_failed(self, tp: TopicPartition, error: ErrorCode) -> None: ...
+
+    async def rebuild_from_remote(
+        self,
+        tp: TopicPartition,
+        request: Callable[[int, int, dict[str, Any]], Awaitable[dict[str, Any]]],
+        *,
+        replica_id: int,
+        leader_log_start_offset: int,
+        current_leader_epoch: int,
+    ) -> None:
+        """Rebuild ``tp`` from the remote tier (see BuildRemoteLogAuxState);
+        ``request`` asks the leader (raises ChannelError when it cannot)."""
+        ...
 
 
 def carry_out(replicas: FollowerReplicas, action: FetcherAction) -> None:
@@ -108,6 +122,7 @@ class ReplicaFetcher:
         self._time_ms = time_ms
         self._changed = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
+        self._rebuilds: set[asyncio.Task[None]] = set()
         self.rounds = 0
 
     # ------------------------------------------------------------------ membership
@@ -131,10 +146,15 @@ class ReplicaFetcher:
         """Cancel the loop without waiting for it (it ends at its next await)."""
         if self._task is not None:
             self._task.cancel()
+        for rebuild in self._rebuilds:
+            rebuild.cancel()
 
     async def stop(self) -> None:
         task, self._task = self._task, None
         await cancel_and_wait(task)
+        rebuilds, self._rebuilds = list(self._rebuilds), set()
+        for rebuild in rebuilds:
+            await cancel_and_wait(rebuild)
 
     @property
     def running(self) -> bool:
@@ -192,6 +212,37 @@ class ReplicaFetcher:
         self.rounds += 1
         return sent_any
 
+    async def _rebuild(self, action: BuildRemoteLogAuxState) -> None:
+        """Rebuild a partition from the remote tier beside the fetch rounds (the
+        partition stays paused meanwhile), then let it fetch again."""
+        failed = True
+        try:
+            await self._replicas.rebuild_from_remote(
+                action.tp,
+                self._ask_leader,
+                replica_id=self.state.replica_id,
+                leader_log_start_offset=action.leader_log_start_offset,
+                current_leader_epoch=action.current_leader_epoch,
+            )
+            failed = False
+        except (KafkaError, ChannelError, OSError) as exc:
+            log.warning(
+                "%s: rebuilding %s-%d from the remote tier failed: %s", self.name, *action.tp, exc
+            )
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            log.exception("%s: rebuilding %s-%d from the remote tier failed", self.name, *action.tp)
+        finally:
+            self.state.resume(action.tp, self._time_ms(), failed=failed)
+            self._changed.set()
+
+    async def _ask_leader(self, api_key: int, version: int, body: dict[str, Any]) -> dict[str, Any]:
+        channel = self._channels.channel(self.leader_id)
+        if channel is None:
+            raise ChannelError(f"no address for broker {self.leader_id}")
+        return await channel.request(api_key, version, body)
+
     async def _request(
         self, api_key: int, version: int, body: dict[str, Any]
     ) -> dict[str, Any] | None:
@@ -210,6 +261,11 @@ class ReplicaFetcher:
     def _execute(self, actions: list[FetcherAction]) -> None:
         replicas = self._replicas
         for action in actions:
+            if isinstance(action, BuildRemoteLogAuxState):
+                task = asyncio.ensure_future(self._rebuild(action))
+                self._rebuilds.add(task)
+                task.add_done_callback(self._rebuilds.discard)
+                continue
             try:
                 carry_out(replicas, action)
             except KafkaError as exc:

@@ -70,6 +70,7 @@ from samsa.replication.fetcher.session_handler import INITIAL_EPOCH, SESSION_ERR
 from samsa.replication.fetcher.truncation import FetcherTruncation
 from samsa.replication.fetcher.types import (
     AppendRecords,
+    BuildRemoteLogAuxState,
     FetcherAction,
     FetchPlan,
     FetchStatus,
@@ -90,7 +91,17 @@ goes into the ``log_start_offset`` a follower reports, and no leader decision
 reads that."""
 
 
-__all__ = ["FULL_RECHECK_MS", "LEADER_BEHIND_FIRST_BACKOFF_MS", "FetcherState"]
+REBUILD_TIMEOUT_MS = 120_000
+"""How long a partition rebuilding from the remote tier stays paused at most
+(the rebuild ends the pause itself when it is done or fails)."""
+
+
+__all__ = [
+    "FULL_RECHECK_MS",
+    "LEADER_BEHIND_FIRST_BACKOFF_MS",
+    "REBUILD_TIMEOUT_MS",
+    "FetcherState",
+]
 
 
 class FetcherState(FetcherTruncation):
@@ -242,6 +253,19 @@ class FetcherState(FetcherTruncation):
             ]
         if code is ErrorCode.OFFSET_OUT_OF_RANGE:
             return self._out_of_range(tp, p, now_ms, logs)
+        if code is ErrorCode.OFFSET_MOVED_TO_TIERED_STORAGE:
+            log.info(
+                "[%s-%d] offset %d is in the leader's remote tier only: rebuilding from it",
+                tp[0],
+                tp[1],
+                logs.log_end_offset(tp),
+            )
+            self._pause(tp, now_ms, REBUILD_TIMEOUT_MS)
+            return [
+                BuildRemoteLogAuxState(
+                    tp, p.get("log_start_offset", -1), state.current_leader_epoch
+                )
+            ]
         if code is ErrorCode.FENCED_LEADER_EPOCH:
             return [self._fail(tp, code)]
         log.debug("[%s-%d] fetch error %s: backing off", tp[0], tp[1], code.name)

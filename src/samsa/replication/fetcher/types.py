@@ -19,6 +19,7 @@ __all__ = [
     "OFFSET_FOR_LEADER_EPOCH_API_KEY",
     "OFFSET_FOR_LEADER_EPOCH_VERSION",
     "AppendRecords",
+    "BuildRemoteLogAuxState",
     "EpochPlan",
     "FailPartition",
     "FetchPlan",
@@ -114,7 +115,21 @@ class FailPartition:
     error: ErrorCode
 
 
-FetcherAction = AppendRecords | TruncateTo | TruncateFullyAndStartAt | FailPartition
+@dataclass(frozen=True, slots=True)
+class BuildRemoteLogAuxState:
+    """The leader's local log starts past this follower's fetch offset and the
+    remote tier holds the rest (OFFSET_MOVED_TO_TIERED_STORAGE): rebuild the
+    state at the leader's local log start from the remote tier and fetch on
+    from there (Kafka's TierStateMachine)."""
+
+    tp: TopicPartition
+    leader_log_start_offset: int
+    current_leader_epoch: int
+
+
+FetcherAction = (
+    AppendRecords | TruncateTo | TruncateFullyAndStartAt | FailPartition | BuildRemoteLogAuxState
+)
 
 
 @dataclass(frozen=True, slots=True)

@@ -18,7 +18,11 @@ from samsa.errors import ErrorCode, KafkaError
 from samsa.replication.epochs import NO_EPOCH
 from samsa.replication.partition import Partition, ReadResult
 
-__all__ = ["epoch_end_offset_response", "fetch_error", "fetch_partition_response"]
+__all__ = ["REMOTE_READ", "epoch_end_offset_response", "fetch_error", "fetch_partition_response"]
+
+REMOTE_READ = "_remote_fetch_offset"
+"""Key of an entry the remote tier must fill (the fetch handler removes it)."""
+_WITH_OFFSETS = frozenset({ErrorCode.OFFSET_OUT_OF_RANGE, ErrorCode.OFFSET_MOVED_TO_TIERED_STORAGE})
 
 _CURRENT_LEADER_ERRORS = frozenset(
     {ErrorCode.NOT_LEADER_OR_FOLLOWER, ErrorCode.FENCED_LEADER_EPOCH}
@@ -99,9 +103,12 @@ def fetch_partition_response(
             index,
             exc.code,
             partition,
-            with_offsets=exc.code is ErrorCode.OFFSET_OUT_OF_RANGE,
+            with_offsets=exc.code in _WITH_OFFSETS,
         )
-    return _entry(index, result, read_committed)
+    entry = _entry(index, result, read_committed)
+    if result.remote:
+        entry[REMOTE_READ] = fetch_offset
+    return entry
 
 
 def _entry(index: int, result: ReadResult, read_committed: bool) -> dict[str, Any]:

@@ -37,7 +37,9 @@ class LeaderSide(PartitionBase):
     ) -> ReadResult:
         """Records below the high watermark (the last stable offset when
         ``read_committed``, with the aborted transactions they overlap).
-        OFFSET_OUT_OF_RANGE outside [log start, log end]; an offset between the
+        OFFSET_OUT_OF_RANGE outside [log start, log end]; below a tiered log's
+        local start the result says ``remote`` (the caller reads the remote
+        tier); an offset between the
         watermark and the log end (a consumer ahead of a new leader's
         watermark) reads nothing, as in Kafka."""
         self.check_leader_epoch(current_leader_epoch)
@@ -54,6 +56,10 @@ class LeaderSide(PartitionBase):
         records: FileRegion | bytes = b""
         aborted = None
         if fetch_offset < limit:
+            if fetch_offset < self.log.local_log_start_offset:  # only a tiered log's
+                return ReadResult(
+                    b"", high_watermark, start, end, last_stable_offset=stable, remote=True
+                )
             data = self.log.read(fetch_offset, max_bytes, min_one=min_one, max_offset=limit)
             records = data.records
             if read_committed:
@@ -105,6 +111,14 @@ class LeaderSide(PartitionBase):
             )
             if diverging is not None:
                 return ReadResult(b"", self.high_watermark, start, end, diverging)
+        if fetch_offset < self.log.local_log_start_offset and fetch_offset >= start:
+            # A tiered log: the follower rebuilds its state from the remote
+            # tier and fetches on from the local start (Kafka's answer).
+            raise KafkaError(
+                ErrorCode.OFFSET_MOVED_TO_TIERED_STORAGE,
+                f"[{self.name}] offset {fetch_offset} is only in the remote tier "
+                f"(local log start {self.log.local_log_start_offset})",
+            )
         # A caught-up follower (most of a session's partitions, most of the
         # time) has nothing to read: no lock, segment search or read for it
         # (a failed log dir still answers through the read's error).

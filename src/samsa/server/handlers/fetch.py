@@ -18,11 +18,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
-from samsa.errors import ErrorCode
+from samsa.errors import ErrorCode, KafkaError
 from samsa.raft.rpc import wire
+from samsa.replication.leader.fetch_responses import REMOTE_READ, fetch_error
 from samsa.replication.replica_manager import FetchWaiter
+from samsa.replication.tiering import remote_reads
 from samsa.server.connections.router import Body, RequestContext, Router
 from samsa.server.fetch_sessions.cache import FINAL_EPOCH, FetchContext
 from samsa.server.handlers.quorum import handle_raft_request
@@ -56,7 +58,10 @@ def handle_fetch(broker: BrokerApi, raft: Any, ctx: RequestContext, req: Body) -
         req = {**req, "topics": session.topics}
     if broker.metrics is not None and replica_id < 0:  # replication is no consumer's progress
         _count_positions(broker.metrics, ctx, req)
-    responses, total = read_partitions(broker, req)
+    remote: list[RemotePart] = []
+    responses, total = read_partitions(broker, req, remote=remote)
+    if remote:  # below a tiered log's local start: the remote tier answers at once
+        return _with_remote_reads(broker, session, responses, remote, req)
     max_wait = req["max_wait_ms"]
     if total >= req["min_bytes"] or max_wait <= 0 or total < 0:
         return _response(broker, session, responses)
@@ -135,7 +140,11 @@ def _replica_id(req: Body) -> int:
 
 
 def read_partitions(
-    broker: BrokerApi, req: Body, *, update_fetch_state: bool = True
+    broker: BrokerApi,
+    req: Body,
+    *,
+    update_fetch_state: bool = True,
+    remote: list[RemotePart] | None = None,
 ) -> tuple[list[dict[str, Any]], int]:
     """Read every requested partition; returns the responses and the bytes found
     (-1 when a partition has an error or a follower must truncate, so the
@@ -144,7 +153,8 @@ def read_partitions(
     Consumers read below the high watermark; followers (``replica_id`` >= 0) up
     to the log end, and their fetch offsets move the high watermark and the ISR
     (``update_fetch_state``: the first read of a request, not the re-read after
-    a long poll)."""
+    a long poll).  Entries below a tiered log's local start come back without
+    records; ``remote`` collects them for ``_with_remote_reads``."""
     remaining = req.get("max_bytes", 0x7FFFFFFF)
     read_committed = req.get("isolation_level", 0) == READ_COMMITTED
     replica_id = _replica_id(req)
@@ -170,6 +180,9 @@ def read_partitions(
             )
             if entry["error_code"] or entry.get("diverging_epoch"):
                 stop_waiting = True
+            remote_offset = entry.pop(REMOTE_READ, None)
+            if remote_offset is not None and remote is not None:
+                remote.append(RemotePart(name, entry, remote_offset, preq, first_data))
             records = entry.get("records")
             size = len(records) if records else 0
             if size:
@@ -179,6 +192,68 @@ def read_partitions(
             parts.append(entry)
         responses.append({"topic": name, "partitions": parts})
     return responses, (-1 if stop_waiting and total == 0 else total)
+
+
+class RemotePart(NamedTuple):
+    """A partition of a fetch that the remote tier answers."""
+
+    topic: str
+    entry: dict[str, Any]
+    fetch_offset: int
+    request: dict[str, Any]
+    min_one: bool
+
+
+async def _with_remote_reads(
+    broker: BrokerApi,
+    session: FetchContext,
+    responses: list[dict[str, Any]],
+    remote: list[RemotePart],
+    req: Body,
+) -> Body:
+    """Fill the entries below their log's local start from the remote tier
+    (all at once, each bounded by remote.fetch.max.wait.ms), then answer."""
+    read_committed = req.get("isolation_level", 0) == READ_COMMITTED
+    max_bytes = req.get("max_bytes", 0x7FFFFFFF)
+    await asyncio.gather(
+        *(_read_remote(broker, part, max_bytes, read_committed) for part in remote)
+    )
+    return _response(broker, session, responses)
+
+
+async def _read_remote(
+    broker: BrokerApi, part: RemotePart, max_bytes: int, read_committed: bool
+) -> None:
+    index = part.request["partition"]
+    tiering = broker.replicas.tiering
+    partition = broker.replicas.get(part.topic, index)
+    try:
+        if tiering is None or partition is None:
+            raise KafkaError(ErrorCode.KAFKA_STORAGE_ERROR, "tiered storage is off here")
+        read = await remote_reads.fetch(
+            tiering,
+            partition,
+            part.fetch_offset,
+            min(part.request["partition_max_bytes"], max_bytes),
+            min_one=part.min_one,
+            read_committed=read_committed,
+        )
+    except KafkaError as exc:
+        part.entry.update(
+            fetch_error(
+                index,
+                exc.code,
+                partition,
+                with_offsets=exc.code is ErrorCode.OFFSET_OUT_OF_RANGE,
+            )
+        )
+        return
+    part.entry["records"] = read.records
+    if read_committed:
+        part.entry["aborted_transactions"] = [
+            {"producer_id": t.producer_id, "first_offset": t.first_offset}
+            for t in read.aborted or ()
+        ]
 
 
 def wall_ms() -> int:

@@ -15,6 +15,7 @@ from operator import attrgetter
 from typing import TYPE_CHECKING
 
 from samsa.protocol.consumer_protocol import decode_assignment
+from samsa.replication.tiering.stats import RemoteStorageStats, remote_storage_stats
 from samsa.storage.cleaner.manager import CleanerStats
 
 if TYPE_CHECKING:
@@ -259,6 +260,11 @@ class BrokerView:
 
     def fetch_sessions(self) -> int:
         return len(self._broker.fetch_sessions)
+
+    def remote_storage(self) -> RemoteStorageStats | None:
+        """Tiered storage's metrics (None when it is off)."""
+        tiering = self._broker.replicas.tiering
+        return None if tiering is None else remote_storage_stats(tiering)
 
     def cleaner_stats(self) -> CleanerStats | None:
         task = self._broker.cleaner_task

@@ -61,6 +61,14 @@ KAFKA_LIST_SETTINGS = frozenset(
         "log.cleanup.policy",
     }
 )
+# Kafka's LONG-typed settings whose names do not end in .ms.
+_LONG_SETTINGS = frozenset(
+    {
+        "remote.log.manager.copy.max.bytes.per.second",
+        "remote.log.manager.fetch.max.bytes.per.second",
+        "remote.log.index.file.cache.total.size.bytes",
+    }
+)
 _TOPIC_KEY_OF_BROKER = {chain[0].name: topic for topic, chain in TOPIC_CONFIG_SYNONYMS.items()}
 
 
@@ -157,9 +165,13 @@ def _broker_type(name: str) -> int:
     topic = _TOPIC_KEY_OF_BROKER.get(name)
     if topic is not None:
         return _TYPE_IDS[next(k.type for k in LOG_CONFIG_KEYS if k.name == topic)]
-    kind = KEYS[name].type
+    key = KEYS[name]
+    kind = key.type
+    if kind not in (int, float, str) and not isinstance(key.default, bool):
+        kind = type(key.default)  # a validating parser: its default says the type
     if kind is int:
-        return _TYPE_IDS[ConfigType.LONG if name.endswith(".ms") else ConfigType.INT]
+        long = name.endswith(".ms") or name in _LONG_SETTINGS
+        return _TYPE_IDS[ConfigType.LONG if long else ConfigType.INT]
     if kind is float:
         return _TYPE_IDS[ConfigType.DOUBLE]
     if kind is str:

@@ -51,6 +51,7 @@ class BrokerCollector(Collector):
         yield from self._transactions()
         yield from self._storage()
         yield from _throttle_families(self.view)
+        yield from _remote_storage_families(self.view)
 
     def _traffic(self) -> Iterator[Metric]:
         m = self.metrics
@@ -237,6 +238,62 @@ def _throttle_families(view: BrokerView) -> Iterator[Metric]:
         time_ms.add_metric([quota_type.value], total)
         count.add_metric([quota_type.value], throttled.count[quota_type])
     yield from (time_ms, count)
+
+
+_REMOTE_METERS = (
+    ("copy_bytes", "Bytes copied to the remote tier (Kafka's RemoteCopyBytesPerSec)."),
+    ("copy_requests", "Segments copy attempts (RemoteCopyRequestsPerSec)."),
+    ("copy_errors", "Segment copies that failed (RemoteCopyErrorsPerSec)."),
+    ("fetch_bytes", "Bytes read from the remote tier (RemoteFetchBytesPerSec)."),
+    ("fetch_requests", "Range reads of remote segments (RemoteFetchRequestsPerSec)."),
+    ("fetch_errors", "Remote reads that failed (RemoteFetchErrorsPerSec)."),
+    ("delete_requests", "Remote segment deletions (RemoteDeleteRequestsPerSec)."),
+    ("delete_errors", "Remote segment deletions that failed (RemoteDeleteErrorsPerSec)."),
+)
+_REMOTE_GAUGES = (
+    (
+        "samsa_remote_copy_lag_bytes",
+        "Bytes of rolled segments not copied yet, of partitions led here (RemoteCopyLagBytes).",
+        "copy_lag_bytes",
+    ),
+    (
+        "samsa_remote_copy_lag_segments",
+        "Rolled segments not copied yet, of partitions led here (RemoteCopyLagSegments).",
+        "copy_lag_segments",
+    ),
+    (
+        "samsa_remote_log_size_bytes",
+        "Bytes in the remote tier of partitions led here (RemoteLogSizeBytes).",
+        "remote_log_size_bytes",
+    ),
+    (
+        "samsa_remote_log_metadata_count",
+        "Remote segments in the metadata of partitions led here (RemoteLogMetadataCount).",
+        "remote_log_metadata_count",
+    ),
+)
+
+
+def _remote_storage_families(view: BrokerView) -> Iterator[Metric]:
+    """Kafka's remote-storage BrokerTopicMetrics, per topic; nothing when tiering is off."""
+    stats = view.remote_storage()
+    if stats is None:
+        return
+    for name, doc in _REMOTE_METERS:
+        family = CounterMetricFamily(f"samsa_remote_{name}", doc, labels=["topic"])
+        for topic, value in sorted(stats.counters[name].items()):
+            family.add_metric([topic], value)
+        yield family
+    for metric, doc, attr in _REMOTE_GAUGES:
+        gauge = GaugeMetricFamily(metric, doc, labels=["topic"])
+        for topic, value in sorted(getattr(stats, attr).items()):
+            gauge.add_metric([topic], value)
+        yield gauge
+    yield GaugeMetricFamily(
+        "samsa_remote_log_reader_queue_size",
+        "Remote reads waiting for a reader (RemoteLogReaderTaskQueueSize).",
+        value=stats.reader_queue_size,
+    )
 
 
 def build_registry(view: BrokerView, metrics: BrokerMetrics) -> CollectorRegistry:

@@ -43,15 +43,6 @@ def _throttled_replicas(v: tuple[str, ...]) -> str | None:
     return "must be '*' or a list of partitionId:brokerId"
 
 
-def _remote_storage_off(v: bool) -> str | None:
-    if v:
-        return (
-            "Tiered Storage functionality is disabled in the broker. "
-            "Topic cannot be configured with remote log storage."
-        )
-    return None
-
-
 def _key(
     name: str,
     type_: ConfigType,
@@ -250,8 +241,8 @@ LOG_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         "unclean.leader.election.enable",
     ),
     # Kafka 3.x/4.x topic configs for features Samsa does not have (codec
-    # levels, replication throttling, tiered storage): accepted, stored and
-    # described so tools that set them work; remote storage can only be off.
+    # levels, replication throttling): accepted, stored and described so tools
+    # that set them work.  Then tiered storage's (remote_rules checks them).
     _key(
         "compression.gzip.level",
         _T.INT,
@@ -310,11 +301,20 @@ LOG_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         "remote.storage.enable",
         _T.BOOLEAN,
         False,
-        "tiered storage (not available: must stay false)",
-        _remote_storage_off,
+        "tiered storage: copy closed segments to the remote store, serve old reads from it",
     ),
-    _key("remote.log.copy.disable", _T.BOOLEAN, False, "tiered storage: stop copying"),
-    _key("remote.log.delete.on.disable", _T.BOOLEAN, False, "tiered storage: delete on disable"),
+    _key(
+        "remote.log.copy.disable",
+        _T.BOOLEAN,
+        False,
+        "tiered storage: stop copying; remote data stays readable until it expires",
+    ),
+    _key(
+        "remote.log.delete.on.disable",
+        _T.BOOLEAN,
+        False,
+        "tiered storage: when remote.storage.enable turns false, delete the remote data",
+    ),
     # Deprecated in Kafka 3.x and removed in 4.0, but older tools and client
     # test suites still set them: accepted, stored and described, no effect.
     _key(

@@ -1,0 +1,72 @@
+"""What ``/metrics`` shows of tiered storage: Kafka's remote-storage metrics, read when scraped.
+
+Kafka's BrokerTopicMetrics for tiered storage, per topic: the copy, fetch and
+delete meters (counted by ``counting_storage``), and the gauges computed here
+from the partitions this broker leads: copy lag (bytes and segments of rolled
+segments not copied yet: Kafka's RemoteCopyLagBytes / RemoteCopyLagSegments),
+the remote log's size (RemoteLogSizeBytes) and its segments in the metadata
+(RemoteLogMetadataCount); and the remote readers' queue
+(RemoteLogReaderTaskQueueSize).  Plain values copied at the call.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+from samsa.replication.tiering.partition_tasks import LEADER
+from samsa.replication.tiering.remote_log_manager import RemoteLogManager
+from samsa.tiered.metadata.model import RemoteLogSegmentState
+
+__all__ = ["RemoteStorageStats", "remote_storage_stats"]
+
+
+@dataclass(frozen=True, slots=True)
+class RemoteStorageStats:
+    counters: dict[str, dict[str, int]]
+    """Meter name (``copy_bytes``, ``fetch_errors``...) -> per topic, since start."""
+    copy_lag_bytes: dict[str, int] = field(default_factory=dict)
+    copy_lag_segments: dict[str, int] = field(default_factory=dict)
+    remote_log_size_bytes: dict[str, int] = field(default_factory=dict)
+    remote_log_metadata_count: dict[str, int] = field(default_factory=dict)
+    reader_queue_size: int = 0
+
+
+def remote_storage_stats(rlm: RemoteLogManager) -> RemoteStorageStats:
+    counters = rlm.counters
+    meters = {
+        name: dict(getattr(counters, name))
+        for name in (
+            "copy_bytes",
+            "copy_requests",
+            "copy_errors",
+            "fetch_bytes",
+            "fetch_requests",
+            "fetch_errors",
+            "delete_requests",
+            "delete_errors",
+        )
+    }
+    lag_bytes: defaultdict[str, int] = defaultdict(int)
+    lag_segments: defaultdict[str, int] = defaultdict(int)
+    size: defaultdict[str, int] = defaultdict(int)
+    count: defaultdict[str, int] = defaultdict(int)
+    finished = RemoteLogSegmentState.COPY_SEGMENT_FINISHED
+    for state in list(rlm.partitions.values()):
+        if state.role != LEADER:
+            continue
+        topic = state.tip.topic
+        log = state.log.partition.log
+        copied = log.highest_offset_in_remote_storage
+        rolled = log.segments[:-1]
+        waiting = [s for s in rolled if s.base_offset > copied]
+        lag_bytes[topic] += sum(s.size for s in waiting)
+        lag_segments[topic] += len(waiting)
+        cache = rlm.metadata.manager.cache(state.tip)
+        if cache is not None:
+            segments = list(cache.list_all())
+            count[topic] += len(segments)
+            size[topic] += sum(s.segment_size_bytes for s in segments if s.state is finished)
+    return RemoteStorageStats(
+        meters, dict(lag_bytes), dict(lag_segments), dict(size), dict(count), rlm.reads_waiting
+    )

@@ -1,0 +1,1 @@
+"""Tiered storage: remote log manager, remote stores, remote fetch, ``__remote_log_metadata``."""
