@@ -1,8 +1,13 @@
 """A Kafka Streams application (word count, ``processing.guarantee`` at_least_once
 and exactly_once_v2) against Samsa: the topology in java/SamsaWordCount.java is compiled against the
 fetched Kafka Streams jars, reads lines from one Samsa topic, keeps counts in a
-state store with a changelog topic and a repartition topic that Streams creates
-itself, and writes every new count to an output topic."""
+state store with a changelog topic and a repartition topic, and writes every new
+count to an output topic.
+
+Each test runs under both ``group.protocol`` values: ``classic`` (a consumer
+group whose leader runs Streams' assignor and creates the internal topics
+itself) and ``streams`` (KIP-1071: Samsa's streams group coordinator configures
+the topology, creates the internal topics and assigns the tasks)."""
 
 from __future__ import annotations
 
@@ -10,17 +15,41 @@ import struct
 import subprocess
 import threading
 from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from confluent_kafka import Consumer, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
-from tests.kafka_tools.conftest import TEST_TIMEOUT_S, compile_java
+from tests.kafka_tools.conftest import STARTUP_TIMEOUT_S, TEST_TIMEOUT_S, compile_java
 
 from samsa.testing import BrokerProcess
 from samsa.testing.kafka_reference import KafkaReference
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.timeout(TEST_TIMEOUT_S)]
+
+PROTOCOLS = ["classic", "streams"]
+STREAMS_SETTINGS = {
+    # A SIGKILLed instance's members leave after 6 s, not Kafka's 45 s, and
+    # members heartbeat every second, so tasks move as fast as the classic runs'.
+    "group.streams.session.timeout.ms": "6000",
+    "group.streams.min.session.timeout.ms": "1000",
+    "group.streams.heartbeat.interval.ms": "1000",
+    "group.streams.min.heartbeat.interval.ms": "500",
+}
+
+
+@pytest.fixture(scope="module")
+def samsa_node(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BrokerProcess]:
+    """This module's broker: one node with fast streams-group settings."""
+    proc = BrokerProcess(tmp_path_factory.mktemp("samsa") / "data", STREAMS_SETTINGS)
+    proc.start(timeout=STARTUP_TIMEOUT_S)
+    try:
+        yield proc
+    finally:
+        proc.stop()
+        proc.kill()
+
 
 JAVA_SOURCE = Path(__file__).parent / "java" / "SamsaWordCount.java"
 LINES = ["the cat sat", "the dog sat on the cat", "Hello hello HELLO", "a b a c a b"] * 5
@@ -101,6 +130,7 @@ class WordCountRun:
         name: str,
         guarantee: str,
         threads: int = 1,
+        protocol: str = "classic",
     ) -> None:
         self.bootstrap = bootstrap
         self.lines_topic, self.counts_topic = f"lines-{name}", f"counts-{name}"
@@ -109,15 +139,22 @@ class WordCountRun:
         topics = [NewTopic(self.lines_topic, 2, 1), NewTopic(self.counts_topic, 1, 1)]
         for future in admin.create_topics(topics, operation_timeout=30).values():
             future.result(60)
-        classes = compile_word_count(reference, tmp_path / "classes")
-        self.argv = reference.java_command(
-            "SamsaWordCount", bootstrap, f"word-count-{name}", self.lines_topic,
-            self.counts_topic, str(tmp_path / "state"), guarantee, str(threads),
-            heap="512m", quick_start=True,
-            classpath=f"{classes}:{reference.kafka_classpath}",
-        )  # fmt: skip
+        self.classes = compile_word_count(reference, tmp_path / "classes")
+        self.reference = reference
+        self.application_id = f"word-count-{name}"
+        self.guarantee, self.threads, self.protocol = guarantee, threads, protocol
+        self.argv = self.instance_argv(tmp_path / "state")
         self.producer = Producer({"bootstrap.servers": bootstrap, "acks": "all"})
         self.readers = 0
+
+    def instance_argv(self, state_dir: Path) -> list[str]:
+        """The JVM of one instance; another state dir is another Streams process."""
+        return self.reference.java_command(
+            "SamsaWordCount", self.bootstrap, self.application_id, self.lines_topic,
+            self.counts_topic, str(state_dir), self.guarantee, str(self.threads), self.protocol,
+            heap="512m", quick_start=True,
+            classpath=f"{self.classes}:{self.reference.kafka_classpath}",
+        )  # fmt: skip
 
     def produce_lines(self, halt_after: int | None = None) -> None:
         """LINES, with the app's "halt now" line after the first ``halt_after``."""
@@ -179,11 +216,19 @@ def assert_each_update_once(updates: dict[str, list[int]], want: Counter[str]) -
         assert seen == list(range(1, want[word] + 1)), (word, seen)
 
 
+@pytest.mark.parametrize("protocol", PROTOCOLS)
 @pytest.mark.parametrize("guarantee", ["at_least_once", "exactly_once_v2"])
 def test_word_count(
-    kafka_reference: KafkaReference, samsa_node: BrokerProcess, tmp_path: Path, guarantee: str
+    kafka_reference: KafkaReference,
+    samsa_node: BrokerProcess,
+    tmp_path: Path,
+    guarantee: str,
+    protocol: str,
 ) -> None:
-    run = WordCountRun(kafka_reference, samsa_node.bootstrap, tmp_path, guarantee, guarantee)
+    name = f"{guarantee}-{protocol}"
+    run = WordCountRun(
+        kafka_reference, samsa_node.bootstrap, tmp_path, name, guarantee, protocol=protocol
+    )
     app = WordCountApp(run.argv, tmp_path / "app.stderr")
     try:
         app.wait_running()
@@ -201,8 +246,9 @@ def test_word_count(
     app.assert_stopped_cleanly()
 
 
+@pytest.mark.parametrize("protocol", PROTOCOLS)
 def test_word_count_exactly_once_survives_a_kill_mid_transaction(
-    kafka_reference: KafkaReference, samsa_node: BrokerProcess, tmp_path: Path
+    kafka_reference: KafkaReference, samsa_node: BrokerProcess, tmp_path: Path, protocol: str
 ) -> None:
     """The app, with two stream threads (two transactional producers whose
     transactions overlap on the output and offsets partitions), halts (as on
@@ -210,9 +256,18 @@ def test_word_count_exactly_once_survives_a_kill_mid_transaction(
     id, so the same transactional.id, which fences the dead instance and aborts
     its transaction) the committed counts are still each update exactly once.
     (Under at_least_once the same run reprocesses the uncommitted lines and
-    reads e.g. dog 18 instead of 15.)"""
+    reads e.g. dog 18 instead of 15.)  Under the streams protocol the killed
+    instance's members hold their tasks until the broker's session timeout
+    fences them; the same process id keeps the restarted instance from running
+    a task the dead one still holds."""
     run = WordCountRun(
-        kafka_reference, samsa_node.bootstrap, tmp_path, "eos-halt", "exactly_once_v2", threads=2
+        kafka_reference,
+        samsa_node.bootstrap,
+        tmp_path,
+        f"eos-halt-{protocol}",
+        "exactly_once_v2",
+        threads=2,
+        protocol=protocol,
     )
     first = WordCountApp(run.argv, tmp_path / "first.stderr")
     try:

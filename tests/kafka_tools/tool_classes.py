@@ -19,6 +19,7 @@ VERIFIABLE_CONSUMER = "org.apache.kafka.tools.VerifiableConsumer"
 CONSUMER_PERFORMANCE = "org.apache.kafka.tools.ConsumerPerformance"
 CONSOLE_SHARE_CONSUMER = "org.apache.kafka.tools.consumer.ConsoleShareConsumer"
 SHARE_GROUPS = "org.apache.kafka.tools.consumer.group.ShareGroupCommand"
+STREAMS_GROUPS = "org.apache.kafka.tools.streams.StreamsGroupCommand"
 ACLS = "org.apache.kafka.tools.AclCommand"
 
 # Tools that moved out of the Scala core after 4.1 (KAFKA-14525), by their 4.1 class.
