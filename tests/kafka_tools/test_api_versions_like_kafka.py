@@ -32,9 +32,6 @@ NOT_YET = {
     "RenewDelegationToken(39)": "delegation tokens",
     "ExpireDelegationToken(40)": "delegation tokens",
     "DescribeDelegationToken(41)": "delegation tokens",
-    "StreamsGroupHeartbeat(88)": "KIP-1071 Streams groups",
-    "StreamsGroupDescribe(89)": "KIP-1071 Streams groups",
-    "StreamsGroupTopologyDescriptionUpdate(93)": "KIP-1071 Streams groups",
 }
 """Issue 36's later phase; Kafka 4.4 serves these, Samsa answers UNSUPPORTED."""
 

@@ -11,6 +11,7 @@ the topology, creates the internal topics and assigns the tasks)."""
 
 from __future__ import annotations
 
+import re
 import struct
 import subprocess
 import threading
@@ -21,7 +22,8 @@ from pathlib import Path
 import pytest
 from confluent_kafka import Consumer, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
-from tests.kafka_tools.conftest import STARTUP_TIMEOUT_S, TEST_TIMEOUT_S, compile_java
+from tests.kafka_tools.conftest import STARTUP_TIMEOUT_S, TEST_TIMEOUT_S, KafkaTools, compile_java
+from tests.kafka_tools.tool_classes import STREAMS_GROUPS
 
 from samsa.testing import BrokerProcess
 from samsa.testing.kafka_reference import KafkaReference
@@ -287,4 +289,61 @@ def test_word_count_exactly_once_survives_a_kill_mid_transaction(
         assert_each_update_once(updates, want)
     finally:
         second.stop()
+    second.assert_stopped_cleanly()
+
+
+def members_with_active_tasks(tools: KafkaTools, group: str) -> dict[str, str]:
+    """kafka-streams-groups --describe --members: each member's process and active tasks."""
+    described = tools.admin(STREAMS_GROUPS, "--describe", "--members", "--group", group)
+    found = {}
+    for line in described.splitlines()[1:]:
+        fields = line.split()
+        if len(fields) >= 5 and fields[0] == group and "ACTIVE:" in line:
+            active = line.split("ACTIVE:", 1)[1].split("STANDBY:")[0].strip()
+            if re.search(r"\[\d", active):
+                found[fields[1]] = fields[2]
+    return found
+
+
+def test_a_second_streams_instance_takes_over_tasks_exactly_once(
+    kafka_reference: KafkaReference, samsa_node: BrokerProcess, tmp_path: Path
+) -> None:
+    """Under the streams protocol a second instance (another state dir: another process
+    id) joins a running exactly-once application: the coordinator moves half the tasks
+    to it once the first instance revoked them, which Kafka's kafka-streams-groups tool
+    shows, and every count is still written once."""
+    run = WordCountRun(
+        kafka_reference,
+        samsa_node.bootstrap,
+        tmp_path,
+        "eos-scale-streams",
+        "exactly_once_v2",
+        protocol="streams",
+    )
+    tools = KafkaTools(kafka_reference, samsa_node.bootstrap)
+    first = WordCountApp(run.instance_argv(tmp_path / "state-a"), tmp_path / "first.stderr")
+    second: WordCountApp | None = None
+    try:
+        first.wait_running()
+        run.produce_lines()
+        run.read_count_updates(expected_counts(1))
+        assert len(members_with_active_tasks(tools, run.application_id)) == 1
+        second = WordCountApp(run.instance_argv(tmp_path / "state-b"), tmp_path / "second.stderr")
+        second.wait_running()
+        run.produce_lines()
+        for _ in range(30):  # each look is one tool JVM (seconds), 30 at most
+            owners = members_with_active_tasks(tools, run.application_id)
+            if len(set(owners.values())) == 2:
+                break
+        assert len(set(owners.values())) == 2, (owners, second.stderr_tail())
+        run.produce_lines()
+        updates, _ = run.read_count_updates(expected_counts(3))
+        assert_each_update_once(updates, expected_counts(3))
+        assert run.application_id in tools.admin(STREAMS_GROUPS, "--list").split()
+    finally:
+        if second is not None:
+            second.stop()
+        first.stop()
+    first.assert_stopped_cleanly()
+    assert second is not None
     second.assert_stopped_cleanly()

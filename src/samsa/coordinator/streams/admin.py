@@ -11,7 +11,7 @@ from typing import Any
 from samsa.coordinator.streams import records
 from samsa.coordinator.streams.assignor import NAME as ASSIGNOR_NAME
 from samsa.coordinator.streams.group import StreamsGroup, StreamsMember
-from samsa.coordinator.streams.internal_topics import InternalTopic
+from samsa.coordinator.streams.internal_topics import ConfiguredTopology, InternalTopic
 from samsa.coordinator.streams.manager import StreamsGroupManager
 from samsa.coordinator.streams.tasks import EMPTY_TASKS, TaskSet, tasks_to_wire
 from samsa.coordinator.streams.topology import TopicInfo, sorted_topic_infos
@@ -144,7 +144,7 @@ class StreamsGroupAdmin:
             "group_state": group.state,
             "group_epoch": group.group_epoch,
             "assignment_epoch": group.assignment_epoch,
-            "topology": _described_topology(group),
+            "topology": _described_topology(group, self.manager.configured_now(group)),
             "members": [
                 _described_member(
                     m, group.target.get(m.member_id, EMPTY_TASKS), offsets.get(m.member_id, {})
@@ -215,13 +215,12 @@ def _topic_info(info: TopicInfo | InternalTopic) -> Body:
     return info.to_wire()
 
 
-def _described_topology(group: StreamsGroup) -> Body | None:
+def _described_topology(group: StreamsGroup, configured: ConfiguredTopology | None) -> Body | None:
     """The configured subtopologies when ready (partition counts decided), else the
     topology as the application sent it."""
     topology = group.topology
     if topology is None:
         return None
-    configured = group.configured
     subtopologies = []
     for sid, sub in sorted(topology.subtopologies.items()):
         conf = None

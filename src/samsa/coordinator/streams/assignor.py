@@ -180,6 +180,8 @@ def assign(
 ) -> dict[str, TaskSet]:
     """The target assignment of every member (warm-up tasks are never targets)."""
     members = list(members)
+    if not members:
+        return {}
     state = _State(members, shapes, num_standby_replicas)
     tasks = [(sid, p) for sid, shape in shapes.items() for p in range(shape.number_of_tasks)]
     _assign_active(state, tasks)

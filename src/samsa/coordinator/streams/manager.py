@@ -434,6 +434,15 @@ class StreamsGroupManager:
                 )
         return group.configured
 
+    def configured_now(self, group: StreamsGroup) -> ConfiguredTopology | None:
+        """The group's topology configured against the topics as they are now (describe
+        uses it; after a load nothing has configured it yet)."""
+        if group.topology is None:
+            return None
+        topic_metadata = self.topics()
+        metadata_hash = target.metadata_hash(group.topology, topic_metadata)
+        return self._configured(group, group.topology, metadata_hash, topic_metadata)
+
     def _initial_delay_left(self, group: StreamsGroup, now: int) -> int:
         if group.assignment_epoch != 0 or group.created_ms is None:
             return 0
