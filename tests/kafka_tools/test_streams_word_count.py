@@ -23,7 +23,7 @@ import pytest
 from confluent_kafka import Consumer, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 from tests.kafka_tools.conftest import STARTUP_TIMEOUT_S, TEST_TIMEOUT_S, KafkaTools, compile_java
-from tests.kafka_tools.tool_classes import STREAMS_GROUPS
+from tests.kafka_tools.tool_classes import CONFIGS, STREAMS_GROUPS
 
 from samsa.testing import BrokerProcess
 from samsa.testing.kafka_reference import KafkaReference
@@ -347,3 +347,32 @@ def test_a_second_streams_instance_takes_over_tasks_exactly_once(
     first.assert_stopped_cleanly()
     assert second is not None
     second.assert_stopped_cleanly()
+
+
+def test_group_configs_with_kafka_configs(
+    kafka_reference: KafkaReference, samsa_node: BrokerProcess
+) -> None:
+    """kafka-configs sets a streams group's own settings (GROUP resources), within the
+    broker's bounds, and describes them over the broker defaults they override."""
+    tools = KafkaTools(kafka_reference, samsa_node.bootstrap)
+    group = ["--entity-type", "groups", "--entity-name", "configured-app"]
+    tools.admin(
+        CONFIGS, *group, "--alter", "--add-config",
+        "streams.session.timeout.ms=5000,streams.num.standby.replicas=1",
+    )  # fmt: skip
+    described = tools.admin(CONFIGS, *group, "--describe")
+    assert "streams.session.timeout.ms=5000 sensitive=false synonyms={DYNAMIC_GROUP_CONFIG:" in (
+        described
+    ), described
+    assert "DEFAULT_CONFIG:group.streams.num.standby.replicas=0}" in described, described
+    too_short = subprocess.run(
+        kafka_reference.java_command(
+            CONFIGS, "--bootstrap-server", samsa_node.bootstrap, *group, "--alter",
+            "--add-config", "streams.session.timeout.ms=5", quick_start=True,
+        ),
+        capture_output=True, text=True, timeout=180,
+    )  # fmt: skip
+    assert too_short.returncode != 0
+    assert "streams.session.timeout.ms must be in the range 1000 to 60000 inclusive." in (
+        too_short.stderr
+    ), too_short.stderr
