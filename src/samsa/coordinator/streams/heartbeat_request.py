@@ -8,6 +8,7 @@ from the manager's state handling.
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 from typing import Any
 
@@ -16,6 +17,7 @@ from samsa.coordinator.streams.group import (
     StreamsMember,
 )
 from samsa.coordinator.streams.tasks import TaskSet, has_task
+from samsa.coordinator.streams.topology import topic_names_of_request
 from samsa.errors import ErrorCode
 
 Body = dict[str, Any]
@@ -49,6 +51,32 @@ def error_response(code: ErrorCode, message: str | None) -> Body:
         "endpoint_information_epoch": 0,
         "partitions_by_user_endpoint": None,
     }
+
+
+KAFKA_INTERNAL_TOPICS = frozenset(
+    {"__consumer_offsets", "__transaction_state", "__share_group_state"}
+)
+_LEGAL_TOPIC = re.compile(r"^[a-zA-Z0-9._-]{1,249}$")
+
+
+def refused_topic_names(req: Body) -> GroupError | None:
+    """STREAMS_INVALID_TOPOLOGY for a topology naming Kafka's internal topics or names
+    that cannot be topics (KafkaApis checks this right after READ on the group)."""
+    names = topic_names_of_request(req.get("topology"))
+    internal = [n for n in names if n in KAFKA_INTERNAL_TOPICS]
+    if internal:
+        return GroupError(
+            ErrorCode.STREAMS_INVALID_TOPOLOGY,
+            f"Use of Kafka internal topics {','.join(internal)} in a Kafka Streams topology is"
+            " prohibited.",
+        )
+    invalid = [n for n in names if not _LEGAL_TOPIC.match(n) or n in (".", "..")]
+    if invalid:
+        return GroupError(
+            ErrorCode.STREAMS_INVALID_TOPOLOGY,
+            f"Topic names {','.join(invalid)} are not valid topic names.",
+        )
+    return None
 
 
 def validate(req: Body) -> None:

@@ -147,12 +147,16 @@ def check_list_groups(
 def check_streams_heartbeat(
     auth: StandardAuthorizer, ctx: RequestContext, req: Body, inner: Handler
 ) -> Any:
-    """READ on the group, then DESCRIBE on every topic the joining member's topology names."""
-    from samsa.coordinator.streams.heartbeat_request import error_response
+    """READ on the group, then (Kafka's order) the topology's topic names, then DESCRIBE
+    on every topic the joining member's topology names."""
+    from samsa.coordinator.streams.heartbeat_request import error_response, refused_topic_names
     from samsa.coordinator.streams.topology import topic_names_of_request
 
     if not can(auth, ctx, _Op.READ, GROUP, req["group_id"]):
         return error_response(GROUP_DENIED, None)
+    refused = refused_topic_names(req)
+    if refused is not None:
+        return error_response(refused.code, refused.message)
     names = set(topic_names_of_request(req.get("topology")))
     if any(not can(auth, ctx, _Op.DESCRIBE, TOPIC, n) for n in names):
         return error_response(TOPIC_DENIED, None)

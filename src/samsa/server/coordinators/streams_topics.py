@@ -21,9 +21,8 @@ import weakref
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from samsa.controller.partitions.topic_validation import validate_topic_name
+from samsa.coordinator.streams.heartbeat_request import error_response, refused_topic_names
 from samsa.coordinator.streams.internal_topics import MISSING_INTERNAL_TOPICS, InternalTopic
-from samsa.coordinator.streams.topology import topic_names_of_request
 from samsa.errors import ErrorCode, KafkaError
 from samsa.protocol.acl import AclOperation
 from samsa.server.access.base import TOPIC, can, can_cluster
@@ -50,30 +49,9 @@ def _now_ms() -> int:
 
 
 def invalid_topology(req: Body) -> Body | None:
-    """STREAMS_INVALID_TOPOLOGY for a topology naming Kafka's internal topics or names
-    that are not topic names (checked before anything else, as in Kafka)."""
-    names = topic_names_of_request(req.get("topology"))
-    internal = [n for n in names if n in KAFKA_INTERNAL_TOPICS]
-    if internal:
-        return _refused(
-            f"Use of Kafka internal topics {','.join(internal)} in a Kafka Streams topology is"
-            " prohibited."
-        )
-    invalid = []
-    for name in names:
-        try:
-            validate_topic_name(name)
-        except KafkaError:
-            invalid.append(name)
-    if invalid:
-        return _refused(f"Topic names {','.join(invalid)} are not valid topic names.")
-    return None
-
-
-def _refused(message: str) -> Body:
-    from samsa.coordinator.streams.heartbeat_request import error_response
-
-    return error_response(ErrorCode.STREAMS_INVALID_TOPOLOGY, message)
+    """The answer to a topology naming Kafka's internal topics or invalid names."""
+    refused = refused_topic_names(req)
+    return None if refused is None else error_response(refused.code, refused.message)
 
 
 def create_internal_topics(
