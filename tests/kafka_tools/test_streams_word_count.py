@@ -23,7 +23,12 @@ import pytest
 from confluent_kafka import Consumer, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 from tests.kafka_tools.conftest import STARTUP_TIMEOUT_S, TEST_TIMEOUT_S, KafkaTools, compile_java
-from tests.kafka_tools.tool_classes import CONFIGS, STREAMS_GROUPS
+from tests.kafka_tools.tool_classes import (
+    CONFIGS,
+    DUMP_LOG_SEGMENTS,
+    STREAMS_GROUPS,
+    main_class_of,
+)
 
 from samsa.testing import BrokerProcess
 from samsa.testing.kafka_reference import KafkaReference
@@ -305,6 +310,25 @@ def members_with_active_tasks(tools: KafkaTools, group: str) -> dict[str, str]:
     return found
 
 
+def assert_kafka_decodes_streams_records(
+    reference: KafkaReference, node: BrokerProcess, group: str
+) -> None:
+    """Kafka's own DumpLogSegments --offsets-decoder reads the streams group records
+    Samsa wrote to __consumer_offsets: every record type of the group, byte for byte
+    in Kafka's schemas."""
+    segments = sorted(str(f) for f in node.data_dir.glob("__consumer_offsets-*/*.log"))
+    done = subprocess.run(
+        reference.java_command(
+            main_class_of(DUMP_LOG_SEGMENTS, reference.kafka_version), "--offsets-decoder", "--print-data-log", "--files",
+            ",".join(segments), quick_start=True,
+        ),
+        capture_output=True, text=True, timeout=180, check=True,
+    )  # fmt: skip
+    seen = set(re.findall(rf'key: \{{"type":"(\d+)","data":\{{"groupId":"{group}"', done.stdout))
+    assert seen >= {"17", "19", "20", "21", "22", "23"}, (seen, done.stdout[-3000:])
+    assert "Unknown" not in done.stdout and "Exception" not in done.stderr, done.stderr
+
+
 def test_a_second_streams_instance_takes_over_tasks_exactly_once(
     kafka_reference: KafkaReference, samsa_node: BrokerProcess, tmp_path: Path
 ) -> None:
@@ -340,6 +364,7 @@ def test_a_second_streams_instance_takes_over_tasks_exactly_once(
         updates, _ = run.read_count_updates(expected_counts(3))
         assert_each_update_once(updates, expected_counts(3))
         assert run.application_id in tools.admin(STREAMS_GROUPS, "--list").split()
+        assert_kafka_decodes_streams_records(kafka_reference, samsa_node, run.application_id)
     finally:
         if second is not None:
             second.stop()
