@@ -401,3 +401,44 @@ async def test_group_configs_override_the_broker_defaults() -> None:
     streams.group_configs["app"] = {"streams.heartbeat.interval.ms": "100"}
     clamped = await streams.beat("m1", first["member_epoch"])
     assert clamped["heartbeat_interval_ms"] == 5000, "never below the broker's minimum"
+
+
+@async_test
+async def test_a_static_member_comes_back_under_a_new_member_id_with_its_tasks() -> None:
+    streams = await Streams().start()
+    first = await streams.join("m1", instance_id="instance-a")
+    streams.create_internal_topics()
+    held = await streams.beat("m1", first["member_epoch"], **NO_TASKS)
+    everything = tasks(held["active_tasks"])
+    taken = await streams.join("m2", instance_id="instance-a")
+    assert taken["error_code"] == ErrorCode.UNRELEASED_INSTANCE_ID
+    paused = await streams.beat(
+        "m1", held["member_epoch"], member_epoch=-2, instance_id="instance-a"
+    )
+    assert (paused["error_code"], paused["member_epoch"]) == (0, -2)
+    back = await streams.join("m2", instance_id="instance-a")
+    assert back["error_code"] == 0, back
+    assert tasks(back["active_tasks"]) == everything, "the tasks wait for the instance"
+    members = [m["member_id"] for m in (await streams.describe())["members"]]
+    assert members == ["m2"]
+
+
+@async_test
+async def test_a_new_group_waits_its_initial_rebalance_delay_before_assigning() -> None:
+    streams = await Streams(initial_rebalance_delay_ms=200).start()
+    streams.create_internal_topics()
+    first = await streams.join("m1")
+    assert statuses(first) == {
+        5: "Assignment delayed due to the configured initial rebalance delay."
+    }
+    assert tasks(first["active_tasks"]) == set()
+    second = await streams.join("m2", process="p2")
+    assert tasks(second["active_tasks"]) == set()
+    # The coordinator assigns when the delay ends; members see it at their next heartbeat.
+    for _ in range(100):
+        if (await streams.describe())["assignment_epoch"] > 0:
+            break
+        await asyncio.sleep(0.02)
+    one = await streams.beat("m1", first["member_epoch"], **NO_TASKS)
+    two = await streams.beat("m2", second["member_epoch"], **NO_TASKS)
+    assert len(tasks(one["active_tasks"])) == len(tasks(two["active_tasks"])) == 2

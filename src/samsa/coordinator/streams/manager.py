@@ -52,7 +52,7 @@ from samsa.coordinator.streams.internal_topics import (
     configure,
 )
 from samsa.coordinator.streams.reconciliation import FencedMember, Reconciler
-from samsa.coordinator.streams.tasks import TaskSet, task_set_from_request, tasks_to_wire
+from samsa.coordinator.streams.tasks import NO_TASKS, TaskSet, task_set_from_request, tasks_to_wire
 from samsa.coordinator.streams.topology import StreamsTopology
 from samsa.errors import DecodeError, ErrorCode, KafkaError
 from samsa.protocol.internal_records.streams_group_records import (
@@ -101,6 +101,8 @@ class StreamsGroupManager:
         self._locks: dict[str, asyncio.Lock] = {}
         self.timers = MemberTimers(self._expired)
         self._tasks: set[asyncio.Task[None]] = set()
+        self._initial_assignments: dict[str, asyncio.TimerHandle] = {}
+        """Groups waiting out their initial rebalance delay (one timer each)."""
 
     # ------------------------------------------------------------ records
 
@@ -175,7 +177,7 @@ class StreamsGroupManager:
         except KafkaError as exc:
             return HeartbeatResult(error_response(group_store_error(exc.code), None))
 
-    def _group_for(self, group_id: str, joining: bool) -> StreamsGroup:
+    def _group_for(self, group_id: str, joining: bool, now: int) -> StreamsGroup:
         group = self.groups.get(group_id)
         if group is not None:
             return group
@@ -186,7 +188,7 @@ class StreamsGroupManager:
                 ErrorCode.GROUP_ID_NOT_FOUND, f"Group {group_id} is not a streams group."
             )
         group = StreamsGroup(group_id, self.registry.partition_for(group_id))
-        group.created_ms = self.registry.time_ms()
+        group.created_ms = now
         return group
 
     def _member_for(self, group: StreamsGroup, req: Body, owned: TaskSet | None) -> StreamsMember:
@@ -235,7 +237,7 @@ class StreamsGroupManager:
         member_id: str = req["member_id"]
         epoch: int = req["member_epoch"]
         now = self.registry.time_ms()
-        group = self._group_for(group_id, epoch == 0)
+        group = self._group_for(group_id, epoch == 0, now)
         owned = task_set_from_request(req)
         member = self._member_for(group, req, owned)
         changes: list[records.Change] = []
@@ -329,6 +331,9 @@ class StreamsGroupManager:
                     )
                 )
                 self._schedule_initial_assignment(group_id, delay)
+                # Kafka's: the members reconcile towards nothing at the first target epoch.
+                assignment_epoch = max(1, group.assignment_epoch)
+                targets[member_id] = TaskSet()
             else:
                 targets = target.new_target(
                     group,
@@ -554,7 +559,10 @@ class StreamsGroupManager:
                 f" {member.member_id}.",
             )
         if epoch == LEAVE_GROUP_STATIC_MEMBER_EPOCH:
-            left = replace(member, member_epoch=LEAVE_GROUP_STATIC_MEMBER_EPOCH)
+            # Kept with its tasks until the session times out or the instance returns.
+            left = replace(
+                member, member_epoch=LEAVE_GROUP_STATIC_MEMBER_EPOCH, pending_revocation=NO_TASKS
+            )
             await self.write(group.partition, [records.current_assignment(group_id, left)])
         else:
             log.info(
@@ -629,8 +637,15 @@ class StreamsGroupManager:
                 log.warning("group %s: could not fence member %s: %s", group_id, member_id, exc)
 
     def _schedule_initial_assignment(self, group_id: str, delay_ms: int) -> None:
+        if group_id in self._initial_assignments:
+            return
+
+        def fire() -> None:
+            self._initial_assignments.pop(group_id, None)
+            self._spawn(self._assign_after_delay(group_id))
+
         loop = asyncio.get_running_loop()
-        loop.call_later(delay_ms / 1000, lambda: self._spawn(self._assign_after_delay(group_id)))
+        self._initial_assignments[group_id] = loop.call_later(delay_ms / 1000, fire)
 
     async def _assign_after_delay(self, group_id: str) -> None:
         """The first assignment of a group whose initial delay ran out: computed by the
@@ -677,9 +692,15 @@ class StreamsGroupManager:
             self.timers.cancel_group(group_id)
             del self.groups[group_id]
             self.task_offsets.pop(group_id, None)
+            handle = self._initial_assignments.pop(group_id, None)
+            if handle is not None:
+                handle.cancel()
 
     def shutdown(self) -> None:
         self.timers.cancel_all()
+        for handle in self._initial_assignments.values():
+            handle.cancel()
+        self._initial_assignments.clear()
 
 
 def _tasks_text(tasks: TaskSet) -> str:
