@@ -7,26 +7,19 @@ the cluster (partition counts, missing topics: those become the internal
 topics the broker asks the controller to create); recompute the target
 assignment when the group epoch moved past it; reconcile the member towards
 its target.  Every change is a record written to ``__consumer_offsets`` and
-only then applied by replay, so memory never runs ahead of the log.
-
-Members are fenced after the group's ``streams.session.timeout.ms`` without a
-heartbeat, and after their rebalance timeout if they keep tasks the target
-moved elsewhere.
+only then applied by replay (``state``), so memory never runs ahead of the log.
+Leaving, fencing and the timers are ``lifecycle``'s.
 """
 
 from __future__ import annotations
 
-import asyncio
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from samsa.coordinator.consumer.timers import Deadline, MemberTimers
-from samsa.coordinator.registry import GroupRegistry
 from samsa.coordinator.store import group_store_error
 from samsa.coordinator.streams import records, target
-from samsa.coordinator.streams.config import StreamsSettings
 from samsa.coordinator.streams.group import (
     LEAVE_GROUP_MEMBER_EPOCH,
     LEAVE_GROUP_STATIC_MEMBER_EPOCH,
@@ -49,24 +42,16 @@ from samsa.coordinator.streams.internal_topics import (
     ConfiguredTopology,
     InternalTopic,
     InvalidTopology,
-    configure,
 )
+from samsa.coordinator.streams.lifecycle import MemberLifecycle
 from samsa.coordinator.streams.reconciliation import FencedMember, Reconciler
-from samsa.coordinator.streams.tasks import NO_TASKS, TaskSet, task_set_from_request, tasks_to_wire
+from samsa.coordinator.streams.tasks import TaskSet, task_set_from_request, tasks_to_wire
 from samsa.coordinator.streams.topology import StreamsTopology
-from samsa.errors import DecodeError, ErrorCode, KafkaError
-from samsa.protocol.internal_records.streams_group_records import (
-    decode_streams_group_key,
-    decode_streams_group_value,
-    encode_streams_group_value,
-)
+from samsa.errors import ErrorCode, KafkaError
 
 log = logging.getLogger("samsa.coordinator")
 
 Body = dict[str, Any]
-TopicLookup = Callable[[], Mapping[str, tuple[bytes, int]]]
-OtherGroup = Callable[[str], bool]
-"""group id -> whether a group of another type (classic with members, consumer) holds it."""
 
 
 @dataclass(slots=True)
@@ -77,79 +62,9 @@ class HeartbeatResult:
     to_create: Mapping[str, InternalTopic] = field(default_factory=dict)
 
 
-def _no_other_group(group_id: str) -> bool:
-    return False
-
-
-class StreamsGroupManager:
-    """Every streams group of the ``__consumer_offsets`` partitions this coordinator owns."""
-
-    def __init__(
-        self,
-        registry: GroupRegistry,
-        settings: StreamsSettings,
-        topics: TopicLookup,
-        other_group: OtherGroup = _no_other_group,
-    ) -> None:
-        self.registry = registry
-        self.settings = settings
-        self.topics = topics
-        self.other_group = other_group
-        self.groups: dict[str, StreamsGroup] = {}
-        self.task_offsets: dict[str, dict[str, dict[tuple[str, int], int]]] = {}
-        """Soft state: each member's last reported changelog offset sums (for the assignor)."""
-        self._locks: dict[str, asyncio.Lock] = {}
-        self.timers = MemberTimers(self._expired)
-        self._tasks: set[asyncio.Task[None]] = set()
-        self._initial_assignments: dict[str, asyncio.TimerHandle] = {}
-        """Groups waiting out their initial rebalance delay (one timer each)."""
-
-    # ------------------------------------------------------------ records
-
-    def replay_raw(self, key: bytes, value: bytes | None) -> None:
-        """Load one streams-group record (key versions 17 and 19-23)."""
-        try:
-            decoded = decode_streams_group_key(key)
-            body = None if value is None else decode_streams_group_value(decoded.record_type, value)
-        except DecodeError as exc:
-            log.warning("skipping undecodable streams-group record: %s", exc)
-            return
-        self._apply((decoded, body))
-
-    def _apply(self, change: records.Change) -> None:
-        key, value = change
-        group = self.groups.get(key.group_id)
-        if group is None:
-            if value is None:
-                return
-            group = StreamsGroup(key.group_id, self.registry.partition_for(key.group_id))
-            self.groups[key.group_id] = group
-        group.replay(key, value)
-        if group.deleted:
-            del self.groups[key.group_id]
-            self.timers.cancel_group(key.group_id)
-            self.task_offsets.pop(key.group_id, None)
-
-    async def write(self, partition: int, changes: list[records.Change]) -> None:
-        """Append the changes durably, then apply them; raises KafkaError."""
-        if not changes:
-            return
-        encoded = [
-            (
-                key.encode(),
-                None if value is None else encode_streams_group_value(key.record_type, value),
-            )
-            for key, value in changes
-        ]
-
-        def apply() -> None:
-            for change in changes:
-                self._apply(change)
-
-        await self.registry.write(partition, encoded, apply=apply)
-
-    def lock(self, group_id: str) -> asyncio.Lock:
-        return self._locks.setdefault(group_id, asyncio.Lock())
+class StreamsGroupManager(MemberLifecycle):
+    """Every streams group of the ``__consumer_offsets`` partitions this coordinator owns:
+    heartbeats here, the rest in its bases."""
 
     # ----------------------------------------------------------- heartbeat
 
@@ -418,43 +333,6 @@ class StreamsGroupManager:
             raise GroupError(ErrorCode.INVALID_REQUEST, "Topology updates are not supported yet.")
         return group.topology
 
-    def _configured(
-        self,
-        group: StreamsGroup,
-        topology: StreamsTopology,
-        metadata_hash: int,
-        topic_metadata: Mapping[str, tuple[bytes, int]],
-    ) -> ConfiguredTopology:
-        key = (topology.epoch, metadata_hash)
-        if group.configured is None or group.configured_for != key or group.topology != topology:
-            partitions = {name: count for name, (_tid, count) in topic_metadata.items()}
-            group.configured = configure(topology, partitions)
-            group.configured_for = key
-            if group.configured.error is not None:
-                log.info(
-                    "[GroupId %s] topology epoch %d not ready: %s",
-                    group.group_id,
-                    topology.epoch,
-                    group.configured.error.message,
-                )
-        return group.configured
-
-    def configured_now(self, group: StreamsGroup) -> ConfiguredTopology | None:
-        """The group's topology configured against the topics as they are now (describe
-        uses it; after a load nothing has configured it yet)."""
-        if group.topology is None:
-            return None
-        topic_metadata = self.topics()
-        metadata_hash = target.metadata_hash(group.topology, topic_metadata)
-        return self._configured(group, group.topology, metadata_hash, topic_metadata)
-
-    def _initial_delay_left(self, group: StreamsGroup, now: int) -> int:
-        if group.assignment_epoch != 0 or group.created_ms is None:
-            return 0
-        return max(
-            0, group.created_ms + self.settings.initial_rebalance_delay_ms(group.group_id) - now
-        )
-
     def _response(
         self,
         group: StreamsGroup,
@@ -511,196 +389,6 @@ class StreamsGroupManager:
         if statuses:
             response["status"] = statuses
         return HeartbeatResult(response, to_create)
-
-    def _remember_offsets(self, group_id: str, member_id: str, req: Body) -> None:
-        offsets = req.get("task_offsets")
-        if offsets is not None:
-            self.task_offsets.setdefault(group_id, {})[member_id] = {
-                (o["subtopology_id"], o["partition"]): o["offset"] for o in offsets
-            }
-
-    def _request_shutdown(self, group: StreamsGroup, member_id: str) -> None:
-        if group.shutdown_requested_by is None:
-            log.info(
-                "[GroupId %s][MemberId %s] Shutdown requested for the streams application.",
-                group.group_id,
-                member_id,
-            )
-            group.shutdown_requested_by = member_id
-
-    # --------------------------------------------------------------- leave
-
-    async def _leave(self, req: Body) -> Body:
-        group_id, member_id, epoch = req["group_id"], req["member_id"], req["member_epoch"]
-        group = self.groups.get(group_id)
-        if group is None:
-            raise GroupError(ErrorCode.GROUP_ID_NOT_FOUND, f"Streams group {group_id} not found.")
-        if req.get("shutdown_application"):
-            self._request_shutdown(group, member_id)
-        instance_id = req.get("instance_id")
-        member = (
-            group.members.get(member_id)
-            if instance_id is None
-            else group.member_by_instance(instance_id)
-        )
-        if member is None:
-            if instance_id is not None:
-                raise GroupError(
-                    ErrorCode.UNKNOWN_MEMBER_ID, f"Instance id {instance_id} is unknown."
-                )
-            raise GroupError(
-                ErrorCode.UNKNOWN_MEMBER_ID,
-                f"Member {member_id} is not a member of group {group_id}.",
-            )
-        if instance_id is not None and member.member_id != member_id:
-            raise GroupError(
-                ErrorCode.FENCED_INSTANCE_ID,
-                f"Static member {member_id} with instance id {instance_id} was fenced by member"
-                f" {member.member_id}.",
-            )
-        if epoch == LEAVE_GROUP_STATIC_MEMBER_EPOCH:
-            # Kept with its tasks until the session times out or the instance returns.
-            left = replace(
-                member, member_epoch=LEAVE_GROUP_STATIC_MEMBER_EPOCH, pending_revocation=NO_TASKS
-            )
-            await self.write(group.partition, [records.current_assignment(group_id, left)])
-        else:
-            log.info(
-                "[GroupId %s][MemberId %s] Member left the streams group.", group_id, member_id
-            )
-            await self.remove_member(group, member.member_id)
-        return {
-            **error_response(ErrorCode.NONE, None),
-            "member_id": member_id,
-            "member_epoch": epoch,
-        }
-
-    async def remove_member(self, group: StreamsGroup, member_id: str) -> None:
-        """Fence a member: its records are tombstoned and the group epoch bumps, so the
-        next heartbeat computes a target without it."""
-        changes = records.member_removal(group.group_id, member_id)
-        changes.append(
-            records.group_epoch(
-                group.group_id,
-                group.group_epoch + 1,
-                group.metadata_hash,
-                group.validated_topology_epoch,
-                group.last_assignment_configs,
-            )
-        )
-        await self.write(group.partition, changes)
-        self.timers.cancel(group.group_id, member_id)
-        self.task_offsets.get(group.group_id, {}).pop(member_id, None)
-
-    # -------------------------------------------------------------- timers
-
-    def _schedule(self, group_id: str, member: StreamsMember) -> None:
-        member_id = member.member_id
-        self.timers.start(
-            group_id, member_id, Deadline.SESSION, self.settings.session_timeout_ms(group_id)
-        )
-        if member.state is not MemberState.UNREVOKED_TASKS:
-            self.timers.cancel(group_id, member_id, Deadline.REVOCATION)
-        elif not self.timers.running(group_id, member_id, Deadline.REVOCATION):
-            timeout_ms = member.rebalance_timeout_ms
-            if timeout_ms <= 0:
-                timeout_ms = self.settings.session_timeout_ms(group_id)
-            self.timers.start(group_id, member_id, Deadline.REVOCATION, timeout_ms)
-
-    def _expired(self, group_id: str, member_id: str, kind: Deadline) -> None:
-        self._spawn(self._fence_expired(group_id, member_id, kind))
-
-    def _spawn(self, work: Any) -> None:
-        task = asyncio.ensure_future(work)
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
-
-    async def _fence_expired(self, group_id: str, member_id: str, kind: Deadline) -> None:
-        async with self.lock(group_id):
-            group = self.groups.get(group_id)
-            member = None if group is None else group.members.get(member_id)
-            if group is None or member is None or group.partition not in self.registry.owned:
-                return
-            if kind is Deadline.REVOCATION and member.state is not MemberState.UNREVOKED_TASKS:
-                return
-            log.info(
-                "[GroupId %s] Streams member %s fenced from the group because %s.",
-                group_id,
-                member_id,
-                "the member session expired"
-                if kind is Deadline.SESSION
-                else "it did not revoke its tasks in time",
-            )
-            try:
-                await self.remove_member(group, member_id)
-            except KafkaError as exc:
-                log.warning("group %s: could not fence member %s: %s", group_id, member_id, exc)
-
-    def _schedule_initial_assignment(self, group_id: str, delay_ms: int) -> None:
-        if group_id in self._initial_assignments:
-            return
-
-        def fire() -> None:
-            self._initial_assignments.pop(group_id, None)
-            self._spawn(self._assign_after_delay(group_id))
-
-        loop = asyncio.get_running_loop()
-        self._initial_assignments[group_id] = loop.call_later(delay_ms / 1000, fire)
-
-    async def _assign_after_delay(self, group_id: str) -> None:
-        """The first assignment of a group whose initial delay ran out: computed by the
-        coordinator, picked up by each member at its next heartbeat."""
-        async with self.lock(group_id):
-            group = self.groups.get(group_id)
-            if group is None or group.group_epoch <= group.assignment_epoch:
-                return
-            if group.partition not in self.registry.owned or group.topology is None:
-                return
-            if self._initial_delay_left(group, self.registry.time_ms()) > 0:
-                return
-            topic_metadata = self.topics()
-            configured = self._configured(
-                group,
-                group.topology,
-                target.metadata_hash(group.topology, topic_metadata),
-                topic_metadata,
-            )
-            targets = target.new_target(
-                group,
-                group.members,
-                configured,
-                self.settings.num_standby_replicas(group_id),
-                self.task_offsets.get(group_id, {}),
-            )
-            changes = target.target_changes(
-                group, targets, group.group_epoch, self.registry.time_ms()
-            )
-            try:
-                await self.write(group.partition, changes)
-            except KafkaError as exc:
-                log.warning("group %s: could not write its first assignment: %s", group_id, exc)
-
-    def loaded(self, partition: int) -> None:
-        """After a load: every member gets a fresh session (as Kafka does on fail-over)."""
-        for group in self.groups.values():
-            if group.partition == partition:
-                for member in group.members.values():
-                    self._schedule(group.group_id, member)
-
-    def unload(self, partition: int) -> None:
-        for group_id in [g for g, grp in self.groups.items() if grp.partition == partition]:
-            self.timers.cancel_group(group_id)
-            del self.groups[group_id]
-            self.task_offsets.pop(group_id, None)
-            handle = self._initial_assignments.pop(group_id, None)
-            if handle is not None:
-                handle.cancel()
-
-    def shutdown(self) -> None:
-        self.timers.cancel_all()
-        for handle in self._initial_assignments.values():
-            handle.cancel()
-        self._initial_assignments.clear()
 
 
 def _tasks_text(tasks: TaskSet) -> str:
