@@ -609,6 +609,39 @@ _KEYS: list[ConfigKey] = [
         "loopback bind); * answers any (behind a proxy that checks it).",
     ),
     *_endpoint_ssl_keys("console"),
+    # ---- delegation tokens (KIP-48): begin ----
+    ConfigKey(
+        "delegation.token.secret.key",
+        str,
+        "",
+        "Key of every delegation token's HMAC, the same on every node (empty: tokens off, "
+        "their APIs answer DELEGATION_TOKEN_AUTH_DISABLED).",
+    ),
+    ConfigKey(
+        "delegation.token.master.key",
+        str,
+        "",
+        "Deprecated name of delegation.token.secret.key (used when that is unset).",
+    ),
+    ConfigKey(
+        "delegation.token.max.lifetime.ms",
+        _int_between(1, 2**63 - 1),
+        604800000,
+        "No delegation token lives longer than this, however often it is renewed.",
+    ),
+    ConfigKey(
+        "delegation.token.expiry.time.ms",
+        _int_between(1, 2**63 - 1),
+        86400000,
+        "A delegation token expires this long after its creation or renewal.",
+    ),
+    ConfigKey(
+        "delegation.token.expiry.check.interval.ms",
+        _int_between(1, 2**63 - 1),
+        3600000,
+        "How often the controller removes expired delegation tokens.",
+    ),
+    # ---- delegation tokens: end ----
 ]
 
 KEYS: dict[str, ConfigKey] = {k.name: k for k in _KEYS}

@@ -63,7 +63,9 @@ from samsa.storage.topic_config.log_config import LogConfig
 
 if TYPE_CHECKING:
     from samsa.http.endpoint import HttpEndpoint
+    from samsa.protocol.envelope import RequestOrigin
     from samsa.raft.driver import RaftDriver
+    from samsa.security.protocols import SecurityProtocol
     from samsa.server.broker_api import NodeApi
     from samsa.server.metadata.controller_link import ControllerLink
     from samsa.server.metadata.loader import MetadataLoader
@@ -109,6 +111,7 @@ class Broker:
         self.loader: MetadataLoader = node.loader
         self.controller: ControllerLink = node.link
         self.authorizer: StandardAuthorizer | None = node.authorizer
+        self.tokens = node.tokens
         self._tasks: list[asyncio.Task[Any]] = []
         self.groups: Any = None
         self._groups_ready = False
@@ -178,6 +181,9 @@ class Broker:
         merged = self.dynamic_config.topic_defaults()
         merged.update(self.image.topic_configs(topic))
         return merged
+
+    def security_protocol(self, listener_name: str) -> SecurityProtocol:
+        return self.node.settings.protocol_of(listener_name)
 
     def raft_on(self, listener_name: str) -> RaftDriver | None:
         return self.node.raft if self.node.serves_controller_on(listener_name) else None
@@ -565,8 +571,16 @@ class Broker:
         return await self.forward(ALTER_PARTITION, 3, body)
 
     # ------------------------------------------------------------------ forwarding
-    async def forward(self, api_key: int, version: int, body: dict[str, Any]) -> dict[str, Any]:
+    async def forward(
+        self,
+        api_key: int,
+        version: int,
+        body: dict[str, Any],
+        *,
+        origin: RequestOrigin | None = None,
+    ) -> dict[str, Any]:
         """Send a request to the active controller; KafkaError if none answers.
+        ``origin``: the client the controller judges it as (an Envelope's).
 
         Only producer-id blocks may be resent after a slow attempt:
         a client's CreateTopics applied twice answers TOPIC_ALREADY_EXISTS."""
@@ -587,6 +601,7 @@ class Broker:
                 body,
                 timeout_ms=timeout_ms,
                 resend_when_slow=api_key in RESENDABLE_FORWARDS,
+                origin=origin,
             )
         except ControllerUnavailable as exc:
             raise KafkaError(ErrorCode.REQUEST_TIMED_OUT, str(exc)) from None

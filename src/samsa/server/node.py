@@ -41,7 +41,8 @@ from samsa.config import BrokerConfig
 from samsa.config.listeners import Listener
 from samsa.config.node_settings import NodeSettings
 from samsa.config.synonyms import listener_ssl_setting
-from samsa.controller.controller_config import ControllerConfig
+from samsa.controller.controller_config import ControllerConfig, delegation_token_secret
+from samsa.controller.image.delegation_token_image import DelegationTokenImage
 from samsa.controller.image.metadata_image import MetadataImage
 from samsa.controller.legacy_migration import (
     legacy_metadata_exists,
@@ -50,6 +51,7 @@ from samsa.controller.legacy_migration import (
 )
 from samsa.errors import ConfigError, ErrorCode, KafkaError
 from samsa.net import ChannelPool
+from samsa.protocol.envelope import ENVELOPE_KEY
 from samsa.protocol.metadata_records import encode_metadata_record
 from samsa.protocol.sasl.scram import ScramCredential
 from samsa.raft.config import QuorumConfig
@@ -82,6 +84,7 @@ from samsa.server.endpoints.security_checks import check_http_settings
 from samsa.server.handlers import quorum as quorum_handlers
 from samsa.server.metadata import meta_properties
 from samsa.server.metadata.controller_link import ControllerLink
+from samsa.server.metadata.delegation_tokens import NodeTokens
 from samsa.server.metadata.heap import collector_paused
 from samsa.server.metadata.loader import MetadataLoader
 from samsa.server.metadata.meta_properties import directory_uuid
@@ -120,6 +123,8 @@ class Node:
         self.authorizer = build_authorizer(config)
         """The ACL decisions (None: authorization off), shared by the broker's
         and the controller's listeners and fed by the metadata image."""
+        self.tokens = NodeTokens(delegation_token_secret(dict(config.items())), self._tokens)
+        """Delegation tokens: SCRAM logins by token on every SASL listener."""
         if self.settings.is_broker:
             check_http_settings(config, self.settings, self.authorizer is not None)
         controller_listener = self.controller_listener_name
@@ -245,6 +250,12 @@ class Node:
             except ConfigError as exc:
                 log.error("listener %s: keeping the old SSL keystore: %s", listener, exc)
 
+    def _tokens(self) -> DelegationTokenImage:
+        """The delegation tokens this node has replayed (none before its log is open)."""
+        return (
+            DelegationTokenImage() if self.loader is None else self.loader.image.delegation_tokens
+        )
+
     def _stored_scram_credential(self, user: str, mechanism: str) -> ScramCredential | None:
         """A SCRAM credential of the metadata log, as this node has replayed it."""
         return None if self.loader is None else self.loader.image.scram.get(user, mechanism)
@@ -292,6 +303,7 @@ class Node:
                 quotas=quotas,
                 scram_credentials=self._stored_scram_credential,
                 tls_listeners=self.tls_listeners,
+                tokens=self.tokens.login,
             )
             for listener in self.settings.listeners
         }
@@ -427,7 +439,12 @@ class Node:
                 ),
             )
             self.controller = ControllerServer(
-                self.node_id, raft, loader, controller_config, voter_nodes=self.voter_nodes
+                self.node_id,
+                raft,
+                loader,
+                controller_config,
+                voter_nodes=self.voter_nodes,
+                authorizer=self.authorizer,
             )
             loader.add_publisher(self.controller)
         if (
@@ -500,6 +517,7 @@ class Node:
                     api_key,
                     lambda ctx, req, key=api_key: controller.handle(key, ctx.version, req),  # type: ignore[misc]
                 )
+            router.register(ENVELOPE_KEY, lambda ctx, req: controller.handle_envelope(req))
         elif settings.serves_controller(listener):
             # A broker-only node on a shared listener still lets peers fetch.
             quorum_handlers.register(router, raft, self, fetch=not serves_clients)
