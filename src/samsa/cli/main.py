@@ -26,6 +26,7 @@ COMMANDS = (
     "bench",
     "users",
     "acls",
+    "tokens",
 )
 """Every command, in the order ``samsa --help`` lists them (module ``<name>_command``)."""
 
