@@ -12,6 +12,10 @@ from __future__ import annotations
 
 import base64
 import dataclasses
+import json
+import os
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -21,8 +25,10 @@ import pytest
 from tests.security.secured_broker import librdkafka_delivers
 from tests.security.token_broker import (
     SECRET,
+    USERS,
     TokenBroker,
     running_token_broker,
+    scram_jaas,
 )
 
 from samsa.client import Consumer, Producer
@@ -266,3 +272,41 @@ def test_tokens_are_disabled_without_a_secret_key(tmp_path: Path) -> None:
         assert _error(lambda: alice.renew_delegation_token(b"x")) == (
             ErrorCode.DELEGATION_TOKEN_AUTH_DISABLED
         )
+
+
+def _samsa(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "samsa.cli", *args],
+        capture_output=True,
+        text=True,
+        timeout=90,
+        env=dict(os.environ),
+    )
+
+
+def test_samsa_tokens_command(tokens: TokenBroker, tmp_path: Path) -> None:
+    config = tmp_path / "alice.properties"
+    config.write_text(
+        "security.protocol=SASL_PLAINTEXT\nsasl.mechanism=SCRAM-SHA-512\n"
+        f"sasl.jaas.config={scram_jaas('alice', USERS['alice'])}\n"
+    )
+    connect = ["--bootstrap-server", tokens.sasl_address, "--command-config", str(config)]
+    created = _samsa("tokens", "create", "--renewer", "User:bob", *connect)
+    assert created.returncode == 0, created.stderr
+    header, row = created.stdout.splitlines()[:2]
+    assert header.split()[:5] == ["TOKENID", "HMAC", "OWNER", "REQUESTER", "RENEWERS"]
+    token_id, hmac, owner, requester, renewers = row.split()[:5]
+    assert (owner, requester, renewers) == ("User:alice", "User:alice", "User:bob")
+    assert base64.b64decode(hmac) == token_hmac(SECRET, token_id)
+
+    renewed = _samsa("tokens", "renew", "--hmac", hmac, "--renew-time-ms", "60000", *connect)
+    assert renewed.returncode == 0 and "renewed; its expiry is" in renewed.stdout, renewed.stderr
+    listed = _samsa("tokens", "describe", "--owner", "User:alice", "--output", "json", *connect)
+    (mine,) = [t for t in json.loads(listed.stdout) if t["token_id"] == token_id]
+    assert mine["hmac"] == hmac and mine["renewers"] == ["User:bob"]
+    assert _samsa("tokens", "expire", "--hmac", hmac, *connect).returncode == 0
+
+    garbled = _samsa("tokens", "renew", "--hmac", "not base64!", *connect)
+    assert garbled.returncode == 2 and "--hmac 'not base64!' is not base64" in garbled.stderr
+    plain = _samsa("tokens", "describe", "--bootstrap-server", tokens.plain_address)
+    assert plain.returncode == 2 and "DELEGATION_TOKEN_REQUEST_NOT_ALLOWED" in plain.stderr
