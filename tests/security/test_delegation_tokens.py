@@ -14,6 +14,8 @@ import base64
 import dataclasses
 import json
 import os
+import socket
+import struct
 import subprocess
 import sys
 import time
@@ -22,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.security.secured_broker import librdkafka_delivers
+from tests.security.secured_broker import librdkafka_delivers, request, response
 from tests.security.token_broker import (
     SECRET,
     USERS,
@@ -36,6 +38,7 @@ from samsa.client.admin import Admin, DelegationToken, NewTopic
 from samsa.errors import ErrorCode, KafkaError
 from samsa.protocol.acl import AclOperation, ResourceType
 from samsa.protocol.sasl.delegation_token import token_hmac
+from samsa.protocol.sasl.scram import ScramClient
 from samsa.testing.cluster import wait_until
 
 pytestmark = pytest.mark.timeout(180)
@@ -310,3 +313,57 @@ def test_samsa_tokens_command(tokens: TokenBroker, tmp_path: Path) -> None:
     assert garbled.returncode == 2 and "--hmac 'not base64!' is not base64" in garbled.stderr
     plain = _samsa("tokens", "describe", "--bootstrap-server", tokens.plain_address)
     assert plain.returncode == 2 and "DELEGATION_TOKEN_REQUEST_NOT_ALLOWED" in plain.stderr
+
+
+def _raw_token_login(tokens: TokenBroker, token: DelegationToken) -> tuple[socket.socket, int]:
+    """Log in by ``token`` on a raw socket (SaslHandshake v1, SaslAuthenticate v2):
+    the socket and the session lifetime the broker gave."""
+    host, port = tokens.sasl_address.rsplit(":", 1)
+    sock = socket.create_connection((host, int(port)), timeout=10)
+    scram = ScramClient(
+        "SCRAM-SHA-256", token.token_id, token.password, extensions={"tokenauth": "true"}
+    )
+    correlation = iter(range(1, 100))
+
+    def call(api_key: int, version: int, body: dict[str, Any]) -> dict[str, Any]:
+        sock.sendall(request(api_key, version, body, next(correlation)))
+        size = struct.unpack(">i", _read(sock, 4))[0]
+        return response(api_key, version, _read(sock, size))
+
+    assert call(17, 1, {"mechanism": "SCRAM-SHA-256"})["error_code"] == 0
+    first = call(36, 2, {"auth_bytes": scram.first_message()})
+    final = call(36, 2, {"auth_bytes": scram.final_message(bytes(first["auth_bytes"]))})
+    assert final["error_code"] == 0, final
+    scram.check_server_final(bytes(final["auth_bytes"]))
+    return sock, int(final["session_lifetime_ms"])
+
+
+def _read(sock: socket.socket, size: int) -> bytes:
+    data = b""
+    while len(data) < size:
+        chunk = sock.recv(size - len(data))
+        if not chunk:
+            raise ConnectionError("closed by the broker")
+        data += chunk
+    return data
+
+
+def test_a_token_session_ends_at_the_tokens_expiry(tokens: TokenBroker) -> None:
+    """As Kafka's SaslServerAuthenticator: a token's login lasts until the token's
+    expiry (no connections.max.reauth.ms here); a request after that closes the
+    connection unless the client logged in again (with a renewed token)."""
+    with tokens.admin("alice") as alice:
+        token = alice.create_delegation_token(max_lifetime_ms=3000)
+    sock, lifetime_ms = _raw_token_login(tokens, token)
+    with sock:
+        assert 0 < lifetime_ms <= 3000
+        assert lifetime_ms >= token.expiry_timestamp_ms - time.time() * 1000 - 1000
+        metadata = {"topics": [], "allow_auto_topic_creation": False}
+        sock.sendall(request(3, 9, metadata, 50))
+        size = struct.unpack(">i", _read(sock, 4))[0]
+        assert response(3, 9, _read(sock, size))["brokers"]  # answered while the session lasts
+        wait_until(lambda: time.time() * 1000 > token.expiry_timestamp_ms + 100, 10, "expiry")
+        sock.sendall(request(3, 9, metadata, 51))
+        with pytest.raises((ConnectionError, OSError)):
+            _read(sock, 4)
+    assert tokens.broker.wait_for_log("expired without re-authentication", 10)
