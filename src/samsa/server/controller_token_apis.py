@@ -56,7 +56,7 @@ def refusal(
     if api_key != CREATE_DELEGATION_TOKEN or authorizer is None:
         return None
     requester = requester_of(origin)
-    owner = _owner(body, requester)
+    owner = owner_of(body, requester)
     if owner != requester and not authorizer.authorize(
         requester, origin.client_host, AclOperation.CREATE_TOKENS, ResourceType.USER, owner
     ):
@@ -81,7 +81,7 @@ def refused(api_key: int, body: Body, origin: RequestOrigin | None, code: int) -
     if api_key != CREATE_DELEGATION_TOKEN:
         return {"error_code": code, "expiry_timestamp_ms": ERROR_TIMESTAMP, "throttle_time_ms": 0}
     requester = requester_of(origin) if origin is not None else ":"
-    owner_type, _, owner_name = _owner(body, requester).partition(":")
+    owner_type, _, owner_name = owner_of(body, requester).partition(":")
     requester_type, _, requester_name = requester.partition(":")
     return {
         "error_code": code,
@@ -98,7 +98,8 @@ def refused(api_key: int, body: Body, origin: RequestOrigin | None, code: int) -
     }
 
 
-def _owner(body: Body, requester: str) -> str:
+def owner_of(body: Body, requester: str) -> str:
+    """A CreateDelegationToken's owner: the one it names (v3), else the requester."""
     name = body.get("owner_principal_name")
     if not name:
         return requester

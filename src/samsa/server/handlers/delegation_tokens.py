@@ -30,7 +30,7 @@ from samsa.protocol.envelope import ForwardedPrincipal, RequestOrigin
 from samsa.security.principal import ANONYMOUS, KafkaPrincipal
 from samsa.security.protocols import SecurityProtocol
 from samsa.server.connections.router import Body, RequestContext, Router
-from samsa.server.controller_token_apis import refused
+from samsa.server.controller_token_apis import owner_of, refused
 
 if TYPE_CHECKING:
     from samsa.controller.image.delegation_token_image import TokenInformation
@@ -73,9 +73,7 @@ async def change(
         return refused(api_key, req, origin, ErrorCode.DELEGATION_TOKEN_REQUEST_NOT_ALLOWED)
     if api_key == CREATE:
         requester = str(principal)
-        owner = requester
-        if req.get("owner_principal_name"):
-            owner = f"{req.get('owner_principal_type')}:{req['owner_principal_name']}"
+        owner = owner_of(req, requester)
         if owner != requester and not _may(
             broker, ctx, AclOperation.CREATE_TOKENS, ResourceType.USER, owner
         ):
