@@ -323,13 +323,15 @@ async def search(ctx: ConsoleContext, name: str, request: Request) -> Response:
             stopped = "time"
         else:
             active = [c for c in cursors if not c.done]
+            # The scan limit left, shared among the partitions still open, so
+            # each moves on in turn.
+            left = scan_limit - scanned
+            share = max(min(SHARE_MIN, left), left // len(active))
             for cursor in active:
-                # The scan limit left, shared among the partitions still open,
-                # so each moves on in turn.
                 left, wanted = scan_limit - scanned, limit - len(rows)
                 if left <= 0 or wanted <= 0:
                     break
-                scans = max(min(SHARE_MIN, left), left // len(active))
+                scans = min(share, left)
                 found, spent = await _step(ctx, name, cursor, needle, scans, wanted)
                 bytes_read += spent
                 scanned += found.scanned

@@ -49,8 +49,10 @@ function showHeader(c) {
   $("#cluster-id").textContent = c.cluster_id;
   $("#version").textContent = `samsa ${c.version}`;
   $("#uptime").textContent = `${c.uptime_s}s`;
-  const changed = state.actions !== c.actions_enabled;
+  const changed = state.actions !== c.actions_enabled
+    || String(state.ops.cluster) !== String(c.cluster_authorized_operations);
   state.actions = c.actions_enabled;
+  state.ops.cluster = c.cluster_authorized_operations || null;
   document.body.dataset.actions = c.actions_enabled;
   if (changed) gateActions();
   $("#mode").textContent = c.actions_enabled ? "actions enabled" : "read-only";

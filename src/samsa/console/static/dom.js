@@ -38,6 +38,15 @@ function row(cells, numeric) {
   return tr;
 }
 
+function noteRow(text) {
+  // A row of one cell across the table: "nothing here", and why.
+  const tr = el("tr", null, "note");
+  const td = el("td", text, "muted");
+  td.colSpan = 20;
+  tr.append(td);
+  return tr;
+}
+
 function fill(selector, rows) {
   const body = $(`${selector} tbody`);
   if (body) body.replaceChildren(...rows);

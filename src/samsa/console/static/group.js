@@ -26,7 +26,7 @@ async function refreshGroup(route) {
     el("span", `${g.members.length} members`), ...lagTotal(g));
   fill("#group-members", g.members.length ? g.members.map((m) => row([m.member_id, m.client_id,
     m.host, Object.entries(m.assignment).map(([t, ps]) => `${t}: ${ps.join(",")}`).join("; ") || "-"]))
-    : [row(["no members (the group is empty)"])]);
+    : [noteRow("no members (the group is empty)")]);
   fill("#group-partitions", g.partitions.map((p) => {
     const noOffset = p.committed_offset === null;
     const tr = row([link(p.topic, topicHref(p.topic)), p.partition,

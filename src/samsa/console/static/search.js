@@ -24,20 +24,29 @@ function showSearchStatus(route, run, answer, final) {
   bar.value = run.scanned;
   const parts = [bar, el("span", `${count(run.records.length)} found in ${count(run.scanned)} `
     + `records scanned (${bytes(run.bytes)} read)`, "found")];
+  const button = (text, onclick) => {
+    const b = el("button", text, "secondary");
+    b.type = "button";
+    b.onclick = onclick;
+    return b;
+  };
   if (!final) {
     parts.push(el("span", `searching… ${where}`, "muted"));
-    const stop = el("button", "Stop");
-    stop.type = "button";
-    stop.className = "secondary";
-    stop.onclick = () => { run.stopped = true; };
-    parts.push(stop);
+    parts.push(button("Stop", () => { run.stopped = true; }));
   } else {
     parts.push(el("span", searchEnd(run, answer), answer.done ? "good" : ""));
     if (answer.continue) {
+      parts.push(el("span", `reached ${where}`, "muted"));
+      parts.push(button("Continue searching", () => {
+        // As far again, or as many matches again, from where it stopped.
+        run.scanLimit = run.scanned + run.step;
+        run.limit = run.records.length + run.wanted;
+        run.stopped = false;
+        searchMore(route, run, answer.continue);
+      }));
       const query = new URLSearchParams(route.params);
       query.set("positions", answer.continue);
-      parts.push(el("span", `reached ${where}`, "muted"));
-      parts.push(link("continue from here ›", `${topicHref(route.topic)}/messages?${query}`));
+      parts.push(link("link to this position", `${topicHref(route.topic)}/messages?${query}`));
     }
   }
   box.replaceChildren(...parts);
@@ -52,25 +61,33 @@ function searchEnd(run, answer) {
   return `stopped at the scan limit (${count(run.scanLimit)} records)`;
 }
 
-async function startSearch(route) {
+function startSearch(route) {
   const p = route.params;
+  const wanted = Number(p.get("limit") || 50), step = Number(p.get("scan_limit") || 100000);
   const run = {
-    limit: Number(p.get("limit") || 50), scanLimit: Number(p.get("scan_limit") || 100000),
-    scanned: 0, bytes: 0, records: [], stopped: false,
+    wanted, step, limit: wanted, scanLimit: step, scanned: 0, bytes: 0, records: [],
+    stopped: false, backward: (p.get("from") || "newest") === "newest",
+    base: new URLSearchParams(),
   };
-  state.search = run;
-  const base = new URLSearchParams();
   for (const name of ["q", "partition", "from", "offset", "timestamp"]) {
-    if (p.get(name)) base.set(name, p.get(name));
+    if (p.get(name)) run.base.set(name, p.get(name));
   }
-  let positions = p.get("positions");
-  const backward = (p.get("from") || "newest") === "newest";
+  state.search = run;
   $("#browse-status").replaceChildren(el("span", `searching ${route.topic} for “${p.get("q")}”`));
-  document.body.dataset.search = "running";
   showRecords(route.topic, Object.fromEntries(p), []);
+  searchMore(route, run, p.get("positions"));
+}
+
+async function searchMore(route, run, positions) {
+  // Call after call from ``positions`` (null: from where "from" says), adding
+  // what each finds, until the run's limits, the end, or "Stop".
+  document.body.dataset.search = "running";
+  $("#search-progress").dataset.state = "running";
+  const order = (a, b) => (a.timestamp - b.timestamp) || (a.partition - b.partition)
+    || (a.offset - b.offset);
   let answer = null;
   for (;;) {
-    const query = new URLSearchParams(base);
+    const query = new URLSearchParams(run.base);
     query.set("limit", String(Math.max(1, run.limit - run.records.length)));
     query.set("scan_limit", String(Math.max(1, Math.min(SEARCH_SLICE, run.scanLimit - run.scanned))));
     if (positions) query.set("positions", positions);
@@ -86,16 +103,14 @@ async function startSearch(route) {
     run.bytes += answer.bytes_read;
     run.records.push(...answer.records);
     positions = answer.continue;
-    const order = (a, b) => (a.timestamp - b.timestamp) || (a.partition - b.partition)
-      || (a.offset - b.offset);
-    run.records.sort(backward ? (a, b) => order(b, a) : order);
-    showRecords(route.topic, Object.fromEntries(p), run.records);
+    run.records.sort(run.backward ? (a, b) => order(b, a) : order);
+    showRecords(route.topic, Object.fromEntries(route.params), run.records);
     const finished = answer.done || run.stopped || run.records.length >= run.limit
       || run.scanned >= run.scanLimit;
     showSearchStatus(route, run, answer, finished);
     if (finished) break;
   }
-  if (!run.records.length) fill("#messages", [row(["no record matches in the records scanned"])]);
+  if (!run.records.length) fill("#messages", [noteRow("no record matches in the records scanned")]);
   const problems = problemsOf({ partitions: answer.positions, elsewhere: answer.elsewhere });
   $("#browse-status").replaceChildren(
     el("span", `${count(run.records.length)} ${run.records.length === 1 ? "record matches"

@@ -14,7 +14,7 @@ async function card(path, note, render) {
   } catch (err) {
     if (err.status === 401) throw err;
     box.hidden = false;
-    box.className = "result error";
+    box.className = "card-note error";
     box.textContent = err.message;
   }
 }
@@ -41,12 +41,12 @@ async function refreshSecurity() {
     if (!answer.enabled) {
       const note = $("#acls-note");
       note.hidden = false;
-      note.className = "result muted";
+      note.className = "card-note muted";
       note.textContent = "No authorizer on this broker (authorizer.class.name is not set): "
         + "every user may do everything, and there are no ACLs.";
     }
     fill("#acls", answer.acls.length || !answer.enabled ? answer.acls.map(aclRow)
-      : [row(["no ACLs: only super users may do anything"])]);
+      : [noteRow("no ACLs")]);
     gateActions();
   });
   const users = card("/api/users?limit=1000", "#users-note", (answer) => {
@@ -56,7 +56,7 @@ async function refreshSecurity() {
         .join(", ")]);
       tr.dataset.user = u.user;
       return tr;
-    }) : [row(["no SCRAM users in the metadata log"])]);
+    }) : [noteRow("no SCRAM users in the metadata log")]);
   });
   const quotas = card("/api/quotas?limit=1000", "#quotas-note", (answer) => {
     $("#quota-count").textContent = `(${count(answer.total)})`;
@@ -66,7 +66,7 @@ async function refreshSecurity() {
       const tr = row([entity, Object.entries(q.values).map(([k, v]) => `${k}=${v}`).join(", ")]);
       tr.dataset.entity = entity;
       return tr;
-    }) : [row(["no client quotas"])]);
+    }) : [noteRow("no client quotas")]);
   });
   await Promise.all([acls, users, quotas]);
 }

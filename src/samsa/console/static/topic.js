@@ -68,7 +68,7 @@ async function loadConsumers(route) {
   try {
     answer = await get(`${topicApi(route.topic)}/consumers`);
   } catch (err) {
-    if (box) fill("#consumers", [row([err.message])]);
+    if (box) fill("#consumers", [noteRow(err.message)]);
     return;
   }
   if (state.route !== route) return;
@@ -80,5 +80,5 @@ async function loadConsumers(route) {
       [2, 3, 4]);
     tr.dataset.group = g.group;
     return tr;
-  }) : [row(["no group reads this topic (on this broker's coordinator)"])]);
+  }) : [noteRow("no group reads this topic (on this broker's coordinator)")]);
 }
