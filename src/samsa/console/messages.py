@@ -11,7 +11,8 @@ first offset at or after it).  Over more partitions than records wanted, only
 the partitions that can hold the newest records are read (newest), or the
 partitions in order until the page is full (the other modes), so a page of a
 10,000-partition topic costs about ``limit`` reads.  ``q`` keeps the records of
-the page whose key, value or a header contains it.  Over all partitions only
+the page whose key, value or a header contains it (the page's search box uses
+``search``, over the whole topic).  Over all partitions only
 those this broker leads are read (records are served by leaders); the others
 are counted by leader in ``elsewhere``, so the page can say where they are.
 """
