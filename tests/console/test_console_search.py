@@ -14,7 +14,8 @@ from typing import Any
 
 import playwright.sync_api as playwright_api
 import pytest
-from confluent_kafka import Consumer, TopicPartition
+from confluent_kafka import Consumer, Producer, TopicPartition
+from confluent_kafka.admin import AdminClient
 from tests.console.conftest import api, snap
 from tests.console.test_console_browser import create, produce
 
@@ -249,3 +250,33 @@ def test_this_brokers_configs_show_overrides_first_with_units(
     expect(page.locator("#broker-configs tbody tr")).to_have_count(
         sum(1 for name in configs if "log.retention" in name)
     )
+
+
+def test_the_search_never_shows_deleted_records_and_steps_over_transaction_markers(
+    broker: BrokerProcess, console_url: str
+) -> None:
+    create(broker, "haystack-trimmed", 1)
+    producer = Producer(
+        {"bootstrap.servers": broker.bootstrap, "transactional.id": "haystack-t", "linger.ms": 50}
+    )
+    producer.init_transactions(30)
+    for first in (0, 10):  # two transactions of ten records, each ended by a marker
+        producer.begin_transaction()
+        for i in range(first, first + 10):
+            producer.produce("haystack-trimmed", value=b"straw %d" % i, partition=0)
+        producer.commit_transaction(30)
+    admin = AdminClient({"bootstrap.servers": broker.bootstrap})
+    trimmed = admin.delete_records([TopicPartition("haystack-trimmed", 0, 5)])
+    trimmed[next(iter(trimmed))].result(30)  # records before offset 5 are gone
+
+    def straws(query: str) -> list[int]:
+        status, answer = api(console_url, f"/api/topics/haystack-trimmed/search?{query}")
+        assert status == 200 and answer["done"], answer
+        return [r["offset"] for r in answer["records"]]
+
+    # Offsets 5-9, the marker at 10, then 11-20, and the last marker at 21.
+    kept = [*range(5, 10), *range(11, 21)]
+    assert straws("q=straw") == kept[::-1]
+    assert straws("q=straw&from=oldest") == kept
+    assert straws("q=straw%2013") == [14]  # the value after the first marker moved up one
+    assert straws("q=straw%202&from=offset&offset=0") == []  # offset 2 was deleted

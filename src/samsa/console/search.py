@@ -23,6 +23,7 @@ import asyncio
 import concurrent.futures
 import functools
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -36,9 +37,11 @@ from samsa.console.messages import (
 )
 from samsa.console.params import choice_param, int_param
 from samsa.errors import ErrorCode
+from samsa.eventloop.switch_interval import switch_interval
 from samsa.http.messages import HttpError, Request, Response, json_response
 from samsa.protocol.acl import AclOperation
-from samsa.protocol.batches.record_reader import decode_records
+from samsa.protocol.batches.record_batch import iter_batches, validate_batch
+from samsa.protocol.batches.record_reader import decode_batch
 
 DEFAULT_LIMIT, MAX_LIMIT = 50, 500
 DEFAULT_SCAN, MAX_SCAN = 10_000, 100_000
@@ -50,6 +53,7 @@ SHARE_MIN = 500
 MAX_CALL_BYTES = 32 << 20
 MAX_CALL_SECONDS = 5.0
 CONTROL = 0x20
+SWITCH_INTERVAL_S = 0.001
 
 
 @functools.cache
@@ -57,6 +61,15 @@ def _worker() -> concurrent.futures.ThreadPoolExecutor:
     """One thread for every search: slices of concurrent searches take turns,
     and the broker's own thread pool (flushes, the cleaner) is never crowded."""
     return concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="console-search")
+
+
+async def _off_loop(work: Callable[[], Slice]) -> Slice:
+    """``work`` in the search's thread.  Decoding holds the GIL, so the
+    interpreter switches threads every millisecond meanwhile (not every 5, the
+    default), as the broker does for its own workers: the loop's requests wait
+    that long at most for each turn."""
+    with switch_interval(SWITCH_INTERVAL_S):
+        return await asyncio.get_running_loop().run_in_executor(_worker(), work)
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,14 +158,24 @@ def scan_slice(
     ``end`` (records too large for a slice): nothing is scanned."""
     out = Slice(position=cursor.position)
     records: list[tuple[Any, str]] = []
-    last = start - 1  # the last offset of the batches decoded (control ones too)
+    # Backward, the whole first batch counts (its records below ``start`` are not
+    # scanned yet either: decoded once, not again by the next slice).
+    lower = cursor.low if cursor.backward else start
+    first: int | None = None  # the first batch's base offset
+    last = start - 1  # the last offset of the batches read (control ones too)
     try:
-        for header, batch in decode_records(data, skip_control=False):
+        for pos, header in iter_batches(data):
+            if header.base_offset >= end:
+                break  # past the range: not decoded at all
+            if first is None:
+                first = header.base_offset
             last = header.base_offset + header.last_offset_delta
             if header.attributes & CONTROL:
                 continue
+            validate_batch(data, pos, header)
             kind = "LogAppendTime" if header.attributes & LOG_APPEND_TIME else "CreateTime"
-            records.extend((r, kind) for r in batch if start <= r.offset < end)
+            batch = decode_batch(data, pos, header)
+            records.extend((r, kind) for r in batch if lower <= r.offset < end)
             if not cursor.backward and len(records) >= scans:
                 break
     except Exception as exc:  # a damaged batch: say where, scan what came before it
@@ -173,7 +196,7 @@ def scan_slice(
         if needle.matches(record):
             out.rows.append(record_row(cursor.partition, record, kind))
     if cursor.backward:
-        out.position = start
+        out.position = max(cursor.low, min(start, start if first is None else first))
     else:
         out.position = min(max(last + 1, start), end)
     return out
@@ -219,7 +242,6 @@ async def _step(
     ctx: ConsoleContext, name: str, cursor: Cursor, needle: Needle, scans: int, wanted: int
 ) -> tuple[Slice, int]:
     """One slice of one partition: read on the loop, scanned in the worker."""
-    loop = asyncio.get_running_loop()
     if not cursor.backward:
         start, end = cursor.position, cursor.high
         data, error = _read(ctx, name, cursor.partition, start)
@@ -228,7 +250,7 @@ async def _step(
         if error is not None:
             return Slice(position=start, error=error), 0
         work = functools.partial(scan_slice, cursor, data, start, end, needle, scans, wanted)
-        return await loop.run_in_executor(_worker(), work), len(data)
+        return await _off_loop(work), len(data)
     end, back, spent = cursor.position, SLICE_RECORDS, 0
     while True:
         start = max(cursor.low, end - back)
@@ -237,7 +259,7 @@ async def _step(
         if error is not None:
             return Slice(position=end, error=error), spent
         work = functools.partial(scan_slice, cursor, data, start, end, needle, scans, wanted)
-        found = await loop.run_in_executor(_worker(), work)
+        found = await _off_loop(work)
         if found.covered:
             return found, spent
         if back <= 1:
