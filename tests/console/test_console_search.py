@@ -68,7 +68,7 @@ def test_the_search_reads_the_whole_topic_in_slices_and_says_where_it_got(
         None,
     )
     assert whole["direction"] == "backward"
-    assert [p["remaining"] for p in whole["positions"]] == [0, 0]
+    assert (whole["positions"], whole["remaining"], whole["partitions_done"]) == ([], 0, 2)
 
     # Bounded: 1,000 records (500 a partition), then where each stopped.
     first = search(console_url, "q=needle&scan_limit=1000")
@@ -91,16 +91,23 @@ def test_the_search_reads_the_whole_topic_in_slices_and_says_where_it_got(
     # Forward from the oldest, stopping at the first match, continuing after it.
     one = search(console_url, "q=needle&from=oldest&limit=1")
     assert (found(one), one["stopped"]) == ([(0, 3)], "limit")
-    assert one["positions"][0]["position"] == 4
+    # (partition 1, not reached, is not listed: a next call starts it from the oldest)
+    assert [(p["partition"], p["position"]) for p in one["positions"]] == [(0, 4)]
+    assert (one["continue"], one["partitions_open"]) == ("0:4", 2)
     rest = search(console_url, f"q=needle&from=oldest&positions={one['continue']}")
     assert found(rest) == [(1, 2900)]
+    # Finished partitions are named as such, and stay finished.
+    tail = search(console_url, "q=hay&from=offset&offset=2990&scan_limit=20")
+    assert (tail["scanned"], tail["continue"], tail["partitions_done"]) == (20, "1:2999,0:done", 1)
+    last = search(console_url, f"q=hay&from=offset&offset=2990&positions={tail['continue']}")
+    assert (found(last), last["scanned"], last["done"]) == ([(1, 2999)], 1, True)
     # From an offset, in one partition; bytes spelled in hex; any case.
     assert found(search(console_url, "q=Needle&partition=1&from=offset&offset=2991")) == []
     assert found(search(console_url, "q=ff%20fe&partition=0")) == [(0, PER_PARTITION)]
 
     for query, status, message in (
         ("", 400, "q is required"),
-        ("q=x&positions=zero", 400, "positions must be partition:offset pairs"),
+        ("q=x&positions=zero", 400, "positions must be partition:offset"),
         ("q=x&positions=7:0", 400, "not searched here: [7]"),
         ("q=x&partition=7", 404, "has no partition 7"),
         ("q=x&scan_limit=0", 400, "scan_limit must be between 1 and 100000"),

@@ -135,15 +135,7 @@ def _cursors(
         cursors.append(Cursor(index, high if backward else low, low, high, backward))
     given = request.query.get("positions", "")
     mode = request.query.get("from", "") or "newest"
-    if given:
-        at = _positions(given)
-        unknown = set(at) - {c.partition for c in cursors}
-        if unknown:
-            raise HttpError(400, f"positions name partitions not searched here: {sorted(unknown)}")
-        cursors = [c for c in cursors if c.partition in at]
-        for c in cursors:
-            c.position = min(max(at[c.partition], c.low), c.high)
-    elif mode == "offset":
+    if mode == "offset":
         if "offset" not in request.query:
             raise HttpError(400, "from=offset needs an offset")
         offset = int_param(request, "offset", 0, low=0)
@@ -158,17 +150,56 @@ def _cursors(
         for c in cursors:
             offset = starts.get(c.partition, -1)
             c.position = c.high if offset < 0 else min(max(offset, c.low), c.high)
+    if given:
+        at, finished = parse_positions(given)
+        unknown = set(at) - {c.partition for c in cursors}
+        if unknown:
+            raise HttpError(400, f"positions name partitions not searched here: {sorted(unknown)}")
+        for c in cursors:
+            if any(low <= c.partition <= high for low, high in finished):
+                c.position, c.touched = (c.low if c.backward else c.high), True  # done
+            elif c.partition in at:
+                c.position, c.touched = min(max(at[c.partition], c.low), c.high), True
     return cursors
 
 
-def _positions(raw: str) -> dict[int, int]:
+def parse_positions(raw: str) -> tuple[dict[int, int], list[tuple[int, int]]]:
+    """``P:OFFSET`` items (where a partition goes on) and ``P:done`` or
+    ``P-Q:done`` items (finished), joined by commas: an answer's ``continue``."""
+    at: dict[int, int] = {}
+    finished: list[tuple[int, int]] = []
     try:
-        pairs = [item.split(":") for item in raw.split(",") if item]
-        return {int(p): int(o) for p, o in pairs}
+        for item in filter(None, raw.split(",")):
+            which, offset = item.split(":")
+            if offset == "done":
+                low, _, high = which.partition("-")
+                finished.append((int(low), int(high or low)))
+            else:
+                at[int(which)] = int(offset)
     except ValueError:
         raise HttpError(
-            400, f"positions must be partition:offset pairs joined by commas, not {raw!r}"
+            400,
+            "positions must be partition:offset (or partition[-partition]:done) items joined "
+            f"by commas, as an answer's continue, not {raw!r}",
         ) from None
+    return at, finished
+
+
+def continuation(cursors: list[Cursor]) -> str | None:
+    """Where a next call goes on: the partitions moved and still open with their
+    offsets, the finished ones as runs; the others start as ``from`` says (so
+    the string stays short however many partitions the topic has)."""
+    items = [f"{c.partition}:{c.position}" for c in cursors if c.touched and not c.done]
+    finished = sorted(c.partition for c in cursors if c.done)
+    run: list[int] = []
+    for partition in [*finished, None]:
+        if run and (partition is None or partition != run[-1] + 1):
+            which = str(run[0]) if len(run) == 1 else f"{run[0]}-{run[-1]}"
+            items.append(f"{which}:done")
+            run = []
+        if partition is not None:
+            run.append(partition)
+    return ",".join(items)
 
 
 async def search(ctx: ConsoleContext, name: str, request: Request) -> Response:
@@ -212,8 +243,7 @@ async def search(ctx: ConsoleContext, name: str, request: Request) -> Response:
                 bytes_read += spent
                 scanned += found.scanned
                 rows.extend(found.rows)
-                cursor.position = found.position
-                cursor.error = found.error
+                cursor.position, cursor.error, cursor.touched = found.position, found.error, True
             continue
         break
     rows.sort(key=lambda r: (r["timestamp"], r["partition"], r["offset"]), reverse=backward)
@@ -231,10 +261,15 @@ async def search(ctx: ConsoleContext, name: str, request: Request) -> Response:
             "matched": len(rows),
             "bytes_read": bytes_read,
             "records": rows,
-            "positions": [c.status() for c in cursors],
+            # The partitions this search has moved and not finished, and those
+            # that failed; the others are counted.
+            "positions": [c.status() for c in cursors if (c.touched and not c.done) or c.error],
+            "remaining": sum(c.remaining for c in open_cursors),
+            "partitions_open": len(open_cursors),
+            "partitions_done": len(cursors) - len(open_cursors),
             "done": not open_cursors,
             "stopped": stopped,
-            "continue": ",".join(f"{c.partition}:{c.position}" for c in open_cursors) or None,
+            "continue": continuation(cursors) if open_cursors else None,
             "elsewhere": elsewhere,
         }
     )

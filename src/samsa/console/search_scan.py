@@ -67,6 +67,8 @@ class Cursor:
     high: int
     backward: bool
     error: str | None = None
+    touched: bool = False
+    """Moved from where ``from`` starts it (this call, or an earlier one)."""
 
     @property
     def done(self) -> bool:
@@ -74,15 +76,20 @@ class Cursor:
             return True
         return self.position <= self.low if self.backward else self.position >= self.high
 
+    @property
+    def remaining(self) -> int:
+        """Offsets left to scan (an upper bound of the records left)."""
+        if self.done:
+            return 0
+        return self.position - self.low if self.backward else self.high - self.position
+
     def status(self) -> dict[str, Any]:
         return {
             "partition": self.partition,
             "position": self.position,
             "log_start_offset": self.low,
             "high_watermark": self.high,
-            "remaining": 0
-            if self.done
-            else (self.position - self.low if self.backward else self.high - self.position),
+            "remaining": self.remaining,
             "done": self.done,
             "error": self.error,
         }

@@ -69,7 +69,7 @@ async def add_partitions(ctx: ConsoleContext, body: dict[str, Any]) -> dict[str,
 
 async def alter_configs(ctx: ConsoleContext, body: dict[str, Any]) -> dict[str, Any]:
     """``set`` ({name: value}) and ``delete`` ([name]: back to the default) in one
-    IncrementalAlterConfigs, as ``samsa topics alter-config`` sends them."""
+    IncrementalAlterConfigs, as ``samsa topics alter --config/--delete-config`` sends them."""
     topic = field(body, "topic", str)
     changes = body.get("set") or {}
     removed = body.get("delete") or []

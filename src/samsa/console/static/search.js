@@ -7,18 +7,19 @@
 
 const SEARCH_SLICE = 20000; // records scanned per call: progress about every tenth of a second
 
-function progressText(scanned, answer) {
+function progressText(answer) {
+  // The records left (at most), and where the partitions being searched are.
   const open = answer.positions.filter((p) => !p.done);
-  const left = open.reduce((n, p) => n + p.remaining, 0);
   const where = open.slice(0, 4).map((p) => `partition ${p.partition} at offset ${count(p.position)}`);
-  if (open.length > 4) where.push(`${count(open.length - 4)} more partitions`);
-  return { left, where: where.join(", ") };
+  const others = answer.partitions_open - Math.min(open.length, 4);
+  if (others > 0) where.push(`${count(others)} more partitions`);
+  return { left: answer.remaining, where: where.join(", ") };
 }
 
 function showSearchStatus(route, run, answer, final) {
   const box = $("#search-progress");
   box.hidden = false;
-  const { left, where } = progressText(run.scanned, answer);
+  const { left, where } = progressText(answer);
   const bar = el("progress");
   bar.max = run.scanned + left || 1;
   bar.value = run.scanned;
