@@ -1,5 +1,6 @@
-"""The console's actions: the only writes it makes, each the Kafka request the CLI
-sends for it, handed to the broker's own handler as the logged-in user.
+"""The console's actions: its only writes, each the Kafka request the CLI sends.
+
+Each is handed to the broker's own handler as the logged-in user.
 
 Off unless the broker runs with ``console.allow.actions=true`` (403 with the
 setting to change otherwise).  With ACLs on, each needs what its Kafka request
