@@ -37,15 +37,29 @@ class ConsumerGroupAdmin:
 
     # --------------------------------------------------------- offsets
 
-    def check_commit(self, group_id: str, member_id: str, member_epoch: int) -> ErrorCode | None:
+    def check_commit(
+        self,
+        group_id: str,
+        member_id: str,
+        member_epoch: int,
+        instance_id: str | None = None,
+        *,
+        transactional: bool = False,
+    ) -> ErrorCode | None:
         """None when the group is not a consumer group (the classic rules apply) or the
-        commit is allowed; else Kafka's error (STALE_MEMBER_EPOCH, UNKNOWN_MEMBER_ID)."""
+        commit is allowed; else Kafka's error (STALE_MEMBER_EPOCH, UNKNOWN_MEMBER_ID).
+
+        As Kafka's ConsumerGroup.validateOffsetCommit: a commit without a member
+        epoch is an admin's, allowed only while nobody consumes; a transactional
+        one that names no member at all (TxnOffsetCommit before v3, as aiokafka
+        sends it) is not checked against the members."""
         group = self.get(group_id)
         if group is None:
             return None
-        if member_epoch < 0 and not member_id:
-            # An admin or standalone commit: only while nobody consumes.
-            return None if not group.members else ErrorCode.UNKNOWN_MEMBER_ID
+        if member_epoch < 0 and not group.members:
+            return None
+        if transactional and member_epoch == -1 and not member_id and instance_id is None:
+            return None
         return _check_member(group, member_id, member_epoch)
 
     def check_fetch(self, group_id: str, member_id: str | None, member_epoch: int) -> ErrorCode:
