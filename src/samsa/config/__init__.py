@@ -182,8 +182,8 @@ _KEYS: list[ConfigKey] = [
     ConfigKey(
         "log.message.timestamp.after.max.ms",
         int,
-        2**63 - 1,
-        "How far in the future a CreateTime timestamp may be.",
+        3600000,
+        "How far in the future a CreateTime timestamp may be (Kafka 4.x: one hour).",
     ),
     ConfigKey(
         "log.message.timestamp.difference.max.ms",
@@ -243,6 +243,14 @@ _KEYS: list[ConfigKey] = [
     ConfigKey("compression.zstd.level", int, 3, "zstd level (accepted, not used)."),
     ConfigKey("log.local.retention.ms", int, -2, "Tiered storage (not available)."),
     ConfigKey("log.local.retention.bytes", int, -2, "Tiered storage (not available)."),
+    ConfigKey("log.remote.copy.lag.bytes", int, -1, "Tiered storage (not available)."),
+    ConfigKey("log.remote.copy.lag.ms", int, 0, "Tiered storage (not available)."),
+    ConfigKey(
+        "max.decompressed.message.bytes",
+        int,
+        2147483639,
+        "Largest decompressed batch (accepted, not enforced).",
+    ),
     ConfigKey("min.insync.replicas", int, 1, "Replicas that must acknowledge acks=all."),
     ConfigKey("producer.id.expiration.ms", int, 86400000, "Idle producer state expiry."),
     ConfigKey(
