@@ -14,6 +14,8 @@ from samsa.protocol.internal_records.consumer_group_records import Assignment
 
 Body = dict[str, Any]
 GROUP_TYPE = "consumer"
+CLASSIC_MEMBER, CONSUMER_MEMBER = 0, 1
+"""ConsumerGroupDescribe v1's MemberType: the protocol the member speaks."""
 
 
 class ConsumerGroupAdmin:
@@ -125,6 +127,7 @@ class ConsumerGroupAdmin:
                     "client_host": m.client_host,
                     "subscribed_topic_names": list(m.subscribed_topic_names),
                     "subscribed_topic_regex": m.subscribed_topic_regex,
+                    "member_type": CLASSIC_MEMBER if m.uses_classic_protocol else CONSUMER_MEMBER,
                     "assignment": {"topic_partitions": _named(group, m.assigned)},
                     "target_assignment": {
                         "topic_partitions": _named(group, group.target.get(m.member_id, {}))
@@ -165,10 +168,15 @@ class ConsumerGroupAdmin:
 
 
 def _check_member(group: ConsumerGroup, member_id: str, member_epoch: int) -> ErrorCode:
+    """Kafka's validateMemberEpoch: a classic member's mismatch is ILLEGAL_GENERATION
+    (the generation it was told is its member epoch), a consumer member's is
+    STALE_MEMBER_EPOCH."""
     member = group.members.get(member_id)
     if member is None:
         return ErrorCode.UNKNOWN_MEMBER_ID
     if member_epoch != member.member_epoch:
+        if member.uses_classic_protocol:
+            return ErrorCode.ILLEGAL_GENERATION
         return ErrorCode.STALE_MEMBER_EPOCH
     return ErrorCode.NONE
 
