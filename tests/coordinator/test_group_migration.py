@@ -78,9 +78,12 @@ class MixedCluster:
             api_key, version, encode_message(api_key, version, response, False), False
         )
 
-    async def beat(self, member: str, epoch: int, owned: list[int] | None = None) -> dict[str, Any]:
+    async def beat(
+        self, member: str, epoch: int, owned: list[int] | None = None, **extra: Any
+    ) -> dict[str, Any]:
         """One ConsumerGroupHeartbeat of a consumer-protocol member of group ``g``."""
         body: dict[str, Any] = {"group_id": "g", "member_id": member, "member_epoch": epoch}
+        body.update(extra)
         if epoch == 0:
             body.update(
                 rebalance_timeout_ms=30_000, subscribed_topic_names=["t"], topic_partitions=[]
@@ -243,3 +246,32 @@ async def test_a_classic_member_that_stops_heartbeating_is_fenced() -> None:
         await asyncio.sleep(0.01)
     assert silent.member_id not in cluster.coordinator.consumer.groups["g"].members
     assert await silent.heartbeat() == ErrorCode.UNKNOWN_MEMBER_ID
+
+
+@async_test
+async def test_a_static_member_restarted_classic_downgrades_the_group_without_a_rebalance() -> None:
+    """The last consumer-protocol member comes back under the classic protocol with
+    its group.instance.id: the group is classic again, Stable, each member holding
+    its share of the target (Kafka's validateOnlineDowngradeWithReplacedMemberId)."""
+    cluster = await MixedCluster().start()
+    (a,) = await classic_group(cluster, "a")
+    joined = await cluster.beat("m1", 0, instance_id="i1")
+    await rejoin(a)
+    epoch = joined["member_epoch"]
+    owned: set[int] = set()
+    for _ in range(4):
+        answer = await cluster.beat("m1", epoch, sorted(owned))
+        epoch = answer["member_epoch"]
+        if answer["assignment"] is not None:
+            owned = parts(answer)
+    assert owned and not owned & held(a)
+    # Static consumer members leave with -2 and keep their place.
+    assert (await cluster.beat("m1", -2, instance_id="i1"))["error_code"] == 0
+    back = Client(cluster, "g", "back", instance_id="i1")  # type: ignore[arg-type]
+    join = await back.join()
+    assert join["error_code"] == 0, join
+    assert not cluster.consumer_group_exists()
+    classic = cluster.coordinator.registry.groups["g"]
+    assert classic.state is GroupState.STABLE and join["generation_id"] == classic.generation_id
+    assert (await back.sync())["error_code"] == 0
+    assert held(back) == owned

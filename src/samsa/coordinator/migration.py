@@ -152,7 +152,8 @@ class Migration:
     # ---------------------------------------------------------- downgrade
 
     def can_downgrade(self, group: ConsumerGroup, leaving: set[str]) -> bool:
-        """Kafka's validateOnlineDowngradeWithFencedMembers."""
+        """Kafka's validateOnlineDowngradeWithFencedMembers (and, with nobody
+        leaving, WithReplacedMemberId: every member now speaks the classic protocol)."""
         remaining = len(set(group.members) - leaving)
         return (
             remaining > 0
@@ -161,8 +162,12 @@ class Migration:
             and remaining <= self.registry.config.group_max_size
         )
 
-    async def downgrade(self, group: ConsumerGroup, leaving: set[str]) -> None:
-        """Called under the consumer group's lock."""
+    async def downgrade(
+        self, group: ConsumerGroup, leaving: set[str], *, rebalance: bool = True
+    ) -> Group:
+        """Called under the consumer group's lock.  Without ``rebalance`` (a static
+        classic member took the place of the last consumer-protocol one) the
+        classic group stays Stable with the target assignment, as in Kafka."""
         group_id = group.group_id
         classic = self._classic_group(group, leaving)
         tombstones = records.group_removal(group_id, list(group.members))
@@ -187,7 +192,9 @@ class Migration:
         )
         for member in classic.members.values():
             self.rebalancer.schedule_heartbeat(classic, member)
-        self.rebalancer.prepare_rebalance(classic, f"downgrade of group {group_id} to classic")
+        if rebalance:
+            self.rebalancer.prepare_rebalance(classic, f"downgrade of group {group_id} to classic")
+        return classic
 
     def _classic_group(self, group: ConsumerGroup, leaving: set[str]) -> Group:
         classic = Group(

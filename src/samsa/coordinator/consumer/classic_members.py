@@ -22,6 +22,7 @@ ILLEGAL_GENERATION, INCONSISTENT_GROUP_PROTOCOL, REBALANCE_IN_PROGRESS).
 
 from __future__ import annotations
 
+import logging
 import uuid
 from dataclasses import replace
 from typing import TYPE_CHECKING
@@ -49,6 +50,8 @@ from samsa.protocol.internal_records.consumer_group_records import Assignment
 
 if TYPE_CHECKING:
     from samsa.coordinator.consumer.manager import ConsumerGroupManager
+
+log = logging.getLogger("samsa.coordinator")
 
 
 class _Refused(Exception):
@@ -131,17 +134,36 @@ class ClassicMembers:
             changes=changes,
         )
         await manager.write(group.partition, changes)
+        if fresh:
+            log.info(
+                "group %s: member %s joins the consumer group with the classic protocol",
+                group_id,
+                member_id,
+            )
         timers = manager.timers
-        timers.cancel(group_id, member_id, Deadline.JOIN)
-        manager.schedule(group_id, reconciled)
-        timers.start(group_id, member_id, Deadline.SYNC, _rebalance_timeout(reconciled))
         if replaced is not None:
             timers.cancel(group_id, replaced.member_id)
         assert updated.classic is not None
+        generation = reconciled.member_epoch
+        migration = manager.migration
+        if (
+            replaced is not None
+            and not replaced.uses_classic_protocol
+            and migration is not None
+            and migration.can_downgrade(group, set())
+        ):
+            # The last consumer-protocol member was replaced by its classic self:
+            # the group is classic again, Stable with the target assignment.
+            classic = await migration.downgrade(group, set(), rebalance=False)
+            generation = classic.generation_id
+        else:
+            timers.cancel(group_id, member_id, Deadline.JOIN)
+            manager.schedule(group_id, reconciled)
+            timers.start(group_id, member_id, Deadline.SYNC, _rebalance_timeout(reconciled))
         return JoinResult(
             ErrorCode.NONE,
             member_id,
-            generation_id=reconciled.member_epoch,
+            generation_id=generation,
             protocol_type=PROTOCOL_TYPE,
             protocol_name=updated.classic.protocol_name,
             leader="",

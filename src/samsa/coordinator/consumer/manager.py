@@ -69,7 +69,9 @@ class Migration(Protocol):
 
     def can_downgrade(self, group: ConsumerGroup, leaving: set[str]) -> bool: ...
 
-    async def downgrade(self, group: ConsumerGroup, leaving: set[str]) -> None:
+    async def downgrade(
+        self, group: ConsumerGroup, leaving: set[str], *, rebalance: bool = True
+    ) -> Group:
         """Make the group classic again without the ``leaving`` members."""
         ...
 
