@@ -128,9 +128,13 @@ class OffsetApis:
         return {"throttle_time_ms": 0, "topics": _partition_errors(topics, results)}
 
     async def txn_offset_commit(self, request: Body, version: int) -> Body:
-        """TxnOffsetCommit (28): offsets the group sees once the transaction commits."""
+        """TxnOffsetCommit (28): offsets the group sees once the transaction commits.
+
+        A KIP-848 group checks the member's epoch first, as OffsetCommit does; the
+        API has no STALE_MEMBER_EPOCH, so a stale one is ILLEGAL_GENERATION (Kafka's
+        validateTransactionalOffsetCommit)."""
         topics = request.get("topics") or ()
-        error = self.registry.check(request["group_id"], allow_empty=True)
+        group_id = request["group_id"]
         offsets = [
             OffsetToCommit(
                 t["name"],
@@ -145,11 +149,11 @@ class OffsetApis:
         generation = request.get("generation_id", -1)
         member_id = request.get("member_id") or ""
         instance_id = request.get("group_instance_id")
-        streams_check = (
-            None
-            if error is not None
-            else self.streams_admin.check_commit(
-                request["group_id"],
+        error = self.registry.check(group_id, allow_empty=True)
+        streams_check = None
+        if error is None:
+            streams_check = self.streams_admin.check_commit(
+                group_id,
                 member_id,
                 generation,
                 instance_id,
@@ -157,11 +161,20 @@ class OffsetApis:
                 transactional=True,
                 version=version,
             )
-        )
+        if error is None and streams_check is None:
+            error = self.consumer_admin.check_commit(
+                group_id, member_id, generation, instance_id, transactional=True
+            )
+            if error is ErrorCode.STALE_MEMBER_EPOCH:
+                error = ErrorCode.ILLEGAL_GENERATION
+            elif error is ErrorCode.NONE:
+                # Checked against member epochs: stored as a standalone commit would be.
+                error, generation, member_id, instance_id = None, -1, "", None
         if error is not None:
             results = {(o.topic, o.partition): error for o in offsets}
         elif streams_check is not None:
-            # Checked against the streams member: stored as a standalone commit would be.
+            # Checked against the streams member (by member epoch, or by task
+            # assignment epoch for an older one): stored as a standalone commit would be.
             allowed = [
                 o for o in offsets if streams_check[(o.topic, o.partition)] is ErrorCode.NONE
             ]
@@ -169,7 +182,7 @@ class OffsetApis:
             if allowed:
                 results.update(
                     await self.txn_offsets.commit(
-                        request["group_id"],
+                        group_id,
                         request["producer_id"],
                         request["producer_epoch"],
                         -1,
@@ -180,7 +193,7 @@ class OffsetApis:
                 )
         else:
             results = await self.txn_offsets.commit(
-                request["group_id"],
+                group_id,
                 request["producer_id"],
                 request["producer_epoch"],
                 generation,
@@ -190,19 +203,7 @@ class OffsetApis:
             )
         return {
             "throttle_time_ms": 0,
-            "topics": [
-                {
-                    "name": t["name"],
-                    "partitions": [
-                        {
-                            "partition_index": p["partition_index"],
-                            "error_code": int(results[(t["name"], p["partition_index"])]),
-                        }
-                        for p in t["partitions"]
-                    ],
-                }
-                for t in topics
-            ],
+            "topics": _partition_errors(topics, results),
         }
 
     def complete_transaction(self, partition: int, producer_id: int, commit: bool) -> int:
