@@ -121,15 +121,23 @@ class Broker(BrokerMetadataPublisher):
         self.fetch_sessions.states = self.replicas.session_partitions
         self.replicas.load_existing()
         self.tiering = await start_tiered_storage(self)
+        moves = self.replicas.dir_moves
         self.directory_assigner = DirectoryAssigner(
             self.node_id,
             self.directory_ids,
             lambda: self.log_dir_failures.offline_dirs(),
             lambda: self.image,
-            self.replicas.partitions,
+            lambda: (
+                p for p in self.replicas.partitions() if not moves.is_moving(p.topic, p.index)
+            ),
             self.forward,
             lambda: -1 if self.lifecycle is None else self.lifecycle.broker_epoch,
         )
+        if self.directory_assigner.enabled:
+            moves.runner.assign = self.directory_assigner.assign_dir
+        moves.runner.on_change = self._assign_replicas_to_dirs
+        moves.throttle(self.dynamic_config["replica.alter.log.dirs.io.max.bytes.per.second"])
+        moves.resume()  # the moves a restart cut short go on
         self.loader.add_publisher(self)
         self.client_quotas.update(self.image.client_quotas)
         self._opened = True
@@ -143,6 +151,7 @@ class Broker(BrokerMetadataPublisher):
                 self.log_manager,
                 backoff_ms=self.dynamic_config["log.cleaner.backoff.ms"],
                 first_unstable_offset=self.replicas.first_open_transaction_offset,
+                paused=moves.moving,
             )
             self.cleaner_task.start()
 

@@ -19,7 +19,7 @@ import logging
 import os
 import signal
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 
 from samsa.storage.cleaner.manager import InjectedCrash, LogCleaner
 from samsa.storage.log_dirs import LogDirs
@@ -47,8 +47,12 @@ class CleanerTask:
         *,
         backoff_ms: int,
         first_unstable_offset: Callable[[tuple[str, int]], int | None] | None = None,
+        paused: Callable[[], Collection[tuple[str, int]]] = frozenset,
     ) -> None:
+        """``paused``: the partitions not to clean now (those moving between log
+        dirs, as Kafka's ``abortAndPauseCleaning`` leaves them alone)."""
         self.backoff_ms = backoff_ms
+        self._paused = paused
         crash_at = os.environ.get(CRASH_ENV) or None
         managers = log_manager.managers if isinstance(log_manager, LogDirs) else [log_manager]
         self._cleaners = [
@@ -98,4 +102,6 @@ class CleanerTask:
     def _pass(self) -> None:
         for manager, cleaner in self._cleaners:
             if not manager.offline:
-                cleaner.run_pass(manager.all_logs(), time.time_ns() // 1_000_000)
+                paused = self._paused()
+                logs = {k: v for k, v in manager.all_logs().items() if k not in paused}
+                cleaner.run_pass(logs, time.time_ns() // 1_000_000)
