@@ -131,6 +131,10 @@ class MoveRunner:
             move.passes += 1
             if not is_current() or self._partitions.get(key) is not partition:
                 return
+            # The last batches on the loop, in the same turn as the decision and
+            # the swap: a steady stream of appends cannot keep the future log
+            # one pass behind for ever, nor land between the check and the swap.
+            self._catch_up(move, partition.log, future, state)
             step = next_step(
                 move, facts(partition.log), facts(future), assigns=self.assign is not None
             )
@@ -140,7 +144,7 @@ class MoveRunner:
             elif step is Step.WAIT:
                 await self._wait_for_answer(key)
             elif step is Step.SWAP:
-                if self._swap(move, partition, future, state):
+                if self._swap(move, partition, future):
                     return
             elif copied == 0:
                 await asyncio.sleep(0.01)  # behind but nothing readable yet: do not spin
@@ -225,18 +229,18 @@ class MoveRunner:
         self._answers.pop(key, None)
 
     # ------------------------------------------------------------------ the swap
-    def _swap(
-        self, move: Move, partition: Partition, future: Log, state: ProducerStateManager
-    ) -> bool:
-        """The last batches and the swap, on the event loop (see the module doc)."""
-        source = partition.log
+    @staticmethod
+    def _catch_up(move: Move, source: Log, future: Log, state: ProducerStateManager) -> None:
+        """Copy what was appended since the pass, if it is little (on the loop)."""
         try:
-            if needs_preparing(source, future):
-                return False
-            copy_batches(source, future, state, FINAL_COPY_BYTES)
+            if not needs_preparing(source, future):
+                copy_batches(source, future, state, FINAL_COPY_BYTES)
         except (KafkaError, OSError) as e:
-            log.info("[%s] last copy before the swap failed (%s); copying on", move.name, e)
-            return False
+            log.info("[%s] copying the last batches failed (%s); copying on", move.name, e)
+
+    def _swap(self, move: Move, partition: Partition, future: Log) -> bool:
+        """The swap, on the event loop, in the turn that found both logs alike."""
+        source = partition.log
         if not caught_up(facts(source), facts(future)):
             return False
         from_dir = self._dirs.manager_of(move.topic, move.partition)
