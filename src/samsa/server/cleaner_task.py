@@ -30,8 +30,9 @@ log = logging.getLogger("samsa.server")
 CRASH_ENV = "SAMSA_CLEANER_CRASH_AT"
 
 
-def _kill_self(point: str) -> None:
-    log.warning("cleaner crash point %s: killing the broker (SIGKILL)", point)
+def kill_self(point: str, what: str = "cleaner") -> None:
+    """SIGKILL this process at an injected crash point (tests of crash safety)."""
+    log.warning("%s crash point %s: killing the broker (SIGKILL)", what, point)
     for handler in logging.getLogger().handlers:
         handler.flush()
     os.kill(os.getpid(), signal.SIGKILL)
@@ -61,7 +62,7 @@ class CleanerTask:
                 LogCleaner(
                     manager.data_dir,
                     crash_at=crash_at,
-                    on_crash=_kill_self if crash_at else None,
+                    on_crash=kill_self if crash_at else None,
                     first_unstable_offset=first_unstable_offset,
                 ),
             )

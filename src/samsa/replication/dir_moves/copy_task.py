@@ -101,6 +101,8 @@ class MoveRunner:
         swaps without asking (no controller to tell)."""
         self.on_change: Callable[[], None] | None = None
         """Told when a replica's dir changed, or a move stopped half-assigned."""
+        self.crash: Callable[[str], None] | None = None
+        """Called at the swap's crash points (storage/moves/swap; tests only)."""
 
     # ------------------------------------------------------------------ the task
     async def run(self, move: Move, future: Log, is_current: Callable[[], bool]) -> None:
@@ -131,10 +133,12 @@ class MoveRunner:
             move.passes += 1
             if not is_current() or self._partitions.get(key) is not partition:
                 return
-            # The last batches on the loop, in the same turn as the decision and
-            # the swap: a steady stream of appends cannot keep the future log
-            # one pass behind for ever, nor land between the check and the swap.
-            self._catch_up(move, partition.log, future, state)
+            if copied < self._pass_size():
+                # The pass reached the end: what was appended since, on the loop,
+                # in the same turn as the decision and the swap, so a steady
+                # stream of appends can neither keep the future log one pass
+                # behind for ever nor land between the check and the swap.
+                self._catch_up(move, partition.log, future, state)
             step = next_step(
                 move, facts(partition.log), facts(future), assigns=self.assign is not None
             )
@@ -179,9 +183,10 @@ class MoveRunner:
         return max(1, min(self.pass_bytes, quota // 4 if quota < UNLIMITED else self.pass_bytes))
 
     async def _throttle(self) -> None:
-        delay_ms = self.quota.throttle_time_ms(_monotonic_ms())
-        if delay_ms > 0:
-            await asyncio.sleep(delay_ms / 1000)
+        """Wait while the copies are over the quota; a quota raised meanwhile (a
+        dynamic config) is seen within half a second."""
+        while (delay_ms := self.quota.throttle_time_ms(_monotonic_ms())) > 0:
+            await asyncio.sleep(min(delay_ms, 500) / 1000)
 
     # ------------------------------------------------------------------ the controller
     def _send_assignment(self, move: Move, partition: Partition) -> bool:
@@ -229,12 +234,14 @@ class MoveRunner:
         self._answers.pop(key, None)
 
     # ------------------------------------------------------------------ the swap
-    @staticmethod
-    def _catch_up(move: Move, source: Log, future: Log, state: ProducerStateManager) -> None:
-        """Copy what was appended since the pass, if it is little (on the loop)."""
+    def _catch_up(self, move: Move, source: Log, future: Log, state: ProducerStateManager) -> None:
+        """Copy the few batches appended since the pass (on the loop)."""
         try:
             if not needs_preparing(source, future):
-                copy_batches(source, future, state, FINAL_COPY_BYTES)
+                limit = min(FINAL_COPY_BYTES, self._pass_size())
+                copied = copy_batches(source, future, state, limit)
+                self.quota.record(copied, _monotonic_ms())
+                move.copied_bytes += copied
         except (KafkaError, OSError) as e:
             log.info("[%s] copying the last batches failed (%s); copying on", move.name, e)
 
@@ -248,7 +255,9 @@ class MoveRunner:
         if from_dir is None or to_dir is None:
             return False
         try:
-            old, new = replace_current_with_future(from_dir, to_dir, move.topic, move.partition)
+            old, new = replace_current_with_future(
+                from_dir, to_dir, move.topic, move.partition, self.crash
+            )
         except SwapError as e:
             log.warning("[%s] the swap failed: %s", move.name, e)
             return False

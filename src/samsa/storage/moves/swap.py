@@ -20,6 +20,9 @@ current one, so alone it can only be a swap's second half).  A crash before 1
 leaves both logs, and the copy resumes; after 2, one log.  A failed rename in
 2 renames the current dir back (step 1 undone) and the move is abandoned.
 
+Crash injection for tests: ``crash`` is called at each of ``CRASH_POINTS``
+(the broker kills itself there when ``SAMSA_DIR_MOVE_CRASH_AT`` names one).
+
 Durability: the renames are made durable by the next fsync of each dir (the
 caller's, and the deleter's before it removes a file); Kafka's own swap does
 not fsync either.  A power loss that keeps rename 2 and loses rename 1 would
@@ -29,7 +32,7 @@ leave both (refused at start, as Kafka does).
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from samsa.errors import ErrorCode, KafkaError
 from samsa.storage.files.atomic_file import fsync_dir
@@ -38,7 +41,9 @@ from samsa.storage.log_manager import LogManager, partition_dir_name
 
 logger = logging.getLogger("samsa.storage")
 
-__all__ = ["SwapError", "replace_current_with_future", "resolve_at_start"]
+__all__ = ["CRASH_POINTS", "SwapError", "replace_current_with_future", "resolve_at_start"]
+
+CRASH_POINTS = ("current_renamed", "future_renamed")
 
 
 class SwapError(KafkaError):
@@ -46,7 +51,11 @@ class SwapError(KafkaError):
 
 
 def replace_current_with_future(
-    source: LogManager, target: LogManager, topic: str, partition: int
+    source: LogManager,
+    target: LogManager,
+    topic: str,
+    partition: int,
+    crash: Callable[[str], None] | None = None,
 ) -> tuple[Log, Log]:
     """Make the future log in ``target`` the partition's log and retire the one
     in ``source`` (see the module doc); returns (old log, new log).  The caller
@@ -57,6 +66,8 @@ def replace_current_with_future(
         raise SwapError(ErrorCode.REPLICA_NOT_AVAILABLE, f"{topic}-{partition}: nothing to swap")
     home = current.directory
     current.rename_dir(source.doomed_dir(topic, partition))  # 1: the decision
+    if crash is not None:
+        crash("current_renamed")
     try:
         future.rename_dir(target.data_dir / partition_dir_name(topic, partition))  # 2
     except OSError as e:
@@ -65,6 +76,8 @@ def replace_current_with_future(
         raise SwapError(
             ErrorCode.KAFKA_STORAGE_ERROR, f"{topic}-{partition}: promoting the future log: {e}"
         ) from e
+    if crash is not None:
+        crash("future_renamed")
     target.futures.pop(topic, partition)
     source.detach_log(topic, partition)
     target.attach_log(future)
