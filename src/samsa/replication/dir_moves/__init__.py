@@ -11,5 +11,6 @@ replaces the current one on the event loop, between two appends.
 
 * promotion: the sans-I/O state of one move and the next step it takes;
 * copier: one copy pass (blocking; a worker thread runs it);
+* copy_task: the task that carries one move through its passes, the controller, the swap;
 * mover: the moves of the broker, the API's checks and answers.
 """

@@ -98,7 +98,7 @@ def _dir_result(log_dir: Path, sizes: dict[str, list[dict[str, Any]]]) -> dict[s
         total = usable = -1
     return {
         "error_code": 0,
-        "log_dir": str(log_dir.resolve()),
+        "log_dir": str(log_dir.absolute()),  # as Kafka: absolute, links kept
         "topics": [
             {
                 "name": name,

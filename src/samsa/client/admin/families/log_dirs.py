@@ -10,8 +10,8 @@ dir that an I/O error took offline answers with an error code of its own
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Iterable, Mapping
+from typing import Any, NamedTuple
 
 from samsa.client.admin.item_errors import item_error
 from samsa.client.admin.plumbing import AdminPlumbing
@@ -78,6 +78,42 @@ def alter_replica_log_dirs(
                 key = (topic["topic_name"], p["partition_index"], broker)
                 what = f"{key[0]}-{key[1]} on broker {broker}"
                 out[key] = item_error(p["error_code"], None, what)
+    return out
+
+
+class ReplicaLogDir(NamedTuple):
+    """Where a replica's log is, and where it is moving (Kafka's ``ReplicaLogDirInfo``)."""
+
+    current_dir: str | None
+    current_offset_lag: int
+    future_dir: str | None
+    """The dir of its future log while it moves between dirs; None otherwise."""
+    future_offset_lag: int
+
+
+def describe_replica_log_dirs(
+    admin: AdminPlumbing, replicas: Iterable[tuple[str, int, int]], timeout_ms: int
+) -> dict[tuple[str, int, int], ReplicaLogDir]:
+    """(topic, partition, broker) -> its dirs, from each broker's DescribeLogDirs
+    (Kafka's ``Admin.describeReplicaLogDirs``); a replica the broker does not
+    host has no current dir."""
+    wanted: dict[int, dict[str, set[int]]] = {}
+    for topic, partition, broker in replicas:
+        wanted.setdefault(broker, {}).setdefault(topic, set()).add(partition)
+    out: dict[tuple[str, int, int], ReplicaLogDir] = {}
+    for broker, topics in wanted.items():
+        request = [{"topic": t, "partitions": sorted(ps)} for t, ps in topics.items()]
+        found: dict[tuple[str, int], dict[bool, tuple[str, int]]] = {}
+        for result in _log_dirs_of(admin, broker, request, timeout_ms):
+            for t in result["topics"] if not result["error_code"] else ():
+                for p in t["partitions"]:
+                    where = found.setdefault((t["name"], p["partition_index"]), {})
+                    where[bool(p["is_future_key"])] = (result["log_dir"], p["offset_lag"])
+        for topic, partitions in topics.items():
+            for partition in partitions:
+                dirs = found.get((topic, partition), {})
+                current, future = dirs.get(False, (None, -1)), dirs.get(True, (None, -1))
+                out[(topic, partition, broker)] = ReplicaLogDir(*current, *future)
     return out
 
 
