@@ -60,6 +60,7 @@ def test_reassign_moves_a_replica_between_log_dirs(tmp_path: Path) -> None:
         )  # fmt: skip
         assert f"Started moving cli-dirs-0 on broker 1 to {target}" in out, out
         assert "Reassignment of 1 partition(s) complete." in out, out
+        assert out.count("cli-dirs-0: replicas 1 isr 1 done") == 1, out  # each state once
         with Admin({"bootstrap.servers": broker.bootstrap}) as admin:
             where = admin.describe_replica_log_dirs([("cli-dirs", 0, 1)], timeout=10)
         assert where[("cli-dirs", 0, 1)].current_dir == str(target)

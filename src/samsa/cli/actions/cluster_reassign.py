@@ -295,6 +295,7 @@ def wait(
     dir; progress lines as they change."""
     deadline = time.monotonic() + args.timeout
     shown: dict[TopicPartition, str] = {}
+    shown_moves: dict[tuple[TopicPartition, int], str] = {}
     topics = sorted({tp.topic for tp in targets})
     while True:
         ongoing = admin.list_partition_reassignments(list(targets), timeout=args.timeout)
@@ -313,9 +314,9 @@ def wait(
         if moves and not pending:
             for key, state in moves_pending(admin, moves, args.timeout).items():
                 pending[key[0]] = state
-                if args.output != "json" and shown.get(key[0]) != state:
+                if args.output != "json" and shown_moves.get(key) != state:
                     print(state, flush=True)
-                    shown[key[0]] = state
+                    shown_moves[key] = state
         if not pending:
             if args.output == "json":
                 print_json(
