@@ -5,8 +5,10 @@ delete meters (counted by ``counting_storage``), and the gauges computed here
 from the partitions this broker leads: copy lag (bytes and segments of rolled
 segments not copied yet: Kafka's RemoteCopyLagBytes / RemoteCopyLagSegments),
 the remote log's size (RemoteLogSizeBytes) and its segments in the metadata
-(RemoteLogMetadataCount); and the remote readers' queue
-(RemoteLogReaderTaskQueueSize).  Plain values copied at the call.
+(RemoteLogMetadataCount); the remote readers' queue
+(RemoteLogReaderTaskQueueSize); and Samsa's own: the tiered partitions whose
+remote metadata is not replayed yet, and the replays that ran out of time.
+Plain values copied at the call.
 """
 
 from __future__ import annotations
@@ -30,6 +32,10 @@ class RemoteStorageStats:
     remote_log_size_bytes: dict[str, int] = field(default_factory=dict)
     remote_log_metadata_count: dict[str, int] = field(default_factory=dict)
     reader_queue_size: int = 0
+    metadata_not_ready: int = 0
+    """Tiered partitions hosted here whose remote metadata is not replayed yet."""
+    metadata_replay_timeouts: int = 0
+    """Loads of a partition's remote metadata that ran out of time, since start."""
 
 
 def remote_storage_stats(rlm: RemoteLogManager) -> RemoteStorageStats:
@@ -52,7 +58,9 @@ def remote_storage_stats(rlm: RemoteLogManager) -> RemoteStorageStats:
     size: defaultdict[str, int] = defaultdict(int)
     count: defaultdict[str, int] = defaultdict(int)
     finished = RemoteLogSegmentState.COPY_SEGMENT_FINISHED
+    not_ready = 0
     for state in list(rlm.partitions.values()):
+        not_ready += not state.ready
         if state.role != LEADER:
             continue
         topic = state.tip.topic
@@ -68,5 +76,12 @@ def remote_storage_stats(rlm: RemoteLogManager) -> RemoteStorageStats:
             count[topic] += len(segments)
             size[topic] += sum(s.segment_size_bytes for s in segments if s.state is finished)
     return RemoteStorageStats(
-        meters, dict(lag_bytes), dict(lag_segments), dict(size), dict(count), rlm.reads_waiting
+        meters,
+        dict(lag_bytes),
+        dict(lag_segments),
+        dict(size),
+        dict(count),
+        rlm.reads_waiting,
+        not_ready,
+        rlm.replay_timeouts + sum(s.replay_timeouts for s in rlm.partitions.values()),
     )
