@@ -80,14 +80,16 @@ class Faults:
 
 
 @contextmanager
-def open_faults(base: Path, server: S3Server, **cluster_options: Any) -> Iterator[Faults]:
+def open_faults(
+    base: Path, server: S3Server, proxy_host: str = "127.0.0.1", **cluster_options: Any
+) -> Iterator[Faults]:
     """The cluster (``cluster_options`` as ``LocalCluster`` takes them: hosts
     and a command prefix for network namespaces), its run and the fault proxy
-    in front of a new bucket."""
+    on ``proxy_host`` in front of a new bucket."""
     bucket = server.create_bucket()
     store = bucket_store(server, bucket)
     try:
-        with S3FaultProxy(server.port) as proxy:
+        with S3FaultProxy(server.port, proxy_host) as proxy:
             settings = {**SETTINGS, **s3_settings(server, bucket, proxy.endpoint)}
             with (
                 LocalCluster(base, settings=settings, **cluster_options) as cluster,
