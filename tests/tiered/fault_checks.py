@@ -33,12 +33,16 @@ from typing import Any
 from tests.cluster.checker import Ack, Seen, check
 from tests.cluster.fault_run import PARTITIONS, TOPIC, Run
 from tests.cluster.workload import end_offsets, read_final_log
-from tests.tiered.broker_tiering import metadata_values
+from tests.tiered.broker_tiering import metadata_events, metadata_values
 
 from samsa.testing.cluster import call, wait_until
 from samsa.testing.object_store import S3Server
 from samsa.tiered.catalog import RemoteCatalog
-from samsa.tiered.metadata import RemoteLogSegmentState
+from samsa.tiered.metadata import (
+    RemoteLogSegmentMetadata,
+    RemoteLogSegmentMetadataUpdate,
+    RemoteLogSegmentState,
+)
 from samsa.tiered.segment_objects import missing_objects, orphan_keys, partition_prefix
 from samsa.tiered.store.s3 import S3RemoteStore, S3Settings
 
@@ -137,6 +141,27 @@ def remote_problems(bootstrap: str, store: S3RemoteStore, topic: str = TOPIC) ->
                     f"{name}: remote tier jumps from {before.end_offset} to {after.start_offset}"
                 )
     return problems
+
+
+def segment_histories(bootstrap: str, partition: int, topic: str = TOPIC) -> dict[bytes, list[str]]:
+    """Each remote segment of ``topic``-``partition`` ever announced, by id:
+    "STARTED by <broker> at <start offset>", then every state it went through,
+    in the order ``__remote_log_metadata`` holds them."""
+    histories: dict[bytes, list[str]] = {}
+    for event in metadata_events(bootstrap, METADATA_PARTITIONS):
+        segment_id = getattr(event, "segment_id", None)
+        if segment_id is None:
+            continue
+        tip = segment_id.topic_id_partition
+        if (tip.topic, tip.partition) != (topic, partition):
+            continue
+        if isinstance(event, RemoteLogSegmentMetadataUpdate):
+            histories.setdefault(segment_id.id, []).append(event.state.name)
+        elif isinstance(event, RemoteLogSegmentMetadata):
+            histories.setdefault(segment_id.id, []).append(
+                f"STARTED by {event.broker_id} at {event.start_offset}"
+            )
+    return histories
 
 
 def remote_segment_count(bootstrap: str, topic: str = TOPIC) -> int:

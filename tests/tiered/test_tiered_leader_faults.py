@@ -23,7 +23,7 @@ from collections.abc import Iterator
 import pytest
 from tests.cluster.fault_run import TOPIC
 from tests.cluster.helpers import admin
-from tests.tiered.fault_checks import end_marks, wait_copied_up_to
+from tests.tiered.fault_checks import end_marks, segment_histories, wait_copied_up_to
 from tests.tiered.fault_cluster import Faults, leader, open_faults, wait_upload
 
 from samsa.client import TopicPartition
@@ -55,6 +55,15 @@ def test_a_leader_killed_in_the_middle_of_an_upload(faults: Faults) -> None:
     wait_copied_up_to(run, end_marks(run), "the new leaders copying")
     figures = faults.check(f"leader {victim} SIGKILLed uploading {TOPIC}-0's segment {base}")
     assert figures.remote_segments > 0
+    # The copy the kill cut short never finished, and was deleted since.
+    cut_short = [
+        h
+        for h in segment_histories(run.bootstrap, 0).values()
+        if h[0] == f"STARTED by {victim} at {base}"
+    ]
+    assert cut_short, f"no copy of segment {base} by node {victim} in the metadata"
+    assert all("COPY_SEGMENT_FINISHED" not in h for h in cut_short), cut_short
+    assert all(h[-1] == "DELETE_SEGMENT_FINISHED" for h in cut_short), cut_short
 
 
 def test_leadership_moved_in_the_middle_of_an_upload(faults: Faults) -> None:
