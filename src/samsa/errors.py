@@ -204,10 +204,13 @@ class KafkaError(SamsaError):
 
 
 class InvalidRecordError(KafkaError):
-    """INVALID_RECORD for one record of a batch (Kafka's RecordError: its index and why)."""
+    """INVALID_RECORD (or INVALID_TIMESTAMP) for one record of a batch (Kafka's
+    RecordError: its index and why)."""
 
-    def __init__(self, batch_index: int, message: str) -> None:
-        super().__init__(ErrorCode.INVALID_RECORD, message)
+    def __init__(
+        self, batch_index: int, message: str, code: ErrorCode = ErrorCode.INVALID_RECORD
+    ) -> None:
+        super().__init__(code, message)
         self.batch_index = batch_index
         self.reason = message
 
