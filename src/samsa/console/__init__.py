@@ -4,8 +4,9 @@ The pages are HTML, JS and CSS in this package (no build step, nothing fetched
 from elsewhere); the JSON API is under ``/api/``.
 
 One module per page of the API: ``topics`` (list and topic page), ``messages``
-(the message browser), ``groups``, ``cluster``, ``actions`` (the only writes,
-off unless ``console.allow.actions=true``).  The console sees the broker only
+(the message browser, with ``schema_values`` decoding records with their
+schemas), ``groups``, ``cluster``, ``subjects`` (the schema registry's),
+``actions`` (the only writes, off unless ``console.allow.actions=true``).  The console sees the broker only
 through ``broker_port.ConsoleBroker`` and acts as the user logged in to it
 (``samsa.http.login``), through the broker's authorizer.  The API is
 documented in ``docs/console-and-metrics.md`` and kept stable for scripts.  Bad
@@ -19,7 +20,7 @@ import time
 from collections.abc import Callable
 from importlib import resources
 
-from samsa.console import actions, cluster, groups, messages, share_groups, topics
+from samsa.console import actions, cluster, groups, messages, share_groups, subjects, topics
 from samsa.console.broker_port import ConsoleBroker
 from samsa.console.context import ConsoleContext
 from samsa.http.endpoint import EndpointSecurity, HttpEndpoint
@@ -106,6 +107,8 @@ def console_endpoint(
             lambda ctx, r: groups.describe_group(ctx, r.path.removeprefix("/api/groups/"), r)
         ),
         "/api/share-groups": as_caller(share_groups.list_share_groups),
+        "/api/subjects": as_caller(subjects.list_subjects),
+        "/api/subjects/*": as_caller(subjects.subject_page),
         "/api/rates": as_caller(rates),
         "/api/*": lambda r: _no_api(r.path),
     }

@@ -158,7 +158,8 @@ async function refreshMessages(route) {
     const headers = el("div");
     r.headers.forEach((h) => headers.append(el("div", `${h.key}=${h.value ? h.value.text : "null"}`)));
     const tr = row([r.partition, r.offset, new Date(r.timestamp).toISOString(),
-      shownValue(r.key), shownValue(r.value), headers], [0, 1]);
+      withSchema(shownValue(r.key), r.key_schema), withSchema(shownValue(r.value), r.value_schema),
+      headers], [0, 1]);
     tr.dataset.offset = r.offset;
     tr.dataset.partition = r.partition;
     return tr;
