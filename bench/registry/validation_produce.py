@@ -1,22 +1,28 @@
 """Produce throughput with broker-side schema id validation on against off, side by side.
 
 One broker serving the registry, two topics: ``confluent.value.schema.validation=true``
-and a plain one.  The same Avro records (confluent-kafka's AvroSerializer, serialized
-once before the clock starts: the serializer's cost is the client's, not the
-broker's) are produced to each, alternating over ``--rounds``, by confluent-kafka in
-this process (acks=1, linger 5 ms, 1 MB batches), uncompressed and with lz4 (a
-validated topic's compressed batches are decompressed to find the ids).  Printed:
-records per second (median of the rounds), the broker's CPU per record (from
-``/proc``: what validation costs the broker, whether or not it limits the rate) and
-the ratios on/off.
+and a plain one; the same Avro records (confluent-kafka's AvroSerializer, serialized once
+before the clock starts: serializing is the client's cost, not the broker's) go to each.
 
-``--baseline-src DIR`` also runs the plain topic on a second broker started from
-another source tree (``git archive <commit> src | tar -x -C DIR``: the code before
-this change), alternating with this tree's broker, and prints after/before: plain
-topics must not pay for validation.
+1. **A producer** (the issue's measure): confluent-kafka in this process (acks=1,
+   linger 5 ms, 1 MB batches), uncompressed and with lz4 (a validated topic's compressed
+   batches are decompressed to find the ids).  Rounds alternate plain/validated and
+   validated/plain; printed per case: records per second (median of the rounds), the
+   broker's CPU per record (``/proc``: what validation costs the broker, whether or not
+   it limits the rate) and the ratio on/off as the median of the rounds' pairs (each
+   pair ran back to back, under the same load).
+2. **The broker alone** (``--broker-bound``): the same records as pre-built batches of
+   5,000 sent over one connection with 16 requests in flight, so the client costs next
+   to nothing and the broker's event loop is the limit: what validation costs a broker
+   that has no CPU to spare.
 
-    .venv/bin/python -m bench.registry.validation_produce [--records 200000] [--rounds 3]
-        [--baseline-src /tmp/samsa-before/src]
+``--baseline-src DIR`` also runs the plain topic on a broker started from another source
+tree (``git archive <commit> src | tar -x -C DIR``: the code before this change) beside
+a broker of this tree, neither serving the registry, alternating, and prints
+after/before: plain topics must not pay for validation.
+
+    .venv/bin/python -m bench.registry.validation_produce [--records 200000] [--rounds 5]
+        [--broker-bound] [--baseline-src /tmp/samsa-before/src]
 """
 
 from __future__ import annotations
@@ -163,19 +169,22 @@ def measure(
     cases: dict[str, tuple[BrokerProcess, str, str]],
     values: list[bytes],
     rounds: int,
+    run: Any = None,
 ) -> dict[str, tuple[list[float], list[float]]]:
-    """name -> (records/s of each round, broker CPU µs per record of each round)."""
+    """name -> (records/s of each round, broker CPU µs per record of each round); the
+    cases' order flips every round, so each round's pair ran back to back."""
+    run = run or produce_run
     results: dict[str, tuple[list[float], list[float]]] = {n: ([], []) for n in cases}
     names = list(cases)
     for name in names:  # untimed warm-up of each case
         proc, topic, codec = cases[name]
-        produce_run(proc.bootstrap, topic, values[: len(values) // 10], codec)
+        run(proc.bootstrap, topic, values[: len(values) // 10], codec)
     for round_ in range(rounds):
         order = names if round_ % 2 == 0 else names[::-1]
         for name in order:
             proc, topic, codec = cases[name]
             before = cpu_seconds(proc)
-            rate = produce_run(proc.bootstrap, topic, values, codec)
+            rate = run(proc.bootstrap, topic, values, codec)
             used = cpu_seconds(proc) - before
             results[name][0].append(rate)
             results[name][1].append(used / len(values) * 1e6)
@@ -184,21 +193,84 @@ def measure(
 
 def report(title: str, results: dict[str, tuple[list[float], list[float]]], base: str) -> None:
     print(title)
-    base_rate = statistics.median(results[base][0])
-    base_cpu = statistics.median(results[base][1])
+    base_rates, base_cpus = results[base]
     print(f"  {'':38} {'records/s':>12} {'ratio':>7}   {'broker CPU/record':>17} {'ratio':>7}")
     for name, (rates, cpus) in results.items():
-        rate, cpu = statistics.median(rates), statistics.median(cpus)
+        pairs = [r / b for r, b in zip(rates, base_rates, strict=True)]
+        cpu_pairs = [c / b for c, b in zip(cpus, base_cpus, strict=True) if b > 0]
         print(
-            f"  {name:38} {rate:12,.0f} {rate / base_rate:6.3f}x   {cpu:14.2f} µs "
-            f"{cpu / base_cpu:6.3f}x   (runs {', '.join(f'{r:,.0f}' for r in rates)})"
+            f"  {name:38} {statistics.median(rates):12,.0f} {statistics.median(pairs):6.3f}x   "
+            f"{statistics.median(cpus):14.2f} µs {statistics.median(cpu_pairs or [0]):6.3f}x   "
+            f"(runs {', '.join(f'{r:,.0f}' for r in rates)})"
         )
+
+
+def broker_bound_run(bootstrap: str, topic: str, values: list[bytes], codec: str) -> float:
+    """Records per second the broker appends from pre-built batches, pipelined."""
+    import socket
+    import struct
+
+    from samsa.protocol.api import decode_response, encode_request
+    from samsa.protocol.batches.compression import Compression
+    from samsa.protocol.batches.record_builder import RecordBatchBuilder
+
+    per_batch, window = 5000, 16
+    compression = Compression.LZ4 if codec == "lz4" else Compression.NONE
+    frames = []
+    now = int(time.time() * 1000)
+    for start in range(0, len(values), per_batch):
+        builder = RecordBatchBuilder(batch_size=1 << 26, compression=compression)
+        for value in values[start : start + per_batch]:
+            builder.append(now, None, value)
+        body = {
+            "transactional_id": None,
+            "acks": 1,
+            "timeout_ms": 30000,
+            "topic_data": [
+                {"name": topic, "partition_data": [{"index": 0, "records": builder.build()}]}
+            ],
+        }
+        frames.append(encode_request(0, 9, len(frames), "bench", body))
+    host, port = bootstrap.rsplit(":", 1)
+    sock = socket.create_connection((host, int(port)), timeout=60)
+
+    def read_exact(n: int) -> bytes:
+        out = bytearray()
+        while len(out) < n:
+            chunk = sock.recv(n - len(out))
+            if not chunk:
+                raise ConnectionError("the broker closed the connection")
+            out += chunk
+        return bytes(out)
+
+    def answer() -> None:
+        (size,) = struct.unpack(">i", read_exact(4))
+        _, response = decode_response(0, 9, memoryview(read_exact(size)))
+        entry = response["responses"][0]["partition_responses"][0]
+        if entry["error_code"]:
+            raise SystemExit(f"produce to {topic} refused: {entry}")
+
+    start = time.perf_counter()
+    sent = answered = 0
+    try:
+        while answered < len(frames):
+            while sent < len(frames) and sent - answered < window:
+                sock.sendall(frames[sent])
+                sent += 1
+            answer()
+            answered += 1
+    finally:
+        sock.close()
+    return len(values) / (time.perf_counter() - start)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--records", type=int, default=200_000)
-    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument(
+        "--broker-bound", action="store_true", help="also pre-built batches, pipelined"
+    )
     parser.add_argument(
         "--baseline-src", default="", help="a source tree (its src/) to compare plain topics with"
     )
@@ -218,7 +290,23 @@ def main() -> None:
                 f"validated topic ({codec})": (proc, "validated", codec),
             }
             results = measure(cases, values, args.rounds)
-            report(f"validation on vs off, compression {codec}", results, f"plain topic ({codec})")
+            report(
+                f"confluent-kafka producer, validation on vs off, compression {codec}",
+                results,
+                f"plain topic ({codec})",
+            )
+        if args.broker_bound:
+            for codec in ("none", "lz4"):
+                cases = {
+                    f"plain topic ({codec})": (proc, "plain", codec),
+                    f"validated topic ({codec})": (proc, "validated", codec),
+                }
+                results = measure(cases, values, args.rounds, broker_bound_run)
+                report(
+                    f"broker-bound (pre-built batches of 5,000, 16 in flight), compression {codec}",
+                    results,
+                    f"plain topic ({codec})",
+                )
     if args.baseline_src:
         with (
             broker(with_registry=False, source=args.baseline_src) as (before, _),
@@ -236,6 +324,13 @@ def main() -> None:
                 results,
                 "plain topic, before (baseline tree)",
             )
+            if args.broker_bound:
+                results = measure(cases, values, args.rounds, broker_bound_run)
+                report(
+                    "plain topic, broker-bound, this tree against the baseline tree",
+                    results,
+                    "plain topic, before (baseline tree)",
+                )
 
 
 if __name__ == "__main__":
