@@ -51,6 +51,7 @@ def as_rows(ids: FieldIds) -> list[tuple[bool, bool, int]]:
 def check(buf: bytes) -> None:
     ((pos, header),) = list(iter_batches(buf))
     keys, values = batch_schema_ids(buf, pos, header)
+    assert keys is not None and values is not None
     decoded = decode_batch(buf, pos, header)
     assert as_rows(keys) == [expected(r.key) for r in decoded]
     assert as_rows(values) == [expected(r.value) for r in decoded]
@@ -110,7 +111,10 @@ def test_a_damaged_batch_is_refused_or_read_as_its_bytes_say(
         keys, values = batch_schema_ids(bytes(buf), pos, header)
     except (DecodeError, KafkaError):
         return
+    assert keys is not None and values is not None
     assert len(keys) == len(values) == header.records_count
+    only_values = batch_schema_ids(bytes(buf), pos, header, keys=False)
+    assert only_values[0] is None and only_values[1] is not None
 
 
 def test_a_batch_that_claims_more_records_than_it_holds_is_refused() -> None:

@@ -65,9 +65,12 @@ class FieldIds:
         return len(self.ids)
 
 
-def batch_schema_ids(buf: BufferLike, pos: int, header: BatchHeader) -> tuple[FieldIds, FieldIds]:
-    """(keys, values) of the batch at ``pos``; raises DecodeError for records that
-    do not fit their batch (the caller answers CORRUPT_MESSAGE)."""
+def batch_schema_ids(
+    buf: BufferLike, pos: int, header: BatchHeader, *, keys: bool = True, values: bool = True
+) -> tuple[FieldIds | None, FieldIds | None]:
+    """(keys, values) of the batch at ``pos`` (None for a field not asked for); raises
+    DecodeError for records that do not fit their batch (the caller answers
+    CORRUPT_MESSAGE)."""
     start = pos + BATCH_HEADER_SIZE
     end = pos + header.batch_length + LOG_OVERHEAD
     if end > len(buf):
@@ -85,13 +88,16 @@ def batch_schema_ids(buf: BufferLike, pos: int, header: BatchHeader) -> tuple[Fi
     start, end = 0, len(data)
     if count == 0:
         none = _Fields(np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64))
-        return none.ids(data), none.ids(data)
+        return none.ids(data) if keys else None, none.ids(data) if values else None
     u8 = np.frombuffer(data, dtype=np.uint8)
     found = _vector_fields(data, u8, start, end, count)
     if found is None:
         found = _each_record(data, start, end, count)
-    keys, values = found
-    return keys.ids(data), values.ids(data)
+    key_fields, value_fields = found
+    return (
+        key_fields.ids(data) if keys else None,
+        value_fields.ids(data) if values else None,
+    )
 
 
 @dataclass(slots=True)

@@ -67,7 +67,13 @@ def check_schema_ids(
             first += header.records_count
             continue
         try:
-            keys, values = batch_schema_ids(records, pos, header)
+            keys, values = batch_schema_ids(
+                records,
+                pos,
+                header,
+                keys=config.confluent_key_schema_validation,
+                values=config.confluent_value_schema_validation,
+            )
         except DecodeError as exc:
             raise KafkaError(ErrorCode.CORRUPT_MESSAGE, str(exc)) from None
         for field, is_key, on, strategy in (
@@ -84,7 +90,7 @@ def check_schema_ids(
                 config.confluent_value_subject_name_strategy,
             ),
         ):
-            if on:
+            if on and field is not None:
                 unregistered |= _check_field(field, first, is_key, topic, strategy, check, errors)
         first += header.records_count
     if errors:
@@ -115,8 +121,12 @@ def _check_field(
     framed = field.framed
     if not framed.any():
         return False
+    ids = field.ids[framed]
+    first_id = ids[0]
+    # A batch nearly always carries one schema id: no sort for it.
+    distinct = [int(first_id)] if (ids == first_id).all() else np.unique(ids).tolist()
     unregistered = False
-    for schema_id in np.unique(field.ids[framed]).tolist():
+    for schema_id in distinct:
         if check is None:
             why: str | None = "no schema registry answers on this broker"
         else:
