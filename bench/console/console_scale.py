@@ -145,10 +145,16 @@ def time_pages(
         f"api/topics/{TOPIC}/messages?from=timestamp&timestamp=0",
         f"api/topics/{TOPIC}/messages?partition=7&from=offset&offset=0",
         f"api/topics/{TOPIC}/messages?q=key-1234",
+        f"api/topics/{TOPIC}/search?q=key-1234",
+        f"api/topics/{TOPIC}/search?q=key-1234&from=oldest",
+        "api/acls",
+        "api/users",
+        "api/quotas",
     ]
+    on_coordinator = [f"api/groups/{GROUP}", f"api/topics/{TOPIC}/consumers"]
     rows = []
-    for path in [*paths, f"api/groups/{GROUP}"]:
-        base = groups_at if path.startswith("api/groups/") else console
+    for path in [*paths, *on_coordinator]:
+        base = groups_at if path in on_coordinator else console
         walls, insides, size = [], [], 0
         for _ in range(repeat):
             wall, inside, size, _ = timed_get(base + path)
@@ -168,6 +174,7 @@ def time_browser(console: str, groups_at: str, repeat: int) -> list[tuple[str, f
         f"#/topics/{TOPIC}/messages",
         f"#/topics/{TOPIC}/messages?from=timestamp&timestamp=0",
         f"#/groups/{GROUP}",
+        "#/security",
     ]
     rows = []
     with playwright_api.sync_playwright() as p, tempfile.TemporaryDirectory() as profile:

@@ -35,7 +35,7 @@ from bench.quorum.controller_scale import (
 )
 from samsa.controller.image.metadata_delta import LocalReplicaChanges, MetadataDelta
 from samsa.controller.image.metadata_image import MetadataImage, images_equal
-from samsa.controller.image.snapshot_records import snapshot_records
+from samsa.controller.snapshot_records import snapshot_records
 from samsa.protocol.batches.record_batch import iter_batches
 from samsa.protocol.metadata_records import encode_metadata_record
 from samsa.raft import MemoryRaftLog

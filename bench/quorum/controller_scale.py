@@ -29,8 +29,8 @@ from typing import Any
 from samsa.controller.controller_config import ControllerConfig
 from samsa.controller.image.metadata_delta import MetadataDelta
 from samsa.controller.image.metadata_image import MetadataImage, images_equal
-from samsa.controller.image.snapshot_records import snapshot_records
 from samsa.controller.quorum_controller import QuorumController
+from samsa.controller.snapshot_records import snapshot_records
 from samsa.protocol.metadata_records import MetadataRecord
 
 SESSION_TIMEOUT_MS = 9000

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import random
 
-from samsa.controller.acl_control import AclControl
 from samsa.controller.image.metadata_image import MetadataImage
-from samsa.controller.image.snapshot_records import image_from_records, snapshot_records
+from samsa.controller.security.acl_control import AclControl
+from samsa.controller.snapshot_records import image_from_records, snapshot_records
 from samsa.errors import ErrorCode
 from samsa.protocol.metadata_records import decode_metadata_record, encode_metadata_record
 

@@ -7,9 +7,9 @@ from typing import Any
 
 from tests.controller.helpers import image_of
 
-from samsa.controller.client_quota_control import ClientQuotaControl
 from samsa.controller.image.metadata_image import images_equal
-from samsa.controller.image.snapshot_records import image_from_records, snapshot_records
+from samsa.controller.security.client_quota_control import ClientQuotaControl
+from samsa.controller.snapshot_records import image_from_records, snapshot_records
 from samsa.errors import ErrorCode
 from samsa.protocol.metadata_records import decode_metadata_record, encode_metadata_record
 

@@ -23,7 +23,7 @@ from tests.controller.harness import Cluster
 from samsa.controller.controller_config import ControllerConfig
 from samsa.controller.image.metadata_image import RESOURCE_TOPIC, images_equal
 from samsa.controller.image.registrations import NO_LEADER
-from samsa.controller.image.snapshot_records import image_from_records, snapshot_records
+from samsa.controller.snapshot_records import image_from_records, snapshot_records
 
 OPS = (
     "register",

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from samsa.controller.image.snapshot_records import image_from_records
 from samsa.controller.legacy_migration import (
     legacy_metadata_exists,
     legacy_records,
@@ -18,6 +17,7 @@ from samsa.controller.records import (
     topic_config_record,
     topic_record,
 )
+from samsa.controller.snapshot_records import image_from_records
 
 ORDERS = bytes(range(16))
 GONE = bytes(range(1, 17))

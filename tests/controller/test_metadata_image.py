@@ -154,7 +154,7 @@ def test_offsets_and_epochs_of_the_last_record() -> None:
 @pytest.mark.parametrize(
     "record",
     [
-        MetadataRecord("DelegationTokenRecord", 0, {}),
+        MetadataRecord("RegisterControllerRecord", 0, {}),
         MetadataRecord("MysteryRecord", 0, {}),
     ],
 )

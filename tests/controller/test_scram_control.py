@@ -7,8 +7,8 @@ from typing import Any
 import pytest
 
 from samsa.controller.image.metadata_image import MetadataImage, MetadataReplayError
-from samsa.controller.image.snapshot_records import image_from_records, snapshot_records
-from samsa.controller.scram_control import ScramControl
+from samsa.controller.security.scram_control import ScramControl
+from samsa.controller.snapshot_records import image_from_records, snapshot_records
 from samsa.errors import ErrorCode
 from samsa.protocol.metadata_records import (
     decode_metadata_record,

@@ -9,7 +9,7 @@ from tests.controller.helpers import (
 )
 
 from samsa.controller.image.metadata_image import RESOURCE_BROKER, RESOURCE_TOPIC, images_equal
-from samsa.controller.image.snapshot_records import image_from_records, snapshot_records
+from samsa.controller.snapshot_records import image_from_records, snapshot_records
 from samsa.protocol.metadata_records import make_record
 
 

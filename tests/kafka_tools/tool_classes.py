@@ -20,6 +20,7 @@ CONSUMER_PERFORMANCE = "org.apache.kafka.tools.ConsumerPerformance"
 CONSOLE_SHARE_CONSUMER = "org.apache.kafka.tools.consumer.ConsoleShareConsumer"
 SHARE_GROUPS = "org.apache.kafka.tools.consumer.group.ShareGroupCommand"
 ACLS = "org.apache.kafka.tools.AclCommand"
+DELEGATION_TOKENS = "org.apache.kafka.tools.DelegationTokenCommand"
 
 # Tools that moved out of the Scala core after 4.1 (KAFKA-14525), by their 4.1 class.
 _BEFORE_4_2 = {CONFIGS: "kafka.admin.ConfigCommand"}
@@ -37,6 +38,14 @@ def property_flag(tool: str, kafka_version: str) -> str:
     if _before_4_2(kafka_version):
         return "--property"
     return {CONSOLE_CONSUMER: "--formatter-property", CONSOLE_PRODUCER: "--reader-property"}[tool]
+
+
+def client_config_flag(tool: str, kafka_version: str) -> str:
+    """The console tools' flag for a client properties file: ``--command-config``
+    since Kafka 4.2 (KIP-1147), ``--producer.config`` / ``--consumer.config`` before."""
+    if not _before_4_2(kafka_version):
+        return "--command-config"
+    return {CONSOLE_PRODUCER: "--producer.config", CONSOLE_CONSUMER: "--consumer.config"}[tool]
 
 
 def main_class_of(tool: str, kafka_version: str) -> str:

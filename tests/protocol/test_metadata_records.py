@@ -59,6 +59,36 @@ def test_topic_record_golden_bytes() -> None:
     assert decode_metadata_record(expected) == record
 
 
+def test_delegation_token_records_golden_bytes() -> None:
+    """Assembled from DelegationTokenRecord.json and RemoveDelegationTokenRecord.json
+    (api keys 10 and 26, v0, flexible): compact strings and a compact array of them."""
+    body = {
+        "owner": "User:alice",
+        "requester": "User:bob",
+        "renewers": ["User:carol"],
+        "issue_timestamp": 1,
+        "max_timestamp": 3,
+        "expiration_timestamp": 2,
+        "token_id": "tok",
+    }
+    expected = (
+        b"\x01\x0a\x00"  # frame version, api key 10, version 0
+        + b"\x0bUser:alice"  # Owner
+        + b"\x09User:bob"  # Requester
+        + b"\x02\x0bUser:carol"  # Renewers: one compact string
+        + (1).to_bytes(8, "big")  # IssueTimestamp
+        + (3).to_bytes(8, "big")  # MaxTimestamp
+        + (2).to_bytes(8, "big")  # ExpirationTimestamp
+        + b"\x04tok"  # TokenId
+        + b"\x00"  # no tagged fields
+    )
+    record = MetadataRecord("DelegationTokenRecord", 0, body)
+    assert encode_metadata_record(record) == expected
+    assert decode_metadata_record(expected) == record
+    removal = MetadataRecord("RemoveDelegationTokenRecord", 0, {"token_id": "tok"})
+    assert encode_metadata_record(removal) == b"\x01\x1a\x00\x04tok\x00"
+
+
 def _partition_body(**changes: Any) -> dict[str, Any]:
     body = {
         "partition_id": 3,
@@ -209,6 +239,8 @@ def test_api_keys_are_kafkas() -> None:
         "AbortTransactionRecord": 25,
         "UserScramCredentialRecord": 11,
         "RemoveUserScramCredentialRecord": 22,
+        "DelegationTokenRecord": 10,
+        "RemoveDelegationTokenRecord": 26,
     }
 
 

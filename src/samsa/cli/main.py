@@ -27,6 +27,7 @@ COMMANDS = (
     "users",
     "acls",
     "schemas",
+    "tokens",
 )
 """Every command, in the order ``samsa --help`` lists them (module ``samsa.cli.commands.<name>``)."""
 

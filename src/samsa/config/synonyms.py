@@ -119,6 +119,8 @@ _SENSITIVE = (
     "ssl.key.password",
     "ssl.truststore.password",
     "ssl.truststore.certificates",
+    "delegation.token.secret.key",
+    "delegation.token.master.key",
 )
 
 

@@ -3,10 +3,13 @@
 The pages are HTML, JS and CSS in this package (no build step, nothing fetched
 from elsewhere); the JSON API is under ``/api/``.
 
-One module per page of the API: ``topics`` (list and topic page), ``messages``
-(the message browser, with ``schema_values`` decoding records with their
-schemas), ``groups``, ``cluster``, ``subjects`` (the schema registry's),
-``actions`` (the only writes, off unless ``console.allow.actions=true``).  The console sees the broker only
+One module per page of the API: ``topics`` (list and topic page), ``configs``
+(a topic's or this broker's, with units), ``messages`` (the message browser, with
+``schemas.values`` decoding records with their schemas), ``search`` (a whole topic, in
+slices), ``groups``, ``topic_consumers``, ``share_groups``, ``cluster``,
+``security_views`` (ACLs, SCRAM users, quotas), ``schemas`` (the schema registry's subjects),
+``actions`` (the only writes, off unless
+``console.allow.actions=true``).  The pages' files are in ``static/``.  The console sees the broker only
 through ``broker_port.ConsoleBroker`` and acts as the user logged in to it
 (``samsa.http.login``), through the broker's authorizer.  The API is
 documented in ``docs/console-and-metrics.md`` and kept stable for scripts.  Bad
@@ -17,12 +20,25 @@ from __future__ import annotations
 
 import functools
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from importlib import resources
+from typing import Any
 
-from samsa.console import actions, cluster, groups, messages, share_groups, subjects, topics
+from samsa.console import (
+    actions,
+    cluster,
+    configs,
+    groups,
+    messages,
+    search,
+    security_views,
+    share_groups,
+    topic_consumers,
+    topics,
+)
 from samsa.console.broker_port import ConsoleBroker
 from samsa.console.context import ConsoleContext
+from samsa.console.schemas import subjects
 from samsa.http.endpoint import EndpointSecurity, HttpEndpoint
 from samsa.http.login import SessionLogin
 from samsa.http.messages import HttpError, Request, Response, json_response, not_found
@@ -39,9 +55,9 @@ PUBLIC_PATHS = ("/", "/static/*")
 
 @functools.cache
 def _static_file(name: str) -> bytes | None:
-    """A page file of the package, read once (they never change while running)."""
+    """A page file of the package (``static/``), read once (they never change while running)."""
     try:
-        return resources.files(__name__).joinpath(name).read_bytes()
+        return resources.files(__name__).joinpath("static", name).read_bytes()
     except (FileNotFoundError, IsADirectoryError):
         return None
 
@@ -66,16 +82,26 @@ def console_endpoint(
     security = security or EndpointSecurity()
     login = security.gate if isinstance(security.gate, SessionLogin) else None
 
-    def as_caller(page: Callable[[ConsoleContext, Request], Response]) -> Handler:
+    def as_caller(page: Callable[[ConsoleContext, Request], Any]) -> Handler:
         return lambda request: page(base.for_request(request), request)
 
-    def topic(ctx: ConsoleContext, request: Request) -> Response:
+    def topic(ctx: ConsoleContext, request: Request) -> Response | Awaitable[Response]:
         name, _, what = request.path.removeprefix("/api/topics/").partition("/")
         if what == "messages":
             return messages.browse(ctx, name, request)
+        if what == "search":
+            return search.search(ctx, name, request)
+        if what == "consumers":
+            return topic_consumers.topic_consumers(ctx, name, request)
         if what:
             raise HttpError(404, f"no such page: {request.path}")
         return topics.describe_topic(ctx, name, request)
+
+    def broker_page(ctx: ConsoleContext, request: Request) -> Response:
+        node, _, what = request.path.removeprefix("/api/brokers/").partition("/")
+        if what != "configs":
+            raise HttpError(404, f"no such page: {request.path}")
+        return configs.broker_configs(ctx, node, request)
 
     def rates(ctx: ConsoleContext, _: Request) -> Response:
         """Cumulative totals with a timestamp; the page turns them into rates
@@ -100,6 +126,7 @@ def console_endpoint(
         "/static/*": static,
         "/api/cluster": cluster_page,
         "/api/brokers": as_caller(cluster.brokers),
+        "/api/brokers/*": as_caller(broker_page),
         "/api/topics": as_caller(topics.list_topics),
         "/api/topics/*": as_caller(topic),
         "/api/groups": as_caller(groups.list_groups),
@@ -109,6 +136,9 @@ def console_endpoint(
         "/api/share-groups": as_caller(share_groups.list_share_groups),
         "/api/subjects": as_caller(subjects.list_subjects),
         "/api/subjects/*": as_caller(subjects.subject_page),
+        "/api/acls": as_caller(security_views.acls),
+        "/api/users": as_caller(security_views.users),
+        "/api/quotas": as_caller(security_views.quotas),
         "/api/rates": as_caller(rates),
         "/api/*": lambda r: _no_api(r.path),
     }

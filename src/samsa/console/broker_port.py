@@ -19,7 +19,7 @@ from samsa.protocol.acl import AclOperation, ResourceType
 from samsa.security.caller import Caller
 
 if TYPE_CHECKING:
-    from samsa.console.registry_port import ConsoleRegistry
+    from samsa.console.schemas.registry_port import ConsoleRegistry
     from samsa.controller.image.metadata_image import MetadataImage
     from samsa.storage.cleaner.manager import CleanerStats
 

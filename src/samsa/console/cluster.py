@@ -84,6 +84,9 @@ def summary(ctx: ConsoleContext) -> dict[str, Any]:
         "uptime_s": round(time.time() - ctx.metrics.started),
         "actions_enabled": ctx.allow_actions,
         "brokers": brokers,
+        # What DescribeCluster's authorized operations tell this user: the
+        # pages grey out the cluster-wide actions it would be refused.
+        "cluster_authorized_operations": ctx.authorized_operations(CLUSTER, CLUSTER_NAME),
     }
 
 

@@ -34,6 +34,20 @@ LIST_OFFSETS = 2
 CLUSTER_NAME = "kafka-cluster"
 TOPIC, GROUP, CLUSTER = ResourceType.TOPIC, ResourceType.GROUP, ResourceType.CLUSTER
 NOBODY = Caller(ANONYMOUS, "", "")
+_O = AclOperation
+# The operations that apply to each resource type, as Kafka's authorized-operations
+# fields list them (``AclEntry.supportedOperations``).
+OPERATIONS = {
+    TOPIC: (
+        *(_O.READ, _O.WRITE, _O.CREATE, _O.DESCRIBE, _O.DELETE, _O.ALTER),
+        *(_O.DESCRIBE_CONFIGS, _O.ALTER_CONFIGS),
+    ),
+    GROUP: (_O.READ, _O.DESCRIBE, _O.DELETE, _O.DESCRIBE_CONFIGS, _O.ALTER_CONFIGS),
+    CLUSTER: (
+        *(_O.CREATE, _O.CLUSTER_ACTION, _O.DESCRIBE_CONFIGS, _O.ALTER_CONFIGS),
+        *(_O.IDEMPOTENT_WRITE, _O.ALTER, _O.DESCRIBE),
+    ),
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,6 +89,12 @@ class ConsoleContext:
     def may(self, operation: AclOperation, resource_type: ResourceType, name: str) -> bool:
         """The authorizer's answer for this request's caller (True without ACLs)."""
         return self.broker.authorizes(self.caller, operation, resource_type, name)
+
+    def authorized_operations(self, resource_type: ResourceType, name: str) -> list[str]:
+        """What Metadata's and DescribeGroups' authorized-operations fields tell
+        this caller about the resource, by name: the page greys out the
+        actions it would be refused."""
+        return [op.name for op in OPERATIONS[resource_type] if self.may(op, resource_type, name)]
 
     def require(self, operation: AclOperation, resource_type: ResourceType, name: str) -> None:
         """403 naming what the caller lacks, unless the authorizer allows it."""

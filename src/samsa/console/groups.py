@@ -3,7 +3,9 @@
 Read from the group coordinator of this broker (the groups whose
 ``__consumer_offsets`` partition it leads).  Lag is the partition's high
 watermark minus the committed offset, as ``samsa groups describe`` and
-Kafka's tools compute it.  With ACLs on, the caller sees what ListGroups,
+Kafka's tools compute it; a partition a member owns without a committed
+offset has none (Kafka's tool prints "-"), and the total says how many it
+leaves out (``lag_uncounted``, ``no_offset``).  With ACLs on, the caller sees what ListGroups,
 DescribeGroups and OffsetFetch would show it: the groups it may DESCRIBE
 (all of them with DESCRIBE on the cluster), and within a group only the
 topics it may DESCRIBE.
@@ -45,8 +47,30 @@ def _committed(ctx: ConsoleContext, group: Group) -> dict[tuple[str, int], int]:
     return {key: offset for key, offset in committed.items() if ctx.topic_visible(key[0])}
 
 
-def total_lag(ctx: ConsoleContext, group: Group) -> int:
-    return sum(_lag(ctx, key, offset) or 0 for key, offset in _committed(ctx, group).items())
+def _owned(ctx: ConsoleContext, group: Group) -> dict[tuple[str, int], str]:
+    """Which member owns each partition, of the topics the caller may see."""
+    owners = _owners(group)
+    if ctx.broker.authorizer_on:
+        owners = {key: m for key, m in owners.items() if ctx.topic_visible(key[0])}
+    return owners
+
+
+def lag_totals(ctx: ConsoleContext, group: Group) -> dict[str, int]:
+    """The group's total lag over the partitions it owns or committed, and how
+    many of them it leaves out: ``no_offset`` (owned with no committed offset,
+    which Kafka's tool shows as "-") and the rest of ``lag_uncounted`` (no
+    replica on this broker to know the log end)."""
+    committed = _committed(ctx, group)
+    total = uncounted = no_offset = 0
+    for key, offset in committed.items():
+        lag = _lag(ctx, key, offset)
+        if lag is None:
+            uncounted += 1
+        else:
+            total += lag
+    if group.members:
+        no_offset = sum(1 for key in _owned(ctx, group) if key not in committed)
+    return {"lag": total, "lag_uncounted": uncounted + no_offset, "no_offset": no_offset}
 
 
 def group_partitions(
@@ -54,10 +78,8 @@ def group_partitions(
 ) -> tuple[int, list[dict[str, Any]]]:
     """How many partitions the group owns or committed, and one page of them
     (rows are built for that page only: a group may span 10,000 partitions)."""
-    owners = _owners(group)
+    owners = _owned(ctx, group)
     committed_offsets = _committed(ctx, group)
-    if ctx.broker.authorizer_on:
-        owners = {key: m for key, m in owners.items() if ctx.topic_visible(key[0])}
     keys = sorted(set(committed_offsets) | set(owners))
     rows = []
     for key in keys[offset : offset + limit]:
@@ -92,7 +114,7 @@ def group_json(
         "protocol_type": group.protocol_type,
         "protocol": group.protocol,
         "members": len(group.members),
-        "lag": total_lag(ctx, group),
+        **lag_totals(ctx, group),
     }
     if window is not None:
         offset, limit = window
@@ -107,6 +129,7 @@ def group_json(
         ]
         out["partition_count"], out["partitions"] = group_partitions(ctx, group, offset, limit)
         out["offset"], out["limit"] = offset, limit
+        out["authorized_operations"] = ctx.authorized_operations(GROUP, group.group_id)
     return out
 
 

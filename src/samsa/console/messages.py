@@ -11,7 +11,8 @@ first offset at or after it).  Over more partitions than records wanted, only
 the partitions that can hold the newest records are read (newest), or the
 partitions in order until the page is full (the other modes), so a page of a
 10,000-partition topic costs about ``limit`` reads.  ``q`` keeps the records of
-the page whose key, value or a header contains it.  Over all partitions only
+the page whose key, value or a header contains it (the page's search box uses
+``search``, over the whole topic).  Over all partitions only
 those this broker leads are read (records are served by leaders); the others
 are counted by leader in ``elsewhere``, so the page can say where they are.
 """
@@ -25,7 +26,7 @@ from typing import Any
 
 from samsa.console.context import ConsoleContext
 from samsa.console.params import choice_param, int_param
-from samsa.console.schema_values import with_schemas
+from samsa.console.schemas.values import with_schemas
 from samsa.console.values import matches, render
 from samsa.errors import ErrorCode
 from samsa.http.messages import HttpError, Request, Response, json_response
@@ -74,14 +75,8 @@ def browse(ctx: ConsoleContext, name: str, request: Request) -> Response:
     mode = choice_param(request, "from", MODES)
     limit = int_param(request, "limit", DEFAULT_LIMIT, low=1, high=MAX_LIMIT)
     budget = Budget(int_param(request, "max_bytes", DEFAULT_BYTES, low=1024, high=MAX_BYTES))
-    single = _partition(request, name, topic.partitions)
-    if single is None:
-        # Every partition this broker leads; the others are counted by leader.
-        node = ctx.broker.node_id
-        chosen = sorted(i for i, r in topic.partitions.items() if r.leader == node)
-        elsewhere = Counter(r.leader for r in topic.partitions.values() if r.leader != node)
-    else:
-        chosen, elsewhere = [single], Counter()
+    single = partition_param(request, name, topic.partitions)
+    chosen, elsewhere = partitions_to_read(ctx, topic.partitions, single)
     many = len(chosen) > limit
     if mode == "newest" and many:
         chosen = _newest_partitions(ctx, name, chosen, limit)
@@ -128,15 +123,28 @@ def browse(ctx: ConsoleContext, name: str, request: Request) -> Response:
             "scanned": len(records),
             "records": shown,
             "partitions": [read.status() for read in reads if read.records or read.error],
-            "elsewhere": [
-                {"leader": leader, "partitions": count}
-                for leader, count in sorted(elsewhere.items())
-            ],
+            "elsewhere": elsewhere,
         }
     )
 
 
-def _partition(request: Request, name: str, partitions: Mapping[int, Any]) -> int | None:
+def partitions_to_read(
+    ctx: ConsoleContext, partitions: Mapping[int, Any], single: int | None
+) -> tuple[list[int], list[dict[str, int]]]:
+    """The one partition asked for, or every partition this broker leads (records
+    are served by leaders); and the others counted by leader, so the page can
+    say where they are."""
+    if single is not None:
+        return [single], []
+    node = ctx.broker.node_id
+    chosen = sorted(i for i, r in partitions.items() if r.leader == node)
+    elsewhere = Counter(r.leader for r in partitions.values() if r.leader != node)
+    return chosen, [
+        {"leader": leader, "partitions": count} for leader, count in sorted(elsewhere.items())
+    ]
+
+
+def partition_param(request: Request, name: str, partitions: Mapping[int, Any]) -> int | None:
     """The one partition asked for, or None for all."""
     if request.query.get("partition", "") in ("", "all"):
         return None
@@ -281,13 +289,13 @@ def _read_from(
             )
             for r in records:
                 if r.offset >= start:
-                    rows.append(with_schemas(ctx, _row(read.partition, r, timestamp_type), r))
+                    rows.append(with_schemas(ctx, record_row(read.partition, r, timestamp_type), r))
     except Exception as exc:  # a damaged batch: say so, show what came before it
         read.error = f"could not decode records after offset {start}: {exc}"
     read.records = rows[:limit]
 
 
-def _row(partition: int, record: Any, timestamp_type: str) -> dict[str, Any]:
+def record_row(partition: int, record: Any, timestamp_type: str) -> dict[str, Any]:
     return {
         "partition": partition,
         "offset": record.offset,

@@ -6,7 +6,8 @@ console) with the offsets, size, last stable offset and open transactions of
 this broker's replica when it hosts one.  Lists are paginated and counted here, so a topic of 10,000 partitions
 sends one page of rows, never all of them.  Configs come from the
 DescribeConfigs handler itself, so their values and sources are what every
-Kafka client is told.
+Kafka client is told (``configs``).  ``authorized_operations`` lets the page
+grey out the actions the caller would be refused.
 """
 
 from __future__ import annotations
@@ -15,19 +16,14 @@ import time
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
-from samsa.console.context import ConsoleContext
+from samsa.console.configs import topic_configs
+from samsa.console.context import TOPIC, ConsoleContext
 from samsa.console.params import page_window
-from samsa.console.values import masked
-from samsa.http.messages import HttpError, Request, Response, json_response
-from samsa.protocol.acl import AclOperation, ResourceType
-from samsa.protocol.config_sources import config_source_name
+from samsa.http.messages import Request, Response, json_response
 
 if TYPE_CHECKING:
     from samsa.controller.image.registrations import PartitionRegistration
 
-DESCRIBE_CONFIGS = 32
-RESOURCE_TOPIC = 2
-TOPIC = ResourceType.TOPIC
 MAX_PAGE = 1000
 # The topic list's records and sizes sum every partition: an open overview page
 # asks each second, so the sums are reused for this long (a 10,000-partition
@@ -174,6 +170,7 @@ def describe_topic(ctx: ConsoleContext, name: str, request: Request) -> Response
             "limit": limit,
             "partitions": rows,
             "configs": topic_configs(ctx, name),
+            "authorized_operations": ctx.authorized_operations(TOPIC, name),
             "totals": {
                 "time": time.time(),
                 "bytes_in": metrics.bytes_in.get(name, 0),
@@ -183,29 +180,3 @@ def describe_topic(ctx: ConsoleContext, name: str, request: Request) -> Response
             },
         }
     )
-
-
-def topic_configs(ctx: ConsoleContext, name: str) -> list[dict[str, Any]]:
-    """Every config of the topic as the DescribeConfigs handler answers it (for
-    a caller without DESCRIBE_CONFIGS on it, none: the page shows the rest)."""
-    if not ctx.may(AclOperation.DESCRIBE_CONFIGS, TOPIC, name):
-        return []
-    request = {
-        "resources": [
-            {"resource_type": RESOURCE_TOPIC, "resource_name": name, "configuration_keys": None}
-        ],
-        "include_synonyms": False,
-        "include_documentation": False,
-    }
-    resource = ctx.kafka_now(DESCRIBE_CONFIGS, 4, request)["results"][0]
-    if resource["error_code"]:
-        raise HttpError(404, resource["error_message"] or f"topic {name!r} does not exist")
-    return [
-        {
-            "name": c["name"],
-            "value": "******" if c["is_sensitive"] else masked(c["name"], c["value"]),
-            "source": config_source_name(c["config_source"]),
-            "read_only": c["read_only"],
-        }
-        for c in sorted(resource["configs"], key=lambda c: c["name"])
-    ]

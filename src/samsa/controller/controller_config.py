@@ -55,6 +55,16 @@ class ControllerConfig:
     scram_seeds: tuple[tuple[str, str, str, int], ...] = ()
     """scram.bootstrap.credentials, parsed: (user, mechanism, password, iterations)
     the active controller writes once when the image has no such credential."""
+    delegation_token_secret_key: str | None = None
+    """delegation.token.secret.key (or its old name delegation.token.master.key):
+    the key of every token's HMAC; unset or empty, tokens are disabled."""
+    delegation_token_max_lifetime_ms: int = 604_800_000
+    """delegation.token.max.lifetime.ms: no token outlives this, renewals or not."""
+    delegation_token_expiry_time_ms: int = 86_400_000
+    """delegation.token.expiry.time.ms: how long a token lasts from creation or
+    a renewal that names no shorter period."""
+    delegation_token_expiry_check_interval_ms: int = 3_600_000
+    """delegation.token.expiry.check.interval.ms: how often expired tokens are removed."""
 
     @classmethod
     def from_properties(
@@ -98,4 +108,27 @@ class ControllerConfig:
             remote_log_storage_system_enable=_as_bool(
                 get("remote.log.storage.system.enable", False)
             ),
+            delegation_token_secret_key=delegation_token_secret(props),
+            delegation_token_max_lifetime_ms=int(
+                get("delegation.token.max.lifetime.ms", defaults.delegation_token_max_lifetime_ms)
+            ),
+            delegation_token_expiry_time_ms=int(
+                get("delegation.token.expiry.time.ms", defaults.delegation_token_expiry_time_ms)
+            ),
+            delegation_token_expiry_check_interval_ms=int(
+                get(
+                    "delegation.token.expiry.check.interval.ms",
+                    defaults.delegation_token_expiry_check_interval_ms,
+                )
+            ),
         )
+
+
+def delegation_token_secret(props: Mapping[str, Any]) -> str | None:
+    """Kafka's ``delegationTokenSecretKey``: delegation.token.secret.key, else the
+    deprecated delegation.token.master.key; None (tokens off) when neither is set."""
+    for key in ("delegation.token.secret.key", "delegation.token.master.key"):
+        value = props.get(key)
+        if value:
+            return str(value)
+    return None

@@ -33,10 +33,8 @@ import random
 from collections.abc import Mapping
 from typing import Any
 
-from samsa.controller.acl_control import AclControl
 from samsa.controller.brokers.cluster_control import ClusterControl
 from samsa.controller.brokers.directory_assignment import assign_replicas_to_dirs
-from samsa.controller.client_quota_control import ClientQuotaControl
 from samsa.controller.config_control import ConfigControl
 from samsa.controller.controller_config import ControllerConfig
 from samsa.controller.controller_result import ControllerResult
@@ -49,7 +47,10 @@ from samsa.controller.partitions.replication_control import ReplicationControl
 from samsa.controller.partitions.topic_control import TopicControl
 from samsa.controller.pending import PendingChanges
 from samsa.controller.producer_ids import allocate_producer_ids
-from samsa.controller.scram_control import ScramControl
+from samsa.controller.security.acl_control import AclControl
+from samsa.controller.security.client_quota_control import ClientQuotaControl
+from samsa.controller.security.delegation_token_control import DelegationTokenControl
+from samsa.controller.security.scram_control import ScramControl
 from samsa.controller.steps import Steps
 from samsa.errors import ErrorCode
 
@@ -81,6 +82,7 @@ class QuorumController:
         self._next_rebalance_ms: int | None = None
         self.acls = AclControl(image, self.rng)
         self.features = FeatureControl(image)
+        self.tokens = DelegationTokenControl(image, self.config, self.rng)
 
     def activate(self, now_ms: int) -> None:
         """This node became the active controller at ``now_ms``."""
@@ -141,6 +143,24 @@ class QuorumController:
     def alter_user_scram_credentials(self, request: Request) -> ControllerResult:
         return self.scram.alter_credentials(request)
 
+    # ------------------------------------------------------------------ delegation tokens
+    def create_delegation_token(
+        self, request: Request, requester: str, wall_ms: int
+    ) -> ControllerResult:
+        """``requester``: the principal asking (``User:alice``); ``wall_ms``: the
+        wall clock, which token timestamps are (brokers compare them to theirs)."""
+        return self.tokens.create(request, requester, wall_ms)
+
+    def renew_delegation_token(
+        self, request: Request, requester: str, wall_ms: int
+    ) -> ControllerResult:
+        return self.tokens.renew(request, requester, wall_ms)
+
+    def expire_delegation_token(
+        self, request: Request, requester: str, wall_ms: int
+    ) -> ControllerResult:
+        return self.tokens.expire(request, requester, wall_ms)
+
     # ------------------------------------------------------------------ ACLs
     def create_acls(self, request: Request) -> ControllerResult:
         return self.acls.create_acls(request)
@@ -181,10 +201,12 @@ class QuorumController:
         return self.reassignments.list_partition_reassignments(request)
 
     # ------------------------------------------------------------------ timed work
-    def poll(self, now_ms: int) -> ControllerResult:
+    def poll(self, now_ms: int, wall_ms: int | None = None) -> ControllerResult:
         """Timed work: fence expired sessions, finish reassignments, elect leaders
-        where possible, and (every leader.imbalance.check.interval) move
-        leadership back to preferred replicas.  Not atomic (see ControllerResult)."""
+        where possible, (every leader.imbalance.check.interval) move leadership
+        back to preferred replicas, and (every
+        delegation.token.expiry.check.interval.ms, by the wall clock ``wall_ms``)
+        remove expired delegation tokens.  Not atomic (see ControllerResult)."""
         pending = PendingChanges(self.image)
         self.cluster.fence_stale_brokers(pending, now_ms)
         self.replication.complete_reassignments(pending)
@@ -201,4 +223,7 @@ class QuorumController:
         # prefix of them is a valid image, and a broker's fence record comes
         # after its partitions' changes, so a failover between two batches
         # leaves it unfenced and the next controller fences it again.
-        return ControllerResult(pending.records, None, atomic=False)
+        records = pending.records
+        if wall_ms is not None:
+            records = [*records, *self.tokens.sweep(wall_ms)]
+        return ControllerResult(records, None, atomic=False)

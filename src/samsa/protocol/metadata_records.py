@@ -29,6 +29,7 @@ from typing import Any
 from samsa.errors import DecodeError
 from samsa.protocol.compiler import Decoder, Encoder, decoder_for, encoder_for
 from samsa.protocol.metadata import acls, brokers, cluster, quotas, topics
+from samsa.protocol.metadata import delegation_tokens as token_records
 from samsa.protocol.metadata import scram as scram_records
 from samsa.protocol.primitives import read_uvarint, uvarint_bytes
 from samsa.protocol.schema import DataSchema
@@ -53,6 +54,7 @@ _BY_KEY: dict[int, DataSchema] = dict(
     brokers.RECORDS + topics.RECORDS + cluster.RECORDS + acls.RECORDS + quotas.RECORDS
 )
 _BY_KEY.update(scram_records.RECORDS)
+_BY_KEY.update(token_records.RECORDS)
 
 METADATA_SCHEMAS: dict[str, DataSchema] = {s.name: s for s in _BY_KEY.values()}
 """Every metadata record Samsa knows, by Kafka's record name."""

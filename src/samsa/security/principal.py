@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from samsa.security.ssl_principal_mapper import SslPrincipalMapper
@@ -12,6 +12,10 @@ from samsa.security.ssl_principal_mapper import SslPrincipalMapper
 class KafkaPrincipal:
     type: str
     name: str
+    token_authenticated: bool = field(default=False, compare=False)
+    """Logged in by a delegation token (Kafka's ``tokenAuthenticated``): such a
+    connection may not create, renew or expire tokens.  Not part of equality
+    or of the name, as in Kafka: ACLs and owners name the principal alone."""
 
     def __str__(self) -> str:
         return f"{self.type}:{self.name}"
@@ -22,6 +26,15 @@ ANONYMOUS = KafkaPrincipal("User", "ANONYMOUS")
 
 def user(name: str) -> KafkaPrincipal:
     return KafkaPrincipal("User", name)
+
+
+def parse_principal(text: str) -> KafkaPrincipal:
+    """``User:alice`` -> the principal (Kafka's ``SecurityUtils.parseKafkaPrincipal``:
+    split at the first colon); ValueError without one."""
+    kind, sep, name = text.partition(":")
+    if not sep or not text:
+        raise ValueError(f"expected a string in format principalType:principalName but got {text}")
+    return KafkaPrincipal(kind, name)
 
 
 # Kafka's X500Principal.getName() (RFC 2253) keywords for the OIDs Python names.

@@ -18,9 +18,11 @@ if TYPE_CHECKING:
     from samsa.config.broker_config import BrokerConfig
     from samsa.config.listeners import Listener
     from samsa.config.node_settings import NodeSettings
+    from samsa.config.security_protocols import SecurityProtocol
     from samsa.controller.image.metadata_image import MetadataImage
     from samsa.errors import ErrorCode
     from samsa.net import ChannelPool
+    from samsa.protocol.envelope import RequestOrigin
     from samsa.raft.driver import RaftDriver
     from samsa.replication.replica_manager import ReplicaManager
     from samsa.security.authorizer.standard import StandardAuthorizer
@@ -30,6 +32,7 @@ if TYPE_CHECKING:
     from samsa.server.fetch_sessions.cache import FetchSessionCache
     from samsa.server.metadata.broker_lifecycle import BrokerLifecycle
     from samsa.server.metadata.controller_link import ControllerLink
+    from samsa.server.metadata.delegation_tokens import NodeTokens
     from samsa.server.metadata.dynamic_broker_config import DynamicBrokerConfig
     from samsa.server.metadata.loader import MetadataLoader
     from samsa.server.metadata.log_dir_failure_handler import LogDirFailureHandler
@@ -58,9 +61,12 @@ class BrokerApi(Protocol):
     authorizer: StandardAuthorizer | None
     client_quotas: ClientQuotaManager
     schema_ids: NodeSchemaIds
+    tokens: NodeTokens
 
     @property
     def image(self) -> MetadataImage: ...
+
+    def security_protocol(self, listener_name: str) -> SecurityProtocol: ...
 
     def leads(self, topic: str, partition: int) -> bool: ...
 
@@ -74,7 +80,16 @@ class BrokerApi(Protocol):
 
     def quorum_leader(self) -> int | None: ...
 
-    async def forward(self, api_key: int, version: int, body: dict[str, Any]) -> dict[str, Any]: ...
+    async def forward(
+        self,
+        api_key: int,
+        version: int,
+        body: dict[str, Any],
+        *,
+        origin: RequestOrigin | None = None,
+    ) -> dict[str, Any]:
+        """To the active controller; ``origin``: the client it judges the request as."""
+        ...
 
     async def create_internal_topic(
         self, name: str, partitions: int, replication_factor: int, configs: dict[str, str]
@@ -107,6 +122,7 @@ class NodeApi(Protocol):
     heartbeat_link: ControllerLink | None
     log_dir_failures: LogDirFailureChannel
     authorizer: StandardAuthorizer | None
+    tokens: NodeTokens
 
     def advertised(self, listener: Listener) -> tuple[str, int]: ...
 

@@ -34,8 +34,10 @@ from samsa.server.schema_ids import NodeSchemaIds
 from samsa.storage.log_dirs import LogDirs
 
 if TYPE_CHECKING:
+    from samsa.config.security_protocols import SecurityProtocol
     from samsa.controller.image.metadata_image import MetadataImage
     from samsa.http.endpoint import HttpEndpoint
+    from samsa.protocol.envelope import RequestOrigin
     from samsa.raft.driver import RaftDriver
     from samsa.registry.node.server import RegistryServer
     from samsa.replication.replica_manager import ReplicaManager
@@ -74,6 +76,7 @@ class BrokerBase:
             node.link, int(self.config["controller.quorum.request.timeout.ms"]), lambda: self.image
         )
         self.authorizer: StandardAuthorizer | None = node.authorizer
+        self.tokens = node.tokens
         self._tasks: list[asyncio.Task[Any]] = []
         self.groups: Any = None
         self._groups_start = CoordinatorStarter("group coordinator", self._start_groups)
@@ -175,9 +178,20 @@ class BrokerBase:
         task.add_done_callback(lambda t: self._tasks.remove(t) if t in self._tasks else None)
 
     # ------------------------------------------------------------------ forwarding
-    async def forward(self, api_key: int, version: int, body: dict[str, Any]) -> dict[str, Any]:
-        """Send a request to the active controller (see metadata/forwarding.py)."""
-        return await self.forwarding.forward(api_key, version, body)
+    async def forward(
+        self,
+        api_key: int,
+        version: int,
+        body: dict[str, Any],
+        *,
+        origin: RequestOrigin | None = None,
+    ) -> dict[str, Any]:
+        """Send a request to the active controller (see metadata/forwarding.py);
+        ``origin``: the client the controller judges it as (an Envelope's)."""
+        return await self.forwarding.forward(api_key, version, body, origin=origin)
+
+    def security_protocol(self, listener_name: str) -> SecurityProtocol:
+        return self.node.settings.protocol_of(listener_name)
 
     async def create_internal_topic(
         self, name: str, partitions: int, replication_factor: int, configs: dict[str, str]

@@ -21,7 +21,7 @@ import logging
 import random
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from samsa.controller.controller_config import ControllerConfig
 from samsa.controller.controller_result import ControllerResult
@@ -29,13 +29,15 @@ from samsa.controller.image.metadata_delta import MetadataDelta
 from samsa.controller.image.metadata_image import MetadataImage
 from samsa.controller.quorum_controller import QuorumController
 from samsa.controller.steps import PARTITIONS_PER_STEP
-from samsa.errors import ErrorCode
+from samsa.errors import DecodeError, ErrorCode
 from samsa.eventloop.cancellation import acquire_within, cancel_and_wait
 from samsa.eventloop.held_loop_clock import HeldLoopClock
 from samsa.eventloop.loop_slices import in_slices, run_in_steps
+from samsa.protocol.envelope import RequestOrigin, unwrap_request, wrap_response
 from samsa.protocol.metadata_records import MetadataRecord, encode_metadata_record, make_record
 from samsa.raft.driver import RaftDriver
 from samsa.raft.errors import NotLeaderError
+from samsa.server import controller_token_apis as token_apis
 from samsa.server.metadata.loader import MetadataLoader
 from samsa.server.not_controller import (
     ADD_RAFT_VOTER,
@@ -63,6 +65,9 @@ from samsa.server.not_controller import (
     UPDATE_FEATURES,
     not_controller_response,
 )
+
+if TYPE_CHECKING:
+    from samsa.security.authorizer.standard import StandardAuthorizer
 
 log = logging.getLogger("samsa.controller")
 
@@ -109,6 +114,7 @@ class ControllerServer:
         *,
         voter_nodes: Callable[[], list[dict[str, Any]]] = list,
         clock: Callable[[], int] | None = None,
+        authorizer: StandardAuthorizer | None = None,
     ) -> None:
         """``clock``: milliseconds for broker sessions; by default the wall clock
         less the time this node's event loop was held (``HeldLoopClock``):
@@ -118,6 +124,8 @@ class ControllerServer:
         and a broker whose own loop was held too was fenced alive."""
         self._voter_nodes = voter_nodes
         self.node_id = node_id
+        self._authorizer = authorizer
+        """Judges forwarded requests as their clients' (delegation tokens)."""
         self._raft = raft
         self._loader = loader
         self._config = config
@@ -194,10 +202,39 @@ class ControllerServer:
 
     # -- requests -----------------------------------------------------------------------
 
-    async def handle(self, api_key: int, version: int, body: Body) -> Body:
-        """Answer one controller request (from a broker or forwarded from a client)."""
+    async def handle_envelope(self, envelope: Body) -> Body:
+        """An EnvelopeRequest: a client's request a broker forwarded with who sent
+        it.  Only the delegation token APIs travel so; anything else, or an
+        envelope that does not decode, is refused whole, as Kafka refuses it."""
+        try:
+            inner = unwrap_request(envelope)
+        except DecodeError as exc:
+            log.warning("controller: refused an envelope: %s", exc)
+            code = (
+                ErrorCode.PRINCIPAL_DESERIALIZATION_FAILURE
+                if "principal" in str(exc)
+                else ErrorCode.INVALID_REQUEST
+            )
+            return {"response_data": None, "error_code": code}
+        header = inner.header
+        if header.api_key not in token_apis.TOKEN_APIS:
+            return {"response_data": None, "error_code": ErrorCode.INVALID_REQUEST}
+        if not self.is_active():
+            return {"response_data": None, "error_code": ErrorCode.NOT_CONTROLLER}
+        answer = await self.handle(header.api_key, header.api_version, inner.body, inner.origin)
+        return wrap_response(header.api_key, header.api_version, header.correlation_id, answer)
+
+    async def handle(
+        self, api_key: int, version: int, body: Body, origin: RequestOrigin | None = None
+    ) -> Body:
+        """Answer one controller request (from a broker or forwarded from a client;
+        ``origin`` is the client of a forwarded delegation token request)."""
         if not self.is_active():
             return not_controller_response(api_key, body)
+        if api_key in token_apis.TOKEN_APIS:
+            refused = token_apis.refusal(api_key, body, origin, self._authorizer)
+            if refused is not None:
+                return refused
         if api_key in QUORUM_APIS:
             return await self._quorum(api_key, version, body)
         controller = self.controller
@@ -251,6 +288,9 @@ class ControllerServer:
                 result = controller.update_features(body, version)
             elif api_key == UNREGISTER_CONTROLLER:
                 result = controller.unregister_controller(body, self.node_id)
+            elif api_key in token_apis.TOKEN_APIS:
+                assert origin is not None
+                result = token_apis.run(controller, api_key, body, origin)
             else:
                 raise ValueError(f"api key {api_key} is not a controller API")
             if not await self._commit_result(result):
@@ -377,7 +417,9 @@ class ControllerServer:
                 async with self._write_lock:
                     if not self.is_active():
                         continue
-                    result: ControllerResult = self.controller.poll(self._clock())
+                    result: ControllerResult = self.controller.poll(
+                        self._clock(), token_apis.wall_ms()
+                    )
                     await self._commit_result(result)
             except asyncio.CancelledError:
                 raise

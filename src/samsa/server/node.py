@@ -40,9 +40,11 @@ from collections.abc import Iterator
 from samsa.config.broker_config import BrokerConfig
 from samsa.config.listeners import Listener
 from samsa.config.node_settings import NodeSettings
+from samsa.controller.controller_config import delegation_token_secret
 from samsa.controller.image.metadata_image import MetadataImage
 from samsa.errors import ConfigError, ErrorCode, KafkaError
 from samsa.net import ChannelPool
+from samsa.protocol.envelope import ENVELOPE_KEY
 from samsa.server.access import guard_all
 from samsa.server.access.authorizer_setup import build_authorizer, warn_unless_super_user
 from samsa.server.connections.listener_routing import ListenerRouting
@@ -53,6 +55,7 @@ from samsa.server.endpoints.security_checks import check_http_settings
 from samsa.server.handlers import quorum as quorum_handlers
 from samsa.server.metadata import meta_properties
 from samsa.server.metadata.controller_link import ControllerLink
+from samsa.server.metadata.delegation_tokens import NodeTokens
 from samsa.server.metadata.heap import collector_paused
 from samsa.server.metadata.meta_properties import directory_uuid
 from samsa.server.node_quorum import NodeQuorum
@@ -89,6 +92,8 @@ class Node(NodeQuorum):
         self.authorizer = build_authorizer(config)
         """The ACL decisions (None: authorization off), shared by the broker's
         and the controller's listeners and fed by the metadata image."""
+        self.tokens = NodeTokens(delegation_token_secret(dict(config.items())), self._tokens)
+        """Delegation tokens: SCRAM logins by token on every SASL listener."""
         if self.settings.is_broker:
             check_http_settings(config, self.settings, self.authorizer is not None)
         controller_listener = self.controller_listener_name
@@ -212,6 +217,7 @@ class Node(NodeQuorum):
                     api_key,
                     lambda ctx, req, key=api_key: controller.handle(key, ctx.version, req),  # type: ignore[misc]
                 )
+            router.register(ENVELOPE_KEY, lambda ctx, req: controller.handle_envelope(req))
         elif settings.serves_controller(listener):
             # A broker-only node on a shared listener still lets peers fetch.
             quorum_handlers.register(router, raft, self, fetch=not serves_clients)

@@ -18,6 +18,7 @@ from samsa.config.broker_config import BrokerConfig
 from samsa.config.listeners import Listener
 from samsa.config.node_settings import NodeSettings
 from samsa.config.synonyms import listener_ssl_setting
+from samsa.controller.image.delegation_token_image import DelegationTokenImage
 from samsa.errors import ConfigError
 from samsa.protocol.sasl.scram import ScramCredential
 from samsa.raft.records import Endpoint
@@ -27,6 +28,7 @@ from samsa.server.connections.listener_routing import ListenerRouting
 from samsa.server.connections.listener_security import socket_server
 from samsa.server.connections.socket_server import SocketServer
 from samsa.server.connections.tls_connection import ListenerTls
+from samsa.server.metadata.delegation_tokens import NodeTokens
 from samsa.server.metadata.loader import MetadataLoader
 
 log = logging.getLogger("samsa.server")
@@ -42,6 +44,7 @@ class NodeListeners:
     """Each listener's bound address (its real port when configured as 0)."""
     tls_listeners: dict[str, ListenerTls]
     loader: MetadataLoader | None
+    tokens: NodeTokens
     broker: Any
     _servers: dict[str, SocketServer]
 
@@ -66,6 +69,7 @@ class NodeListeners:
                 quotas=quotas,
                 scram_credentials=self._stored_scram_credential,
                 tls_listeners=self.tls_listeners,
+                tokens=self.tokens.login,
             )
             for listener in self.settings.listeners
         }
@@ -145,6 +149,12 @@ class NodeListeners:
                     log.info("listener %s: reloaded its SSL keystore", listener)
             except ConfigError as exc:
                 log.error("listener %s: keeping the old SSL keystore: %s", listener, exc)
+
+    def _tokens(self) -> DelegationTokenImage:
+        """The delegation tokens this node has replayed (none before its log is open)."""
+        return (
+            DelegationTokenImage() if self.loader is None else self.loader.image.delegation_tokens
+        )
 
     def _stored_scram_credential(self, user: str, mechanism: str) -> ScramCredential | None:
         """A SCRAM credential of the metadata log, as this node has replayed it."""

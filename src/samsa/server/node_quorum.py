@@ -163,7 +163,12 @@ class NodeQuorum(NodeListeners):
                 ),
             )
             self.controller = ControllerServer(
-                self.node_id, raft, loader, controller_config, voter_nodes=self.voter_nodes
+                self.node_id,
+                raft,
+                loader,
+                controller_config,
+                voter_nodes=self.voter_nodes,
+                authorizer=self.authorizer,
             )
             loader.add_publisher(self.controller)
         if (

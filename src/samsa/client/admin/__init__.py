@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from samsa.client.admin.admin import EARLIEST, LATEST, Admin
+from samsa.client.admin.families.delegation_tokens import DelegationToken
 from samsa.client.admin.families.elections import ElectionType
 from samsa.client.admin.families.quorum import QuorumInfo, ReplicaInfo
 from samsa.client.admin.families.reassignments import PartitionReassignment
@@ -25,6 +26,7 @@ __all__ = [
     "BrokerInfo",
     "ClusterDescription",
     "ConfigEntry",
+    "DelegationToken",
     "ElectionType",
     "GroupDescription",
     "GroupListing",

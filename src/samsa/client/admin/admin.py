@@ -34,6 +34,13 @@ from samsa.client.admin.families.consumer_groups import (
     ConsumerGroupDescription,
     describe_consumer_groups,
 )
+from samsa.client.admin.families.delegation_tokens import (
+    DelegationToken,
+    create_delegation_token,
+    describe_delegation_tokens,
+    expire_delegation_token,
+    renew_delegation_token,
+)
 from samsa.client.admin.families.elections import ElectionType, elect_leaders
 from samsa.client.admin.families.group_offsets import (
     alter_group_offsets,
@@ -303,6 +310,35 @@ class Admin(AdminChannel):
     ) -> dict[str, KafkaError | None]:
         """Set {(user, mechanism): (password, iterations)}, delete (user, mechanism)."""
         return alter_user_scram_credentials(self, upsertions or {}, deletions, self._ms(timeout))
+
+    def create_delegation_token(
+        self,
+        renewers: Iterable[str] = (),
+        owner: str | None = None,
+        max_lifetime_ms: int = -1,
+        timeout: float | None = None,
+    ) -> DelegationToken:
+        """A delegation token of ``owner`` (default: the caller), renewable by
+        ``renewers`` (``User:name``); -1 takes the broker's maximum lifetime."""
+        return create_delegation_token(self, renewers, owner, max_lifetime_ms, self._ms(timeout))
+
+    def renew_delegation_token(
+        self, hmac: bytes, renew_period_ms: int = -1, timeout: float | None = None
+    ) -> int:
+        """Renew the token of ``hmac`` (-1: by the broker's period); its new expiry."""
+        return renew_delegation_token(self, hmac, renew_period_ms, self._ms(timeout))
+
+    def expire_delegation_token(
+        self, hmac: bytes, expiry_time_period_ms: int = -1, timeout: float | None = None
+    ) -> int:
+        """Expire the token of ``hmac`` after the period (negative: now); its expiry."""
+        return expire_delegation_token(self, hmac, expiry_time_period_ms, self._ms(timeout))
+
+    def describe_delegation_tokens(
+        self, owners: Iterable[str] | None = None, timeout: float | None = None
+    ) -> list[DelegationToken]:
+        """The delegation tokens of ``owners`` (default: all the caller may see)."""
+        return describe_delegation_tokens(self, owners, self._ms(timeout))
 
     def describe_topic_configs(
         self, topics: Iterable[str], keys: Iterable[str] | None = None,

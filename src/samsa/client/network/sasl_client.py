@@ -1,7 +1,9 @@
 """The client's SASL settings: mechanism and credentials.
 
 Credentials come from ``sasl.jaas.config`` (``username="..." password="..."``),
-as in Kafka's Java client.  OAUTHBEARER takes its token from
+as in Kafka's Java client; with SCRAM, ``tokenauth="true"`` logs in by
+delegation token (the token id as username, its HMAC as password), as
+Kafka's ``ScramLoginModule`` does.  OAUTHBEARER takes its token from
 ``sasl.oauthbearer.token.provider`` (a callable returning a JWS, fetched anew
 for every login) or builds an unsecured one from the JAAS line's
 ``unsecuredLoginStringClaim_sub="..."`` options, as Kafka's default login
@@ -19,6 +21,8 @@ from samsa.errors import ConfigError
 from samsa.protocol.sasl.exchange import SUPPORTED, SaslClientExchange
 from samsa.protocol.sasl.oauthbearer import MECHANISM as OAUTHBEARER
 from samsa.protocol.sasl.oauthbearer import unsecured_login_token
+from samsa.protocol.sasl.scram import MECHANISMS as SCRAM_MECHANISMS
+from samsa.protocol.sasl.scram import TOKEN_AUTH
 
 __all__ = ["SaslClientExchange", "SaslSettings"]
 
@@ -29,6 +33,8 @@ class SaslSettings:
     username: str
     password: str
     token_provider: Callable[[], str] | None = None
+    token_auth: bool = False
+    """SCRAM by delegation token (the JAAS line's ``tokenauth="true"``)."""
 
     @classmethod
     def from_config(
@@ -46,7 +52,8 @@ class SaslSettings:
         jaas = parse_jaas(jaas_config)
         if not jaas.username:
             raise ConfigError("sasl.jaas.config: username is missing")
-        return cls(mechanism, jaas.username, jaas.password)
+        token_auth = jaas.options.get(TOKEN_AUTH, "").lower() == "true"
+        return cls(mechanism, jaas.username, jaas.password, token_auth=token_auth)
 
     @classmethod
     def _oauthbearer(
@@ -68,4 +75,9 @@ class SaslSettings:
 
     def exchange(self) -> SaslClientExchange:
         token = self.token_provider() if self.token_provider is not None else ""
-        return SaslClientExchange(self.mechanism, self.username, self.password, token=token)
+        extensions = (
+            {TOKEN_AUTH: "true"} if self.token_auth and self.mechanism in SCRAM_MECHANISMS else None
+        )
+        return SaslClientExchange(
+            self.mechanism, self.username, self.password, token=token, scram_extensions=extensions
+        )

@@ -4,7 +4,7 @@ authorizer.  ``listener.name.<l>.`` may prefix the ssl/sasl ones per listener.""
 
 from __future__ import annotations
 
-from samsa.config.values import ConfigKey, parse_bool
+from samsa.config.values import ConfigKey, int_between, parse_bool
 
 SECURITY_KEYS: list[ConfigKey] = [
     ConfigKey("ssl.keystore.type", str, "PEM", "Keystore format; Samsa reads PEM only."),
@@ -94,5 +94,37 @@ SECURITY_KEYS: list[ConfigKey] = [
         parse_bool,
         False,
         "Allow a resource that no ACL names (else only super users may use it).",
+    ),
+    # Delegation tokens (KIP-48): SCRAM logins by token.
+    ConfigKey(
+        "delegation.token.secret.key",
+        str,
+        "",
+        "Key of every delegation token's HMAC, the same on every node (empty: tokens off, "
+        "their APIs answer DELEGATION_TOKEN_AUTH_DISABLED).",
+    ),
+    ConfigKey(
+        "delegation.token.master.key",
+        str,
+        "",
+        "Deprecated name of delegation.token.secret.key (used when that is unset).",
+    ),
+    ConfigKey(
+        "delegation.token.max.lifetime.ms",
+        int_between(1, 2**63 - 1),
+        604800000,
+        "No delegation token lives longer than this, however often it is renewed.",
+    ),
+    ConfigKey(
+        "delegation.token.expiry.time.ms",
+        int_between(1, 2**63 - 1),
+        86400000,
+        "A delegation token expires this long after its creation or renewal.",
+    ),
+    ConfigKey(
+        "delegation.token.expiry.check.interval.ms",
+        int_between(1, 2**63 - 1),
+        3600000,
+        "How often the controller removes expired delegation tokens.",
     ),
 ]

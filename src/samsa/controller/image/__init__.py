@@ -1,1 +1,1 @@
-"""The metadata image: registrations, deltas, SCRAM credentials, and the image written back as records."""
+"""The metadata image: registrations, deltas, SCRAM credentials, delegation tokens."""

@@ -2,8 +2,9 @@
 
 What the image holds: topics (name, id, partitions), brokers (registrations),
 configs per (resource type, resource name), client quotas per entity, the next
-producer id, feature levels, SCRAM credentials (``scram_image``), ACLs, and the
-offset and epoch of the last record applied.  ``replay`` is the only mutator;
+producer id, feature levels, SCRAM credentials (``scram_image``), ACLs,
+delegation tokens (``delegation_token_image``), and the offset and epoch of
+the last record applied.  ``replay`` is the only mutator;
 every node (controller or broker) builds the same image from the same
 committed records, so there is nothing else to keep in sync.
 
@@ -33,6 +34,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from samsa.controller.image.brokers_to_isrs import BrokersToIsrs
+from samsa.controller.image.delegation_token_image import DelegationTokenImage
 from samsa.controller.image.registrations import (
     NO_LEADER,
     BrokerRegistration,
@@ -99,6 +101,8 @@ class MetadataImage:
             "AccessControlEntryRecord": self._replay_acl,
             "RemoveAccessControlEntryRecord": self._replay_remove_acl,
             "ClientQuotaRecord": self._replay_client_quota,
+            "DelegationTokenRecord": lambda body: self.delegation_tokens.replay_upsert(body),
+            "RemoveDelegationTokenRecord": lambda body: self.delegation_tokens.replay_remove(body),
         }
 
     def _reset(self) -> None:
@@ -118,6 +122,7 @@ class MetadataImage:
         self.scram = ScramImage()
         self.acls: dict[bytes, AclBinding] = {}
         self.client_quotas: dict[Entity, dict[str, float]] = {}
+        self.delegation_tokens = DelegationTokenImage()
 
     def load_snapshot(self, records: Iterable[MetadataRecord], end_offset: int, epoch: int) -> None:
         """Rebuild this image in place from a snapshot's records (holders of the
@@ -399,6 +404,7 @@ class MetadataImage:
             and self.scram == other.scram
             and self.acls == other.acls
             and self.client_quotas == other.client_quotas
+            and self.delegation_tokens == other.delegation_tokens
         )
 
     __hash__ = None  # type: ignore[assignment]

@@ -21,11 +21,22 @@ SUPPORTED = ("PLAIN", *SCRAM_MECHANISMS, OAUTHBEARER)
 
 
 class SaslClientExchange:
-    def __init__(self, mechanism: str, username: str, password: str, *, token: str = "") -> None:
+    def __init__(
+        self,
+        mechanism: str,
+        username: str,
+        password: str,
+        *,
+        token: str = "",
+        scram_extensions: dict[str, str] | None = None,
+    ) -> None:
+        """``scram_extensions``: sent in SCRAM's first message (``tokenauth=true``
+        logs in by delegation token: the user name is its id, the password its HMAC)."""
         if mechanism not in SUPPORTED:
             raise ValueError(f"unsupported SASL mechanism {mechanism!r}")
         self.mechanism, self._username, self._password = mechanism, username, password
         self._token = token
+        self._scram_extensions = scram_extensions
         self._scram: ScramClient | None = None
         self._step = 0
 
@@ -35,7 +46,9 @@ class SaslClientExchange:
             return plain_token(self._username, self._password)
         if self.mechanism == OAUTHBEARER:
             return client_message(self._token)
-        self._scram = ScramClient(self.mechanism, self._username, self._password)
+        self._scram = ScramClient(
+            self.mechanism, self._username, self._password, extensions=self._scram_extensions
+        )
         return self._scram.first_message()
 
     def next(self, answer: bytes) -> bytes | None:

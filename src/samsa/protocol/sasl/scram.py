@@ -88,6 +88,36 @@ def parse_attributes(message: str) -> dict[str, str]:
     return out
 
 
+TOKEN_AUTH = "tokenauth"
+"""The SCRAM extension (KIP-48, Kafka's ``ScramLoginModule.TOKEN_AUTH_CONFIG``)
+by which a client says its user name is a delegation token's id and its
+password the token's HMAC."""
+
+
+def parse_client_first_bare(bare: str) -> tuple[str, str, dict[str, str]]:
+    """``n=user,r=nonce[,key=value...]`` -> (user, client nonce, extensions).
+
+    Kafka's ``ClientFirstMessage``: the extensions (RFC 5802's ``extensions``,
+    which Kafka uses for ``tokenauth=true``) follow the nonce, each a
+    ``key=value`` of any key; DecodeError for anything else.
+    """
+    parts = bare.split(",")
+    if len(parts) < 2 or not parts[0].startswith("n=") or not parts[1].startswith("r="):
+        raise DecodeError("client-first-message needs n= and r=")
+    extensions: dict[str, str] = {}
+    for part in parts[2:]:
+        key, sep, value = part.partition("=")
+        if not sep or not key or not value:
+            raise DecodeError(f"bad SCRAM extension {part!r}")
+        extensions[key] = value
+    return unescape_name(parts[0][2:]), parts[1][2:], extensions
+
+
+def is_token_auth(extensions: dict[str, str]) -> bool:
+    """Kafka's ``ScramExtensions.tokenAuthenticated``: ``tokenauth=true``, any case."""
+    return extensions.get(TOKEN_AUTH, "").lower() == "true"
+
+
 def escape_name(name: str) -> str:
     return name.replace("=", "=3D").replace(",", "=2C")
 
@@ -112,12 +142,22 @@ def unb64(text: str) -> bytes:
 class ScramClient:
     """The client's three steps: first message, final message, server check."""
 
-    def __init__(self, mechanism: str, username: str, password: str, nonce: str = "") -> None:
+    def __init__(
+        self,
+        mechanism: str,
+        username: str,
+        password: str,
+        nonce: str = "",
+        extensions: dict[str, str] | None = None,
+    ) -> None:
+        """``extensions``: SCRAM extensions for the first message, as Kafka's
+        client sends ``tokenauth=true`` to log in by delegation token."""
         hash_name(mechanism)
         self.mechanism = mechanism
         self.password = password
         self.nonce = nonce or secrets.token_urlsafe(24)
-        self._first_bare = f"n={escape_name(username)},r={self.nonce}"
+        tail = "".join(f",{key}={value}" for key, value in (extensions or {}).items())
+        self._first_bare = f"n={escape_name(username)},r={self.nonce}{tail}"
         self._server_signature = b""
 
     def first_message(self) -> bytes:

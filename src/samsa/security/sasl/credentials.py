@@ -27,7 +27,7 @@ from samsa.security.sasl.oauth_validation import (
 )
 from samsa.security.sasl.oauthbearer_server import OAuthBearerServer
 from samsa.security.sasl.plain_server import PlainServer
-from samsa.security.sasl.scram_server import CredentialLookup, ScramServer
+from samsa.security.sasl.scram_server import CredentialLookup, ScramServer, TokenLookup
 from samsa.security.sasl.session import MechanismFactory
 
 SUPPORTED = ("PLAIN", *SCRAM_MECHANISMS, OAUTHBEARER)
@@ -56,11 +56,13 @@ def server_mechanisms(
     stored: CredentialLookup | None = None,
     setting: Callable[[str], str] = lambda key: "",
     clock: Callable[[], int] = lambda: time.time_ns() // 1_000_000,
+    tokens: TokenLookup | None = None,
 ) -> dict[str, MechanismFactory]:
     """Factories of the enabled mechanisms; ``jaas_text(mechanism)`` gives
     (the JAAS line, the config key it came from), the line empty when unset;
     ``stored`` finds the SCRAM credentials of the metadata log; ``setting``
-    reads the listener's ``sasl.oauthbearer.*`` keys."""
+    reads the listener's ``sasl.oauthbearer.*`` keys; ``tokens`` finds the
+    delegation tokens a SCRAM login with ``tokenauth=true`` names."""
     factories: dict[str, MechanismFactory] = {}
     scram = ScramCredentials(stored)
     for mechanism in enabled:
@@ -80,7 +82,9 @@ def server_mechanisms(
         else:
             for name, password in jaas.users.items():
                 scram.put(name, mechanism, make_credential(mechanism, password))
-            factories[mechanism] = lambda m=mechanism: ScramServer(m, scram.get)  # type: ignore[misc]
+            factories[mechanism] = lambda m=mechanism: ScramServer(  # type: ignore[misc]
+                m, scram.get, tokens, clock
+            )
     return factories
 
 

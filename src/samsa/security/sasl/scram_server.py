@@ -4,6 +4,13 @@ Two round trips: client-first -> server-first (nonce, salt, iterations),
 client-final (proof) -> server-final (the server's signature).  A failure
 anywhere raises AuthenticationFailed with Kafka's wording, which does not
 reveal whether the user exists.
+
+A client-first-message with the ``tokenauth=true`` extension logs in by
+delegation token (KIP-48): its user name is the token's id, checked against
+credentials salted from the token's HMAC, and the login is the token's owner
+(``User:<owner name>``, as Kafka's), marked token-authenticated.  A token whose
+expiry has passed is refused (Kafka lets its login through only to end the
+session at once, then removes the token at the next expiry check).
 """
 
 from __future__ import annotations
@@ -11,7 +18,9 @@ from __future__ import annotations
 import hashlib
 import hmac
 import secrets
+import time
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from samsa.errors import DecodeError
 from samsa.protocol.sasl.scram import (
@@ -20,9 +29,10 @@ from samsa.protocol.sasl.scram import (
     b64,
     hash_name,
     hmac_digest,
+    is_token_auth,
     parse_attributes,
+    parse_client_first_bare,
     unb64,
-    unescape_name,
     xor,
 )
 from samsa.security.sasl.mechanism import AuthenticationFailed
@@ -30,14 +40,47 @@ from samsa.security.sasl.mechanism import AuthenticationFailed
 CredentialLookup = Callable[[str, str], ScramCredential | None]
 
 
+@dataclass(frozen=True, slots=True)
+class TokenLogin:
+    """What a login by delegation token is checked against (Kafka's
+    ``DelegationTokenCredentialCallback``)."""
+
+    credential: ScramCredential
+    owner: str
+    """The owner's name: the login is ``User:<owner>``, whatever the owner's type."""
+    expiry_ms: int
+    """The token's expiry, wall-clock milliseconds."""
+
+
+TokenLookup = Callable[[str, str], TokenLogin | None]
+"""(token id, mechanism) -> the token's login, or None for no such token."""
+
+
+def _wall_ms() -> int:
+    return time.time_ns() // 1_000_000
+
+
 class ScramServer:
-    def __init__(self, mechanism: str, lookup: CredentialLookup) -> None:
+    def __init__(
+        self,
+        mechanism: str,
+        lookup: CredentialLookup,
+        tokens: TokenLookup | None = None,
+        clock: Callable[[], int] = _wall_ms,
+    ) -> None:
+        """``tokens``: the delegation tokens a ``tokenauth=true`` login may name
+        (None: such logins are refused, as with tokens disabled)."""
         hash_name(mechanism)
         self.mechanism = mechanism
         self._lookup = lookup
+        self._tokens = tokens
+        self._clock = clock
         self._step = 0
         self._user = ""
         self.attempted_user = ""
+        self.token_authenticated = False
+        self.token_expiry_ms: int | None = None
+        """A token login's expiry (the session ends by then with re-authentication on)."""
         self._credential: ScramCredential | None = None
         self._nonce = ""
         self._client_first_bare = ""
@@ -74,23 +117,36 @@ class ScramServer:
         if not text.startswith(("n,", "y,")):
             raise DecodeError("channel binding is not supported")
         _, authzid, bare = text.split(",", 2) if text.count(",") >= 2 else ("", "", "")
-        attrs = parse_attributes(bare)
-        user = unescape_name(attrs.get("n", ""))
-        client_nonce = attrs.get("r", "")
+        user, client_nonce, extensions = parse_client_first_bare(bare)
         if not user or not client_nonce:
             raise DecodeError("client-first-message needs n= and r=")
         self.attempted_user = user
         if authzid and authzid != f"a={user}":
             raise DecodeError("authorization id differs from the user name")
-        credential = self._lookup(user, self.mechanism)
-        if credential is None:
-            raise DecodeError("unknown user")
-        self._user, self._credential = user, credential
+        if is_token_auth(extensions):
+            credential = self._token_credential(user)
+        else:
+            found = self._lookup(user, self.mechanism)
+            if found is None:
+                raise DecodeError("unknown user")
+            self._user, credential = user, found
+        self._credential = credential
         self._nonce = client_nonce + secrets.token_hex(16)  # alphanumeric, as Kafka's
         self._client_first_bare = bare
         self._server_first = f"r={self._nonce},s={b64(credential.salt)},i={credential.iterations}"
         self._step = 1
         return self._server_first.encode()
+
+    def _token_credential(self, token_id: str) -> ScramCredential:
+        login = None if self._tokens is None else self._tokens(token_id, self.mechanism)
+        if login is None:
+            raise DecodeError(f"no delegation token {token_id!r}")
+        if login.expiry_ms < self._clock():
+            raise DecodeError(f"delegation token {token_id!r} has expired")
+        self._user = login.owner
+        self.token_authenticated = True
+        self.token_expiry_ms = login.expiry_ms
+        return login.credential
 
     def _client_final(self, text: str) -> bytes:
         assert self._credential is not None

@@ -74,5 +74,9 @@ class SaslServerSession:
             raise
         if self._server.complete:
             self.state = SaslState.COMPLETE
-            self.principal = user(self._server.authorization_id)
+            name = self._server.authorization_id
+            if getattr(self._server, "token_authenticated", False):
+                self.principal = KafkaPrincipal("User", name, token_authenticated=True)
+            else:
+                self.principal = user(name)
         return answer

@@ -14,7 +14,9 @@ users), never open to everyone; others get CLUSTER_AUTHORIZATION_FAILED, or
 their connection closed where the response has no error field to say so.
 Open stay only the APIs a client needs before it is known (ApiVersions, the
 SASL exchange) and those whose handlers ask the authorizer themselves (the ACL
-APIs, which must answer SECURITY_DISABLED without one).
+APIs, which must answer SECURITY_DISABLED without one; the delegation token
+APIs, whose checks depend on the token and the owner asked for, and which the
+controller judges as the client's).
 """
 
 from __future__ import annotations
@@ -42,8 +44,17 @@ log = logging.getLogger("samsa.server")
 
 SASL_HANDSHAKE, API_VERSIONS, SASL_AUTHENTICATE = 17, 18, 36
 DESCRIBE_ACLS, CREATE_ACLS, DELETE_ACLS = 29, 30, 31
+DELEGATION_TOKEN_APIS = (38, 39, 40, 41)
 OPEN_APIS = frozenset(
-    (SASL_HANDSHAKE, API_VERSIONS, SASL_AUTHENTICATE, DESCRIBE_ACLS, CREATE_ACLS, DELETE_ACLS)
+    (
+        SASL_HANDSHAKE,
+        API_VERSIONS,
+        SASL_AUTHENTICATE,
+        DESCRIBE_ACLS,
+        CREATE_ACLS,
+        DELETE_ACLS,
+        *DELEGATION_TOKEN_APIS,
+    )
 )
 
 

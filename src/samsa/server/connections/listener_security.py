@@ -19,7 +19,7 @@ from samsa.config.ssl import client_context
 from samsa.errors import ConfigError
 from samsa.net.channel import ChannelSecurity
 from samsa.security.sasl.credentials import server_mechanisms
-from samsa.security.sasl.scram_server import CredentialLookup
+from samsa.security.sasl.scram_server import CredentialLookup, TokenLookup
 from samsa.security.sasl.session import MechanismFactory
 from samsa.server.connections.connection_quotas import ConnectionQuotas
 from samsa.server.connections.router import Router
@@ -36,9 +36,11 @@ def socket_server(
     quotas: ConnectionQuotas | None = None,
     scram_credentials: CredentialLookup | None = None,
     tls_listeners: dict[str, ListenerTls] | None = None,
+    tokens: TokenLookup | None = None,
 ) -> SocketServer:
     """The listener's server; a TLS listener's ``ListenerTls`` goes into
-    ``tls_listeners`` so its keystore can be reloaded later."""
+    ``tls_listeners`` so its keystore can be reloaded later; ``tokens`` are
+    the delegation tokens its SCRAM logins may name."""
 
     def lookup(key: str) -> str:
         return config.for_listener(listener.name, key)
@@ -51,7 +53,7 @@ def socket_server(
         if tls_listeners is not None:
             tls_listeners[listener.name] = tls
     if protocol.uses_sasl:
-        mechanisms = listener_mechanisms(config, listener.name, scram_credentials)
+        mechanisms = listener_mechanisms(config, listener.name, scram_credentials, tokens)
         dispatch = SaslGate(
             dispatch,
             mechanisms,
@@ -73,7 +75,10 @@ def socket_server(
 
 
 def listener_mechanisms(
-    config: BrokerConfig, listener_name: str, scram_credentials: CredentialLookup | None
+    config: BrokerConfig,
+    listener_name: str,
+    scram_credentials: CredentialLookup | None,
+    tokens: TokenLookup | None = None,
 ) -> dict[str, MechanismFactory]:
     """The SASL mechanisms ``listener_name`` offers, with its users: what its
     connections log in with, and what the HTTP logins naming it check against."""
@@ -89,6 +94,7 @@ def listener_mechanisms(
         lambda m: config.jaas_for(listener_name, m),
         scram_credentials,
         setting=lambda key: str(config.for_listener(listener_name, key)),
+        tokens=tokens,
     )
 
 

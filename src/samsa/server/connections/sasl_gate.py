@@ -9,9 +9,10 @@ A failed login is answered with Kafka's error after
 each failure is logged once with the peer's address.  The mechanisms
 themselves are sans-I/O state machines from ``samsa.security``.
 
-Re-authentication (KIP-368): with ``connections.max.reauth.ms`` set, the
-final SaslAuthenticate (v1+) tells the client its ``session_lifetime_ms``
-(capped by an OAUTHBEARER token's expiry).  A client that authenticated with
+Re-authentication (KIP-368): with ``connections.max.reauth.ms`` set, or a
+credential that expires (an OAUTHBEARER token, a delegation token), the final
+SaslAuthenticate (v1+) tells the client its ``session_lifetime_ms``: the
+shorter of the two, as Kafka's ``SaslServerAuthenticator`` computes it.  A client that authenticated with
 v1+ may send SaslHandshake and SaslAuthenticate again on the live connection;
 the requests around them are served as usual, and the principal and mechanism
 must stay the same.  Any other request arriving after the session expired
@@ -85,7 +86,7 @@ class SaslGate:
                 if exchange.expires_at is not None and time.monotonic() >= exchange.expires_at:
                     raise CloseConnection(
                         f"the SASL session of {conn.principal} expired without "
-                        "re-authentication (connections.max.reauth.ms)"
+                        "re-authentication (connections.max.reauth.ms or the credential's expiry)"
                     )
                 return self._inner(frame, conn)
         if exchange is None:
@@ -215,15 +216,18 @@ class SaslGate:
     def _start_session(self, exchange: _Exchange) -> int:
         """The session lifetime to tell the client (0: none), as Kafka computes it:
         connections.max.reauth.ms, or less when the credential (an OAUTHBEARER
-        token) expires sooner."""
+        token, a delegation token) expires sooner; the credential's expiry alone
+        when connections.max.reauth.ms is not set (so a token's session ends by
+        the token's expiry unless the client logs in again)."""
         exchange.expires_at = None
-        if self.max_reauth_ms <= 0:
-            return 0
-        lifetime_ms = self.max_reauth_ms
         credential_expiry_ms = exchange.session.credential_expiry_ms
+        if self.max_reauth_ms <= 0 and credential_expiry_ms is None:
+            return 0
+        lifetime_ms = self.max_reauth_ms if self.max_reauth_ms > 0 else None
         if credential_expiry_ms is not None:
-            lifetime_ms = min(lifetime_ms, credential_expiry_ms - time.time_ns() // 1_000_000)
-        if lifetime_ms <= 0:
+            left_ms = credential_expiry_ms - time.time_ns() // 1_000_000
+            lifetime_ms = left_ms if lifetime_ms is None else min(lifetime_ms, left_ms)
+        if lifetime_ms is None or lifetime_ms <= 0:
             return 0
         exchange.expires_at = time.monotonic() + lifetime_ms / 1000
         return lifetime_ms

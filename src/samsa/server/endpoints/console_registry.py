@@ -1,4 +1,4 @@
-"""The schema registry as the console sees it (``samsa.console.registry_port.ConsoleRegistry``).
+"""The schema registry as the console sees it (``samsa.console.schemas.registry_port.ConsoleRegistry``).
 
 Answered from this broker's copy of the registry's state (``schema_ids``: the
 registry's own on a node serving it, else a mirror of ``_schemas`` started by

@@ -14,6 +14,7 @@ from samsa.server.handlers import (
     admin_topics,
     client_quotas,
     cluster,
+    delegation_tokens,
     describe_topic_partitions,
     fetch,
     forwarded,
@@ -59,4 +60,5 @@ def register_all(router: Router, broker: BrokerApi, listener: str) -> None:
         module.register(router, broker)
     forwarded.register(router, broker)
     scram_users.register(router, broker)
+    delegation_tokens.register(router, broker, listener)
     topic_ids.install(router, broker)

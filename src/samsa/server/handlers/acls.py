@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from samsa.controller.acl_control import request_filter
+from samsa.controller.security.acl_control import request_filter
 from samsa.errors import ErrorCode, KafkaError
 from samsa.protocol.acl import AclBinding, AclOperation, InvalidAcl
 from samsa.server.access.base import can_cluster

@@ -23,8 +23,9 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
 
-from samsa.errors import ErrorCode
+from samsa.errors import DecodeError, ErrorCode
 from samsa.net import ChannelError, ChannelPool
+from samsa.protocol.envelope import ENVELOPE_KEY, RequestOrigin, unwrap_response, wrap_request
 
 log = logging.getLogger("samsa.server")
 
@@ -36,7 +37,9 @@ class LocalController(Protocol):
 
     def is_active(self) -> bool: ...
 
-    def handle(self, api_key: int, version: int, body: Body) -> Awaitable[Body]: ...
+    def handle(
+        self, api_key: int, version: int, body: Body, origin: RequestOrigin | None = None
+    ) -> Awaitable[Body]: ...
 
 
 class ControllerUnavailable(Exception):
@@ -76,9 +79,13 @@ class ControllerLink:
         *,
         timeout_ms: int = 30000,
         resend_when_slow: bool = True,
+        origin: RequestOrigin | None = None,
     ) -> Body:
         """``resend_when_slow=False`` gives each attempt the whole remaining time;
-        it is then resent only when the controller moved or the connection failed."""
+        it is then resent only when the controller moved or the connection failed.
+        ``origin``: the client a forwarded request comes from, when the controller
+        must judge it (delegation tokens): it travels in an Envelope, as Kafka's
+        ``ForwardingManager`` sends it."""
         deadline = time.monotonic() + timeout_ms / 1000
         last_error = "no controller is known yet"
         while True:
@@ -92,7 +99,7 @@ class ControllerLink:
             local = self._local
             if leader == self.node_id and local is not None:
                 if local.is_active():
-                    response = await local.handle(api_key, version, body)
+                    response = await local.handle(api_key, version, body, origin)
                     if not not_controller(response):
                         return response
                 last_error = "this node's controller is not active yet"
@@ -106,7 +113,14 @@ class ControllerLink:
                     if resend_when_slow:
                         attempt_ms = min(attempt_ms, self.attempt_timeout_ms)
                     try:
-                        answer = await self._attempt(channel, api_key, version, body, attempt_ms)
+                        if origin is None:
+                            answer = await self._attempt(
+                                channel, api_key, version, body, attempt_ms
+                            )
+                        else:
+                            answer = await self._attempt_enveloped(
+                                channel, api_key, version, body, origin, attempt_ms
+                            )
                     except ChannelError as exc:
                         last_error = str(exc)
                     else:
@@ -139,6 +153,30 @@ class ControllerLink:
             return result
         request.cancel()
         return None
+
+    async def _attempt_enveloped(
+        self,
+        channel: Any,
+        api_key: int,
+        version: int,
+        body: Body,
+        origin: RequestOrigin,
+        timeout_ms: int,
+    ) -> Body | None:
+        """``_attempt`` with the request inside an Envelope; the inner answer."""
+        envelope = wrap_request(api_key, version, body, origin, client_id=f"node-{self.node_id}")
+        answer = await self._attempt(channel, ENVELOPE_KEY, 0, envelope, timeout_ms)
+        if answer is None:
+            return None
+        if answer.get("response_data") is None:
+            # Refused as a whole (NOT_CONTROLLER: retried like any other answer
+            # saying so; CLUSTER_AUTHORIZATION_FAILED for a node the controller
+            # does not trust): the inner API's answer with that error.
+            return {"error_code": answer.get("error_code", ErrorCode.UNKNOWN_SERVER_ERROR)}
+        try:
+            return unwrap_response(api_key, version, answer)
+        except DecodeError as exc:
+            raise ChannelError(f"the controller's forwarded answer: {exc}") from None
 
     async def _wait_for_leader(self, seconds: float) -> None:
         # asyncio.wait, not wait_for: 3.11's wait_for can lose a cancellation

@@ -18,6 +18,7 @@ from samsa.errors import ErrorCode, KafkaError
 
 if TYPE_CHECKING:
     from samsa.controller.image.metadata_image import MetadataImage
+    from samsa.protocol.envelope import RequestOrigin
     from samsa.server.metadata.controller_link import ControllerLink
 
 log = logging.getLogger("samsa.server")
@@ -50,8 +51,16 @@ class ControllerForwarding:
         self._default_timeout_ms = request_timeout_ms * 5
         self._image = image
 
-    async def forward(self, api_key: int, version: int, body: dict[str, Any]) -> dict[str, Any]:
+    async def forward(
+        self,
+        api_key: int,
+        version: int,
+        body: dict[str, Any],
+        *,
+        origin: RequestOrigin | None = None,
+    ) -> dict[str, Any]:
         """Send a request to the active controller; KafkaError if none answers.
+        ``origin``: the client the controller judges it as (an Envelope's).
 
         Only producer-id blocks may be resent after a slow attempt:
         a client's CreateTopics applied twice answers TOPIC_ALREADY_EXISTS."""
@@ -72,6 +81,7 @@ class ControllerForwarding:
                 body,
                 timeout_ms=timeout_ms,
                 resend_when_slow=api_key in RESENDABLE_FORWARDS,
+                origin=origin,
             )
         except ControllerUnavailable as exc:
             raise KafkaError(ErrorCode.REQUEST_TIMED_OUT, str(exc)) from None

@@ -27,7 +27,7 @@ from typing import Protocol
 
 from samsa.controller.image.metadata_delta import MetadataDelta
 from samsa.controller.image.metadata_image import MetadataImage
-from samsa.controller.image.snapshot_records import snapshot_records
+from samsa.controller.snapshot_records import snapshot_records
 from samsa.protocol.metadata_records import (
     MetadataRecord,
     decode_metadata_record,

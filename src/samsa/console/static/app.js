@@ -1,5 +1,6 @@
-// Samsa console, the last part: one page per hash route (#/, #/cluster, #/topics/NAME,
-// #/topics/NAME/messages?..., #/groups/ID), refreshed every second.
+// Samsa console, the last part: one page per hash route (#/, #/cluster, #/security,
+// #/brokers/ID, #/topics/NAME, #/topics/NAME/messages?..., #/groups/ID), refreshed
+// every second (the pages marked "once" are read once per visit).
 "use strict";
 
 // ---------------------------------------------------------------- routing
@@ -9,6 +10,8 @@ function parseRoute() {
   const params = new URLSearchParams(query || "");
   const parts = path.split("/").map(decodeURIComponent);
   if (parts[0] === "cluster") return { page: "cluster" };
+  if (parts[0] === "security") return { page: "security" };
+  if (parts[0] === "brokers" && parts[1]) return { page: "broker", broker: parts[1] };
   if (parts[0] === "topics" && parts[1]) {
     return { page: parts[2] === "messages" ? "messages" : "topic", topic: parts[1], params };
   }
@@ -26,7 +29,12 @@ function show() {
   state.route = route;
   document.body.dataset.loaded = "false";
   document.body.dataset.page = route.page;
+  delete document.body.dataset.search;
+  state.search = null;
+  state.shown = null;
+  state.ops = {};
   showError(null);
+  showMissing(null);
   $("#view").replaceChildren($(`#page-${route.page}`).content.cloneNode(true));
   document.querySelectorAll("nav a").forEach((a) =>
     a.classList.toggle("current", a.dataset.nav === route.page
@@ -45,8 +53,12 @@ function showHeader(c) {
   $("#cluster-id").textContent = c.cluster_id;
   $("#version").textContent = `samsa ${c.version}`;
   $("#uptime").textContent = `${c.uptime_s}s`;
+  const changed = state.actions !== c.actions_enabled
+    || String(state.ops.cluster) !== String(c.cluster_authorized_operations);
   state.actions = c.actions_enabled;
+  state.ops.cluster = c.cluster_authorized_operations || null;
   document.body.dataset.actions = c.actions_enabled;
+  if (changed) gateActions();
   $("#mode").textContent = c.actions_enabled ? "actions enabled" : "read-only";
   $("#brokers").textContent = `brokers: ${c.brokers.map((b) => `${b.node_id} (${b.state})`).join(", ")}`
     + ` · controller ${c.controller_id} · this is node ${c.node_id}`;
@@ -63,13 +75,31 @@ const PAGES = {
     },
     refresh: refreshOverview,
   },
-  topic: { refresh: refreshTopic },
+  topic: { setup: setupTopic, refresh: refreshTopic },
   messages: { setup: setupMessages, refresh: refreshMessages, once: true },
   group: { refresh: refreshGroup },
   cluster: { refresh: null },
   subjects: { setup: setupSubjects, refresh: refreshSubjects },
   subject: { setup: setupSubject, refresh: refreshSubject, once: true },
+  broker: { refresh: refreshBroker, once: true },
+  security: { refresh: refreshSecurity, once: true },
 };
+
+function showMissing(route, err) {
+  // A page whose topic, group or broker does not exist (404) or is not the user's
+  // to see (403): the banner says so, and instead of the page's empty tables and
+  // forms, a way back.
+  const box = $("#missing");
+  document.body.dataset.missing = route ? "true" : "false";
+  box.hidden = !route;
+  if (!route) return;
+  const back = [link("‹ back to the overview", "#/")];
+  if (route.page === "messages" && !/topic .* does not exist/.test(err.message)) {
+    back.unshift(link(`‹ back to topic ${route.topic}`, topicHref(route.topic)));
+  }
+  if (route.page === "broker") back.unshift(link("‹ back to the cluster", "#/cluster"));
+  box.replaceChildren(...back);
+}
 
 let timer = null;
 
@@ -95,6 +125,7 @@ async function refresh(fromTimer) {
     }
     if (state.route === route && ran) {
       showError(null);
+      showMissing(null);
       document.body.dataset.loaded = "true";
     }
   } catch (err) {
@@ -104,6 +135,9 @@ async function refresh(fromTimer) {
     }
     if (state.route === route) {
       showError(err);
+      if (err.status === 404 || err.status === 403) {
+        if (route.page !== "overview") showMissing(route, err);
+      }
       document.body.dataset.loaded = "error";
     }
   }

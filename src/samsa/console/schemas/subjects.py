@@ -23,7 +23,7 @@ from urllib.parse import quote, unquote
 
 from samsa.console.context import ConsoleContext
 from samsa.console.params import int_param
-from samsa.console.registry_port import ConsoleRegistry
+from samsa.console.schemas.registry_port import ConsoleRegistry
 from samsa.http.messages import HttpError, Request, Response, json_response
 
 MAX_SUBJECTS = 2000

@@ -5,17 +5,18 @@ to ``image`` (``MetadataImage.__eq__``, ``images_equal``); that round trip is
 the contract snapshots rely on.  The order is Kafka's ``MetadataImage.write``
 order where it matters: feature levels first (a reader needs metadata.version
 before anything else), then brokers, topics with their partitions, configs,
-client quotas, SCRAM credentials, ACLs and the producer id mark.  A broker's
+client quotas, SCRAM credentials, ACLs, delegation tokens and the producer id
+mark.  A broker's
 fenced and controlled-shutdown state travel inside its RegisterBrokerRecord, so
 one record per broker is enough.
 """
 
 from __future__ import annotations
 
-from samsa.controller.acl_control import acl_record
-from samsa.controller.client_quota_control import quota_record
 from samsa.controller.image.metadata_image import MetadataImage
-from samsa.controller.scram_control import credential_record
+from samsa.controller.security.acl_control import acl_record
+from samsa.controller.security.client_quota_control import quota_record
+from samsa.controller.security.scram_control import credential_record
 from samsa.protocol.metadata_records import MetadataRecord, make_record
 
 METADATA_VERSION_FEATURE = "metadata.version"
@@ -59,6 +60,10 @@ def snapshot_records(image: MetadataImage) -> list[MetadataRecord]:
     for entity, quotas in image.client_quotas.items():
         for key, rate in sorted(quotas.items()):
             records.append(quota_record(entity, key, rate, remove=False))
+    records.extend(
+        make_record("DelegationTokenRecord", **token.record_fields())
+        for token in image.delegation_tokens
+    )
     if image.next_producer_id > 0:
         records.append(
             make_record(

@@ -1,11 +1,14 @@
-// Samsa console, part 1 of 3: state, DOM helpers, the JSON API, charts and pagers.
+// Samsa console, the first part: state, DOM helpers, the JSON API, charts and pagers.
 // Plain DOM and canvas, no libraries, nothing loaded from elsewhere.
 "use strict";
 
 const HISTORY = 60; // points on a chart, one per second
 const PAGE = 100; // rows of a paginated table
 const state = { route: null, last: null, points: [], lag: {}, totals: null, topicsAt: 0,
-  partitionsAt: 0, topicFilter: "", actions: false, login: null, user: null };
+  partitionsAt: 0, topicFilter: "", actions: false, login: null, user: null,
+  ops: {}, // what the user may do, by resource ("topic", "group", "cluster"): authorized operations
+  shown: null, // the records the message page shows, for the export
+  search: null }; // the running search, if any
 window.samsaChart = state; // tests read the points the charts drew
 
 const $ = (selector) => document.querySelector(selector);
@@ -32,6 +35,15 @@ function row(cells, numeric) {
     if (numeric && numeric.includes(i)) td.classList.add("num");
     tr.append(td);
   });
+  return tr;
+}
+
+function noteRow(text) {
+  // A row of one cell across the table: "nothing here", and why.
+  const tr = el("tr", null, "note");
+  const td = el("td", text, "muted");
+  td.colSpan = 20;
+  tr.append(td);
   return tr;
 }
 
@@ -84,6 +96,7 @@ function showError(err) {
 }
 
 const topicHref = (name) => `#/topics/${encodeURIComponent(name)}`;
+const topicApi = (name) => `/api/topics/${encodeURIComponent(name)}`;
 const groupHref = (id) => `#/groups/${encodeURIComponent(id)}`;
 
 function pager(selector, at, total, onMove) {
