@@ -100,7 +100,7 @@ def walk_records(
             if left and run < _MIN_RUN:
                 advance, pair = ADVANCE, _PAIR
                 rest = [pos := pos + advance[pair(data, pos)[0]] for _ in range(left)]
-                runs.append(np.array(rest, dtype=np.int64))
+                runs.append(np.fromiter(rest, dtype=np.int64, count=left))
                 break
     except (IndexError, struct.error):
         return None
