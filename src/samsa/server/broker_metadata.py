@@ -123,10 +123,18 @@ class BrokerMetadataPublisher(BrokerBase):
             from samsa.server.coordinators.group_wiring import follow_leadership
 
             follow_leadership(self)
+        elif "__consumer_offsets" in image.topics:
+            # Created through another broker: load the partitions led here now, as
+            # Kafka's coordinator does on election, not at this broker's first group
+            # request (which members then met with LOAD_IN_PROGRESS, one backing off
+            # while another formed the group alone: an extra rebalance).
+            self.ensure_group_coordinator()
         if self.transactions is not None:
             from samsa.server.coordinators import txn_wiring
 
             txn_wiring.follow_leadership(self)
+        elif "__transaction_state" in image.topics:
+            self.ensure_transaction_coordinator()
 
     def on_image(self, image: MetadataImage) -> None:
         self.client_quotas.update(image.client_quotas)

@@ -183,4 +183,8 @@ TIERED_KEYS: list[ConfigKey] = [
         "",
         "false for servers without DeleteObjects (default true).",
     ),
+    ConfigKey(
+        "log.remote.copy.lag.bytes", int, -1, "Local bytes before a copy (accepted, not used)."
+    ),
+    ConfigKey("log.remote.copy.lag.ms", int, 0, "Age before a copy (accepted, not used)."),
 ]

@@ -19,6 +19,7 @@ from samsa.protocol.batches.record_batch import iter_batches
 from samsa.protocol.batches.record_builder import ControlType, control_batch
 from samsa.replication.leader.produce_validation import (
     check_keys,
+    check_timestamps,
     find_duplicate,
     validate_client_records,
 )
@@ -40,22 +41,25 @@ class ProducePath(PartitionBase):
 
         With ``required_acks`` -1 the write is refused (NOT_ENOUGH_REPLICAS) before
         anything is appended when the committed ISR is smaller than
-        ``min.insync.replicas``; the caller then awaits ``wait_for_acks``.  A topic
-        with ``confluent.*.schema.validation`` has its records' schema ids checked
-        against ``schema_ids`` (the registry's answers on this broker; None: none
-        answers here, and such records are refused)."""
+        ``min.insync.replicas`` (capped at the replica count, as Kafka's effective
+        min ISR); the caller then awaits ``wait_for_acks``.  A topic with
+        ``confluent.*.schema.validation`` has its records' schema ids checked against
+        ``schema_ids`` (the registry's answers on this broker; None: none answers
+        here, and such records are refused)."""
         self._require_leader()
         # A failed dir first: a refused batch did not advance the producer's sequence,
         # so checking its next one would answer OUT_OF_ORDER_SEQUENCE_NUMBER instead.
         self.log.require_online()
         config = self.config
-        if required_acks == -1 and len(self.in_sync_replicas) < config.min_insync_replicas:
+        min_isr = self.effective_min_insync_replicas
+        if required_acks == -1 and len(self.in_sync_replicas) < min_isr:
             raise KafkaError(
                 ErrorCode.NOT_ENOUGH_REPLICAS,
-                f"min.insync.replicas={config.min_insync_replicas} but the ISR of "
-                f"{self.name} is {sorted(self.in_sync_replicas)}",
+                f"the ISR of {self.name} {sorted(self.in_sync_replicas)} is smaller than"
+                f" its min.insync.replicas requirement of {min_isr}",
             )
         headers = validate_client_records(records, config)
+        check_timestamps(headers, config, self._time_ms())
         if config.compact:
             check_keys(records, headers, self.name)
         if config.validates_schema_ids:

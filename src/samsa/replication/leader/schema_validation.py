@@ -46,7 +46,7 @@ class SchemaIdRefusal(InvalidRecordError):
 
     def __init__(self, errors: list[tuple[int, str]], *, unregistered: bool) -> None:
         (first_index, first_message), *more = errors
-        super().__init__(first_index, first_message, tuple(more))
+        super().__init__(first_index, first_message, more=tuple(more))
         self.unregistered = unregistered
 
 

@@ -316,7 +316,8 @@ def _append(
 
 
 def _refused_records(index: int, exc: InvalidRecordError) -> dict[str, Any]:
-    """INVALID_RECORD with a RecordError per record, and Kafka's summary message."""
+    """INVALID_RECORD (INVALID_TIMESTAMP) with a RecordError per record, and Kafka's
+    summary message."""
     refused = _partition_error(index, exc.code, exc.summary)
     refused["record_errors"] = [
         {"batch_index": at, "batch_index_error_message": why} for at, why in exc.record_errors

@@ -60,6 +60,10 @@ def _subject_name_strategy(v: str) -> str | None:
     return "must be one of " + ", ".join(STRATEGY_PACKAGE + s for s in SUBJECT_NAME_STRATEGIES)
 
 
+DECOMPRESSED_MAX = 2147483639
+"""Kafka's default and largest ``max.decompressed.message.bytes`` (Integer.MAX_VALUE - 8)."""
+
+
 def _key(
     name: str,
     type_: ConfigType,
@@ -148,7 +152,7 @@ LOG_CONFIG_KEYS: tuple[ConfigKey, ...] = (
     _key(
         "message.timestamp.after.max.ms",
         _T.LONG,
-        LONG_MAX,
+        3600000,
         "how far in the future a CreateTime timestamp may be",
         at_least(0),
         "log.message.timestamp.after.max.ms",
@@ -363,8 +367,39 @@ LOG_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         "TopicRecordNameStrategy",
         _subject_name_strategy,
     ),
+    _key(
+        "remote.copy.lag.bytes",
+        _T.LONG,
+        -1,
+        "tiered storage: local bytes before a copy to remote storage (accepted, not used)",
+        at_least(-1),
+        "log.remote.copy.lag.bytes",
+    ),
+    _key(
+        "remote.copy.lag.ms",
+        _T.LONG,
+        0,
+        "tiered storage: age before a copy to remote storage (accepted, not used)",
+        at_least(-1),
+        "log.remote.copy.lag.ms",
+    ),
+    _key(
+        "max.decompressed.message.bytes",
+        _T.INT,
+        DECOMPRESSED_MAX,
+        "largest decompressed batch (accepted, not enforced: the broker does not decompress)",
+        between(1, DECOMPRESSED_MAX),
+        "max.decompressed.message.bytes",
+    ),
+    _key(
+        "errors.deadletterqueue.group.enable",
+        _T.BOOLEAN,
+        False,
+        "Kafka Streams groups' dead letter queue (accepted, not used)",
+    ),
     # Deprecated in Kafka 3.x and removed in 4.0, but older tools and client
-    # test suites still set them: accepted, stored and described, no effect.
+    # test suites still set them: accepted and stored, no effect; described only
+    # on a topic that sets them (Kafka 4.x no longer lists them, and refuses them).
     _key(
         "message.downconversion.enable",
         _T.BOOLEAN,

@@ -61,7 +61,7 @@ class LogConfig:
     index_interval_bytes: int = 4096
     max_compaction_lag_ms: int = LONG_MAX
     max_message_bytes: int = 1048588
-    message_timestamp_after_max_ms: int = LONG_MAX
+    message_timestamp_after_max_ms: int = 3600000
     message_timestamp_before_max_ms: int = LONG_MAX
     message_timestamp_type: str = "CreateTime"
     min_cleanable_dirty_ratio: float = 0.5
@@ -85,6 +85,10 @@ class LogConfig:
     remote_storage_enable: bool = False
     remote_log_copy_disable: bool = False
     remote_log_delete_on_disable: bool = False
+    remote_copy_lag_bytes: int = -1
+    remote_copy_lag_ms: int = 0
+    max_decompressed_message_bytes: int = 2147483639
+    errors_deadletterqueue_group_enable: bool = False
     confluent_key_schema_validation: bool = False
     confluent_key_subject_name_strategy: str = TOPIC_NAME_STRATEGY
     confluent_value_schema_validation: bool = False
@@ -154,7 +158,8 @@ class LogConfig:
         }
 
     def describe(self) -> list[ConfigEntry]:
-        """Every key with its value, for DescribeConfigs."""
+        """Every key with its value, for DescribeConfigs: the keys Kafka 4.x lists,
+        and a deprecated key only where this topic sets it."""
         return [
             ConfigEntry(
                 key.name,
@@ -165,6 +170,7 @@ class LogConfig:
                 key.doc,
             )
             for key in LOG_CONFIG_KEYS
+            if key.name not in DEPRECATED_KEYS or key.name in self.overrides
         ]
 
 
