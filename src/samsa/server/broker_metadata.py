@@ -157,6 +157,9 @@ class BrokerMetadataPublisher(BrokerBase):
         self._apply_topic_configs(self.image.topics)
         if self.cleaner_task is not None:
             self.cleaner_task.backoff_ms = self.dynamic_config["log.cleaner.backoff.ms"]
+        self.replicas.dir_moves.throttle(
+            self.dynamic_config["replica.alter.log.dirs.io.max.bytes.per.second"]
+        )
         if self.tiering is not None:
             self.tiering.reconfigure(self.dynamic_config.__getitem__)
         self.node.reload_tls(
