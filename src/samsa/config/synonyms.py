@@ -106,6 +106,7 @@ _OTHER_DYNAMIC = frozenset(
         "remote.log.manager.fetch.max.bytes.per.second",
         "remote.list.offsets.request.timeout.ms",
         "remote.log.reader.threads",
+        "remote.log.manager.orphan.grace.ms",
     }
 )
 

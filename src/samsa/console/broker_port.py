@@ -62,6 +62,45 @@ class LocalReplica(Protocol):
     def producer_state(self) -> ProducerStates: ...
 
 
+class PartitionTiers(Protocol):
+    """A tiered partition's two tiers as this broker's replica knows them."""
+
+    @property
+    def local_log_start_offset(self) -> int: ...
+
+    @property
+    def local_size_bytes(self) -> int: ...
+
+    @property
+    def log_start_offset(self) -> int:
+        """The partition's start, remote tier included."""
+        ...
+
+    @property
+    def tiered_end_offset(self) -> int:
+        """The last offset in the remote tier (-1: none)."""
+        ...
+
+    @property
+    def remote_size_bytes(self) -> int: ...
+
+    @property
+    def remote_segments(self) -> int: ...
+
+    @property
+    def copy_lag_bytes(self) -> int:
+        """Bytes of rolled segments not copied yet."""
+        ...
+
+    @property
+    def copy_lag_segments(self) -> int: ...
+
+    @property
+    def ready(self) -> bool:
+        """The remote metadata is replayed here (else the remote figures are 0)."""
+        ...
+
+
 class Member(Protocol):
     @property
     def member_id(self) -> str: ...
@@ -218,6 +257,12 @@ class ConsoleBroker(Protocol):
 
     def replica(self, topic: str, partition: int) -> LocalReplica | None:
         """This broker's replica of the partition, if it hosts one."""
+        ...
+
+    def tiers(self, topic: str, partition: int) -> PartitionTiers | None:
+        """Both tiers of this broker's replica of a partition with
+        ``remote.storage.enable`` (None: not hosted here, not tiered, or
+        tiered storage is off on this broker)."""
         ...
 
     def read_records(self, fetch: Body) -> list[Body]:

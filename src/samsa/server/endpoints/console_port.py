@@ -13,6 +13,7 @@ from collections.abc import Awaitable
 from typing import TYPE_CHECKING, Any
 
 from samsa.protocol.acl import AclOperation, ResourceType
+from samsa.replication.tiering.stats import PartitionTiers, partition_tiers
 from samsa.security.caller import Caller
 from samsa.server.access import guard_all
 from samsa.server.connections.router import Router
@@ -74,6 +75,10 @@ class ConsolePort:
 
     def replica(self, topic: str, partition: int) -> Partition | None:
         return self._broker.replicas.get(topic, partition)
+
+    def tiers(self, topic: str, partition: int) -> PartitionTiers | None:
+        tiering = self._broker.replicas.tiering
+        return None if tiering is None else partition_tiers(tiering, topic, partition)
 
     def read_records(self, fetch: Body) -> list[Body]:
         responses, _ = read_partitions(self._broker, fetch, update_fetch_state=False)
