@@ -19,6 +19,7 @@ from samsa.protocol.acl import AclOperation, ResourceType
 from samsa.security.caller import Caller
 
 if TYPE_CHECKING:
+    from samsa.console.schemas.registry_port import ConsoleRegistry
     from samsa.controller.image.metadata_image import MetadataImage
     from samsa.storage.cleaner.manager import CleanerStats
 
@@ -281,4 +282,8 @@ class ConsoleBroker(Protocol):
         self, caller: Caller, operation: AclOperation, resource_type: ResourceType, name: str
     ) -> bool:
         """What the authorizer answers for ``caller`` (True when ACLs are off)."""
+        ...
+
+    def schema_registry(self) -> ConsoleRegistry | None:
+        """The schema registry's state on this broker (None: the cluster has none)."""
         ...

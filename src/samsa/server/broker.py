@@ -269,6 +269,7 @@ class Broker(BrokerMetadataPublisher):
     async def stop(self) -> None:
         for endpoint in self._http_endpoints:
             await endpoint.stop()
+        await self.schema_ids.stop()
         if self.registry is not None:
             await self.registry.stop()
         if self.lifecycle is not None:

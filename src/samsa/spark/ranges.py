@@ -16,7 +16,8 @@ from typing import Any
 from pyspark.sql.datasource import InputPartition
 
 from samsa.client.metadata import TopicPartition
-from samsa.spark.options import ReadOptions
+from samsa.spark.options import ReadOptions, SamsaSparkError
+from samsa.spark.schemas.columns import ReadColumn, TypedColumnError, decode_batches
 
 log = logging.getLogger("samsa.spark")
 
@@ -61,8 +62,11 @@ def plan_ranges(
     return out
 
 
-def read_range(options: ReadOptions, partition: Any) -> Iterator[Any]:
-    """The Arrow batches of one range, in Spark's schema (runs on an executor)."""
+def read_range(
+    options: ReadOptions, partition: Any, typed: tuple[ReadColumn, ...] = ()
+) -> Iterator[Any]:
+    """The Arrow batches of one range, in Spark's schema (runs on an executor);
+    ``typed``: columns decoded with the schema registry (``schemas.columns``)."""
     if not isinstance(partition, OffsetRange):
         return  # Spark's stand-in partition for "nothing to read"
     from samsa.client.arrow import PartitionRangeReader
@@ -78,4 +82,11 @@ def read_range(options: ReadOptions, partition: Any) -> Iterator[Any]:
         fail_on_data_loss=options.fail_on_data_loss,
         spark=True,
     ) as reader:
-        yield from reader
+        if not typed:
+            yield from reader
+            return
+        assert options.registry is not None
+        try:
+            yield from decode_batches(iter(reader), typed, options.registry)
+        except TypedColumnError as exc:
+            raise SamsaSparkError(str(exc)) from None

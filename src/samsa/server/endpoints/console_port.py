@@ -17,6 +17,7 @@ from samsa.replication.tiering.stats import PartitionTiers, partition_tiers
 from samsa.security.caller import Caller
 from samsa.server.access import guard_all
 from samsa.server.connections.router import Router
+from samsa.server.endpoints.console_registry import ConsoleRegistryPort
 from samsa.server.handlers import register_all
 from samsa.server.handlers.fetch import read_partitions
 
@@ -48,6 +49,7 @@ class ConsolePort:
         self._authorizer = broker.authorizer
         if self._authorizer is not None:
             guard_all(self._router, self._authorizer, broker)
+        self._registry: ConsoleRegistryPort | None = None
 
     @property
     def node_id(self) -> int:
@@ -96,3 +98,11 @@ class ConsolePort:
         return authorizer.authorize(
             caller.principal_name, caller.host, operation, resource_type, name
         )
+
+    def schema_registry(self) -> ConsoleRegistryPort | None:
+        schema_ids = self._broker.schema_ids
+        if not schema_ids.exists():
+            return None
+        if self._registry is None:
+            self._registry = ConsoleRegistryPort(schema_ids, self._authorizer)
+        return self._registry

@@ -43,6 +43,23 @@ def _throttled_replicas(v: tuple[str, ...]) -> str | None:
     return "must be '*' or a list of partitionId:brokerId"
 
 
+STRATEGY_PACKAGE = "io.confluent.kafka.serializers.subject."
+SUBJECT_NAME_STRATEGIES = ("TopicNameStrategy", "RecordNameStrategy", "TopicRecordNameStrategy")
+TOPIC_NAME_STRATEGY = STRATEGY_PACKAGE + "TopicNameStrategy"
+
+
+def strategy_name(value: str) -> str:
+    """``TopicNameStrategy`` for ``io.confluent...subject.TopicNameStrategy`` or itself."""
+    return value.removeprefix(STRATEGY_PACKAGE)
+
+
+def _subject_name_strategy(v: str) -> str | None:
+    """Confluent's three strategies, by class name (short or in full)."""
+    if strategy_name(v) in SUBJECT_NAME_STRATEGIES:
+        return None
+    return "must be one of " + ", ".join(STRATEGY_PACKAGE + s for s in SUBJECT_NAME_STRATEGIES)
+
+
 DECOMPRESSED_MAX = 2147483639
 """Kafka's default and largest ``max.decompressed.message.bytes`` (Integer.MAX_VALUE - 8)."""
 
@@ -318,6 +335,37 @@ LOG_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         _T.BOOLEAN,
         False,
         "tiered storage: when remote.storage.enable turns false, delete the remote data",
+    ),
+    # Confluent Server's broker-side schema id validation (samsa.registry):
+    # records must carry the magic byte and a schema id registered for the
+    # topic's subject (replication/leader/schema_validation.py checks them).
+    _key(
+        "confluent.key.schema.validation",
+        _T.BOOLEAN,
+        False,
+        "refuse records whose key lacks a schema id registered for the key subject",
+    ),
+    _key(
+        "confluent.key.subject.name.strategy",
+        _T.STRING,
+        TOPIC_NAME_STRATEGY,
+        "how the key subject is named: TopicNameStrategy, RecordNameStrategy, "
+        "TopicRecordNameStrategy",
+        _subject_name_strategy,
+    ),
+    _key(
+        "confluent.value.schema.validation",
+        _T.BOOLEAN,
+        False,
+        "refuse records whose value lacks a schema id registered for the value subject",
+    ),
+    _key(
+        "confluent.value.subject.name.strategy",
+        _T.STRING,
+        TOPIC_NAME_STRATEGY,
+        "how the value subject is named: TopicNameStrategy, RecordNameStrategy, "
+        "TopicRecordNameStrategy",
+        _subject_name_strategy,
     ),
     _key(
         "remote.copy.lag.bytes",

@@ -15,7 +15,12 @@ from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
 from samsa.errors import ConfigError
-from samsa.storage.topic_config.keys import DEPRECATED_KEYS, LOG_CONFIG_BY_NAME, LOG_CONFIG_KEYS
+from samsa.storage.topic_config.keys import (
+    DEPRECATED_KEYS,
+    LOG_CONFIG_BY_NAME,
+    LOG_CONFIG_KEYS,
+    TOPIC_NAME_STRATEGY,
+)
 from samsa.storage.topic_config.types import (
     INT_MAX,
     LONG_MAX,
@@ -84,6 +89,10 @@ class LogConfig:
     remote_copy_lag_ms: int = 0
     max_decompressed_message_bytes: int = 2147483639
     errors_deadletterqueue_group_enable: bool = False
+    confluent_key_schema_validation: bool = False
+    confluent_key_subject_name_strategy: str = TOPIC_NAME_STRATEGY
+    confluent_value_schema_validation: bool = False
+    confluent_value_subject_name_strategy: str = TOPIC_NAME_STRATEGY
     message_downconversion_enable: bool = True
     message_format_version: str = "3.0-IV1"
     message_timestamp_difference_max_ms: int = LONG_MAX
@@ -128,6 +137,11 @@ class LogConfig:
     @property
     def compact(self) -> bool:
         return "compact" in self.cleanup_policy
+
+    @property
+    def validates_schema_ids(self) -> bool:
+        """Produces are checked for Confluent schema ids (key, value or both)."""
+        return self.confluent_value_schema_validation or self.confluent_key_schema_validation
 
     @property
     def delete(self) -> bool:
