@@ -126,7 +126,9 @@ def produce(bootstrap: str, topic: str, count: int, partitions: int) -> list[tup
     return sorted(written)
 
 
-def tier_offsets(bootstrap: str, tps: list[TopicPartition]) -> dict[TopicPartition, tuple[int, int]]:
+def tier_offsets(
+    bootstrap: str, tps: list[TopicPartition]
+) -> dict[TopicPartition, tuple[int, int]]:
     """(earliest local, latest tiered) per partition: ListOffsets -4 and -5."""
     with Admin({"bootstrap.servers": bootstrap}) as admin:
         local = admin.list_offsets(dict.fromkeys(tps, EARLIEST_LOCAL))
