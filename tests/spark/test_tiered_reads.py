@@ -136,13 +136,18 @@ def tier_offsets(
     return {tp: (local[tp][0], tiered[tp][0]) for tp in tps}
 
 
-def wait_tiered(bootstrap: str, topic: str, partitions: int) -> dict[TopicPartition, int]:
-    """Until every partition's closed segments are copied and deleted locally: the
-    local start of each (the remote tier ends right below it)."""
+def wait_tiered(broker: BrokerProcess, topic: str, partitions: int) -> dict[TopicPartition, int]:
+    """Until every partition's closed segments are copied and deleted locally (one
+    ``.log`` file left in each partition's directory: the remote tier ending right
+    below it alone would also hold while later closed segments wait for their copy):
+    the local start of each."""
     tps = [TopicPartition(topic, p) for p in range(partitions)]
+    dirs = [broker.data_dir / f"{topic}-{p}" for p in range(partitions)]
 
     def tiered() -> dict[TopicPartition, int] | None:
-        found = tier_offsets(bootstrap, tps)
+        if not all(len(list(d.glob("*.log"))) == 1 for d in dirs):
+            return None
+        found = tier_offsets(broker.bootstrap, tps)
         if all(local > 0 and end == local - 1 for local, end in found.values()):
             return {tp: local for tp, (local, _) in found.items()}
         return None
@@ -204,7 +209,7 @@ def test_direct_reads_give_the_brokers_rows_and_the_jvm_connectors(
     bootstrap, topic = broker.bootstrap, f"history-{store_kind}"
     create(bootstrap, topic, 2)
     written = produce(bootstrap, topic, 2000, 2)
-    local_start = wait_tiered(bootstrap, topic, 2)
+    local_start = wait_tiered(broker, topic, 2)
 
     parts = plan(options(bootstrap, topic, **store))
     direct = direct_parts(parts)
@@ -261,7 +266,7 @@ def test_read_committed_drops_aborted_transactions_of_tiered_segments(
     bootstrap, topic = fs_broker.bootstrap, "history-transactions"
     create(bootstrap, topic, 1)
     committed = produce_transactions(bootstrap, topic)
-    wait_tiered(bootstrap, topic, 1)
+    wait_tiered(fs_broker, topic, 1)
     store = fs_options(fs_broker)
     isolation = {"kafka.isolation.level": "read_committed"}
 
@@ -289,7 +294,7 @@ def test_ranges_that_start_and_end_inside_segments(spark: Any, fs_broker: Broker
     bootstrap, topic = fs_broker.bootstrap, "history-mid-segment"
     create(bootstrap, topic, 1)
     produce(bootstrap, topic, 900, 1)
-    local_start = wait_tiered(bootstrap, topic, 1)[TopicPartition(topic, 0)]
+    local_start = wait_tiered(fs_broker, topic, 1)[TopicPartition(topic, 0)]
     store = fs_options(fs_broker)
     segments = direct_parts(plan(options(bootstrap, topic, **store)))
     assert len(segments) >= 3
@@ -317,7 +322,7 @@ def test_broker_reads_never_touch_the_store(
     bootstrap, topic = fs_broker.bootstrap, "history-forced"
     create(bootstrap, topic, 1)
     written = produce(bootstrap, topic, 300, 1)
-    wait_tiered(bootstrap, topic, 1)
+    wait_tiered(fs_broker, topic, 1)
     elsewhere = {
         "rsm.config.storage.backend.class": "filesystem",
         "rsm.config.storage.root": str(tmp_path / "not-the-store"),
