@@ -1,4 +1,5 @@
-"""What the tiered-storage benchmarks share: a Samsa broker tiering to a real S3Proxy,
+"""What the tiered-storage benchmarks share: a Samsa broker tiering to a real S3Proxy (or
+to the filesystem store),
 producing in a fresh process, waiting until a topic is tiered, and processes' CPU.
 
 The broker copies every 500 ms and runs local retention every 500 ms (Kafka's
@@ -35,7 +36,8 @@ BROKER_SETTINGS = {
 @dataclass(frozen=True)
 class Tiered:
     broker: BrokerProcess
-    s3: S3Server
+    s3: S3Server | None
+    """None with the filesystem store."""
     store_options: dict[str, str]
     """The broker's ``rsm.config.*`` settings: the Spark source's options too."""
     work: Path
@@ -46,14 +48,21 @@ class Tiered:
 
 
 @contextmanager
-def tiered_broker(settings: dict[str, str] | None = None) -> Iterator[Tiered]:
-    """S3Proxy and one Samsa broker tiering to a bucket of it, in a temporary directory."""
+def tiered_broker(settings: dict[str, str] | None = None, store: str = "s3") -> Iterator[Tiered]:
+    """One Samsa broker tiering to a bucket of a real S3Proxy (``store="s3"``) or to
+    the filesystem store in a directory beside its log dir (``"filesystem"``), in
+    a temporary directory."""
     with tempfile.TemporaryDirectory(prefix="samsa-tiered-bench-") as tmp:
         work = Path(tmp)
-        s3 = S3Server(load_object_store(), work / "buckets")
-        s3.start()
-        try:
-            store = {
+        s3 = S3Server(load_object_store(), work / "buckets") if store == "s3" else None
+        if s3 is None:
+            options = {
+                "rsm.config.storage.backend.class": "filesystem",
+                "rsm.config.storage.root": str(work / "remote"),
+            }
+        else:
+            s3.start()
+            options = {
                 "rsm.config.storage.backend.class": "s3",
                 "rsm.config.storage.s3.bucket.name": s3.create_bucket("tiered"),
                 "rsm.config.storage.s3.endpoint.url": s3.endpoint,
@@ -61,14 +70,18 @@ def tiered_broker(settings: dict[str, str] | None = None) -> Iterator[Tiered]:
                 "rsm.config.storage.aws.access.key.id": s3.access_key,
                 "rsm.config.storage.aws.secret.access.key": s3.secret_key,
             }
-            broker = BrokerProcess(work / "data", {**BROKER_SETTINGS, **store, **(settings or {})})
+        try:
+            broker = BrokerProcess(
+                work / "data", {**BROKER_SETTINGS, **options, **(settings or {})}
+            )
             broker.start(timeout=120)
             try:
-                yield Tiered(broker, s3, store, work)
+                yield Tiered(broker, s3, options, work)
             finally:
                 broker.stop()
         finally:
-            s3.stop()
+            if s3 is not None:
+                s3.stop()
 
 
 def cpu_seconds(pid: int) -> float:

@@ -101,6 +101,7 @@ def main() -> None:
         spark.sparkContext.setLogLevel("ERROR")
         samsa.spark.register(spark)
         out = setup.work / "parquet"
+        assert setup.s3 is not None
         pids = {"broker": pid_of(setup.broker), "S3Proxy": pid_of(setup.s3)}
         first = "{" + ",".join(f'"{p}": 10000' for p in range(args.partitions)) + "}"
 

@@ -16,7 +16,11 @@ and the CPU seconds of the broker and of S3Proxy per GB during each phase; the
 broker's CPU per GB copied is (produce + copy of the tiered topic) minus
 (produce of the local one).
 
-    .venv/bin/python -m bench.tiered.tiering_costs --gb 0.5 --runs 3
+    .venv/bin/python -m bench.tiered.tiering_costs --gb 0.5 --runs 3 [--store filesystem]
+
+With ``--store filesystem`` there is no S3Proxy (its column shows 0): what the
+broker alone spends, where S3Proxy's JVM on the same two cores would compete
+with the producer and the broker.
 """
 
 from __future__ import annotations
@@ -34,6 +38,12 @@ def main() -> None:
     ap.add_argument("--partitions", type=int, default=2)
     ap.add_argument("--segment-mib", type=int, default=32)
     ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument(
+        "--store",
+        choices=("s3", "filesystem"),
+        default="s3",
+        help="S3Proxy on this machine, or the filesystem store (the broker's own cost alone)",
+    )
     args = ap.parse_args()
 
     from bench.common.cluster import machine_line
@@ -59,9 +69,11 @@ def main() -> None:
         "off": {"segment.bytes": segment},
     }  # fmt: skip
     results: dict[str, list[dict[str, float]]] = {"on": [], "off": []}
-    with tiered_broker() as setup:
+    with tiered_broker(store=args.store) as setup:
         bootstrap = setup.bootstrap
-        pids = {"broker": pid_of(setup.broker), "S3Proxy": pid_of(setup.s3)}
+        pids = {"broker": pid_of(setup.broker)}
+        if setup.s3 is not None:
+            pids["S3Proxy"] = pid_of(setup.s3)
 
         def cpu() -> dict[str, float]:
             return {name: cpu_seconds(pid) for name, pid in pids.items()}
@@ -101,16 +113,16 @@ def main() -> None:
                 results[tiering].append(row)
                 print(f"run {n + 1} tiering {tiering}: produce {rate:,.0f} rec/s (broker "
                       f"{row['produce broker cpu/GB']:.1f} CPU s/GB; with the copy "
-                      f"{row['stored broker cpu/GB']:.1f}, S3Proxy {row['stored S3Proxy cpu/GB']:.1f}"
+                      f"{row['stored broker cpu/GB']:.1f}, S3Proxy {row.get('stored S3Proxy cpu/GB', 0):.1f}"
                       f"; tiered {waited:.1f} s after the last ack), read {read_rate:,.0f} rec/s "
                       f"(broker {row['read broker cpu/GB']:.1f} CPU s/GB, S3Proxy "
-                      f"{row['read S3Proxy cpu/GB']:.1f})", flush=True)  # fmt: skip
+                      f"{row.get('read S3Proxy cpu/GB', 0):.1f})", flush=True)  # fmt: skip
 
     med = {t: {k: statistics.median(r[k] for r in rs) for k in rs[0]} for t, rs in results.items()}
     on, off = med["on"], med["off"]
     print(f"\n{args.runs} run(s) each, medians. {records:,} records x {args.size} B = {gb:.2f} GB "
           f"per topic in {args.partitions} partitions, {args.segment_mib} MiB segments; tiering "
-          f"to S3Proxy on the same machine.\n")  # fmt: skip
+          f"to {'S3Proxy on the same machine' if setup.s3 else 'the filesystem store'}.\n")  # fmt: skip
     print(
         "| tiering | produce rec/s | broker CPU s/GB produce | ... with copy | S3Proxy CPU s/GB "
         "| read rec/s from 0 | broker CPU s/GB read | S3Proxy CPU s/GB read |"
@@ -119,9 +131,9 @@ def main() -> None:
     for t in ("on", "off"):
         m = med[t]
         print(f"| {t} | {m['produce rec/s']:,.0f} | {m['produce broker cpu/GB']:.1f} | "
-              f"{m['stored broker cpu/GB']:.1f} | {m['stored S3Proxy cpu/GB']:.1f} | "
+              f"{m['stored broker cpu/GB']:.1f} | {m.get('stored S3Proxy cpu/GB', 0):.1f} | "
               f"{m['read rec/s']:,.0f} | {m['read broker cpu/GB']:.1f} | "
-              f"{m['read S3Proxy cpu/GB']:.1f} |")  # fmt: skip
+              f"{m.get('read S3Proxy cpu/GB', 0):.1f} |")  # fmt: skip
     copy = on["stored broker cpu/GB"] - off["stored broker cpu/GB"]
     print(f"\nproduce on/off: {on['produce rec/s'] / off['produce rec/s']:.2f} (aim >= 0.9); "
           f"read tiered/local: {on['read rec/s'] / off['read rec/s']:.2f}; "
