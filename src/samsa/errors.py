@@ -204,12 +204,36 @@ class KafkaError(SamsaError):
 
 
 class InvalidRecordError(KafkaError):
-    """INVALID_RECORD for one record of a batch (Kafka's RecordError: its index and why)."""
+    """INVALID_RECORD (or INVALID_TIMESTAMP) for records of a batch (Kafka's RecordErrors:
+    each one's index and why).
 
-    def __init__(self, batch_index: int, message: str) -> None:
-        super().__init__(ErrorCode.INVALID_RECORD, message)
+    ``more`` holds the errors of further records after the first; ``summary``
+    is the partition's error message as Kafka's LogValidator words it."""
+
+    def __init__(
+        self,
+        batch_index: int,
+        message: str,
+        code: ErrorCode = ErrorCode.INVALID_RECORD,
+        more: tuple[tuple[int, str], ...] = (),
+    ) -> None:
+        super().__init__(code, message)
         self.batch_index = batch_index
         self.reason = message
+        self.record_errors = ((batch_index, message), *more)
+
+    @property
+    def summary(self) -> str:
+        if self.code is ErrorCode.INVALID_TIMESTAMP:  # LogValidator's words for these
+            return "One or more records have been rejected due to invalid timestamp"
+        shown = ", ".join(
+            f"RecordError(batchIndex={index}, message='{why}')"
+            for index, why in self.record_errors[:3]
+        )
+        return (
+            f"One or more records have been rejected due to {len(self.record_errors)} record "
+            f"errors in total, and only showing the first three errors at most: [{shown}]"
+        )
 
 
 class ConfigError(SamsaError):

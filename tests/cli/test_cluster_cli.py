@@ -273,8 +273,13 @@ def test_reassign_to_an_unknown_broker_is_kafkas_error_in_one_line(
             "must hold broker ids",
         ),
         (
-            '{"partitions": [{"topic": "t", "partition": 0, "replicas": [1], "log_dirs": ["/d"]}]}',
-            'may only hold "any"',
+            '{"partitions": [{"topic": "t", "partition": 0, "replicas": [1], "log_dirs": ["d"]}]}',
+            "must hold absolute paths or \"any\", not 'd'",
+        ),
+        (
+            '{"partitions": [{"topic": "t", "partition": 0, "replicas": [1],'
+            ' "log_dirs": ["/d", "any"]}]}',
+            "partitions[0].log_dirs must be a list of 1 dirs, one per replica",
         ),
         (
             '{"partitions": [{"topic": "t", "partition": 0, "replicas": [1]},'

@@ -217,9 +217,15 @@ class Run:
 
 
 @contextmanager
-def open_run(cluster: LocalCluster, log_dir: Path, nodes: list[int]) -> Iterator[Run]:
-    """``nodes`` started, the topic created, both producers and the reader running
-    and acknowledged on every partition; every node's log is written to
+def open_run(
+    cluster: LocalCluster,
+    log_dir: Path,
+    nodes: list[int],
+    topic_configs: dict[str, str] | None = None,
+) -> Iterator[Run]:
+    """``nodes`` started, the topic created (with ``topic_configs`` besides
+    ``min.insync.replicas=2``), both producers and the reader running and
+    acknowledged on every partition; every node's log is written to
     ``log_dir`` at the end, for whoever reads a failure."""
     cluster.start(nodes)
     state = Run(cluster)
@@ -230,7 +236,7 @@ def open_run(cluster: LocalCluster, log_dir: Path, nodes: list[int]) -> Iterator
             TOPIC,
             partitions=PARTITIONS,
             replication_factor=REPLICATION,
-            configs={"min.insync.replicas": "2"},
+            configs={"min.insync.replicas": "2", **(topic_configs or {})},
         )
         state.wait_healthy("topic created")
         state.producers = [

@@ -349,7 +349,9 @@ async def test_empty_classic_group_is_upgraded_and_keeps_its_offsets() -> None:
 
 
 @async_test
-async def test_classic_join_to_a_live_consumer_group_is_refused() -> None:
+async def test_classic_join_of_another_protocol_type_to_a_live_consumer_group_is_refused() -> None:
+    """Classic consumers join (KIP-848 migration, test_group_migration); a Connect
+    worker's protocol type cannot."""
     groups = await Groups().start()
     await groups.join("m1")
     answer = await groups.call(
@@ -360,8 +362,8 @@ async def test_classic_join_to_a_live_consumer_group_is_refused() -> None:
             "session_timeout_ms": 10_000,
             "rebalance_timeout_ms": 10_000,
             "member_id": "",
-            "protocol_type": "consumer",
-            "protocols": [{"name": "range", "metadata": b""}],
+            "protocol_type": "connect",
+            "protocols": [{"name": "sessioned", "metadata": b""}],
         },
     )
     assert answer["error_code"] == ErrorCode.INCONSISTENT_GROUP_PROTOCOL

@@ -10,6 +10,7 @@ from confluent_kafka.admin import AdminClient, NewTopic
 from tests.integration.conftest import stored_batches
 
 from samsa.protocol.batches.compression import Compression
+from samsa.protocol.batches.record_batch import BATCH_HEADER_SIZE
 from samsa.testing import BrokerProcess
 
 CODECS = ["none", "gzip", "snappy", "lz4", "zstd"]
@@ -96,7 +97,12 @@ def test_produce_consume_every_codec(
     batches = stored_batches(broker.data_dir, topic_name)
     assert batches, "no batches on disk"
     expected = Compression[codec.upper()]
-    assert {h.compression for h in batches} == {expected}
+    # librdkafka sends a batch uncompressed when compressing would not shrink it
+    # (a lone record with no key or value, say): the broker stores what it got.
+    assert expected in {h.compression for h in batches}
+    for h in batches:
+        if h.compression is not expected:
+            assert h.compression is Compression.NONE and h.size - BATCH_HEADER_SIZE < 128, h
     if idempotent:
         assert all(h.producer_id >= 0 for h in batches)
 

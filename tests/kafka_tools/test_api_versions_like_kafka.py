@@ -27,7 +27,6 @@ from samsa.testing.kafka import KafkaProcess
 from samsa.testing.kafka_reference import DEFAULT_KAFKA_VERSION, KafkaReference
 
 NOT_YET = {
-    "AlterReplicaLogDirs(34)": "moving replicas between JBOD dirs (a -future copy and swap)",
     "StreamsGroupHeartbeat(88)": "KIP-1071 Streams groups",
     "StreamsGroupDescribe(89)": "KIP-1071 Streams groups",
     "StreamsGroupTopologyDescriptionUpdate(93)": "KIP-1071 Streams groups",

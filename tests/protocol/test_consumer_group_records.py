@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import json
+import subprocess
+from pathlib import Path
+from typing import Any
+
 import pytest
 
 from samsa.errors import DecodeError
@@ -98,3 +103,69 @@ def test_assignment_wire_form_is_sorted_and_drops_empty_topics() -> None:
     wire = assignment_to_wire(assignment)
     assert wire == [{"topic_id": T, "partitions": [0, 2]}]
     assert assignment_from_wire(wire) == {T: frozenset({0, 2})}
+
+
+def member_metadata(classic: dict[str, object] | None) -> dict[str, object]:
+    return {
+        "instance_id": "i-1",
+        "rack_id": None,
+        "client_id": "c",
+        "client_host": "/127.0.0.1",
+        "subscribed_topic_names": ["t"],
+        "subscribed_topic_regex": None,
+        "rebalance_timeout_ms": 30000,
+        "server_assignor": None,
+        "classic_member_metadata": classic,
+    }
+
+
+def test_a_classic_members_metadata_round_trips_and_is_absent_for_others() -> None:
+    classic = {
+        "session_timeout_ms": 6000,
+        "supported_protocols": [
+            {"name": "range", "metadata": b"\x00\x03sub"},
+            {"name": "roundrobin", "metadata": b""},
+        ],
+    }
+    for value in (member_metadata(classic), member_metadata(None)):
+        encoded = encode_consumer_group_value(MEMBER_METADATA, value)
+        assert decode_consumer_group_value(MEMBER_METADATA, encoded) == value
+
+
+def test_kafka_reads_and_writes_the_classic_member_metadata_as_we_do(
+    kafka_reference: Any, tmp_path: Path
+) -> None:
+    """Kafka's generated ConsumerGroupMemberMetadataValue reads our bytes (tagged
+    ClassicMemberMetadata with its session timeout and protocols) and writes the
+    same bytes back: a data dir is readable by Kafka's own tools."""
+    from tests.kafka_tools.conftest import compile_java
+
+    source = Path(__file__).with_name("java") / "MemberMetadataOracle.java"
+    classes = compile_java(
+        kafka_reference,
+        source,
+        tmp_path,
+        ("kafka-clients", "kafka-group-coordinator", "jackson-databind", "jackson-core"),
+    )
+    classic = {
+        "session_timeout_ms": 6000,
+        "supported_protocols": [{"name": "range", "metadata": b"\x00\x01"}],
+    }
+    encoded = encode_consumer_group_value(MEMBER_METADATA, member_metadata(classic))
+    done = subprocess.run(
+        kafka_reference.java_command(
+            "MemberMetadataOracle",
+            encoded.hex(),
+            quick_start=True,
+            classpath=f"{classes}:{kafka_reference.kafka_classpath}",
+        ),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    as_json, written = done.stdout.splitlines()
+    parsed = json.loads(as_json)
+    assert parsed["classicMemberMetadata"]["sessionTimeoutMs"] == 6000
+    assert parsed["classicMemberMetadata"]["supportedProtocols"][0]["name"] == "range"
+    assert written == encoded.hex()

@@ -158,6 +158,27 @@ def test_the_view_answers_whether_an_id_is_registered_for_a_subject() -> None:
     assert not view.is_registered(1, "orders-value") and view.is_known_id(1)
 
 
+def test_validation_follows_each_subject_name_strategy() -> None:
+    registry = Registry()
+    order = {"type": "record", "name": "Order", "namespace": "shop", "fields": []}
+    proto = 'syntax = "proto3"; package shop; message Pay { message Line {} } message Refund {}'
+    assert registry.register("orders-value", order).json() == {"id": 1}
+    assert registry.register("shop.Order", order).json() == {"id": 1}  # same schema, same id
+    assert registry.register("refunds-shop.Refund", proto, "PROTOBUF").json() == {"id": 2}
+    view = RegistryView(registry.state)
+    topic_name = "io.confluent.kafka.serializers.subject.TopicNameStrategy"
+    assert view.refusal(1, "orders", False, topic_name) is None
+    assert "not registered under subject orders-key" in (
+        view.refusal(1, "orders", True, topic_name) or ""
+    )
+    assert view.refusal(1, "payments", False, "RecordNameStrategy") is None  # any topic
+    assert view.refusal(2, "refunds", False, "TopicRecordNameStrategy") is None
+    refused = view.refusal(2, "other", False, "TopicRecordNameStrategy") or ""
+    assert "other-shop.Pay" in refused and "other-shop.Pay.Line" in refused
+    assert "registered under refunds-shop.Refund" in refused
+    assert "no subject holds it" in (view.refusal(3, "orders", False, "RecordNameStrategy") or "")
+
+
 def test_forwarding_passes_the_request_and_brings_the_answer_back() -> None:
     seen: list[HttpRequest] = []
 

@@ -16,7 +16,7 @@ from tests.replication.helpers import (
     registration,
 )
 
-from samsa.errors import ErrorCode, KafkaError
+from samsa.errors import ErrorCode, InvalidRecordError, KafkaError
 from samsa.replication.leader.isr_state import PendingIsrChange
 from samsa.replication.partition import Partition, PartitionRole
 from samsa.replication.partition_base import PartitionBase
@@ -357,3 +357,42 @@ def test_a_caught_up_replica_that_dies_stops_holding_the_watermark(
     clock.advance(10_001)  # 2 never fetches again
     assert partition.maybe_shrink_isr(clock()) is None  # not in the ISR
     assert partition.high_watermark == end
+
+
+def test_min_insync_replicas_above_the_replica_count_counts_every_replica(
+    tmp_path: Path, clock: ManualClock
+) -> None:
+    """Kafka's effective min ISR: min(min.insync.replicas, replicas), so a two-replica
+    partition with min.insync.replicas=3 takes acks=all while both are in sync."""
+    partition = make_partition(tmp_path, clock, min_insync_replicas=3)
+    assert partition.make_leader(registration(replicas=(1, 2)), clock())
+    assert partition.effective_min_insync_replicas == 2
+    produce(partition, acks=-1)
+    assert partition.log_end_offset == 1
+    shrunk = make_partition(tmp_path, clock, name="q", min_insync_replicas=3)
+    assert shrunk.make_leader(registration(replicas=(1, 2), isr=(1,)), clock())
+    with pytest.raises(KafkaError) as info:
+        produce(shrunk, acks=-1)
+    assert info.value.code is ErrorCode.NOT_ENOUGH_REPLICAS
+
+
+def test_create_time_stamps_too_far_ahead_or_behind_are_refused(
+    tmp_path: Path, clock: ManualClock
+) -> None:
+    partition = make_partition(
+        tmp_path, clock, message_timestamp_before_max_ms=60_000
+    )  # after.max: Kafka 4's one-hour default
+    now = clock()
+    for refused in (now + 3_600_001, now - 60_001):
+        with pytest.raises(InvalidRecordError) as info:
+            partition.append_from_client(memoryview(make_batch(timestamp=refused)))
+        assert info.value.code is ErrorCode.INVALID_TIMESTAMP
+        assert str(refused) in info.value.reason
+    for accepted in (now + 3_600_000, now - 60_000):
+        partition.append_from_client(memoryview(make_batch(timestamp=accepted)))
+    assert partition.log_end_offset == 2
+    stamped_by_broker = make_partition(
+        tmp_path, clock, name="q", message_timestamp_type="LogAppendTime"
+    )
+    stamped_by_broker.append_from_client(memoryview(make_batch(timestamp=now + 7_200_000)))
+    assert stamped_by_broker.log_end_offset == 1

@@ -125,3 +125,28 @@ def test_client_quota_apis_need_the_clusters_configs() -> None:
     answer = _call(alter, 49, "User:alice", body)
     assert [e["error_code"] for e in answer["entries"]] == [ErrorCode.CLUSTER_AUTHORIZATION_FAILED]
     assert answer["entries"][0]["entity"] == entity
+
+
+def test_alter_replica_log_dirs_needs_the_clusters_alter() -> None:
+    """Kafka's answer when refused: every partition named, one topic entry per
+    dir and topic, CLUSTER_AUTHORIZATION_FAILED (the response has no top-level
+    error)."""
+    router = _guarded(34)
+    body = {
+        "dirs": [
+            {"path": "/data/b", "topics": [{"name": "t", "partitions": [0, 1]}]},
+            {"path": "/data/c", "topics": [{"name": "t", "partitions": [2]}]},
+        ]
+    }
+    assert _call(router, 34, "User:admin", body) is SENTINEL
+    denied = ErrorCode.CLUSTER_AUTHORIZATION_FAILED
+    assert _call(router, 34, "User:alice", body)["results"] == [
+        {
+            "topic_name": "t",
+            "partitions": [
+                {"partition_index": 0, "error_code": denied},
+                {"partition_index": 1, "error_code": denied},
+            ],
+        },
+        {"topic_name": "t", "partitions": [{"partition_index": 2, "error_code": denied}]},
+    ]

@@ -172,6 +172,11 @@ def local_segments(partition_dir: Path) -> list[int]:
 
 def metadata_events(bootstrap: str, partitions: int) -> list[Any]:
     """Every event of ``__remote_log_metadata``, decoded, in each partition's order."""
+    return [decode_remote_log_metadata(v) for v in metadata_values(bootstrap, partitions)]
+
+
+def metadata_values(bootstrap: str, partitions: int) -> list[bytes]:
+    """Every record value of ``__remote_log_metadata``, in each partition's order."""
     consumer = ck.Consumer(
         {
             "bootstrap.servers": bootstrap,
@@ -179,7 +184,7 @@ def metadata_events(bootstrap: str, partitions: int) -> list[Any]:
             "enable.auto.commit": False,
         }
     )
-    events: list[Any] = []
+    values: list[bytes] = []
     try:
         for partition in range(partitions):
             low, high = consumer.get_watermark_offsets(
@@ -194,11 +199,11 @@ def metadata_events(bootstrap: str, partitions: int) -> list[Any]:
                     continue
                 value, at = msg.value(), msg.offset()
                 assert isinstance(value, bytes) and at is not None
-                events.append(decode_remote_log_metadata(value))
+                values.append(value)
                 offset = at + 1
     finally:
         consumer.close()
-    return events
+    return values
 
 
 def wait_for(probe: Callable[[], Any], timeout: float, what: str) -> Any:

@@ -124,5 +124,8 @@ class Log:
     def update_highest_offset_in_remote_storage(self, offset: int) -> None:
         self.highest_remote = offset
 
-    def update_log_start_offset_from_remote(self, offset: int) -> None:
+    def highest_offset_in_remote_storage(self) -> int:
+        return self.highest_remote
+
+    async def update_log_start_offset_from_remote(self, offset: int) -> None:
         self.log_start = offset

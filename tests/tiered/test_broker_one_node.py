@@ -150,6 +150,8 @@ def test_remote_metrics(broker: BrokerProcess) -> None:
     assert value(samples, "samsa_remote_copy_lag_segments", topic=topic) == 0
     assert value(samples, "samsa_remote_fetch_bytes_total", topic=topic) >= remote_size
     assert value(samples, "samsa_remote_fetch_requests_total", topic=topic) > 0
+    assert value(samples, "samsa_remote_log_metadata_not_ready_partitions") == 0
+    assert value(samples, "samsa_remote_log_metadata_replay_timeouts_total") == 0
 
 
 def test_timestamps_and_read_committed_from_the_remote_tier(broker: BrokerProcess) -> None:

@@ -198,3 +198,31 @@ def test_total_retention_deletes_remote_segments_and_moves_the_log_start(
     assert asyncio.run(expirer.run_once()) == 0
     states = [e.state for e in topic.events() if isinstance(e, RemoteLogSegmentMetadataUpdate)]
     assert states.count(S.DELETE_SEGMENT_STARTED) == states.count(S.DELETE_SEGMENT_FINISHED) == 2
+
+
+def test_with_copying_disabled_the_log_start_follows_local_deletion_once_remote_data_expired(
+    store: RemoteStore, tmp_path: Path
+) -> None:
+    """KIP-950: with ``remote.log.copy.disable`` local retention deletes
+    segments no copy holds; once total retention removed the last remote
+    segment, the log starts where the local log does."""
+    log = Log(tmp_path / "log", [EpochEntry(0, 0)])
+    first, second, third, _ = log.roll(10), log.roll(10), log.roll(10), log.roll(2)
+    topic = MetadataTopic()
+    metadata = topic.manager()
+    log.lso = third.base_offset  # two segments copied, then copying was disabled
+    assert asyncio.run(_task(log, metadata, store).run_once()) == 2
+    del log.segments[:3]  # local retention went on without copies
+    log.retention = (1000, -1)
+    newest = max(t for _, t in third.records)
+    expirer = RemoteLogExpirationTask(
+        log,
+        metadata,
+        RemoteStorageManager(store),
+        broker_id=1,
+        wall_clock_ms=lambda: newest + 1001,
+    )
+    assert asyncio.run(expirer.run_once()) == 2
+    assert second.end_offset + 1 < log.local_log_start_offset() == third.end_offset + 1
+    assert log.log_start == log.local_log_start_offset()
+    del first

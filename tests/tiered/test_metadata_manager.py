@@ -1,9 +1,17 @@
-"""The metadata manager: publish returns once its event is applied; replay is the only way in."""
+"""The metadata manager: publish returns once its event is applied; replay is the only way in;
+every wait on the replay is bounded."""
 
 from __future__ import annotations
 
 import asyncio
 
+from samsa.controller.image.metadata_image import MetadataImage
+from samsa.net import ChannelPool
+from samsa.replication.tiering.metadata_topic import (
+    MetadataNotReadyError,
+    MetadataTopic,
+    MetadataTopicSettings,
+)
 from samsa.tiered.metadata import (
     EpochEntry,
     RemoteLogSegmentId,
@@ -64,5 +72,41 @@ def test_replay_skips_what_it_applied_and_what_does_not_decode() -> None:
         assert not manager.is_ready(TIP)
         manager.mark_initialized(TIP)
         assert manager.is_ready(TIP)
+
+    asyncio.run(scenario())
+
+
+def test_a_load_that_cannot_finish_says_where_it_is_stuck() -> None:
+    """``__remote_log_metadata`` cannot be created (no controller answers): the
+    load of a partition's metadata gives up after its bound with a message
+    naming what is missing, instead of waiting for ever."""
+
+    async def scenario() -> None:
+        image = MetadataImage()
+        never = asyncio.Event()
+
+        async def create_topic(name: str, partitions: int, rf: int, configs: object) -> None:
+            await never.wait()  # the controller does not answer
+
+        topic = MetadataTopic(
+            node_id=1,
+            replicas=None,
+            image=lambda: image,
+            create_topic=create_topic,
+            wait_for_image=never.wait,
+            channels=ChannelPool(client_id="test"),
+            settings=MetadataTopicSettings(partitions=3, initialization_timeout_ms=100),
+        )
+        started = asyncio.get_running_loop().time()
+        try:
+            await topic.load(TIP)
+        except MetadataNotReadyError as exc:
+            message = str(exc)
+        else:
+            raise AssertionError("the load finished without a metadata topic")
+        assert asyncio.get_running_loop().time() - started < 5
+        assert "not replayed within 100 ms" in message
+        assert "__remote_log_metadata does not exist yet" in message
+        assert not topic.manager.is_ready(TIP)
 
     asyncio.run(scenario())

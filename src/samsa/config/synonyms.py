@@ -97,6 +97,7 @@ _OTHER_DYNAMIC = frozenset(
         # kept and described, but Samsa does not throttle replication.
         "leader.replication.throttled.rate",
         "follower.replication.throttled.rate",
+        # ... and --replica-alter-log-dirs-throttle: moves between log dirs obey it.
         "replica.alter.log.dirs.io.max.bytes.per.second",
         # Tiered storage: Kafka's DynamicRemoteLogConfig, the ones Samsa has.
         "remote.log.index.file.cache.total.size.bytes",
@@ -105,6 +106,7 @@ _OTHER_DYNAMIC = frozenset(
         "remote.log.manager.fetch.max.bytes.per.second",
         "remote.list.offsets.request.timeout.ms",
         "remote.log.reader.threads",
+        "remote.log.manager.orphan.grace.ms",
     }
 )
 

@@ -4,10 +4,11 @@ The pages are HTML, JS and CSS in this package (no build step, nothing fetched
 from elsewhere); the JSON API is under ``/api/``.
 
 One module per page of the API: ``topics`` (list and topic page), ``configs``
-(a topic's or this broker's, with units), ``messages`` (the message browser),
-``search`` (a whole topic, in slices), ``groups``, ``topic_consumers``,
-``share_groups``, ``cluster``, ``security_views`` (ACLs, SCRAM users,
-quotas), ``actions`` (the only writes, off unless
+(a topic's or this broker's, with units), ``messages`` (the message browser, with
+``schemas.values`` decoding records with their schemas), ``search`` (a whole topic, in
+slices), ``groups``, ``topic_consumers``, ``share_groups``, ``cluster``,
+``security_views`` (ACLs, SCRAM users, quotas), ``schemas`` (the schema registry's subjects),
+``actions`` (the only writes, off unless
 ``console.allow.actions=true``).  The pages' files are in ``static/``.  The console sees the broker only
 through ``broker_port.ConsoleBroker`` and acts as the user logged in to it
 (``samsa.http.login``), through the broker's authorizer.  The API is
@@ -37,6 +38,7 @@ from samsa.console import (
 )
 from samsa.console.broker_port import ConsoleBroker
 from samsa.console.context import ConsoleContext
+from samsa.console.schemas import subjects
 from samsa.http.endpoint import EndpointSecurity, HttpEndpoint
 from samsa.http.login import SessionLogin
 from samsa.http.messages import HttpError, Request, Response, json_response, not_found
@@ -132,6 +134,8 @@ def console_endpoint(
             lambda ctx, r: groups.describe_group(ctx, r.path.removeprefix("/api/groups/"), r)
         ),
         "/api/share-groups": as_caller(share_groups.list_share_groups),
+        "/api/subjects": as_caller(subjects.list_subjects),
+        "/api/subjects/*": as_caller(subjects.subject_page),
         "/api/acls": as_caller(security_views.acls),
         "/api/users": as_caller(security_views.users),
         "/api/quotas": as_caller(security_views.quotas),

@@ -19,6 +19,7 @@ from samsa.protocol.acl import AclOperation, ResourceType
 from samsa.security.caller import Caller
 
 if TYPE_CHECKING:
+    from samsa.console.schemas.registry_port import ConsoleRegistry
     from samsa.controller.image.metadata_image import MetadataImage
     from samsa.storage.cleaner.manager import CleanerStats
 
@@ -59,6 +60,45 @@ class LocalReplica(Protocol):
 
     @property
     def producer_state(self) -> ProducerStates: ...
+
+
+class PartitionTiers(Protocol):
+    """A tiered partition's two tiers as this broker's replica knows them."""
+
+    @property
+    def local_log_start_offset(self) -> int: ...
+
+    @property
+    def local_size_bytes(self) -> int: ...
+
+    @property
+    def log_start_offset(self) -> int:
+        """The partition's start, remote tier included."""
+        ...
+
+    @property
+    def tiered_end_offset(self) -> int:
+        """The last offset in the remote tier (-1: none)."""
+        ...
+
+    @property
+    def remote_size_bytes(self) -> int: ...
+
+    @property
+    def remote_segments(self) -> int: ...
+
+    @property
+    def copy_lag_bytes(self) -> int:
+        """Bytes of rolled segments not copied yet."""
+        ...
+
+    @property
+    def copy_lag_segments(self) -> int: ...
+
+    @property
+    def ready(self) -> bool:
+        """The remote metadata is replayed here (else the remote figures are 0)."""
+        ...
 
 
 class Member(Protocol):
@@ -219,6 +259,12 @@ class ConsoleBroker(Protocol):
         """This broker's replica of the partition, if it hosts one."""
         ...
 
+    def tiers(self, topic: str, partition: int) -> PartitionTiers | None:
+        """Both tiers of this broker's replica of a partition with
+        ``remote.storage.enable`` (None: not hosted here, not tiered, or
+        tiered storage is off on this broker)."""
+        ...
+
     def read_records(self, fetch: Body) -> list[Body]:
         """A Fetch request's ``responses``, read as the Fetch handler reads for
         a consumer (leaders only, below the high watermark) without touching
@@ -236,4 +282,8 @@ class ConsoleBroker(Protocol):
         self, caller: Caller, operation: AclOperation, resource_type: ResourceType, name: str
     ) -> bool:
         """What the authorizer answers for ``caller`` (True when ACLs are off)."""
+        ...
+
+    def schema_registry(self) -> ConsoleRegistry | None:
+        """The schema registry's state on this broker (None: the cluster has none)."""
         ...

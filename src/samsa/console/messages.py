@@ -26,6 +26,7 @@ from typing import Any
 
 from samsa.console.context import ConsoleContext
 from samsa.console.params import choice_param, int_param
+from samsa.console.schemas.values import with_schemas
 from samsa.console.values import matches, render
 from samsa.errors import ErrorCode
 from samsa.http.messages import HttpError, Request, Response, json_response
@@ -288,7 +289,7 @@ def _read_from(
             )
             for r in records:
                 if r.offset >= start:
-                    rows.append(record_row(read.partition, r, timestamp_type))
+                    rows.append(with_schemas(ctx, record_row(read.partition, r, timestamp_type), r))
     except Exception as exc:  # a damaged batch: say so, show what came before it
         read.error = f"could not decode records after offset {start}: {exc}"
     read.records = rows[:limit]

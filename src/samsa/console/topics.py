@@ -8,6 +8,12 @@ sends one page of rows, never all of them.  Configs come from the
 DescribeConfigs handler itself, so their values and sources are what every
 Kafka client is told (``configs``).  ``authorized_operations`` lets the page
 grey out the actions the caller would be refused.
+
+A topic with ``remote.storage.enable=true`` shows both tiers: per partition
+hosted here, where the local log starts and its size, where the partition
+starts counting the remote tier, the last offset the remote tier holds, its
+size and segments, and the copy lag (rolled segments not copied yet); and
+the same summed over the topic's partitions hosted here (``tiers``).
 """
 
 from __future__ import annotations
@@ -22,6 +28,7 @@ from samsa.console.params import page_window
 from samsa.http.messages import Request, Response, json_response
 
 if TYPE_CHECKING:
+    from samsa.console.broker_port import PartitionTiers
     from samsa.controller.image.registrations import PartitionRegistration
 
 MAX_PAGE = 1000
@@ -98,7 +105,53 @@ def partition_row(
         row["last_stable_offset"] = stable
         row["lso_lag"] = high_watermark - stable
         row["open_transactions"] = len(local.producer_state.ongoing_transactions())
+    tiers = ctx.broker.tiers(topic, index)
+    row["tiers"] = None if tiers is None else _tier_row(tiers)
     return row
+
+
+def _tier_row(tiers: PartitionTiers) -> dict[str, Any]:
+    return {
+        "local_log_start_offset": tiers.local_log_start_offset,
+        "local_size_bytes": tiers.local_size_bytes,
+        "log_start_offset": tiers.log_start_offset,
+        "tiered_end_offset": tiers.tiered_end_offset,
+        "remote_size_bytes": tiers.remote_size_bytes,
+        "remote_segments": tiers.remote_segments,
+        "copy_lag_bytes": tiers.copy_lag_bytes,
+        "copy_lag_segments": tiers.copy_lag_segments,
+        "ready": tiers.ready,
+    }
+
+
+def tier_totals(ctx: ConsoleContext, name: str) -> dict[str, Any] | None:
+    """Both tiers summed over the topic's partitions hosted here (None: the
+    topic is not tiered).  The remote tier starts at the lowest partition
+    start and ends at the highest tiered offset, as the per-partition figures
+    would be read at a glance."""
+    if ctx.broker.image.topic_configs(name).get("remote.storage.enable", "").lower() != "true":
+        return None
+    totals = {
+        "partitions": 0,
+        "local_size_bytes": 0,
+        "remote_size_bytes": 0,
+        "remote_segments": 0,
+        "copy_lag_bytes": 0,
+        "copy_lag_segments": 0,
+        "not_ready": 0,
+    }
+    for index in ctx.broker.image.topics[name].partitions:
+        tiers = ctx.broker.tiers(name, index)
+        if tiers is None:
+            continue
+        totals["partitions"] += 1
+        totals["local_size_bytes"] += tiers.local_size_bytes
+        totals["remote_size_bytes"] += tiers.remote_size_bytes
+        totals["remote_segments"] += tiers.remote_segments
+        totals["copy_lag_bytes"] += tiers.copy_lag_bytes
+        totals["copy_lag_segments"] += tiers.copy_lag_segments
+        totals["not_ready"] += not tiers.ready
+    return totals
 
 
 def topic_summary(ctx: ConsoleContext, name: str) -> dict[str, Any]:
@@ -170,6 +223,9 @@ def describe_topic(ctx: ConsoleContext, name: str, request: Request) -> Response
             "limit": limit,
             "partitions": rows,
             "configs": topic_configs(ctx, name),
+            "tiers": ctx.cached(
+                ("tiers", name), STORED_MAX_AGE_S / 5, lambda: tier_totals(ctx, name)
+            ),
             "authorized_operations": ctx.authorized_operations(TOPIC, name),
             "totals": {
                 "time": time.time(),

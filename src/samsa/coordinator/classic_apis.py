@@ -7,7 +7,9 @@ reasons: these follow the rebalance protocol's versions (static members,
 known member ids, skip-assignment), those the offsets' (leader epochs, many
 groups per request).  Each method maps one request version onto the plain
 values of ``membership`` and ``admin``, and answers for KIP-848 and share
-groups of the same id where Kafka does.
+groups of the same id where Kafka does: a member of the classic protocol
+joining a consumer group that has members is served inside it
+(``consumer/classic_members``, KIP-848's online migration).
 """
 
 from __future__ import annotations
@@ -16,7 +18,10 @@ from typing import Any
 
 from samsa.coordinator.admin import GroupAdmin
 from samsa.coordinator.consumer.admin import ConsumerGroupAdmin
+from samsa.coordinator.consumer.classic_members import ClassicMembers
+from samsa.coordinator.consumer.group import ConsumerGroup
 from samsa.coordinator.consumer.manager import ConsumerGroupManager
+from samsa.coordinator.group import JoinResult, SyncResult
 from samsa.coordinator.membership import JoinRequest, Membership
 from samsa.coordinator.registry import GroupRegistry
 from samsa.coordinator.share import ShareGroupManager
@@ -33,6 +38,7 @@ class ClassicGroupApis:
     admin: GroupAdmin
     consumer: ConsumerGroupManager
     consumer_admin: ConsumerGroupAdmin
+    classic_members: ClassicMembers
     share: ShareGroupManager
 
     # ----------------------------------------------------------- membership
@@ -46,24 +52,32 @@ class ClassicGroupApis:
             return self._join_error(refused, request, version)
         session = request["session_timeout_ms"]
         rebalance = request.get("rebalance_timeout_ms", -1)
-        result = await self.membership.join(
-            JoinRequest(
-                group_id=request["group_id"],
-                member_id=request.get("member_id") or "",
-                group_instance_id=request.get("group_instance_id") if version >= 5 else None,
-                session_timeout_ms=session,
-                rebalance_timeout_ms=session if rebalance is None or rebalance < 0 else rebalance,
-                protocol_type=request["protocol_type"],
-                protocols=[
-                    (p["name"], bytes(p["metadata"])) for p in request.get("protocols") or ()
-                ],
-                client_id=client_id,
-                client_host=client_host,
-                require_known_member_id=version >= 4,
-                supports_skip_assignment=version >= 9,
-                reason=request.get("reason"),
-            )
+        join = JoinRequest(
+            group_id=request["group_id"],
+            member_id=request.get("member_id") or "",
+            group_instance_id=request.get("group_instance_id") if version >= 5 else None,
+            session_timeout_ms=session,
+            rebalance_timeout_ms=session if rebalance is None or rebalance < 0 else rebalance,
+            protocol_type=request["protocol_type"],
+            protocols=[(p["name"], bytes(p["metadata"])) for p in request.get("protocols") or ()],
+            client_id=client_id,
+            client_host=client_host,
+            require_known_member_id=version >= 4,
+            supports_skip_assignment=version >= 9,
+            reason=request.get("reason"),
         )
+        consumer_group = self._live_consumer_group(join.group_id)
+        result: JoinResult
+        if consumer_group is None:
+            result = await self.membership.join(join)
+        elif not (
+            self.registry.config.group_min_session_timeout_ms
+            <= session
+            <= self.registry.config.group_max_session_timeout_ms
+        ):
+            result = JoinResult(ErrorCode.INVALID_SESSION_TIMEOUT, join.member_id)
+        else:
+            result = await self.classic_members.join(consumer_group, join)
         protocol_name = result.protocol_name
         if version < 7 and protocol_name is None:
             protocol_name = ""
@@ -83,14 +97,23 @@ class ClassicGroupApis:
         }
 
     async def _classic_join_refused(self, group_id: str) -> ErrorCode | None:
-        """A consumer group of that id: refused while it has members; an empty one is
+        """The coordinator's own errors; and an empty consumer group of that id is
         deleted so the classic group can start over (its offsets stay)."""
-        error = await self.consumer_admin.delete(group_id)
-        if error is None or error is ErrorCode.NONE:
+        error = self.registry.check(group_id)
+        if error is not None:
+            return error
+        group = self.consumer.groups.get(group_id)
+        if group is None or group.members:
             return None
-        if error is ErrorCode.NON_EMPTY_GROUP:
-            return ErrorCode.INCONSISTENT_GROUP_PROTOCOL
-        return error
+        error = await self.consumer_admin.delete(group_id)
+        return None if error is None or error is ErrorCode.NONE else error
+
+    def _live_consumer_group(self, group_id: str) -> ConsumerGroup | None:
+        """A consumer group with members serves classic members itself."""
+        group = self.consumer.groups.get(group_id)
+        if group is None or not group.members or self.registry.check(group_id) is not None:
+            return None
+        return group
 
     @staticmethod
     def _join_error(error: ErrorCode, request: Body, version: int) -> Body:
@@ -108,15 +131,30 @@ class ClassicGroupApis:
 
     async def sync_group(self, request: Body, version: int) -> Body:
         """SyncGroup (14): the leader hands in assignments, everyone gets theirs."""
-        result = await self.membership.sync(
-            request["group_id"],
-            request["generation_id"],
-            request["member_id"],
-            request.get("group_instance_id") if version >= 3 else None,
-            request.get("protocol_type") if version >= 5 else None,
-            request.get("protocol_name") if version >= 5 else None,
-            {a["member_id"]: bytes(a["assignment"]) for a in request.get("assignments") or ()},
-        )
+        protocol_type = request.get("protocol_type") if version >= 5 else None
+        protocol_name = request.get("protocol_name") if version >= 5 else None
+        instance_id = request.get("group_instance_id") if version >= 3 else None
+        consumer_group = self._live_consumer_group(request["group_id"])
+        result: SyncResult
+        if consumer_group is not None:
+            result = self.classic_members.sync(
+                consumer_group,
+                request["generation_id"],
+                request["member_id"],
+                instance_id,
+                protocol_type,
+                protocol_name,
+            )
+        else:
+            result = await self.membership.sync(
+                request["group_id"],
+                request["generation_id"],
+                request["member_id"],
+                instance_id,
+                protocol_type,
+                protocol_name,
+                {a["member_id"]: bytes(a["assignment"]) for a in request.get("assignments") or ()},
+            )
         return {
             "throttle_time_ms": 0,
             "error_code": int(result.error),
@@ -127,12 +165,16 @@ class ClassicGroupApis:
 
     async def heartbeat(self, request: Body, version: int) -> Body:
         """Heartbeat (12): keeps the session alive and tells members when to rejoin."""
-        error = self.membership.heartbeat(
-            request["group_id"],
-            request["generation_id"],
-            request["member_id"],
-            request.get("group_instance_id") if version >= 3 else None,
-        )
+        instance_id = request.get("group_instance_id") if version >= 3 else None
+        consumer_group = self._live_consumer_group(request["group_id"])
+        if consumer_group is not None:
+            error = self.classic_members.heartbeat(
+                consumer_group, request["generation_id"], request["member_id"], instance_id
+            )
+        else:
+            error = self.membership.heartbeat(
+                request["group_id"], request["generation_id"], request["member_id"], instance_id
+            )
         return {"throttle_time_ms": 0, "error_code": int(error)}
 
     async def leave_group(self, request: Body, version: int) -> Body:
@@ -144,7 +186,14 @@ class ClassicGroupApis:
             ]
         else:
             leaving = [(request.get("member_id") or "", None)]
-        top, errors = self.membership.leave(request["group_id"], leaving)
+        consumer_group = self._live_consumer_group(request["group_id"])
+        if consumer_group is not None:
+            top, errors = (
+                ErrorCode.NONE,
+                await self.classic_members.leave(consumer_group, leaving),
+            )
+        else:
+            top, errors = self.membership.leave(request["group_id"], leaving)
         if version < 3 and top is ErrorCode.NONE:
             top = errors[0]
         return {

@@ -29,10 +29,12 @@ from samsa.coordinator.admin import GroupAdmin
 from samsa.coordinator.classic_apis import ClassicGroupApis
 from samsa.coordinator.config import GroupConfig
 from samsa.coordinator.consumer.admin import ConsumerGroupAdmin
+from samsa.coordinator.consumer.classic_members import ClassicMembers
 from samsa.coordinator.consumer.config import ConsumerGroupConfig
 from samsa.coordinator.consumer.manager import ConsumerGroupManager, TopicLookup
 from samsa.coordinator.group import GroupState, JoinResult, SyncResult
 from samsa.coordinator.membership import Membership
+from samsa.coordinator.migration import Migration
 from samsa.coordinator.offset_apis import OffsetApis
 from samsa.coordinator.offsets import OffsetManager, PartitionExists
 from samsa.coordinator.rebalance import Rebalancer, TransitionListener
@@ -92,6 +94,8 @@ class GroupCoordinator(ClassicGroupApis, OffsetApis):
             self.registry, consumer_config or ConsumerGroupConfig(), topics
         )
         self.consumer_admin = ConsumerGroupAdmin(self.consumer)
+        self.classic_members = ClassicMembers(self.consumer)
+        self.consumer.migration = Migration(self.registry, self.rebalancer, self.consumer)
         self.offsets.in_use_elsewhere = self.consumer_admin.has_members
         self.share = ShareGroupManager(
             self.registry, share_config or ShareGroupConfig(), topics, self._not_share_group

@@ -89,21 +89,38 @@ class OffsetApis:
         }
 
     async def txn_offset_commit(self, request: Body, version: int) -> Body:
-        """TxnOffsetCommit (28): offsets the group sees once the transaction commits."""
+        """TxnOffsetCommit (28): offsets the group sees once the transaction commits.
+
+        A KIP-848 group checks the member's epoch first, as OffsetCommit does; the
+        API has no STALE_MEMBER_EPOCH, so a stale one is ILLEGAL_GENERATION (Kafka's
+        validateTransactionalOffsetCommit)."""
         topics = request.get("topics") or ()
-        error = self.registry.check(request["group_id"], allow_empty=True)
+        group_id = request["group_id"]
+        generation = request.get("generation_id", -1)
+        member_id = request.get("member_id") or ""
+        instance_id = request.get("group_instance_id")
+        error = self.registry.check(group_id, allow_empty=True)
+        if error is None:
+            error = self.consumer_admin.check_commit(
+                group_id, member_id, generation, instance_id, transactional=True
+            )
+            if error is ErrorCode.STALE_MEMBER_EPOCH:
+                error = ErrorCode.ILLEGAL_GENERATION
+            elif error is ErrorCode.NONE:
+                # Checked against member epochs: stored as a standalone commit would be.
+                error, generation, member_id, instance_id = None, -1, "", None
         if error is not None:
             results = {
                 (t["name"], p["partition_index"]): error for t in topics for p in t["partitions"]
             }
         else:
             results = await self.txn_offsets.commit(
-                request["group_id"],
+                group_id,
                 request["producer_id"],
                 request["producer_epoch"],
-                request.get("generation_id", -1),
-                request.get("member_id") or "",
-                request.get("group_instance_id"),
+                generation,
+                member_id,
+                instance_id,
                 [
                     OffsetToCommit(
                         t["name"],
@@ -118,19 +135,7 @@ class OffsetApis:
             )
         return {
             "throttle_time_ms": 0,
-            "topics": [
-                {
-                    "name": t["name"],
-                    "partitions": [
-                        {
-                            "partition_index": p["partition_index"],
-                            "error_code": int(results[(t["name"], p["partition_index"])]),
-                        }
-                        for p in t["partitions"]
-                    ],
-                }
-                for t in topics
-            ],
+            "topics": _partition_errors(topics, results),
         }
 
     def complete_transaction(self, partition: int, producer_id: int, commit: bool) -> int:

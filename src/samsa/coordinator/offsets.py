@@ -78,6 +78,8 @@ class OffsetManager:
         member_id: str,
         group_instance_id: str | None,
         offsets: list[OffsetToCommit],
+        *,
+        transactional: bool = False,
     ) -> tuple[dict[TopicPartition, ErrorCode], list[OffsetToCommit] | None]:
         """What a commit (plain or transactional) may write: the offsets of known
         partitions, and the error of every other one; None instead of the offsets
@@ -89,7 +91,9 @@ class OffsetManager:
                 valid.append(o)
             else:
                 results[(o.topic, o.partition)] = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
-        err = self._validate_commit(group_id, generation_id, member_id, group_instance_id)
+        err = self._validate_commit(
+            group_id, generation_id, member_id, group_instance_id, transactional
+        )
         if err is not None:
             results.update({(o.topic, o.partition): err for o in valid})
             return results, None
@@ -150,8 +154,19 @@ class OffsetManager:
         return results
 
     def _validate_commit(
-        self, group_id: str, generation_id: int, member_id: str, instance_id: str | None
+        self,
+        group_id: str,
+        generation_id: int,
+        member_id: str,
+        instance_id: str | None,
+        transactional: bool = False,
     ) -> ErrorCode | None:
+        """Kafka's ClassicGroup.validateOffsetCommit.
+
+        A transactional commit that names no member (TxnOffsetCommit v0-2 has no
+        member fields; aiokafka sends them so) is not checked against the
+        members, and the group's state does not matter to it: the transaction
+        coordinator, not the group, fences a stale producer."""
         err = self.registry.check(group_id, allow_empty=True)
         if err is not None:
             return err
@@ -168,10 +183,10 @@ class OffsetManager:
                 return err
             if generation_id != group.generation_id:
                 return ErrorCode.ILLEGAL_GENERATION
-        elif not group.is_(S.EMPTY):
+        elif not transactional and not group.is_(S.EMPTY):
             # Someone outside the group commits while it has members: Kafka refuses.
             return ErrorCode.UNKNOWN_MEMBER_ID
-        if group.is_(S.COMPLETING_REBALANCE):
+        if not transactional and group.is_(S.COMPLETING_REBALANCE):
             return ErrorCode.REBALANCE_IN_PROGRESS
         return None
 

@@ -53,7 +53,7 @@ class TxnOffsets:
         offsets: list[OffsetToCommit],
     ) -> dict[TopicPartition, ErrorCode]:
         results, valid = self.offsets.admit(
-            group_id, generation_id, member_id, group_instance_id, offsets
+            group_id, generation_id, member_id, group_instance_id, offsets, transactional=True
         )
         if valid is None:
             return results

@@ -154,8 +154,9 @@ def store_error(message: str) -> RegistryError:
     return RegistryError(500, 50001, message)
 
 
-def store_timeout() -> RegistryError:
-    return RegistryError(500, 50002, "Write to the Kafka store timed out")
+def store_timeout(detail: str = "") -> RegistryError:
+    message = "Write to the Kafka store timed out"
+    return RegistryError(500, 50002, f"{message}: {detail}" if detail else message)
 
 
 def forwarding_error(message: str) -> RegistryError:

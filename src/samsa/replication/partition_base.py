@@ -165,6 +165,16 @@ class PartitionBase:
         return frozenset()
 
     @property
+    def effective_min_insync_replicas(self) -> int:
+        """``min.insync.replicas``, but never more than the partition has replicas.
+
+        Kafka (Partition.effectiveMinIsr, since 3.x's KIP-966 work) lets the
+        setting exceed the replication factor and counts min(setting, replicas):
+        an acks=all write to a one-replica topic with ``min.insync.replicas=2``
+        succeeds there rather than failing forever with NOT_ENOUGH_REPLICAS."""
+        return min(self.config.min_insync_replicas, max(len(self.replicas), 1))
+
+    @property
     def leader_state(self) -> LeaderState | None:
         """The followers as this leader sees them (None unless leading); read only."""
         return self._leader
@@ -210,7 +220,7 @@ class PartitionBase:
     # ------------------------------------------------------------------ high watermark
     def _acks_outcome(self) -> ErrorCode:
         assert self._leader is not None
-        if self.config.min_insync_replicas <= len(self._leader.isr_state.maximal_isr):
+        if self.effective_min_insync_replicas <= len(self._leader.isr_state.maximal_isr):
             return ErrorCode.NONE
         return ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND
 

@@ -116,6 +116,7 @@ class ReplicaBackground(ReplicaManagerBase):
         """Stop fetchers and background work, then checkpoint the watermarks."""
         tasks, self._background = self._background, []
         await cancel_and_wait(tasks)
+        await self.dir_moves.stop()
         if self._fetchers is not None:
             await self._fetchers.stop()
         if self._alter_partition is not None:

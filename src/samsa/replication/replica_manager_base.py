@@ -22,6 +22,7 @@ from samsa.errors import ErrorCode
 from samsa.net import ChannelPool
 from samsa.replication.broker_addresses import BrokerAddresses
 from samsa.replication.config import ReplicationConfig
+from samsa.replication.dir_moves.mover import LogDirMoves
 from samsa.replication.fetcher.local_followers import LocalFollowers
 from samsa.replication.fetcher.manager import ReplicaFetcherManager
 from samsa.replication.hw_checkpoint import read_high_watermarks
@@ -104,6 +105,13 @@ class ReplicaManagerBase:
             )
         )
         self._background: list[asyncio.Task[None]] = []
+        self.dir_moves = LogDirMoves(
+            self.log_manager,
+            self._partitions,
+            self._missing_code,
+            pass_bytes=self.config.replica_fetch_max_bytes,
+        )
+        """Replicas moving between this broker's log dirs (AlterReplicaLogDirs)."""
 
     # ------------------------------------------------------------------ hosted partitions
     def load_existing(self) -> None:
@@ -154,6 +162,7 @@ class ReplicaManagerBase:
         key = (topic, index)
         if self._fetchers is not None:
             self._fetchers.remove_partitions([key])
+        self.dir_moves.forget_deleted(key)
         partition = self._partitions.pop(key, None)
         if partition is not None:
             if self.tiering is not None:

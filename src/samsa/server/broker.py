@@ -28,6 +28,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 import time
 from pathlib import Path
 from typing import Any
@@ -41,7 +42,7 @@ from samsa.replication.replica_manager import ReplicaManager
 from samsa.server.broker_background import start_periodic_tasks
 from samsa.server.broker_base import wall_ms
 from samsa.server.broker_metadata import BrokerMetadataPublisher
-from samsa.server.cleaner_task import CleanerTask
+from samsa.server.cleaner_task import CleanerTask, kill_self
 from samsa.server.connections.listener_security import channel_security
 from samsa.server.connections.router import Router
 from samsa.server.handlers import register_all
@@ -60,6 +61,7 @@ __all__ = ["Broker"]
 log = logging.getLogger("samsa.server")
 
 CONTROLLED_SHUTDOWN_TIMEOUT_S = 30.0
+DIR_MOVE_CRASH_ENV = "SAMSA_DIR_MOVE_CRASH_AT"
 LOADING_SWITCH_INTERVAL_S = 0.0002
 
 
@@ -121,15 +123,26 @@ class Broker(BrokerMetadataPublisher):
         self.fetch_sessions.states = self.replicas.session_partitions
         self.replicas.load_existing()
         self.tiering = await start_tiered_storage(self)
+        moves = self.replicas.dir_moves
         self.directory_assigner = DirectoryAssigner(
             self.node_id,
             self.directory_ids,
             lambda: self.log_dir_failures.offline_dirs(),
             lambda: self.image,
-            self.replicas.partitions,
+            lambda: (
+                p for p in self.replicas.partitions() if not moves.is_moving(p.topic, p.index)
+            ),
             self.forward,
             lambda: -1 if self.lifecycle is None else self.lifecycle.broker_epoch,
         )
+        if self.directory_assigner.enabled:
+            moves.runner.assign = self.directory_assigner.assign_dir
+        moves.runner.on_change = self._assign_replicas_to_dirs
+        crash_at = os.environ.get(DIR_MOVE_CRASH_ENV)
+        if crash_at:  # tests: SIGKILL inside a swap (storage/moves/swap.CRASH_POINTS)
+            moves.runner.crash = lambda p: kill_self(p, "log dir move") if p == crash_at else None
+        moves.throttle(self.dynamic_config["replica.alter.log.dirs.io.max.bytes.per.second"])
+        moves.resume()  # the moves a restart cut short go on
         self.loader.add_publisher(self)
         self.client_quotas.update(self.image.client_quotas)
         self._opened = True
@@ -143,6 +156,7 @@ class Broker(BrokerMetadataPublisher):
                 self.log_manager,
                 backoff_ms=self.dynamic_config["log.cleaner.backoff.ms"],
                 first_unstable_offset=self.replicas.first_open_transaction_offset,
+                paused=moves.moving,
             )
             self.cleaner_task.start()
 
@@ -255,6 +269,7 @@ class Broker(BrokerMetadataPublisher):
     async def stop(self) -> None:
         for endpoint in self._http_endpoints:
             await endpoint.stop()
+        await self.schema_ids.stop()
         if self.registry is not None:
             await self.registry.stop()
         if self.lifecycle is not None:

@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from samsa.server.metadata.loader import MetadataLoader
     from samsa.server.metadata.log_dir_failure_handler import LogDirFailureHandler
     from samsa.server.observability.metrics import BrokerMetrics
+    from samsa.server.schema_ids import NodeSchemaIds
     from samsa.storage.log_dir_failure import LogDirFailureChannel
 
 
@@ -59,6 +60,7 @@ class BrokerApi(Protocol):
     share_partitions: Any
     authorizer: StandardAuthorizer | None
     client_quotas: ClientQuotaManager
+    schema_ids: NodeSchemaIds
     tokens: NodeTokens
 
     @property

@@ -30,6 +30,7 @@ from samsa.server.metadata.dynamic_broker_config import DynamicBrokerConfig
 from samsa.server.metadata.forwarding import ControllerForwarding
 from samsa.server.metadata.meta_properties import MetaProperties
 from samsa.server.observability.metrics import BrokerMetrics
+from samsa.server.schema_ids import NodeSchemaIds
 from samsa.storage.log_dirs import LogDirs
 
 if TYPE_CHECKING:
@@ -99,6 +100,8 @@ class BrokerBase:
         self._http_endpoints: list[HttpEndpoint] = []
         self.registry: RegistryServer | None = None
         """The schema registry on ``registry.listen`` (``samsa.registry.node``)."""
+        self.schema_ids = NodeSchemaIds(self)
+        """The registry's state on this broker, for validation on produce and the console."""
         self._reconciled = False
         self._listed_unfenced = asyncio.Event()
         """Set once this node's image shows its own registration unfenced: a client

@@ -123,10 +123,18 @@ class BrokerMetadataPublisher(BrokerBase):
             from samsa.server.coordinators.group_wiring import follow_leadership
 
             follow_leadership(self)
+        elif "__consumer_offsets" in image.topics:
+            # Created through another broker: load the partitions led here now, as
+            # Kafka's coordinator does on election, not at this broker's first group
+            # request (which members then met with LOAD_IN_PROGRESS, one backing off
+            # while another formed the group alone: an extra rebalance).
+            self.ensure_group_coordinator()
         if self.transactions is not None:
             from samsa.server.coordinators import txn_wiring
 
             txn_wiring.follow_leadership(self)
+        elif "__transaction_state" in image.topics:
+            self.ensure_transaction_coordinator()
 
     def on_image(self, image: MetadataImage) -> None:
         self.client_quotas.update(image.client_quotas)
@@ -149,6 +157,9 @@ class BrokerMetadataPublisher(BrokerBase):
         self._apply_topic_configs(self.image.topics)
         if self.cleaner_task is not None:
             self.cleaner_task.backoff_ms = self.dynamic_config["log.cleaner.backoff.ms"]
+        self.replicas.dir_moves.throttle(
+            self.dynamic_config["replica.alter.log.dirs.io.max.bytes.per.second"]
+        )
         if self.tiering is not None:
             self.tiering.reconfigure(self.dynamic_config.__getitem__)
         self.node.reload_tls(

@@ -19,7 +19,7 @@ import logging
 import os
 import signal
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 
 from samsa.storage.cleaner.manager import InjectedCrash, LogCleaner
 from samsa.storage.log_dirs import LogDirs
@@ -30,8 +30,9 @@ log = logging.getLogger("samsa.server")
 CRASH_ENV = "SAMSA_CLEANER_CRASH_AT"
 
 
-def _kill_self(point: str) -> None:
-    log.warning("cleaner crash point %s: killing the broker (SIGKILL)", point)
+def kill_self(point: str, what: str = "cleaner") -> None:
+    """SIGKILL this process at an injected crash point (tests of crash safety)."""
+    log.warning("%s crash point %s: killing the broker (SIGKILL)", what, point)
     for handler in logging.getLogger().handlers:
         handler.flush()
     os.kill(os.getpid(), signal.SIGKILL)
@@ -47,8 +48,12 @@ class CleanerTask:
         *,
         backoff_ms: int,
         first_unstable_offset: Callable[[tuple[str, int]], int | None] | None = None,
+        paused: Callable[[], Collection[tuple[str, int]]] = frozenset,
     ) -> None:
+        """``paused``: the partitions not to clean now (those moving between log
+        dirs, as Kafka's ``abortAndPauseCleaning`` leaves them alone)."""
         self.backoff_ms = backoff_ms
+        self._paused = paused
         crash_at = os.environ.get(CRASH_ENV) or None
         managers = log_manager.managers if isinstance(log_manager, LogDirs) else [log_manager]
         self._cleaners = [
@@ -57,7 +62,7 @@ class CleanerTask:
                 LogCleaner(
                     manager.data_dir,
                     crash_at=crash_at,
-                    on_crash=_kill_self if crash_at else None,
+                    on_crash=kill_self if crash_at else None,
                     first_unstable_offset=first_unstable_offset,
                 ),
             )
@@ -98,4 +103,6 @@ class CleanerTask:
     def _pass(self) -> None:
         for manager, cleaner in self._cleaners:
             if not manager.offline:
-                cleaner.run_pass(manager.all_logs(), time.time_ns() // 1_000_000)
+                paused = self._paused()
+                logs = {k: v for k, v in manager.all_logs().items() if k not in paused}
+                cleaner.run_pass(logs, time.time_ns() // 1_000_000)

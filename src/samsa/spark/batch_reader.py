@@ -15,11 +15,13 @@ from pyspark.sql.datasource import DataSourceReader
 from samsa.spark.offsets import OffsetResolver
 from samsa.spark.options import ReadOptions, SamsaSparkError
 from samsa.spark.ranges import OffsetRange, plan_ranges, read_range
+from samsa.spark.schemas.columns import ReadColumn
 
 
 class SamsaBatchReader(DataSourceReader):
-    def __init__(self, options: ReadOptions) -> None:
+    def __init__(self, options: ReadOptions, typed: tuple[ReadColumn, ...] = ()) -> None:
         self.options = options
+        self.typed = typed
 
     def partitions(self) -> list[OffsetRange]:
         resolver = OffsetResolver(self.options)
@@ -45,4 +47,4 @@ class SamsaBatchReader(DataSourceReader):
         return plan_ranges(starts, ends, self.options.min_partitions, self.options)
 
     def read(self, partition: Any) -> Iterator[Any]:
-        return read_range(self.options, partition)
+        return read_range(self.options, partition, self.typed)

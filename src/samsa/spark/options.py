@@ -19,6 +19,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from samsa.spark.schemas.columns import (
+    ColumnFormat,
+    RegistryOptions,
+    TypedColumnError,
+    parse_formats,
+)
+
 EARLIEST, LATEST = -2, -1
 OffsetSpec = str | dict[str, dict[int, int]]
 
@@ -56,6 +63,10 @@ class ReadOptions:
     """Direct reads of tiered history (``tieredReads``, ``rsm.config.*``): a
     ``direct.options.TieredReadOptions``, which imports this module."""
     client_config: dict[str, str] = field(default_factory=dict)
+    key_format: ColumnFormat = field(default_factory=lambda: ColumnFormat("key"))
+    value_format: ColumnFormat = field(default_factory=lambda: ColumnFormat("value"))
+    registry: RegistryOptions | None = None
+    """Typed columns (``valueFormat=avro``...): ``schemas.columns``."""
 
     def matches(self, topic: str) -> bool:
         """Whether ``topic`` belongs to the query (assign: its listed topics)."""
@@ -71,6 +82,9 @@ class WriteOptions:
     bootstrap: str
     topic: str | None
     producer_config: dict[str, str]
+    key_format: ColumnFormat = field(default_factory=lambda: ColumnFormat("key"))
+    value_format: ColumnFormat = field(default_factory=lambda: ColumnFormat("value"))
+    registry: RegistryOptions | None = None
 
 
 def _bool(options: Mapping[str, str], name: str, default: bool) -> bool:
@@ -213,6 +227,7 @@ def parse_read_options(options: Mapping[str, str], *, stream: bool) -> ReadOptio
         )
     client = _client_config(options)
     client.pop("bootstrap.servers", None)
+    key_format, value_format, registry = _formats(options, subscribe)
     return ReadOptions(
         bootstrap=bootstrap,
         subscribe=subscribe,
@@ -228,7 +243,19 @@ def parse_read_options(options: Mapping[str, str], *, stream: bool) -> ReadOptio
         include_headers=_bool(options, "includeHeaders", False),
         tiered=parse_tiered_options(options),
         client_config=client,
+        key_format=key_format,
+        value_format=value_format,
+        registry=registry,
     )
+
+
+def _formats(
+    options: Mapping[str, str], topics: tuple[str, ...] | None
+) -> tuple[ColumnFormat, ColumnFormat, RegistryOptions | None]:
+    try:
+        return parse_formats(options, topics)
+    except TypedColumnError as exc:
+        raise SamsaSparkError(str(exc)) from None
 
 
 def _assign(raw: str) -> dict[str, tuple[int, ...]]:
@@ -251,4 +278,5 @@ def parse_write_options(options: Mapping[str, str]) -> WriteOptions:
     config = _client_config(options)
     config.pop("bootstrap.servers", None)
     topic = options.get("topic") or None
-    return WriteOptions(bootstrap, topic, config)
+    key_format, value_format, registry = _formats(options, (topic,) if topic else None)
+    return WriteOptions(bootstrap, topic, config, key_format, value_format, registry)

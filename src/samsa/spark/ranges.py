@@ -20,7 +20,8 @@ from typing import Any
 from pyspark.sql.datasource import InputPartition
 
 from samsa.client.metadata import TopicPartition
-from samsa.spark.options import ReadOptions
+from samsa.spark.options import ReadOptions, SamsaSparkError
+from samsa.spark.schemas.columns import ReadColumn, TypedColumnError, decode_batches
 
 log = logging.getLogger("samsa.spark")
 
@@ -76,8 +77,11 @@ def split_ranges(ranges: list[OffsetRange], min_partitions: int | None) -> list[
     return out
 
 
-def read_range(options: ReadOptions, partition: Any) -> Iterator[Any]:
-    """The Arrow batches of one range, in Spark's schema (runs on an executor)."""
+def read_range(
+    options: ReadOptions, partition: Any, typed: tuple[ReadColumn, ...] = ()
+) -> Iterator[Any]:
+    """The Arrow batches of one range, in Spark's schema (runs on an executor);
+    ``typed``: columns decoded with the schema registry (``schemas.columns``)."""
     if not isinstance(partition, OffsetRange):
         return  # Spark's stand-in partition for "nothing to read"
     from samsa.spark.direct.partition import reader_for
@@ -93,4 +97,11 @@ def read_range(options: ReadOptions, partition: Any) -> Iterator[Any]:
         fail_on_data_loss=options.fail_on_data_loss,
         spark=True,
     ) as reader:
-        yield from reader
+        if not typed:
+            yield from reader
+            return
+        assert options.registry is not None
+        try:
+            yield from decode_batches(iter(reader), typed, options.registry)
+        except TypedColumnError as exc:
+            raise SamsaSparkError(str(exc)) from None

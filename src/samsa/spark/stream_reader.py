@@ -35,6 +35,7 @@ from pyspark.sql.streaming.datasource import (
 from samsa.spark.offsets import OffsetResolver, Offsets, from_json, to_json
 from samsa.spark.options import ReadOptions, SamsaSparkError
 from samsa.spark.ranges import OffsetRange, plan_ranges, read_range
+from samsa.spark.schemas.columns import ReadColumn
 
 log = logging.getLogger("samsa.spark")
 
@@ -62,8 +63,9 @@ def cap(start: Offsets, latest: Offsets, max_rows: int) -> Offsets:
 
 
 class SamsaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
-    def __init__(self, options: ReadOptions) -> None:
+    def __init__(self, options: ReadOptions, typed: tuple[ReadColumn, ...] = ()) -> None:
         self.options = options
+        self.typed = typed
         self._resolver: OffsetResolver | None = None
         self._latest: Offsets | None = None
         self._available_now: Offsets | None = None
@@ -139,7 +141,7 @@ class SamsaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
                 finish[tp] = begin[tp]
 
     def read(self, partition: Any) -> Iterator[Any]:
-        return read_range(self.options, partition)
+        return read_range(self.options, partition, self.typed)
 
     def commit(self, end: dict[str, Any]) -> None:
         """Offsets live in Spark's checkpoint; nothing to commit to the broker."""

@@ -6,6 +6,11 @@ option), ``partition`` (int) and ``headers`` (array<struct<key: string,
 value: binary>>).  They are checked when Spark plans the write, so a wrong
 column fails the query before any task runs.
 
+With ``valueFormat=avro`` (or ``keyFormat``) the column may be of any type
+Avro can hold (a struct, typically): its values are written with the schema
+planned for it (``schemas.columns``: registered or looked up when Spark plans
+the write) and framed with its id, as confluent-kafka's AvroSerializer does.
+
 Each task sends its rows with the Samsa producer, at its defaults plus any
 ``kafka.*`` settings, flushes, and reports success only once the broker has
 acknowledged every row; the first failure aborts the task with the broker's
@@ -33,6 +38,7 @@ from pyspark.sql.types import (
 )
 
 from samsa.spark.options import SamsaSparkError, WriteOptions
+from samsa.spark.schemas.columns import TypedColumnError, WriteColumn, resolve_write
 
 BYTES_OR_TEXT = (BinaryType, StringType)
 
@@ -47,12 +53,15 @@ def check_write_schema(schema: StructType, options: WriteOptions) -> None:
     fields = {f.name.lower(): f.dataType for f in schema.fields}
     if "value" not in fields:
         raise SamsaSparkError("a 'value' column (binary or string) is required to write")
+    typed = {f.column for f in (options.key_format, options.value_format) if f.typed}
     for name, allowed, what in (
         ("value", BYTES_OR_TEXT, "binary or string"),
         ("key", BYTES_OR_TEXT, "binary or string"),
         ("topic", (StringType,), "string"),
         ("partition", (IntegerType,), "int"),
     ):
+        if name in typed:
+            continue  # any type Avro holds: checked by resolve_write
         if name in fields and not isinstance(fields[name], allowed):
             raise SamsaSparkError(
                 f"column '{name}' must be {what}, not {fields[name].simpleString()}"
@@ -72,15 +81,36 @@ def check_write_schema(schema: StructType, options: WriteOptions) -> None:
         raise SamsaSparkError("no 'topic' column and no 'topic' option: where should rows go?")
 
 
+def planned_write(schema: StructType, options: WriteOptions) -> tuple[WriteColumn, ...]:
+    """The schema (and id) each typed column is written with; the registry is asked here,
+    when Spark plans the write, so a refused schema fails it before any task runs."""
+    if not (options.key_format.typed or options.value_format.typed):
+        return ()
+    types = {f.name.lower(): f.dataType for f in schema.fields}
+    try:
+        return resolve_write(
+            (options.key_format, options.value_format), options.registry, types, options.topic
+        )
+    except TypedColumnError as exc:
+        raise SamsaSparkError(str(exc)) from None
+
+
 def _as_bytes(value: Any) -> bytes | None:
     if value is None or isinstance(value, bytes):
         return value
     return str(value).encode()
 
 
-def write_batches(options: WriteOptions, batches: Iterator[Any]) -> WriteResult:
+def write_batches(
+    options: WriteOptions, batches: Iterator[Any], typed: tuple[WriteColumn, ...] = ()
+) -> WriteResult:
     """Send every row; return once all are acknowledged (raise on the first failure)."""
     from samsa.client import Producer
+
+    encoders = {}
+    if typed:
+        assert options.registry is not None
+        encoders = {col.column: col.encoder(options.registry) for col in typed}
 
     config = {**options.producer_config, "bootstrap.servers": options.bootstrap}
     failures: list[BaseException] = []
@@ -96,6 +126,19 @@ def write_batches(options: WriteOptions, batches: Iterator[Any]) -> WriteResult:
             values = batch.column(names["value"]).to_pylist()
             count = len(values)
             keys = batch.column(names["key"]).to_pylist() if "key" in names else [None] * count
+            for column, encoder in encoders.items():
+                rows = values if column == "value" else keys
+                try:
+                    encoded = encoder.encode_values(rows)
+                except Exception as exc:
+                    raise SamsaSparkError(
+                        f"a row's {column} cannot be written with schema id "
+                        f"{encoder.header[1:].hex()}: {exc}"
+                    ) from None
+                if column == "value":
+                    values = encoded
+                else:
+                    keys = encoded
             topics = (
                 batch.column(names["topic"]).to_pylist() if "topic" in names else [None] * count
             )
@@ -131,19 +174,21 @@ def write_batches(options: WriteOptions, batches: Iterator[Any]) -> WriteResult:
 
 
 class SamsaBatchWriter(DataSourceArrowWriter):
-    def __init__(self, options: WriteOptions) -> None:
+    def __init__(self, options: WriteOptions, typed: tuple[WriteColumn, ...] = ()) -> None:
         self.options = options
+        self.typed = typed
 
     def write(self, iterator: Iterator[Any]) -> WriteResult:
-        return write_batches(self.options, iterator)
+        return write_batches(self.options, iterator, self.typed)
 
 
 class SamsaStreamWriter(DataSourceStreamArrowWriter):
-    def __init__(self, options: WriteOptions) -> None:
+    def __init__(self, options: WriteOptions, typed: tuple[WriteColumn, ...] = ()) -> None:
         self.options = options
+        self.typed = typed
 
     def write(self, iterator: Iterator[Any]) -> WriteResult:
-        return write_batches(self.options, iterator)
+        return write_batches(self.options, iterator, self.typed)
 
     def commit(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:
         """Every row was acknowledged before its task finished; nothing left to do."""

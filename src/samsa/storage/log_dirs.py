@@ -11,6 +11,11 @@ Placement follows Kafka's LogManager.nextLogDirs: a new partition goes to the
 online dir holding the fewest partitions.  At start every dir is scanned and
 each partition is found where it is.  A partition present in two dirs is a
 broken layout (Kafka refuses to start on it too): nothing is guessed.
+
+A partition moves between dirs by AlterReplicaLogDirs (storage/moves): a
+future log in the target dir, the swap, and at start-up the repair of a swap
+a crash cut short (``open``).  A move asked for a partition not hosted yet
+names its dir for when it is created (Kafka's preferred log dir).
 """
 
 from __future__ import annotations
@@ -22,8 +27,9 @@ from pathlib import Path
 from samsa.errors import ErrorCode, KafkaError
 from samsa.storage.files.checkpoint import TopicPartitionKey
 from samsa.storage.log import Clock, Log, wall_clock_ms
-from samsa.storage.log_dir_failure import LogDirFailureChannel
+from samsa.storage.log_dir_failure import LogDirFailureChannel, io_errors_fail_dir
 from samsa.storage.log_manager import LogManager
+from samsa.storage.moves.swap import resolve_at_start
 from samsa.storage.topic_config.log_config import LogConfig
 
 logger = logging.getLogger("samsa.storage")
@@ -42,6 +48,7 @@ class LogDirs:
             raise ValueError("at least one log dir is needed")
         self.managers = managers
         self._by_dir = {str(m.data_dir): m for m in managers}
+        self._preferred: dict[TopicPartitionKey, LogManager] = {}
         self._check_no_duplicates()
 
     @classmethod
@@ -54,9 +61,11 @@ class LogDirs:
         failure_channel: LogDirFailureChannel | None = None,
     ) -> LogDirs:
         channel = failure_channel or LogDirFailureChannel()
-        return cls(
-            [LogManager(d, default_config, clock=clock, failure_channel=channel) for d in dirs]
-        )
+        managers = [
+            LogManager(d, default_config, clock=clock, failure_channel=channel) for d in dirs
+        ]
+        resolve_at_start(managers)
+        return cls(managers)
 
     def _check_no_duplicates(self) -> None:
         seen: dict[TopicPartitionKey, Path] = {}
@@ -88,6 +97,15 @@ class LogDirs:
 
     def manager_for_dir(self, log_dir: str) -> LogManager | None:
         return self._by_dir.get(log_dir)
+
+    def manager_for_path(self, path: str) -> LogManager | None:
+        """The dir a client names (absolute, as Kafka's tools give it), however
+        ``log.dirs`` spelled it (relative, through a symlink)."""
+        for manager in self.managers:
+            configured = manager.data_dir
+            if path in (str(configured), str(configured.absolute()), str(configured.resolve())):
+                return manager
+        return None
 
     @property
     def offline(self) -> bool:
@@ -124,6 +142,10 @@ class LogDirs:
         existing = self.manager_of(topic, partition)
         if existing is not None:
             return existing.create_log(topic, partition, config)
+        preferred = self._preferred.pop((topic, partition), None)
+        if preferred is not None and not preferred.offline:
+            logger.info("[%s-%d] placing log in %s as asked", topic, partition, preferred.data_dir)
+            return preferred.create_log(topic, partition, config)
         online = [m for m in self.managers if not m.offline]
         if len(online) == 1:
             return online[0].create_log(topic, partition, config)
@@ -138,6 +160,9 @@ class LogDirs:
         return target.create_log(topic, partition, config)
 
     def delete_log(self, topic: str, partition: int) -> None:
+        # The future log first: a crash in between must not leave it alone (see
+        # storage/moves/swap: a future log alone is a swap to finish).
+        self.remove_future_log(topic, partition)
         manager = self.manager_of(topic, partition)
         if manager is None:
             raise KafkaError(
@@ -171,3 +196,42 @@ class LogDirs:
 
     def logs_by_dir(self) -> Mapping[LogManager, dict[TopicPartitionKey, Log]]:
         return {m: m.all_logs() for m in self.managers}
+
+    # -- moves between dirs (storage/moves) --------------------------------------
+
+    def prefer_dir(self, topic: str, partition: int, manager: LogManager) -> None:
+        """Create the partition in ``manager``'s dir when it comes (Kafka's
+        ``maybeUpdatePreferredLogDir``: unless its log is there already)."""
+        if self.manager_of(topic, partition) is manager or manager.futures.get(topic, partition):
+            return
+        self._preferred[(topic, partition)] = manager
+
+    def future_log(self, topic: str, partition: int) -> tuple[LogManager, Log] | None:
+        """The partition's future log and the dir holding it, if it is moving."""
+        for manager in self.managers:
+            future = manager.futures.get(topic, partition)
+            if future is not None:
+                return manager, future
+        return None
+
+    def create_future_log(
+        self, topic: str, partition: int, manager: LogManager, config: LogConfig
+    ) -> Log:
+        """The partition's future log in ``manager``'s dir, created empty if
+        there is none.  Refused while any dir is offline, as Kafka does: a dir
+        that comes back could hold another future log of the partition."""
+        offline = [str(m.data_dir) for m in self.managers if m.offline]
+        if offline:
+            raise KafkaError(
+                ErrorCode.KAFKA_STORAGE_ERROR,
+                f"cannot create the future log of {topic}-{partition}: "
+                f"log dirs {', '.join(offline)} are offline",
+            )
+        self._preferred.pop((topic, partition), None)
+        what = f"creating the future log of {topic}-{partition}"
+        with io_errors_fail_dir(manager.report_io_error, what):
+            return manager.futures.create(topic, partition, config)
+
+    def remove_future_log(self, topic: str, partition: int) -> bool:
+        """Delete the partition's future log, wherever it is; False if none."""
+        return any([m.remove_future_log(topic, partition) for m in self.managers])

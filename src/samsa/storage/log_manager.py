@@ -25,6 +25,11 @@ logs, from which it is absent).
 ``delete_log`` renames the directory first (atomic), so a crash mid-removal
 leaves a ``-delete`` directory that the next start-up removes.
 
+Future logs (``<topic>-<partition>.<uuid>-future``, a partition on its way
+here from another dir of the broker, see storage/moves) are this dir's too:
+loaded, flushed, checkpointed, closed and taken offline with it, but kept in
+``futures``, apart from the logs partitions serve.
+
 An I/O error in any log or checkpoint takes the whole data dir offline
 (log_dir_failure): every log refuses reads and writes, nothing more is written
 there, and ``close`` leaves out the checkpoints and the clean-shutdown marker,
@@ -56,6 +61,8 @@ from samsa.storage.files.checkpoint import (
 from samsa.storage.log import Clock, Log, wall_clock_ms
 from samsa.storage.log_deleter import LogDeleter
 from samsa.storage.log_dir_failure import LogDirFailureChannel, io_errors_fail_dir
+from samsa.storage.moves.future_logs import FutureLogs
+from samsa.storage.moves.names import FUTURE_DIR_SUFFIX
 from samsa.storage.topic_config.log_config import LogConfig
 
 logger = logging.getLogger("samsa.storage")
@@ -104,6 +111,8 @@ class LogManager:
         self._flush_failures = FailureLog(logger, "flushing")
         self._checkpoint_failures = FailureLog(logger, "writing a checkpoint")
         self._deleter = LogDeleter()
+        self.futures = FutureLogs(self.data_dir, clock, self.report_io_error)
+        """Partitions being copied here from another dir (storage/moves)."""
         self.data_dir.mkdir(parents=True, exist_ok=True)
         self._load()
 
@@ -122,6 +131,11 @@ class LogManager:
             if entry.name.endswith(DELETE_DIR_SUFFIX):
                 logger.info("removing partition directory %s deleted before restart", entry.name)
                 shutil.rmtree(entry.path, ignore_errors=True)
+                continue
+            if entry.name.endswith(FUTURE_DIR_SUFFIX):
+                self.futures.load(
+                    entry.name, self.config_for, recovery_points, start_offsets, clean
+                )
                 continue
             key = parse_partition_dir(entry.name)
             if (
@@ -223,12 +237,41 @@ class LogManager:
                 raise KafkaError(
                     ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"no log for {topic}-{partition}"
                 )
-            doomed = self.data_dir / (
-                f"{partition_dir_name(topic, partition)}.{uuid.uuid4().hex}{DELETE_DIR_SUFFIX}"
-            )
-            log.rename_dir(doomed)
-            log.close_for_deletion()
+            log.rename_dir(self.doomed_dir(topic, partition))
+        self.discard(log)
+
+    def doomed_dir(self, topic: str, partition: int) -> Path:
+        """A new ``<topic>-<partition>.<uuid>-delete`` path here."""
+        name = partition_dir_name(topic, partition)
+        return self.data_dir / f"{name}.{uuid.uuid4().hex}{DELETE_DIR_SUFFIX}"
+
+    def discard(self, log: Log) -> None:
+        """Close ``log``, already renamed to a ``-delete`` directory and no longer
+        this manager's, and remove its files in the background."""
+        log.close_for_deletion()
         self._deleter.remove(self.data_dir, log)
+
+    def detach_log(self, topic: str, partition: int) -> Log | None:
+        """Stop owning the partition's log, files untouched (a move hands it on)."""
+        with self._lock:
+            return self._logs.pop((topic, partition), None)
+
+    def attach_log(self, log: Log) -> None:
+        """Own ``log``, whose directory is in this dir now (a move's swap)."""
+        with self._lock:
+            self._check_open()
+            log.io_error_report = self.report_io_error
+            self._logs[(log.topic, log.partition)] = log
+
+    def remove_future_log(self, topic: str, partition: int) -> bool:
+        """Delete the partition's future log here (a move cancelled); False if none."""
+        with self._lock:
+            future = self.futures.pop(topic, partition)
+            if future is None:
+                return False
+            future.rename_dir(self.doomed_dir(topic, partition))
+        self.discard(future)
+        return True
 
     def wait_for_deletions(self) -> None:
         """Until the files of every log deleted so far are gone."""
@@ -238,7 +281,7 @@ class LogManager:
         """Apply a topic's new config to all its partitions."""
         with self._lock:
             self._topic_configs[topic] = config
-            for (t, _), log in self._logs.items():
+            for (t, _), log in [*self._logs.items(), *self.futures.all().items()]:
                 if t == topic:
                     log.update_config(config)
 
@@ -247,14 +290,18 @@ class LogManager:
     def checkpoint_recovery_points(self) -> None:
         self._write_checkpoint(
             RECOVERY_POINT_CHECKPOINT,
-            {key: log.recovery_point for key, log in self.all_logs().items()},
+            {key: log.recovery_point for key, log in self._checkpointed_logs().items()},
         )
 
     def checkpoint_log_start_offsets(self) -> None:
         self._write_checkpoint(
             LOG_START_OFFSET_CHECKPOINT,
-            {key: log.log_start_offset for key, log in self.all_logs().items()},
+            {key: log.log_start_offset for key, log in self._checkpointed_logs().items()},
         )
+
+    def _checkpointed_logs(self) -> dict[TopicPartitionKey, Log]:
+        """Every log here, future ones too (their key is free: see module doc)."""
+        return {**self.futures.all(), **self.all_logs()}
 
     def _write_checkpoint(self, file_name: str, offsets: dict[TopicPartitionKey, int]) -> None:
         self._check_open()
@@ -295,14 +342,14 @@ class LogManager:
         checkpoint written after it is still true for every log."""
         if self.offline:
             return  # nothing more is written to a failed dir
-        for log in self.all_logs().values():
+        for log in self._checkpointed_logs().values():
             self._flush_failures.run(log.name, partial(log.flush_if_due, now_ms))
         if self.offline:
             return  # a flush just failed the dir: no checkpoint written there
         self._checkpoint_failures.run(RECOVERY_POINT_CHECKPOINT, self.checkpoint_recovery_points)
 
     def flush_all(self) -> None:
-        for log in self.all_logs().values():
+        for log in self._checkpointed_logs().values():
             log.flush()
         self.checkpoint_recovery_points()
 
@@ -314,12 +361,12 @@ class LogManager:
             if self._closed:
                 return
             if self.offline:
-                for log in self._logs.values():
+                for log in self._checkpointed_logs().values():
                     log.close()  # only closes the files of an offline log
                 self._closed = True
                 logger.warning("closed offline log dir %s without checkpoints", self.data_dir)
                 return
-            for log in self._logs.values():
+            for log in self._checkpointed_logs().values():
                 log.close()
             self.checkpoint_recovery_points()
             self.checkpoint_log_start_offsets()
@@ -342,7 +389,7 @@ class LogManager:
     def _on_dir_offline(self, log_dir: str, reason: str) -> None:
         if log_dir != str(self.data_dir):
             return
-        for log in self.all_logs().values():
+        for log in self._checkpointed_logs().values():
             log.mark_offline(reason)
 
     def _check_open(self) -> None:

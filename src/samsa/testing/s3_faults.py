@@ -37,10 +37,14 @@ class _Mode:
 
 
 class S3FaultProxy:
-    """A proxy on ``127.0.0.1:<port>`` in front of ``127.0.0.1:<upstream_port>``."""
+    """A proxy on ``<host>:<port>`` in front of ``127.0.0.1:<upstream_port>``.
 
-    def __init__(self, upstream_port: int) -> None:
+    ``host`` is loopback unless brokers in network namespaces must reach the
+    store: then the root namespace's address on their bridge."""
+
+    def __init__(self, upstream_port: int, host: str = "127.0.0.1") -> None:
         self.upstream_port = upstream_port
+        self.host = host
         self.port = 0
         self.failed_requests = 0
         self._mode = _Mode()
@@ -51,7 +55,7 @@ class S3FaultProxy:
 
     @property
     def endpoint(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
+        return f"http://{self.host}:{self.port}"
 
     def start(self) -> S3FaultProxy:
         self._thread.start()
@@ -94,7 +98,7 @@ class S3FaultProxy:
         self._call(switch())
 
     async def _start(self) -> None:
-        self._server = await asyncio.start_server(self._handle, "127.0.0.1", 0)
+        self._server = await asyncio.start_server(self._handle, self.host, 0)
         self.port = self._server.sockets[0].getsockname()[1]
 
     async def _stop(self) -> None:

@@ -88,5 +88,13 @@ class RemoteCatalog:
                 chosen.append(segment)
         return sorted(chosen, key=lambda s: s.start_offset)
 
+    def all_segments(self, partition: TopicIdPartition) -> list[RemoteLogSegmentMetadata]:
+        """Every segment of ``partition`` the metadata still knows, in any
+        state but DELETE_SEGMENT_FINISHED (copies in progress or abandoned,
+        deletions in progress), by start offset: what a check of the store
+        against the metadata compares."""
+        cache = self._store.cache(partition)
+        return [] if cache is None else sorted(cache.list_all(), key=lambda s: s.start_offset)
+
     def size_bytes(self, partition: TopicIdPartition) -> int:
         return sum(s.segment_size_bytes for s in self.segments(partition))

@@ -16,9 +16,13 @@ One task per partition this broker leads (for a topic with
 
 A retriable store error (the store unreachable, paused, throttling) ends the
 run; the segment is tried again next run under a new id, and the abandoned
-attempt stays COPY_SEGMENT_STARTED in the metadata for the expiration task
-to delete.  A fatal store error deletes what the attempt uploaded and records
-the deletion, as Kafka does.  Nothing is ever deleted locally by this task.
+attempt stays COPY_SEGMENT_STARTED in the metadata, as in Kafka, until the
+leader's orphan cleaner deletes it (``orphans``).  A fatal store error
+deletes what the attempt uploaded and records the deletion, as Kafka does.
+A copy whose COPY_SEGMENT_FINISHED was dropped on replay (a newer leader
+cleaned it as dangling first) counts as failed: the highest copied offset
+does not move, so local retention keeps the segment.  Nothing is ever
+deleted locally by this task.
 
 Runs on the event loop; every wait (publish, upload) is an await.
 """
@@ -119,7 +123,7 @@ class RemoteLogCopyTask:
         epochs = self.log.leader_epoch_entries()
         if not self._log_start_set:
             local_start = self.log.local_log_start_offset()
-            self.log.update_log_start_offset_from_remote(
+            await self.log.update_log_start_offset_from_remote(
                 remote_log_start_offset(cache, epochs, local_start)
             )
             self._log_start_set = True
@@ -229,6 +233,15 @@ class RemoteLogCopyTask:
         await self.metadata.publish(
             self._update(metadata, RemoteLogSegmentState.COPY_SEGMENT_FINISHED)
         )
+        cache = self.metadata.cache(partition)
+        applied = None if cache is None else cache.get(metadata.segment_id)
+        if applied is None or applied.state is not RemoteLogSegmentState.COPY_SEGMENT_FINISHED:
+            # Another leader cleaned this copy as dangling before it finished
+            # (see ``orphans``): its FINISHED was dropped, nothing is copied.
+            raise TieringError(
+                f"[{partition}] copy {metadata.segment_id} of segment {segment.base_offset} "
+                "was deleted before it finished; the local segment stays"
+            )
 
     async def _discard(self, metadata: RemoteLogSegmentMetadata) -> None:
         """Delete a failed attempt's objects and record it; failures here are

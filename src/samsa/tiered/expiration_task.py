@@ -8,6 +8,14 @@ DELETE_SEGMENT_STARTED and is retried first on the next run (by this leader
 or the next one), so a crash at any point leaves no object without metadata
 that says it is being deleted.  Local segments are never touched here (local
 retention is the log's, and waits for the copy).
+
+Once no finished remote segment is left (retention removed them all, with
+``remote.log.copy.disable`` no new ones come), the log starts where the
+local log does: local retention went on meanwhile and the remote tier no
+longer holds what lies below it.  Before its first plan, a new leader seeds
+the highest offset in the remote tier from the metadata, as Kafka's
+expiration task does, so that ``retention.bytes`` does not count the local
+copies of remote segments twice.
 """
 
 from __future__ import annotations
@@ -16,6 +24,7 @@ import logging
 from collections.abc import Callable, Collection
 
 from samsa.tiered.expiration import ExpirationPlan, RetentionLimits, plan_expiration
+from samsa.tiered.lineage import highest_remote_offset
 from samsa.tiered.log_view import TieredLog
 from samsa.tiered.metadata.manager import RemoteLogMetadataManager
 from samsa.tiered.metadata.model import (
@@ -60,6 +69,12 @@ class RemoteLogExpirationTask:
         cache = self.metadata.cache(partition)
         if cache is None or not self.metadata.is_ready(partition):
             return ExpirationPlan()
+        if self.log.highest_offset_in_remote_storage() < 0:
+            found = highest_remote_offset(
+                cache, self.log.leader_epoch_entries(), self.log.log_end_offset()
+            )
+            if found.offset >= 0:
+                self.log.update_highest_offset_in_remote_storage(found.offset)
         return plan_expiration(
             cache,
             self.log.leader_epoch_entries(),
@@ -81,13 +96,28 @@ class RemoteLogExpirationTask:
         for segment in plan.delete:
             if self.cancelled:
                 break
-            await self._delete(segment)
+            await self.delete_segment(segment)
             deleted += 1
-        if plan.new_log_start is not None and not self.cancelled:
-            self.log.update_log_start_offset_from_remote(plan.new_log_start)
+        if self.cancelled:
+            return deleted
+        if plan.new_log_start is not None:
+            await self.log.update_log_start_offset_from_remote(plan.new_log_start)
+        if not self._any_finished() and self.log.local_log_start_offset() > (
+            self.log.log_start_offset()
+        ):
+            await self.log.update_log_start_offset_from_remote(self.log.local_log_start_offset())
         return deleted
 
-    async def _delete(self, segment: RemoteLogSegmentMetadata) -> None:
+    def _any_finished(self) -> bool:
+        cache = self.metadata.cache(self.log.topic_id_partition)
+        if cache is None or not self.metadata.is_ready(self.log.topic_id_partition):
+            return True  # not known: leave the log start alone
+        finished = RemoteLogSegmentState.COPY_SEGMENT_FINISHED
+        return any(s.state is finished for s in cache.list_all())
+
+    async def delete_segment(self, segment: RemoteLogSegmentMetadata) -> None:
+        """DELETE_SEGMENT_STARTED (unless it is already), the objects,
+        DELETE_SEGMENT_FINISHED (Kafka's ``deleteRemoteLogSegment``)."""
         S = RemoteLogSegmentState
         if segment.state is not S.DELETE_SEGMENT_STARTED:
             await self.metadata.publish(self._update(segment, S.DELETE_SEGMENT_STARTED))

@@ -2,10 +2,11 @@
 
 The remote log manager never imports the Log; the log side implements
 ``TieredLog`` for each partition of a topic with ``remote.storage.enable``.
-Kafka's RemoteLogManager asks the same of UnifiedLog.  Every method but
-``producer_snapshot`` is cheap and non-blocking (in-memory state), so tasks on
-the event loop call them directly; file contents are read by the remote
-store's own threads.
+Kafka's RemoteLogManager asks the same of UnifiedLog.  The plain methods are
+cheap and non-blocking (in-memory state), so tasks on the event loop call
+them directly; the coroutines may touch files (a snapshot to write, segments
+to delete below a new log start) and do so off the loop; file contents are
+read by the remote store's own threads.
 
 The leader epoch cache must not be empty for a tiered partition: every rule
 about which remote segments are valid is about epochs.  (A single-node broker
@@ -85,10 +86,14 @@ class TieredLog(Protocol):
     def retention_bytes(self) -> int:
         """The topic's ``retention.bytes`` (-1: none)."""
 
+    def highest_offset_in_remote_storage(self) -> int:
+        """The highest offset known copied (-1: none known yet)."""
+
     def update_highest_offset_in_remote_storage(self, offset: int) -> None:
         """Everything up to ``offset`` is copied: local retention may now
         delete segments that end at or below it (Kafka's method of that name)."""
 
-    def update_log_start_offset_from_remote(self, offset: int) -> None:
+    async def update_log_start_offset_from_remote(self, offset: int) -> None:
         """The partition starts at ``offset`` (the first remote segment's start,
-        or past what remote retention deleted)."""
+        or past what remote retention deleted); local segments wholly below
+        it are deleted, off the event loop."""

@@ -5,6 +5,9 @@ unchanged::
 
     {"version": 1, "partitions": [{"topic": "orders", "partition": 0, "replicas": [2, 3, 4]}]}
 
+A plan's ``log_dirs`` move replicas between their broker's log dirs too
+(cluster_log_dir_moves).
+
 Without ``--execute`` nothing changes: the current and proposed replicas are
 shown side by side (a dry run), so a typo in a plan costs nothing.
 ``--execute`` starts the reassignment (AlterPartitionReassignments) and prints
@@ -27,6 +30,12 @@ import time
 from pathlib import Path
 from typing import Any
 
+from samsa.cli.actions.cluster_log_dir_moves import (
+    Moves,
+    moves_pending,
+    parse_log_dirs,
+    start_moves,
+)
 from samsa.cli.common import CliError, console, open_admin, print_json, print_table
 from samsa.client.admin import Admin, PartitionReassignment
 from samsa.client.metadata import TopicPartition
@@ -36,9 +45,9 @@ Plan = dict[TopicPartition, list[int]]
 POLL_S = 0.5
 
 
-def load_plan(path: str) -> Plan:
-    """Kafka's reassignment JSON -> target replicas per partition; any mistake is a
-    CliError naming the file and the place."""
+def load_plan(path: str) -> tuple[Plan, Moves]:
+    """Kafka's reassignment JSON -> target replicas per partition, and the log
+    dirs it names; any mistake is a CliError naming the file and the place."""
     try:
         text = Path(path).read_text()
     except OSError as exc:
@@ -61,6 +70,7 @@ def load_plan(path: str) -> Plan:
     if not isinstance(entries, list) or not entries:
         raise bad('"partitions"', "must be a non-empty list")
     plan: Plan = {}
+    moves: Moves = {}
     for i, entry in enumerate(entries):
         where = f"partitions[{i}]"
         if not isinstance(entry, dict):
@@ -80,19 +90,13 @@ def load_plan(path: str) -> Plan:
             raise bad(f"{where}.replicas", "must hold broker ids (0 or more)")
         if len(set(replicas)) != len(replicas):
             raise bad(f"{where}.replicas", f"lists a broker twice: {replicas}")
-        log_dirs = entry.get("log_dirs")
-        if log_dirs is not None and (
-            not isinstance(log_dirs, list) or any(d != "any" for d in log_dirs)
-        ):
-            raise bad(
-                f"{where}.log_dirs",
-                'may only hold "any" (moves between log dirs are not supported)',
-            )
         tp = TopicPartition(topic, partition)
         if tp in plan:
             raise bad(where, f"names {topic}-{partition} a second time")
         plan[tp] = list(replicas)
-    return plan
+        for broker, log_dir in parse_log_dirs(entry, replicas, where, bad).items():
+            moves[(tp, broker)] = log_dir
+    return plan, moves
 
 
 def _is_int(value: Any) -> bool:
@@ -138,21 +142,28 @@ def run_reassign(args: argparse.Namespace) -> int:
         raise CliError("reassign needs --plan FILE (or --list)")
     if args.wait and not (args.execute or args.cancel):
         raise CliError("--wait follows a reassignment: give --execute or --cancel too")
-    plan = load_plan(args.plan)
+    plan, moves = load_plan(args.plan)
     with open_admin(args) as admin:
         current = current_assignment(admin, plan, args.timeout)
         if args.cancel:
             return cancel(admin, args, plan)
         if not args.execute:
-            return dry_run(admin, args, plan, current)
+            return dry_run(admin, args, plan, current, moves)
         execute(admin, args, plan, current)
+        for line in start_moves(admin, moves, args.timeout):
+            if args.output != "json":
+                print(line)
         if args.wait:
-            return wait(admin, args, {tp: list(r) for tp, r in plan.items()})
+            return wait(admin, args, {tp: list(r) for tp, r in plan.items()}, moves)
     return 0
 
 
 def dry_run(
-    admin: Admin, args: argparse.Namespace, plan: Plan, current: dict[TopicPartition, list[int]]
+    admin: Admin,
+    args: argparse.Namespace,
+    plan: Plan,
+    current: dict[TopicPartition, list[int]],
+    moves: Moves,
 ) -> int:
     live = {b.node_id for b in admin.describe_cluster(timeout=args.timeout).brokers}
     rows = []
@@ -169,8 +180,14 @@ def dry_run(
             }
         )
     unknown = sorted({r for target in plan.values() for r in target} - live)
+    dirs = [
+        {"topic": tp.topic, "partition": tp.partition, "broker": broker, "log_dir": log_dir}
+        for (tp, broker), log_dir in sorted(moves.items())
+    ]
     if args.output == "json":
-        print_json({"executed": False, "partitions": rows, "not_live_brokers": unknown})
+        print_json(
+            {"executed": False, "partitions": rows, "not_live_brokers": unknown, "log_dirs": dirs}
+        )
         return 0
     con = console()
     print_table(
@@ -188,6 +205,8 @@ def dry_run(
             for r in rows
         ],
     )
+    for d in dirs:
+        con.print(f"{d['topic']}-{d['partition']} on broker {d['broker']} goes to {d['log_dir']}")
     if unknown:
         con.print(
             f"Note: broker(s) {_ids(unknown)} are not live brokers now; the controller will refuse them if they are not registered."
@@ -266,12 +285,17 @@ def cancel(admin: Admin, args: argparse.Namespace, plan: Plan) -> int:
 
 
 def wait(
-    admin: Admin, args: argparse.Namespace, targets: dict[TopicPartition, list[int] | None]
+    admin: Admin,
+    args: argparse.Namespace,
+    targets: dict[TopicPartition, list[int] | None],
+    moves: Moves | None = None,
 ) -> int:
     """Follow the reassignments until each partition has its target replicas (or, after a
-    cancel, is no longer reassigning); progress lines as they change."""
+    cancel, is no longer reassigning) and each replica of ``moves`` is in its log
+    dir; progress lines as they change."""
     deadline = time.monotonic() + args.timeout
     shown: dict[TopicPartition, str] = {}
+    shown_moves: dict[tuple[TopicPartition, int], str] = {}
     topics = sorted({tp.topic for tp in targets})
     while True:
         ongoing = admin.list_partition_reassignments(list(targets), timeout=args.timeout)
@@ -287,6 +311,12 @@ def wait(
             if args.output != "json" and shown.get(tp) != state:
                 print(state, flush=True)
                 shown[tp] = state
+        if moves and not pending:
+            for key, state in moves_pending(admin, moves, args.timeout).items():
+                pending[key[0]] = state
+                if args.output != "json" and shown_moves.get(key) != state:
+                    print(state, flush=True)
+                    shown_moves[key] = state
         if not pending:
             if args.output == "json":
                 print_json(

@@ -48,7 +48,13 @@ from samsa.client.admin.families.group_offsets import (
     list_group_offsets,
 )
 from samsa.client.admin.families.groups import delete_groups, describe_groups, list_groups
-from samsa.client.admin.families.log_dirs import describe_log_dirs, failed_log_dirs
+from samsa.client.admin.families.log_dirs import (
+    ReplicaLogDir,
+    alter_replica_log_dirs,
+    describe_log_dirs,
+    describe_replica_log_dirs,
+    failed_log_dirs,
+)
 from samsa.client.admin.families.quorum import (
     QuorumInfo,
     add_raft_voter,
@@ -228,6 +234,21 @@ class Admin(AdminChannel):
         """Bytes on disk per partition, per broker (DescribeLogDirs)."""
         wanted = None if topics is None else list(topics)
         return describe_log_dirs(self, wanted, self._ms(timeout))
+
+    def alter_replica_log_dirs(
+        self, assignment: Mapping[tuple[str, int, int], str], timeout: float | None = None
+    ) -> dict[tuple[str, int, int], KafkaError | None]:
+        """Move replicas between their broker's log dirs: (topic, partition,
+        broker) -> absolute dir; each replica's error, None when under way
+        (AlterReplicaLogDirs; follow it with ``describe_log_dirs``)."""
+        return alter_replica_log_dirs(self, assignment, self._ms(timeout))
+
+    def describe_replica_log_dirs(
+        self, replicas: Iterable[tuple[str, int, int]], timeout: float | None = None
+    ) -> dict[tuple[str, int, int], ReplicaLogDir]:
+        """(topic, partition, broker) -> the replica's log dir and, while it moves,
+        its future log's dir and lag (DescribeLogDirs)."""
+        return describe_replica_log_dirs(self, replicas, self._ms(timeout))
 
     def failed_log_dirs(self, timeout: float | None = None) -> dict[int, list[tuple[str, int]]]:
         """Per broker that answers, its log dirs taken offline by an I/O error

@@ -56,6 +56,6 @@ CONNECTION_KEYS: list[ConfigKey] = [
         "replica.alter.log.dirs.io.max.bytes.per.second",
         int,
         INT64_MAX,
-        "Throttle of moves between log dirs; not enforced.",
+        "Bytes per second all moves between this broker's log dirs copy, together.",
     ),
 ]

@@ -43,6 +43,12 @@ GROUP_KEYS: list[ConfigKey] = [
     ),
     ConfigKey("group.consumer.max.size", int, INT32_MAX, "Members per consumer group."),
     ConfigKey(
+        "group.consumer.migration.policy",
+        str,
+        "bidirectional",
+        "KIP-848 online migration: disabled, upgrade, downgrade or bidirectional.",
+    ),
+    ConfigKey(
         "group.share.session.timeout.ms",
         int,
         45000,

@@ -56,8 +56,8 @@ LOG_KEYS: list[ConfigKey] = [
     ConfigKey(
         "log.message.timestamp.after.max.ms",
         int,
-        INT64_MAX,
-        "How far in the future a CreateTime timestamp may be.",
+        3600000,
+        "How far in the future a CreateTime timestamp may be (Kafka 4.x: one hour).",
     ),
     ConfigKey(
         "log.message.timestamp.difference.max.ms",
@@ -99,4 +99,10 @@ LOG_KEYS: list[ConfigKey] = [
     ConfigKey("compression.gzip.level", int, -1, "gzip level (accepted, not used)."),
     ConfigKey("compression.lz4.level", int, 9, "lz4 level (accepted, not used)."),
     ConfigKey("compression.zstd.level", int, 3, "zstd level (accepted, not used)."),
+    ConfigKey(
+        "max.decompressed.message.bytes",
+        int,
+        2147483639,
+        "Largest decompressed batch (accepted, not enforced).",
+    ),
 ]

@@ -116,6 +116,32 @@ TIERED_KEYS: list[ConfigKey] = [
         "Bytes of remote segments' indexes kept in <first log dir>/remote-log-index-cache.",
     ),
     ConfigKey(
+        "remote.log.manager.orphan.grace.ms",
+        int_between(0, 2**63 - 1),
+        300000,
+        "Samsa's: a copy left unfinished (COPY_SEGMENT_STARTED) and objects no remote "
+        "metadata names are deleted by the partition's leader once this old.",
+    ),
+    ConfigKey(
+        "rlmm.config.remote.log.metadata.consume.wait.ms",
+        int_between(1, 2**63 - 1),
+        120000,
+        "Longest a publish to __remote_log_metadata waits to be replayed here.",
+    ),
+    ConfigKey(
+        "rlmm.config.remote.log.metadata.initialization.retry.max.timeout.ms",
+        int_between(1, 2**63 - 1),
+        120000,
+        "Longest a partition's remote metadata replay may take before it is reported "
+        "stuck (and tried again).",
+    ),
+    ConfigKey(
+        "rlmm.config.remote.log.metadata.initialization.retry.interval.ms",
+        int_between(1, 2**63 - 1),
+        100,
+        "Pause before a failed replay of a partition's remote metadata is tried again.",
+    ),
+    ConfigKey(
         "rlmm.config.remote.log.metadata.topic.num.partitions",
         int_between(1, 2**63 - 1),
         50,
@@ -183,4 +209,8 @@ TIERED_KEYS: list[ConfigKey] = [
         "",
         "false for servers without DeleteObjects (default true).",
     ),
+    ConfigKey(
+        "log.remote.copy.lag.bytes", int, -1, "Local bytes before a copy (accepted, not used)."
+    ),
+    ConfigKey("log.remote.copy.lag.ms", int, 0, "Age before a copy (accepted, not used)."),
 ]

@@ -15,6 +15,9 @@ function parseRoute() {
   if (parts[0] === "topics" && parts[1]) {
     return { page: parts[2] === "messages" ? "messages" : "topic", topic: parts[1], params };
   }
+  if (parts[0] === "subjects") {
+    return parts[1] ? { page: "subject", subject: parts.slice(1).join("/"), params } : { page: "subjects" };
+  }
   if (parts[0] === "groups" && parts.length > 1) {
     return { page: "group", group: parts.slice(1).join("/") };
   }
@@ -34,7 +37,8 @@ function show() {
   showMissing(null);
   $("#view").replaceChildren($(`#page-${route.page}`).content.cloneNode(true));
   document.querySelectorAll("nav a").forEach((a) =>
-    a.classList.toggle("current", a.dataset.nav === route.page));
+    a.classList.toggle("current", a.dataset.nav === route.page
+      || (a.dataset.nav === "subjects" && route.page === "subject")));
   state.totals = null;
   state.partitionsAt = 0;
   const page = PAGES[route.page];
@@ -75,6 +79,8 @@ const PAGES = {
   messages: { setup: setupMessages, refresh: refreshMessages, once: true },
   group: { refresh: refreshGroup },
   cluster: { refresh: null },
+  subjects: { setup: setupSubjects, refresh: refreshSubjects },
+  subject: { setup: setupSubject, refresh: refreshSubject, once: true },
   broker: { refresh: refreshBroker, once: true },
   security: { refresh: refreshSecurity, once: true },
 };

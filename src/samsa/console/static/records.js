@@ -38,7 +38,8 @@ function headersCell(headers) {
 function recordRows(records) {
   return records.map((r) => {
     const tr = row([r.partition, r.offset, new Date(r.timestamp).toISOString(),
-      shownValue(r.key), shownValue(r.value), headersCell(r.headers)], [0, 1]);
+      withSchema(shownValue(r.key), r.key_schema), withSchema(shownValue(r.value), r.value_schema),
+      headersCell(r.headers)], [0, 1]);
     tr.className = "record";
     tr.dataset.offset = r.offset;
     tr.dataset.partition = r.partition;

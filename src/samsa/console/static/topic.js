@@ -1,6 +1,7 @@
-// Samsa console, the topic page: partitions, rates, configs (and changing them), the
-// groups that read it, and its actions. The consumers are read once per visit (and
-// on "refresh"), not every second: they walk every group's offsets.
+// Samsa console, the topic page: partitions, rates, both tiers of a tiered topic,
+// configs (and changing them), the groups that read it, and its actions. The
+// consumers are read once per visit (and on "refresh"), not every second: they walk
+// every group's offsets.
 "use strict";
 
 function setupTopic(route) {
@@ -34,6 +35,7 @@ async function refreshTopic(route) {
   pager("#partition-pager", state.partitionsAt, t.partition_count, (at) => {
     state.partitionsAt = at; refresh();
   });
+  showTiers(t);
   showTopicConfigs(t.configs);
   if (state.totals) {
     const dt = Math.max(t.totals.time - state.totals.time, 0.001);
@@ -44,6 +46,33 @@ async function refreshTopic(route) {
   }
   state.totals = t.totals;
   gateActions();
+}
+
+// Both tiers of a topic with remote.storage.enable: totals over the partitions this
+// broker hosts, then one row per partition of the page (a dash where it has none).
+function showTiers(t) {
+  const card = $("#tiers-card");
+  card.hidden = !t.tiers;
+  if (!t.tiers) return;
+  const s = t.tiers;
+  const lag = (segments, size) => `${count(segments)} segments (${bytes(size)})`;
+  $("#tier-totals").replaceChildren(
+    el("span", `local ${bytes(s.local_size_bytes)}`),
+    el("span", `remote ${bytes(s.remote_size_bytes)} in ${count(s.remote_segments)} segments`),
+    el("span", `copy lag ${lag(s.copy_lag_segments, s.copy_lag_bytes)}`),
+    el("span", `${count(s.partitions)} of ${count(t.partition_count)} partitions hosted here`,
+      "muted"),
+    ...(s.not_ready ? [el("span", `${count(s.not_ready)} not replayed yet`, "bad")] : []));
+  fill("#tiers", t.partitions.map((p) => {
+    const x = p.tiers;
+    const tiered = x && x.tiered_end_offset >= 0;
+    const tr = x ? row([p.partition, x.local_log_start_offset, bytes(x.local_size_bytes),
+      tiered ? x.log_start_offset : null, tiered ? x.tiered_end_offset : null,
+      bytes(x.remote_size_bytes), x.remote_segments, lag(x.copy_lag_segments, x.copy_lag_bytes)],
+    [0, 1, 3, 4, 6]) : row([p.partition, null, null, null, null, null, null, null], [0]);
+    tr.dataset.partition = p.partition;
+    return tr;
+  }));
 }
 
 function showTopicConfigs(configs) {

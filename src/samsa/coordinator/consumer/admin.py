@@ -14,6 +14,8 @@ from samsa.protocol.internal_records.consumer_group_records import Assignment
 
 Body = dict[str, Any]
 GROUP_TYPE = "consumer"
+CLASSIC_MEMBER, CONSUMER_MEMBER = 0, 1
+"""ConsumerGroupDescribe v1's MemberType: the protocol the member speaks."""
 
 
 class ConsumerGroupAdmin:
@@ -37,15 +39,29 @@ class ConsumerGroupAdmin:
 
     # --------------------------------------------------------- offsets
 
-    def check_commit(self, group_id: str, member_id: str, member_epoch: int) -> ErrorCode | None:
+    def check_commit(
+        self,
+        group_id: str,
+        member_id: str,
+        member_epoch: int,
+        instance_id: str | None = None,
+        *,
+        transactional: bool = False,
+    ) -> ErrorCode | None:
         """None when the group is not a consumer group (the classic rules apply) or the
-        commit is allowed; else Kafka's error (STALE_MEMBER_EPOCH, UNKNOWN_MEMBER_ID)."""
+        commit is allowed; else Kafka's error (STALE_MEMBER_EPOCH, UNKNOWN_MEMBER_ID).
+
+        As Kafka's ConsumerGroup.validateOffsetCommit: a commit without a member
+        epoch is an admin's, allowed only while nobody consumes; a transactional
+        one that names no member at all (TxnOffsetCommit before v3, as aiokafka
+        sends it) is not checked against the members."""
         group = self.get(group_id)
         if group is None:
             return None
-        if member_epoch < 0 and not member_id:
-            # An admin or standalone commit: only while nobody consumes.
-            return None if not group.members else ErrorCode.UNKNOWN_MEMBER_ID
+        if member_epoch < 0 and not group.members:
+            return None
+        if transactional and member_epoch == -1 and not member_id and instance_id is None:
+            return None
         return _check_member(group, member_id, member_epoch)
 
     def check_fetch(self, group_id: str, member_id: str | None, member_epoch: int) -> ErrorCode:
@@ -111,6 +127,7 @@ class ConsumerGroupAdmin:
                     "client_host": m.client_host,
                     "subscribed_topic_names": list(m.subscribed_topic_names),
                     "subscribed_topic_regex": m.subscribed_topic_regex,
+                    "member_type": CLASSIC_MEMBER if m.uses_classic_protocol else CONSUMER_MEMBER,
                     "assignment": {"topic_partitions": _named(group, m.assigned)},
                     "target_assignment": {
                         "topic_partitions": _named(group, group.target.get(m.member_id, {}))
@@ -151,10 +168,15 @@ class ConsumerGroupAdmin:
 
 
 def _check_member(group: ConsumerGroup, member_id: str, member_epoch: int) -> ErrorCode:
+    """Kafka's validateMemberEpoch: a classic member's mismatch is ILLEGAL_GENERATION
+    (the generation it was told is its member epoch), a consumer member's is
+    STALE_MEMBER_EPOCH."""
     member = group.members.get(member_id)
     if member is None:
         return ErrorCode.UNKNOWN_MEMBER_ID
     if member_epoch != member.member_epoch:
+        if member.uses_classic_protocol:
+            return ErrorCode.ILLEGAL_GENERATION
         return ErrorCode.STALE_MEMBER_EPOCH
     return ErrorCode.NONE
 

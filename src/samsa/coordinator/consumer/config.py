@@ -8,6 +8,8 @@ from typing import Any
 
 _INT32_MAX = 2**31 - 1
 KNOWN_ASSIGNORS = ("uniform", "range")
+MIGRATION_POLICIES = ("disabled", "upgrade", "downgrade", "bidirectional")
+"""``group.consumer.migration.policy`` values (KIP-848's online migration)."""
 
 
 def assignor_name(configured: str) -> str:
@@ -29,6 +31,18 @@ class ConsumerGroupConfig:
     """``group.consumer.assignors``: accepted server assignors; the first is the default."""
     max_size: int = _INT32_MAX
     """``group.consumer.max.size``: members beyond this get GROUP_MAX_SIZE_REACHED."""
+    migration_policy: str = "bidirectional"
+    """``group.consumer.migration.policy``: whether a classic group with members becomes
+    a consumer group when a consumer-protocol member joins (upgrade), and a consumer
+    group whose last consumer-protocol member leaves becomes classic again (downgrade)."""
+
+    @property
+    def upgrade_enabled(self) -> bool:
+        return self.migration_policy in ("upgrade", "bidirectional")
+
+    @property
+    def downgrade_enabled(self) -> bool:
+        return self.migration_policy in ("downgrade", "bidirectional")
 
     @classmethod
     def from_properties(cls, props: Mapping[str, Any]) -> ConsumerGroupConfig:
@@ -41,6 +55,14 @@ class ConsumerGroupConfig:
         ):
             if key in props:
                 values[name] = int(props[key])
+        policy = props.get("group.consumer.migration.policy")
+        if policy is not None:
+            values["migration_policy"] = str(policy).strip().lower()
+            if values["migration_policy"] not in MIGRATION_POLICIES:
+                raise ValueError(
+                    f"group.consumer.migration.policy: {policy!r} is not one of"
+                    f" {', '.join(MIGRATION_POLICIES)}"
+                )
         raw = props.get("group.consumer.assignors")
         if raw is not None:
             items = raw.split(",") if isinstance(raw, str) else list(raw)

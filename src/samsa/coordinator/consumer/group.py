@@ -8,6 +8,10 @@ Invariants (as in Kafka's ModernGroup/ConsumerGroup):
   epoch once it holds no partition that the target gives to someone else.
 - a partition is owned (assigned or pending revocation) by at most one member;
   a member receives a partition only after its previous owner revoked it.
+
+A member that joined with the classic protocol (JoinGroup, KIP-848's online
+migration) carries ``classic``: its session timeout and the protocols it
+offered; its member epoch is the generation it is told.
 """
 
 from __future__ import annotations
@@ -44,6 +48,32 @@ class MemberState(IntEnum):
     UNKNOWN = 127
 
 
+@dataclass(frozen=True, slots=True)
+class ClassicMetadata:
+    """What a classic member sent in JoinGroup and keeps using in the consumer group."""
+
+    session_timeout_ms: int
+    protocols: tuple[tuple[str, bytes], ...]
+
+    @property
+    def protocol_name(self) -> str:
+        """The name it is told in JoinGroup and must repeat in SyncGroup (its first)."""
+        return self.protocols[0][0] if self.protocols else ""
+
+    def to_value(self) -> dict[str, Any]:
+        return {
+            "session_timeout_ms": self.session_timeout_ms,
+            "supported_protocols": [{"name": n, "metadata": m} for n, m in self.protocols],
+        }
+
+    @classmethod
+    def from_value(cls, value: dict[str, Any] | None) -> ClassicMetadata | None:
+        if value is None:
+            return None
+        protocols = tuple((p["name"], bytes(p["metadata"])) for p in value["supported_protocols"])
+        return cls(value["session_timeout_ms"], protocols)
+
+
 @dataclass(slots=True)
 class ConsumerMember:
     member_id: str
@@ -60,6 +90,11 @@ class ConsumerMember:
     state: MemberState = MemberState.STABLE
     assigned: Assignment = field(default_factory=dict)
     pending_revocation: Assignment = field(default_factory=dict)
+    classic: ClassicMetadata | None = None
+
+    @property
+    def uses_classic_protocol(self) -> bool:
+        return self.classic is not None
 
     def subscription(self) -> tuple[tuple[str, ...], str | None]:
         return tuple(sorted(self.subscribed_topic_names)), self.subscribed_topic_regex
@@ -74,6 +109,7 @@ class ConsumerMember:
             "subscribed_topic_regex": self.subscribed_topic_regex,
             "rebalance_timeout_ms": self.rebalance_timeout_ms,
             "server_assignor": self.server_assignor,
+            "classic_member_metadata": None if self.classic is None else self.classic.to_value(),
         }
 
 
@@ -112,6 +148,25 @@ class ConsumerGroup:
             ):
                 return m.member_id
         return None
+
+    def classic_members(self) -> int:
+        return sum(1 for m in self.members.values() if m.uses_classic_protocol)
+
+    def supports_classic_protocols(self, protocol_type: str, names: set[str]) -> bool:
+        """Kafka's supportsClassicProtocols: a joining classic member must be of the
+        consumer protocol type and share a protocol with every classic member."""
+        if protocol_type != "consumer" or not names:
+            return False
+        for m in self.members.values():
+            if m.classic is not None and not names & {n for n, _ in m.classic.protocols}:
+                return False
+        return True
+
+    def all_classic_except(self, member_ids: set[str]) -> bool:
+        """Every member but these speaks the classic protocol (Kafka's
+        allMembersUseClassicProtocolExcept, the downgrade's first condition)."""
+        rest = [m for mid, m in self.members.items() if mid not in member_ids]
+        return all(m.uses_classic_protocol for m in rest)
 
     def member_by_instance(self, instance_id: str) -> ConsumerMember | None:
         for m in self.members.values():
@@ -177,6 +232,7 @@ class ConsumerGroup:
             member.subscribed_topic_regex = value["subscribed_topic_regex"]
             member.rebalance_timeout_ms = value["rebalance_timeout_ms"]
             member.server_assignor = value["server_assignor"]
+            member.classic = ClassicMetadata.from_value(value.get("classic_member_metadata"))
         elif kind == CURRENT_MEMBER_ASSIGNMENT:
             member.member_epoch = value["member_epoch"]
             member.previous_member_epoch = value["previous_member_epoch"]

@@ -11,7 +11,12 @@ from dataclasses import replace
 from typing import Any
 
 from samsa.coordinator.consumer.config import ConsumerGroupConfig
-from samsa.coordinator.consumer.group import LEAVE_GROUP_STATIC_MEMBER_EPOCH, ConsumerMember
+from samsa.coordinator.consumer.group import (
+    LEAVE_GROUP_STATIC_MEMBER_EPOCH,
+    ConsumerGroup,
+    ConsumerMember,
+    MemberState,
+)
 from samsa.coordinator.consumer.subscription import InvalidRegex, compile_regex
 from samsa.errors import ErrorCode
 from samsa.protocol.internal_records.consumer_group_records import assignment_from_wire
@@ -107,7 +112,8 @@ def with_request(
     member: ConsumerMember, req: Body, client_id: str, client_host: str
 ) -> ConsumerMember:
     """The member with what this heartbeat changed (null fields mean unchanged)."""
-    updates: dict[str, Any] = {"client_id": client_id, "client_host": client_host}
+    # A member heartbeating speaks the consumer protocol (whatever it joined with).
+    updates: dict[str, Any] = {"client_id": client_id, "client_host": client_host, "classic": None}
     for field, attr in (
         ("instance_id", "instance_id"),
         ("rack_id", "rack_id"),
@@ -122,3 +128,44 @@ def with_request(
     if req.get("subscribed_topic_regex") is not None:
         updates["subscribed_topic_regex"] = req["subscribed_topic_regex"] or None
     return replace(member, **updates)
+
+
+def joining_member(
+    group: ConsumerGroup,
+    member: ConsumerMember | None,
+    member_id: str,
+    instance_id: str | None,
+    max_size: int,
+) -> tuple[ConsumerMember, ConsumerMember | None]:
+    """The member joining with epoch 0, and the static member it replaces, if any."""
+    if instance_id is not None:
+        previous = group.member_by_instance(instance_id)
+        if previous is not None and previous.member_id != member_id:
+            if (
+                previous.member_epoch != LEAVE_GROUP_STATIC_MEMBER_EPOCH
+                and not previous.uses_classic_protocol
+            ):
+                raise GroupError(
+                    ErrorCode.UNRELEASED_INSTANCE_ID,
+                    f"static member {instance_id} is still in use by {previous.member_id}",
+                )
+            # The same instance is back under a new member id: it takes over the
+            # old member's subscription and target, so nothing is reassigned.
+            joined = replace(
+                previous,
+                member_id=member_id,
+                member_epoch=0,
+                previous_member_epoch=0,
+                state=MemberState.STABLE,
+                assigned={},
+                pending_revocation={},
+            )
+            return joined, previous
+    if member is not None:
+        return member, None
+    if len(group.members) >= max_size:
+        raise GroupError(
+            ErrorCode.GROUP_MAX_SIZE_REACHED,
+            f"group {group.group_id} has reached its maximum size",
+        )
+    return ConsumerMember(member_id, instance_id=instance_id), None

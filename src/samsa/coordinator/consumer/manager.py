@@ -19,9 +19,10 @@ import uuid
 from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import replace
-from typing import Any
+from typing import Any, Protocol
 
 from samsa.coordinator.consumer import records
+from samsa.coordinator.consumer.advance import advance
 from samsa.coordinator.consumer.assignors import ASSIGNORS
 from samsa.coordinator.consumer.config import ConsumerGroupConfig
 from samsa.coordinator.consumer.group import (
@@ -35,12 +36,12 @@ from samsa.coordinator.consumer.heartbeat_request import (
     GroupError,
     check_epoch,
     error_response,
+    joining_member,
     validate,
     with_request,
 )
-from samsa.coordinator.consumer.reconciliation import reconcile
-from samsa.coordinator.consumer.subscription import group_topics
 from samsa.coordinator.consumer.timers import Deadline, MemberTimers
+from samsa.coordinator.group import Group
 from samsa.coordinator.registry import GroupRegistry
 from samsa.coordinator.store import group_store_error
 from samsa.errors import DecodeError, ErrorCode, KafkaError
@@ -59,6 +60,22 @@ Body = dict[str, Any]
 TopicLookup = Callable[[], Mapping[str, tuple[bytes, int]]]
 
 
+class Migration(Protocol):
+    """KIP-848's online migration, as the coordinator wires it in."""
+
+    async def upgrade(self, classic: Group) -> bool:
+        """Make a classic group with members a consumer group; False if not allowed."""
+        ...
+
+    def can_downgrade(self, group: ConsumerGroup, leaving: set[str]) -> bool: ...
+
+    async def downgrade(
+        self, group: ConsumerGroup, leaving: set[str], *, rebalance: bool = True
+    ) -> Group:
+        """Make the group classic again without the ``leaving`` members."""
+        ...
+
+
 class ConsumerGroupManager:
     """Every KIP-848 group of the ``__consumer_offsets`` partitions this coordinator owns."""
 
@@ -73,6 +90,8 @@ class ConsumerGroupManager:
         self.timers = MemberTimers(self._expired)
         self._tasks: set[asyncio.Task[None]] = set()
         registry.replay_other = self.replay_raw
+        self.migration: Migration | None = None
+        """Conversions to and from classic groups (coordinator/migration.py)."""
 
     # ------------------------------------------------------------ records
 
@@ -86,9 +105,9 @@ class ConsumerGroupManager:
         except DecodeError as exc:
             log.warning("skipping undecodable consumer-group record: %s", exc)
             return
-        self._apply((decoded, body))
+        self.apply((decoded, body))
 
-    def _apply(self, change: records.Change) -> None:
+    def apply(self, change: records.Change) -> None:
         key, value = change
         group = self.groups.get(key.group_id)
         if group is None:
@@ -115,7 +134,7 @@ class ConsumerGroupManager:
 
         def apply() -> None:
             for change in changes:
-                self._apply(change)
+                self.apply(change)
 
         await self.registry.write(partition, encoded, apply=apply)
 
@@ -156,13 +175,15 @@ class ConsumerGroupManager:
             if epoch != 0:
                 raise GroupError(ErrorCode.UNKNOWN_MEMBER_ID, f"group {group_id} has no members")
             await self._take_over_classic(group_id, partition)
-            group = ConsumerGroup(group_id, partition)
+            group = self.groups.get(group_id) or ConsumerGroup(group_id, partition)
         members = dict(group.members)
         target = dict(group.target)
         member = members.get(member_id)
         subscription_changed = False
         if epoch == 0:
-            member, replaced = self._joining(group, member, member_id, req.get("instance_id"))
+            member, replaced = joining_member(
+                group, member, member_id, req.get("instance_id"), self.config.max_size
+            )
             if replaced is not None:
                 changes += records.member_removal(group_id, replaced.member_id)
                 changes.append(
@@ -182,42 +203,19 @@ class ConsumerGroupManager:
         if updated.metadata_value() != member.metadata_value() or member_id not in group.members:
             changes.append(records.member_metadata(group_id, updated))
         members[member_id] = updated
-
-        per_member, topics = group_topics(members.values(), self.topics())
-        group_epoch = group.group_epoch
-        if subscription_changed or topics != group.topics or group_epoch == 0:
-            group_epoch += 1
-            if topics != group.topics:
-                changes.append(records.partition_metadata(group_id, topics))
-            changes.append(records.group_epoch(group_id, group_epoch))
-        assignment_epoch = group.assignment_epoch
-        if group_epoch > assignment_epoch:
-            assignor = ASSIGNORS[self._assignor(members.values())]
-            new_target = assignor(per_member, topics, target)
-            for mid in members:
-                if new_target.get(mid, {}) != target.get(mid, {}) or mid not in group.target:
-                    changes.append(records.target_member(group_id, mid, new_target.get(mid, {})))
-            changes.append(records.target_epoch(group_id, group_epoch))
-            target, assignment_epoch = new_target, group_epoch
-
         owned_req = req.get("topic_partitions")
         owned = None if owned_req is None else assignment_from_wire(owned_req)
-
-        def owned_elsewhere(topic_id: bytes, p: int) -> bool:
-            for other in members.values():
-                if other.member_id != member_id and (
-                    p in other.assigned.get(topic_id, ())
-                    or p in other.pending_revocation.get(topic_id, ())
-                ):
-                    return True
-            return False
-
-        reconciled = reconcile(
-            updated, assignment_epoch, target.get(member_id, {}), owned, owned_elsewhere
+        reconciled = advance(
+            group,
+            members,
+            target,
+            updated,
+            subscription_changed=subscription_changed,
+            owned=owned,
+            all_topics=self.topics(),
+            assignor=ASSIGNORS[self.assignor_of_members(members.values())],
+            changes=changes,
         )
-        fresh = member_id not in group.members
-        if fresh or reconciled is not updated:
-            changes.append(records.current_assignment(group_id, reconciled))
         # Decided before the write: replaying it updates ``member`` in place.
         send_assignment = (
             epoch == 0
@@ -226,7 +224,7 @@ class ConsumerGroupManager:
             or (owned is not None and owned != reconciled.assigned)
         )
         await self.write(partition, changes)
-        self._schedule(group_id, reconciled)
+        self.schedule(group_id, reconciled)
         return {
             "throttle_time_ms": 0,
             "error_code": 0,
@@ -241,47 +239,10 @@ class ConsumerGroupManager:
             ),
         }
 
-    def _joining(
-        self,
-        group: ConsumerGroup,
-        member: ConsumerMember | None,
-        member_id: str,
-        instance_id: str | None,
-    ) -> tuple[ConsumerMember, ConsumerMember | None]:
-        """The member joining with epoch 0, and the static member it replaces, if any."""
-        if instance_id is not None:
-            previous = group.member_by_instance(instance_id)
-            if previous is not None and previous.member_id != member_id:
-                if previous.member_epoch != LEAVE_GROUP_STATIC_MEMBER_EPOCH:
-                    raise GroupError(
-                        ErrorCode.UNRELEASED_INSTANCE_ID,
-                        f"static member {instance_id} is still in use by {previous.member_id}",
-                    )
-                # The same instance is back under a new member id: it takes over the
-                # old member's subscription and target, so nothing is reassigned.
-                joined = replace(
-                    previous,
-                    member_id=member_id,
-                    member_epoch=0,
-                    previous_member_epoch=0,
-                    state=MemberState.STABLE,
-                    assigned={},
-                    pending_revocation={},
-                )
-                return joined, previous
-        if member is not None:
-            return member, None
-        if len(group.members) >= self.config.max_size:
-            raise GroupError(
-                ErrorCode.GROUP_MAX_SIZE_REACHED,
-                f"group {group.group_id} has reached its maximum size",
-            )
-        return ConsumerMember(member_id, instance_id=instance_id), None
-
     def assignor_of(self, group: ConsumerGroup) -> str:
-        return self._assignor(group.members.values())
+        return self.assignor_of_members(group.members.values())
 
-    def _assignor(self, members: Any) -> str:
+    def assignor_of_members(self, members: Any) -> str:
         """The assignor most members ask for, else the first configured (Kafka's rule)."""
         asked = Counter(m.server_assignor for m in members if m.server_assignor)
         if asked:
@@ -289,15 +250,18 @@ class ConsumerGroupManager:
         return self.config.assignors[0]
 
     async def _take_over_classic(self, group_id: str, partition: int) -> None:
-        """A classic group of this id: refused while it has members, upgraded when empty
-        (its group record is tombstoned; committed offsets stay)."""
+        """A classic group of this id: upgraded (KIP-848's online migration) when
+        the policy allows it, even with members, who go on in the consumer group
+        with the classic protocol; refused otherwise.  Committed offsets stay."""
         classic = self.registry.groups.get(group_id)
         if classic is None:
             return
         if classic.members or classic.pending_members:
-            raise GroupError(
-                ErrorCode.GROUP_ID_NOT_FOUND, f"group {group_id} is not a consumer group"
-            )
+            if self.migration is None or not await self.migration.upgrade(classic):
+                raise GroupError(
+                    ErrorCode.GROUP_ID_NOT_FOUND, f"group {group_id} is not a consumer group"
+                )
+            return
         if classic.generation_id > 0 or classic.protocol_type is not None:
             log.info("upgrading empty classic group %s to the consumer protocol", group_id)
             await self.registry.write(partition, [(encode_group_metadata_key(group_id), None)])
@@ -317,7 +281,7 @@ class ConsumerGroupManager:
             )
             await self.write(group.partition, [records.current_assignment(group.group_id, left)])
         else:
-            await self.remove_member(group, member_id)
+            await self.fence(group, {member_id})
         return {
             "throttle_time_ms": 0,
             "error_code": 0,
@@ -328,20 +292,38 @@ class ConsumerGroupManager:
             "assignment": None,
         }
 
-    async def remove_member(self, group: ConsumerGroup, member_id: str) -> None:
-        """Fence a member: its records are tombstoned and the group epoch bumps, so the
-        next heartbeat computes a target without it."""
-        changes = records.member_removal(group.group_id, member_id)
+    async def fence(self, group: ConsumerGroup, member_ids: set[str]) -> None:
+        """Remove members (left, or fenced by a deadline): their records are
+        tombstoned and the group epoch bumps, so the next heartbeat computes a
+        target without them -- or, when only classic members would be left and the
+        policy allows it, the group becomes a classic group again (downgrade)."""
+        migration = self.migration
+        if migration is not None and migration.can_downgrade(group, member_ids):
+            await migration.downgrade(group, member_ids)
+            return
+        changes: list[records.Change] = []
+        for member_id in sorted(member_ids):
+            changes += records.member_removal(group.group_id, member_id)
         changes.append(records.group_epoch(group.group_id, group.group_epoch + 1))
         await self.write(group.partition, changes)
-        self.timers.cancel(group.group_id, member_id)
+        for member_id in member_ids:
+            self.timers.cancel(group.group_id, member_id)
+
+    async def remove_member(self, group: ConsumerGroup, member_id: str) -> None:
+        await self.fence(group, {member_id})
 
     # -------------------------------------------------------------- timers
 
-    def _schedule(self, group_id: str, member: ConsumerMember) -> None:
+    def schedule(self, group_id: str, member: ConsumerMember) -> None:
         """Restart the session; start the revocation deadline when the member must revoke
-        (and drop it once it has)."""
+        (and drop it once it has).  A classic member's session is its JoinGroup's, and
+        it has join and sync deadlines instead (classic_members)."""
         member_id = member.member_id
+        if member.classic is not None:
+            self.timers.start(
+                group_id, member_id, Deadline.SESSION, member.classic.session_timeout_ms
+            )
+            return
         self.timers.start(group_id, member_id, Deadline.SESSION, self.config.session_timeout_ms)
         if member.state is not MemberState.UNREVOKED_PARTITIONS:
             self.timers.cancel(group_id, member_id, Deadline.REVOCATION)
@@ -373,7 +355,7 @@ class ConsumerGroupManager:
                 kind.value,
             )
             try:
-                await self.remove_member(group, member_id)
+                await self.fence(group, {member_id})
             except KafkaError as exc:
                 log.warning("group %s: could not fence member %s: %s", group_id, member_id, exc)
 
@@ -382,7 +364,7 @@ class ConsumerGroupManager:
         for group in self.groups.values():
             if group.partition == partition:
                 for member in group.members.values():
-                    self._schedule(group.group_id, member)
+                    self.schedule(group.group_id, member)
 
     def unload(self, partition: int) -> None:
         for group_id in [g for g, grp in self.groups.items() if grp.partition == partition]:

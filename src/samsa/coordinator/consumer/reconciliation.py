@@ -50,15 +50,22 @@ def reconcile(
         member = replace(member, pending_revocation={})
     elif member.state is MemberState.STABLE and member.member_epoch == target_epoch:
         return member
-    return _next(member, target_epoch, target, owned_elsewhere)
+    return _next(member, target_epoch, target, owned, owned_elsewhere)
 
 
 def _next(
-    member: ConsumerMember, target_epoch: int, target: Assignment, owned_elsewhere: OwnedElsewhere
+    member: ConsumerMember,
+    target_epoch: int,
+    target: Assignment,
+    owned: Assignment | None,
+    owned_elsewhere: OwnedElsewhere,
 ) -> ConsumerMember:
     keep = _intersect(member.assigned, target)
     revoke = _minus(member.assigned, target)
-    if revoke:
+    # Kafka's ownsRevokedPartitions: a member that says it no longer holds what
+    # it must give up (a classic member rejoining after revoking everything)
+    # moves on at once instead of being asked to revoke it.
+    if revoke and (owned is None or _overlaps(revoke, owned)):
         return replace(
             member,
             state=MemberState.UNREVOKED_PARTITIONS,
@@ -67,7 +74,7 @@ def _next(
         )
     grown: dict[bytes, set[int]] = {t: set(ps) for t, ps in keep.items()}
     unreleased = False
-    for topic_id, parts in _minus(target, member.assigned).items():
+    for topic_id, parts in _minus(target, keep).items():
         for p in parts:
             if owned_elsewhere(topic_id, p):
                 unreleased = True
@@ -90,6 +97,7 @@ def _next(
         and new.assigned == member.assigned
         and new.member_epoch == member.member_epoch
         and not member.pending_revocation
+        and not revoke
     ):
         return member
     return new

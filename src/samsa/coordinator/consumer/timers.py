@@ -1,10 +1,13 @@
 """Deadlines of KIP-848 members: the session and, while revoking, the rebalance timeout.
 
-Two timers per member, as in Kafka: the session timer restarts on every
-heartbeat; the revocation timer starts when the member is asked to revoke and is
-*not* restarted by heartbeats, so a member that keeps heartbeating but never
-gives its partitions up is still fenced after its rebalance timeout.  Expiry
-calls ``on_expired(group_id, member_id, kind)`` on the event loop.
+As in Kafka: the session timer restarts on every heartbeat; the revocation
+timer starts when the member is asked to revoke and is *not* restarted by
+heartbeats, so a member that keeps heartbeating but never gives its partitions
+up is still fenced after its rebalance timeout.  A member speaking the classic
+protocol has, instead of the revocation timer, a join deadline (told to rejoin,
+it must within its rebalance timeout) and a sync deadline (joined, it must send
+SyncGroup as soon).  Expiry calls ``on_expired(group_id, member_id, kind)`` on
+the event loop.
 """
 
 from __future__ import annotations
@@ -17,6 +20,8 @@ from enum import Enum
 class Deadline(Enum):
     SESSION = "session"
     REVOCATION = "revocation"
+    JOIN = "join"
+    SYNC = "sync"
 
 
 Key = tuple[str, str, Deadline]
@@ -37,11 +42,17 @@ class MemberTimers:
             timeout_ms / 1000, self._fire, key
         )
 
+    def start_if_absent(
+        self, group_id: str, member_id: str, kind: Deadline, timeout_ms: int
+    ) -> None:
+        if not self.running(group_id, member_id, kind):
+            self.start(group_id, member_id, kind, timeout_ms)
+
     def running(self, group_id: str, member_id: str, kind: Deadline) -> bool:
         return (group_id, member_id, kind) in self._handles
 
     def cancel(self, group_id: str, member_id: str, kind: Deadline | None = None) -> None:
-        """Cancel one deadline, or both of the member's when ``kind`` is None."""
+        """Cancel one deadline, or all of the member's when ``kind`` is None."""
         for k in (kind,) if kind is not None else tuple(Deadline):
             handle = self._handles.pop((group_id, member_id, k), None)
             if handle is not None:

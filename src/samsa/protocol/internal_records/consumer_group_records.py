@@ -14,7 +14,10 @@ opens the key) name the record type, as Kafka's coordinator-key ``apiKey``:
 ==  ==========================================  ==========================
 
 Keys are not flexible; values are flexible version 0 and carry tagged fields
-that Kafka added later, which we write with their defaults and ignore on read.
+that Kafka added later, which we write with their defaults and ignore on read;
+a member's ``classic_member_metadata`` (its JoinGroup session timeout and
+protocols, for a member of a consumer group that speaks the classic protocol) is
+written and read.
 Assignments are keyed by topic id (16 bytes), as Kafka stores them.
 """
 
@@ -94,6 +97,22 @@ _SCHEMAS: dict[int, DataSchema] = {
             F("subscribed_topic_regex", "string", nullable="0+"),
             F("rebalance_timeout_ms", "int32", default=-1),
             F("server_assignor", "string", nullable="0+"),
+            F(
+                "classic_member_metadata",
+                "struct",
+                nullable="0+",
+                default=None,
+                tag=0,
+                tagged="0+",
+                fields=[
+                    F("session_timeout_ms", "int32"),
+                    F(
+                        "supported_protocols",
+                        "[]struct",
+                        fields=[F("name", "string"), F("metadata", "bytes")],
+                    ),
+                ],
+            ),
         ),
     ),
     TARGET_ASSIGNMENT_METADATA: DataSchema(

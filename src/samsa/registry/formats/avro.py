@@ -68,6 +68,20 @@ class AvroSchema(ParsedSchema):
     def normalized(self) -> AvroSchema:
         return AvroSchema(self.obj, self.parsed, self.names, normalize=True)
 
+    def record_names(self) -> tuple[str, ...]:
+        """The full name of the top-level type (a primitive's is its type), as
+        confluent-kafka's serializers take it; each branch's for a union."""
+        branches = self.obj if isinstance(self.obj, list) else [self.obj]
+        names = []
+        for branch in branches:
+            if isinstance(branch, str):
+                names.append(branch)
+            elif isinstance(branch, dict) and isinstance(branch.get("name"), str):
+                names.append(full_name(branch["name"], branch.get("namespace")))
+            elif isinstance(branch, dict) and isinstance(branch.get("type"), str):
+                names.append(branch["type"])
+        return tuple(names)
+
     def read_errors(self, writer: ParsedSchema) -> list[str]:
         from samsa.registry.formats.avro_compat import read_errors
 

@@ -48,6 +48,12 @@ class ParsedSchema(ABC):
         ``old.read_errors(new)``, FULL both.
         """
 
+    def record_names(self) -> tuple[str, ...]:
+        """The record names a serializer may name this schema's subject after
+        (RecordNameStrategy): Avro's top-level full name (each branch's, for a
+        union), every Protobuf message's full name, a JSON Schema's ``title``."""
+        return ()
+
     def serialized(self) -> str | None:
         """The ``format=serialized`` form, where the format has one (Protobuf)."""
         return None

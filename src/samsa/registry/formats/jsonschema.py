@@ -45,6 +45,11 @@ class JsonSchema(ParsedSchema):
     def normalized(self) -> JsonSchema:
         return JsonSchema(self.root, self.refs, normalize=True)
 
+    def record_names(self) -> tuple[str, ...]:
+        """The ``title``: what confluent-kafka's JSONSerializer names the record by."""
+        title = self.root.get("title") if isinstance(self.root, dict) else None
+        return (title,) if isinstance(title, str) else ()
+
     def read_errors(self, writer: ParsedSchema) -> list[str]:
         from samsa.registry.formats.jsonschema_compat import read_errors
 

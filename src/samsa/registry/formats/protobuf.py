@@ -73,6 +73,20 @@ class ProtobufSchema(ParsedSchema):
     def normalized(self) -> ProtobufSchema:
         return ProtobufSchema(self.fdp, self.deps, self.custom_options, normalize=True)
 
+    def record_names(self) -> tuple[str, ...]:
+        """Every message's full name, nested ones too: which of them a record holds
+        is in its body (the message indexes), which the broker does not read."""
+        names: list[str] = []
+
+        def add(messages: Any, prefix: str) -> None:
+            for message in messages:
+                name = f"{prefix}.{message.name}" if prefix else message.name
+                names.append(name)
+                add(message.nested_type, name)
+
+        add(self.fdp.message_type, self.fdp.package)
+        return tuple(names)
+
     def serialized(self) -> str:
         return base64.standard_b64encode(self.fdp.SerializeToString()).decode("ascii")
 

@@ -164,7 +164,7 @@ class RegistryService:
         while True:
             waiting_for = self._role_changed
             if self.is_primary:
-                answer = await self._write_as_primary(request)
+                answer = await self._write_within(request, deadline)
                 if answer is not None:
                     return answer
                 failure = "this node stopped being the primary"
@@ -191,6 +191,34 @@ class RegistryService:
             if left <= 0:
                 return error_response(errors.unknown_leader(failure))
             await self._wait(waiting_for, left)
+
+    async def _write_within(self, request: Request, deadline: float) -> Response | None:
+        """``_write_as_primary`` bounded by the write's deadline as a whole.
+
+        Each step of a write has its own timeout, but they add up (open the
+        writer, commit the barrier, catch up, commit, catch up), and writes queue
+        on the lock behind one another: a primary whose store stalls (a node that
+        woke from a pause still believing it leads, a coordinator that keeps
+        answering "retry") would otherwise keep its clients waiting for minutes.
+        Past the deadline the client hears 50002; the write's outcome is then
+        unknown (its transaction may still commit), so the next write re-opens
+        the writer and reads to the end before it plans anything."""
+        try:
+            return await asyncio.wait_for(
+                self._write_as_primary(request), max(0.0, deadline - self.loop.time())
+            )
+        except TimeoutError:
+            self._synced = False
+            log.warning(
+                "schema registry: a write did not finish within registry.timeout.ms (%d ms)",
+                int(self.settings.timeout_s * 1000),
+            )
+            return error_response(
+                errors.store_timeout(
+                    f"not finished within registry.timeout.ms ({self.settings.timeout_s:g} s); "
+                    "whether it was stored is unknown: read the subject to see"
+                )
+            )
 
     async def _write_as_primary(self, request: Request) -> Response | None:
         """The answer, or None when this node turned out not to be the primary."""

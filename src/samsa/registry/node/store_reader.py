@@ -11,7 +11,10 @@ lock), and applying a poll's batch is a few milliseconds of JSON.
 it started (the end offset it saw then): the registry answers nobody before
 that, so a restarted node never serves an older state than it served before.
 ``wait_applied(offset)`` is how the primary waits until its own write is in
-its state, to answer from it.  A failure (the cluster unreachable, the topic
+its state, to answer from it; ``wait_position(offset)`` how a check that must
+see every registration made before it (schema id validation on produce)
+waits until the reader has read that far (its position passes transaction
+markers too, which ``applied_offset`` never shows).  A failure (the cluster unreachable, the topic
 led by nobody for a while) is logged and retried where the reader left off.
 """
 
@@ -50,6 +53,9 @@ class StoreReader:
         self.caught_up = asyncio.Event()
         self.records_applied = 0
         self._waiters: list[tuple[int, asyncio.Future[None]]] = []
+        self.position = 0
+        """The next offset the reader will read, as applied on the loop."""
+        self._position_waiters: list[tuple[int, asyncio.Future[None]]] = []
         self._stopping = threading.Event()
         self._thread: threading.Thread | None = None
         self._next_offset = 0
@@ -63,10 +69,11 @@ class StoreReader:
         thread = self._thread
         if thread is not None:
             await asyncio.to_thread(thread.join, 5.0)
-        for _, waiter in self._waiters:
+        for _, waiter in self._waiters + self._position_waiters:
             if not waiter.done():
                 waiter.cancel()
         self._waiters.clear()
+        self._position_waiters.clear()
 
     async def wait_applied(self, offset: int, timeout: float) -> bool:
         """True once the state has applied the record at ``offset``; False after ``timeout``."""
@@ -80,7 +87,25 @@ class StoreReader:
             self._waiters = [(o, w) for o, w in self._waiters if w is not waiter]
         return bool(done) and not waiter.cancelled()
 
+    async def wait_position(self, offset: int, timeout: float) -> bool:
+        """True once everything before ``offset`` has been read and applied."""
+        if self.position >= offset:
+            return True
+        waiter: asyncio.Future[None] = self.loop.create_future()
+        self._position_waiters.append((offset, waiter))
+        try:
+            done, _ = await asyncio.wait({waiter}, timeout=timeout)
+        finally:
+            self._position_waiters = [(o, w) for o, w in self._position_waiters if w is not waiter]
+        return bool(done) and not waiter.cancelled()
+
     # -- on the loop ----------------------------------------------------------------
+    def _advance(self, position: int) -> None:
+        self.position = max(self.position, position)
+        for offset, waiter in self._position_waiters:
+            if offset <= self.position and not waiter.done():
+                waiter.set_result(None)
+
     def _apply(self, batch: list[Applied]) -> None:
         for key, value, offset in batch:
             if key is None:
@@ -141,11 +166,16 @@ class StoreReader:
             consumer.assign([partition])
             consumer.seek(partition, self._next_offset)
             end = None if self.caught_up.is_set() else consumer.end_offsets([partition])
+            told = -1
             while not self._stopping.is_set():
                 records = consumer.poll(POLL_S)
                 if records:
                     self._next_offset = records[-1].offset + 1
                     self._to_loop(self._apply, [(r.key, r.value, r.offset) for r in records])
+                position = consumer.position(partition)
+                if position != told:  # after the records before it
+                    self._to_loop(self._advance, position)
+                    told = position
                 if end is not None and consumer.position(partition) >= max(end.values()):
                     self._to_loop(self._mark_caught_up)  # after the batches before it
                     end = None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 
 from samsa.replication.fetcher import follower_writes
@@ -55,7 +56,7 @@ class FollowerSide(PartitionBase):
         follower_writes.truncate_fully_and_start_at(self.log, self.producer_state, offset)
         self._high_watermark = offset
 
-    def restore_from_remote(
+    async def restore_from_remote(
         self,
         next_offset: int,
         log_start_offset: int,
@@ -64,10 +65,19 @@ class FollowerSide(PartitionBase):
     ) -> None:
         """Start over at ``next_offset`` with the state the remote tier holds
         there (Kafka's ``buildRemoteLogAuxState``): the leader's log start, the
-        epochs up to it, the producers (a snapshot file at ``next_offset``)."""
+        epochs up to it, the producers (a snapshot file at ``next_offset``).
+        The files change in a worker thread, the in-memory state on the loop."""
         self._require_follower()
-        follower_writes.restore_from_remote(
-            self.log, self.producer_state, next_offset, log_start_offset, epochs, producer_snapshot
+        await asyncio.to_thread(
+            follower_writes.restore_files_from_remote,
+            self.log,
+            next_offset,
+            log_start_offset,
+            epochs,
+            producer_snapshot,
+        )
+        follower_writes.restore_state_from_remote(
+            self.log, self.producer_state, next_offset, has_snapshot=producer_snapshot is not None
         )
         self._high_watermark = next_offset
 

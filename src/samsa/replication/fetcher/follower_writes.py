@@ -25,14 +25,15 @@ from samsa.storage.leader_epoch_cache import EpochEntry
 from samsa.storage.log import Log
 from samsa.storage.log_info import AppendInfo
 from samsa.storage.producers.producer_state import ProducerStateManager
-from samsa.storage.producers.snapshot import snapshot_path
+from samsa.storage.producers.snapshot import list_snapshot_files, snapshot_path
 from samsa.storage.producers.transaction_replay import replay_batches, replay_log
 
 log = logging.getLogger(__name__)
 
 __all__ = [
     "append_as_follower",
-    "restore_from_remote",
+    "restore_files_from_remote",
+    "restore_state_from_remote",
     "truncate_fully_and_start_at",
     "truncate_to",
 ]
@@ -121,21 +122,33 @@ def truncate_fully_and_start_at(
     producer_state.truncate_fully_and_start_at(offset)
 
 
-def restore_from_remote(
+def restore_files_from_remote(
     log_: Log,
-    producer_state: ProducerStateManager,
     next_offset: int,
     log_start_offset: int,
     epochs: list[EpochEntry],
     producer_snapshot: bytes | None,
 ) -> None:
-    """Empty the log, continue it at ``next_offset`` below which the remote tier
-    holds everything down to ``log_start_offset``, with the epochs and the
-    producers at ``next_offset`` from the remote segment that ends there."""
+    """The file half of a follower's rebuild from the remote tier (blocking:
+    run it in a worker thread; the log is thread-safe): empty the log and
+    continue it at ``next_offset``, below which the remote tier holds
+    everything down to ``log_start_offset``, with the epochs up to it and the
+    producers' snapshot at it as the only snapshot file."""
     log_.truncate_fully_and_start_at(next_offset, log_start_offset)
     log_.restore_leader_epochs([e for e in epochs if e.start_offset < next_offset])
-    log_.update_highest_offset_in_remote_storage(next_offset - 1)
-    producer_state.truncate_fully_and_start_at(next_offset)
+    for path in list_snapshot_files(log_.directory).values():
+        path.unlink(missing_ok=True)
     if producer_snapshot is not None:
         atomic_write(snapshot_path(log_.directory, next_offset), producer_snapshot)
+
+
+def restore_state_from_remote(
+    log_: Log, producer_state: ProducerStateManager, next_offset: int, *, has_snapshot: bool
+) -> None:
+    """The in-memory half, on the event loop once the files are in place:
+    everything below ``next_offset`` counts as copied, and the producers are
+    the snapshot's."""
+    log_.update_highest_offset_in_remote_storage(next_offset - 1)
+    producer_state.truncate_fully_and_start_at(next_offset, delete_snapshots=False)
+    if has_snapshot:
         producer_state.load(next_offset, next_offset)

@@ -1,7 +1,8 @@
 """The produce path of a partition that serves clients (leader or standalone).
 
 The produce path never decodes records: headers are checked
-(produce_validation), idempotent duplicates are answered with their original
+(produce_validation; on a topic with schema validation the five bytes in
+front of each key or value too, schema_validation), idempotent duplicates are answered with their original
 offsets, and the bytes are appended with only their base offset and leader
 epoch (and, for LogAppendTime topics, timestamp and CRC) rewritten.
 ``acks=all`` is Kafka's: refused up front when the committed ISR is smaller
@@ -18,35 +19,51 @@ from samsa.protocol.batches.record_batch import iter_batches
 from samsa.protocol.batches.record_builder import ControlType, control_batch
 from samsa.replication.leader.produce_validation import (
     check_keys,
+    check_timestamps,
     find_duplicate,
     validate_client_records,
 )
+from samsa.replication.leader.schema_validation import SchemaIdCheck, check_schema_ids
 from samsa.replication.partition_base import AppendResult, PartitionBase, PartitionRole
 
 __all__ = ["ProducePath"]
 
 
 class ProducePath(PartitionBase):
-    def append_from_client(self, records: memoryview, *, required_acks: int = 1) -> AppendResult:
+    def append_from_client(
+        self,
+        records: memoryview,
+        *,
+        required_acks: int = 1,
+        schema_ids: SchemaIdCheck | None = None,
+    ) -> AppendResult:
         """Validate and append a producer's batches; raises KafkaError with the code to return.
 
         With ``required_acks`` -1 the write is refused (NOT_ENOUGH_REPLICAS) before
         anything is appended when the committed ISR is smaller than
-        ``min.insync.replicas``; the caller then awaits ``wait_for_acks``."""
+        ``min.insync.replicas`` (capped at the replica count, as Kafka's effective
+        min ISR); the caller then awaits ``wait_for_acks``.  A topic with
+        ``confluent.*.schema.validation`` has its records' schema ids checked against
+        ``schema_ids`` (the registry's answers on this broker; None: none answers
+        here, and such records are refused)."""
         self._require_leader()
         # A failed dir first: a refused batch did not advance the producer's sequence,
         # so checking its next one would answer OUT_OF_ORDER_SEQUENCE_NUMBER instead.
         self.log.require_online()
         config = self.config
-        if required_acks == -1 and len(self.in_sync_replicas) < config.min_insync_replicas:
+        min_isr = self.effective_min_insync_replicas
+        if required_acks == -1 and len(self.in_sync_replicas) < min_isr:
             raise KafkaError(
                 ErrorCode.NOT_ENOUGH_REPLICAS,
-                f"min.insync.replicas={config.min_insync_replicas} but the ISR of "
-                f"{self.name} is {sorted(self.in_sync_replicas)}",
+                f"the ISR of {self.name} {sorted(self.in_sync_replicas)} is smaller than"
+                f" its min.insync.replicas requirement of {min_isr}",
             )
         headers = validate_client_records(records, config)
+        check_timestamps(headers, config, self._time_ms())
         if config.compact:
             check_keys(records, headers, self.name)
+        if config.validates_schema_ids:
+            check_schema_ids(records, headers, config, self.topic, schema_ids)
         idempotent = [h for _, h in headers if h.producer_id >= 0]
         if idempotent:
             duplicate = find_duplicate(self.producer_state, idempotent, self.name)

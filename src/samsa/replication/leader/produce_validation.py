@@ -24,7 +24,15 @@ from samsa.storage.topic_config.log_config import LogConfig
 
 log = logging.getLogger(__name__)
 
-__all__ = ["Duplicate", "check_keys", "find_duplicate", "validate_client_records"]
+__all__ = [
+    "Duplicate",
+    "check_keys",
+    "check_timestamps",
+    "find_duplicate",
+    "validate_client_records",
+]
+
+NO_TIMESTAMP = -1
 
 
 class Duplicate(NamedTuple):
@@ -53,6 +61,34 @@ def validate_client_records(
             )
         raise KafkaError(ErrorCode.CORRUPT_MESSAGE, "records end with a truncated batch")
     return headers
+
+
+def check_timestamps(
+    headers: list[tuple[int, BatchHeader]], config: LogConfig, now_ms: int
+) -> None:
+    """Kafka's LogValidator.validateTimestamp on a CreateTime topic: a timestamp
+    more than ``message.timestamp.before.max.ms`` in the past or
+    ``message.timestamp.after.max.ms`` (default one hour) in the future is
+    refused with INVALID_TIMESTAMP.
+
+    Read from the batch header, not the records (which the broker does not
+    decode): the batch's max timestamp bounds every record's from above, its
+    first timestamp (the producer's first record) from below."""
+    if config.message_timestamp_type != "CreateTime":
+        return
+    earliest = now_ms - config.message_timestamp_before_max_ms
+    latest = now_ms + config.message_timestamp_after_max_ms
+    for _, header in headers:
+        if header.attributes & CONTROL_MASK:
+            continue
+        for timestamp in (header.max_timestamp, header.base_timestamp):
+            if timestamp != NO_TIMESTAMP and not earliest <= timestamp <= latest:
+                raise InvalidRecordError(
+                    0,
+                    f"Timestamp {timestamp} of message with offset 0 is out of range. The"
+                    f" timestamp should be within [{earliest}, {latest}]",
+                    ErrorCode.INVALID_TIMESTAMP,
+                )
 
 
 def check_keys(records: memoryview, headers: list[tuple[int, BatchHeader]], name: str) -> None:

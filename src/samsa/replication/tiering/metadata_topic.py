@@ -13,13 +13,17 @@ the topic inside each broker.  Here the broker is both, without clients:
 * One replay task per metadata partition this broker needs reads it in offset
   order, up to its high watermark (only committed events are ever applied),
   and feeds ``RemoteLogMetadataManager.apply_record``: from the local replica
-  when this broker hosts one (woken by the purgatory on appends and
-  watermark moves), else with Fetch requests to the leader.
+  when this broker hosts one, else with Fetch requests to the leader
+  (``metadata_reads``).
 * ``load`` starts keeping a user partition's metadata: a replay already past
   the partition's older events replays them for that partition alone (under
   the replay's lock, so events stay in order), and the partition is marked
   initialized once the replay reached the end the topic had when loading
   began, as Kafka's consumer task does before a copy or a read may use it.
+  A load that takes longer than
+  ``rlmm.config.remote.log.metadata.initialization.retry.max.timeout.ms``
+  raises ``MetadataNotReadyError`` saying where the replay stands (the
+  caller reports it and tries again; Kafka's broker would exit instead).
 
 Blocking reads of the local replica run in worker threads; everything else
 is on the event loop.
@@ -28,7 +32,6 @@ is on the event loop.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import time
 from collections.abc import Awaitable, Callable
@@ -39,47 +42,40 @@ from samsa.controller.image.metadata_image import MetadataImage
 from samsa.errors import DecodeError, ErrorCode, KafkaError
 from samsa.net import ChannelError, ChannelPool
 from samsa.protocol.batches.record_builder import RecordBatchBuilder
-from samsa.protocol.batches.record_reader import decode_records
-from samsa.replication.leader.fetch_waiter import FetchWaiter
-from samsa.replication.partition import Partition
-from samsa.storage.log import Log
+from samsa.replication.tiering.metadata_reads import MetadataReader
 from samsa.tiered.metadata.manager import RemoteLogMetadataManager
 from samsa.tiered.metadata.model import TopicIdPartition
 from samsa.tiered.metadata.partitioner import METADATA_TOPIC
 from samsa.tiered.metadata.records import decode_remote_log_metadata
 from samsa.tiered.store.base import RetriableRemoteStorageError
 
-__all__ = ["MetadataTopic", "MetadataTopicSettings"]
+__all__ = ["MetadataNotReadyError", "MetadataTopic", "MetadataTopicSettings"]
 
 log = logging.getLogger(__name__)
 
 PRODUCE_API_KEY, PRODUCE_VERSION = 0, 9
-FETCH_API_KEY, FETCH_VERSION = 1, 12
-READ_BYTES = 1024 * 1024
 RETRY_BACKOFF_S = 0.05
-LOCAL_WAKE_S = 0.2
-"""A follower replica's watermark moves with fetch answers that may bring no
-bytes (nothing wakes a waiter then): the replay looks again this often."""
 
 
 @dataclass(frozen=True, slots=True)
 class MetadataTopicSettings:
-    """``rlmm.config.remote.log.metadata.topic.*``."""
+    """``rlmm.config.remote.log.metadata.*`` (Kafka's TopicBasedRemoteLogMetadataManager's)."""
 
     partitions: int = 50
     replication_factor: int = 3
     retention_ms: int = -1
     produce_timeout_ms: int = 30_000
+    consume_wait_ms: int = 120_000
+    """How long a publish waits to see its event replayed here."""
+    initialization_timeout_ms: int = 120_000
+    """How long loading a partition's metadata may take before it is reported stuck."""
+    initialization_retry_ms: int = 100
+    """The pause before a failed load is tried again."""
 
 
-class _AnyChange(FetchWaiter):
-    """Wakes on an append or a watermark move of the partition it is parked on."""
-
-    def on_append(self, size: int, *, standalone: bool) -> None:
-        self.wake()
-
-    def on_visible(self, size: int) -> None:
-        self.wake()
+class MetadataNotReadyError(RetriableRemoteStorageError):
+    """A partition's remote metadata could not be replayed in time; the
+    message says how far the replay got, and what it waits for."""
 
 
 class MetadataTopic:
@@ -103,7 +99,12 @@ class MetadataTopic:
         self._wait_for_image = wait_for_image
         self._channels = channels
         self.settings = settings
-        self.manager = RemoteLogMetadataManager(self.produce, settings.partitions)
+        self.manager = RemoteLogMetadataManager(
+            self.produce, settings.partitions, consume_wait_ms=settings.consume_wait_ms
+        )
+        self.reader = MetadataReader(
+            node_id=node_id, replicas=replicas, leader=self._leader, channels=channels
+        )
         self._replays: dict[int, asyncio.Task[None]] = {}
         self._locks: dict[int, asyncio.Lock] = {}
         self._ready: asyncio.Future[None] | None = None
@@ -205,7 +206,38 @@ class MetadataTopic:
     # ------------------------------------------------------------------ replay
     async def load(self, partition: TopicIdPartition) -> None:
         """Keep ``partition``'s metadata from now on; returns once it is
-        replayed to the end the topic had now (see the module doc)."""
+        replayed to the end the topic had now, or raises MetadataNotReadyError
+        after ``initialization_timeout_ms`` (see the module doc)."""
+        timeout_ms = self.settings.initialization_timeout_ms
+        try:
+            async with asyncio.timeout(timeout_ms / 1000):
+                await self._load(partition)
+        except TimeoutError:
+            raise MetadataNotReadyError(
+                f"the remote log metadata of {partition} was not replayed within "
+                f"{timeout_ms} ms: {self.progress(partition)}"
+            ) from None
+
+    def progress(self, partition: TopicIdPartition) -> str:
+        """Where the replay of ``partition``'s metadata partition stands, for
+        a person reading why it is stuck."""
+        if METADATA_TOPIC not in self._image().topics:
+            return f"{METADATA_TOPIC} does not exist yet (is a controller reachable?)"
+        metadata_partition = self.manager.metadata_partition(partition)
+        name = f"{METADATA_TOPIC}-{metadata_partition}"
+        applied = self.manager.applied_offset(metadata_partition)
+        leader = self._leader(metadata_partition)
+        local = self._replicas.get(METADATA_TOPIC, metadata_partition)
+        where = (
+            f"replayed from the local replica (high watermark {local.high_watermark})"
+            if local is not None
+            else f"read from its leader, broker {leader}"
+            if leader >= 0
+            else "which has no leader"
+        )
+        return f"{name} applied up to offset {applied}, {where}"
+
+    async def _load(self, partition: TopicIdPartition) -> None:
         await self.ensure_topic()
         manager = self.manager
         metadata_partition = manager.metadata_partition(partition)
@@ -216,7 +248,9 @@ class MetadataTopic:
             upto = manager.applied_offset(metadata_partition)
             if upto > 0:
                 await self._replay_one(metadata_partition, partition, upto)
-            target = await self._high_watermark(metadata_partition)
+            target = await self.reader.high_watermark(
+                metadata_partition, manager.applied_offset(metadata_partition)
+            )
         await manager.wait_applied(metadata_partition, target)
         manager.load_partition(partition)  # a partition delete event may have dropped it
         manager.mark_initialized(partition)
@@ -245,7 +279,7 @@ class MetadataTopic:
         the partition was loaded), applied to it alone, in order."""
         offset = 0
         while offset < upto:
-            values, offset, _ = await self._read(metadata_partition, offset, wait=False)
+            values, offset, _ = await self.reader.read(metadata_partition, offset, wait=False)
             for record_offset, value in values:
                 if record_offset >= upto or value is None:
                     continue
@@ -264,7 +298,9 @@ class MetadataTopic:
         while True:
             try:
                 offset = manager.applied_offset(metadata_partition)
-                values, next_offset, _ = await self._read(metadata_partition, offset, wait=True)
+                values, next_offset, _ = await self.reader.read(
+                    metadata_partition, offset, wait=True
+                )
                 async with lock:
                     for record_offset, value in values:
                         await manager.apply_record(metadata_partition, record_offset, value)
@@ -279,110 +315,3 @@ class MetadataTopic:
             except Exception:
                 log.exception("replaying %s-%d failed", METADATA_TOPIC, metadata_partition)
                 await asyncio.sleep(1.0)
-
-    async def _high_watermark(self, metadata_partition: int) -> int:
-        local = self._replicas.get(METADATA_TOPIC, metadata_partition)
-        if local is not None:
-            return int(local.high_watermark)
-        _, _, high_watermark = await self._read(
-            metadata_partition, self.manager.applied_offset(metadata_partition), wait=False
-        )
-        return high_watermark
-
-    async def _read(
-        self, metadata_partition: int, offset: int, *, wait: bool
-    ) -> tuple[list[tuple[int, bytes | None]], int, int]:
-        """(offset, value) of the records from ``offset`` below the high
-        watermark, the offset after them, and the high watermark."""
-        local = self._replicas.get(METADATA_TOPIC, metadata_partition)
-        if local is not None:
-            return await self._read_local(local, offset, wait=wait)
-        leader = self._leader(metadata_partition)
-        if leader < 0 or leader == self.node_id:
-            await asyncio.sleep(RETRY_BACKOFF_S * 10)  # metadata catching up
-            return [], offset, offset
-        return await self._read_remote(leader, metadata_partition, offset, wait=wait)
-
-    async def _read_local(
-        self, partition: Partition, offset: int, *, wait: bool
-    ) -> tuple[list[tuple[int, bytes | None]], int, int]:
-        high_watermark = partition.high_watermark
-        offset = max(offset, partition.log.log_start_offset)
-        if offset < high_watermark:
-            values, next_offset = await asyncio.to_thread(
-                _read_values, partition.log, offset, high_watermark
-            )
-            return values, next_offset, high_watermark
-        if wait:
-            key = [(partition.topic, partition.index)]
-            waiter = _AnyChange(1)
-            self._replicas.park(key, waiter)
-            try:
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(asyncio.shield(waiter.future), LOCAL_WAKE_S)
-            finally:
-                self._replicas.unpark(key, waiter)
-        return [], offset, high_watermark
-
-    async def _read_remote(
-        self, leader: int, metadata_partition: int, offset: int, *, wait: bool
-    ) -> tuple[list[tuple[int, bytes | None]], int, int]:
-        body = {
-            "cluster_id": None,
-            "replica_id": -1,
-            "max_wait_ms": 500 if wait else 0,
-            "min_bytes": 1 if wait else 0,
-            "max_bytes": READ_BYTES,
-            "isolation_level": 0,
-            "session_id": 0,
-            "session_epoch": -1,
-            "topics": [
-                {
-                    "topic": METADATA_TOPIC,
-                    "partitions": [
-                        {
-                            "partition": metadata_partition,
-                            "current_leader_epoch": -1,
-                            "fetch_offset": offset,
-                            "last_fetched_epoch": -1,
-                            "log_start_offset": -1,
-                            "partition_max_bytes": READ_BYTES,
-                        }
-                    ],
-                }
-            ],
-            "forgotten_topics_data": [],
-            "rack_id": "",
-        }
-        answer = await self._channel(leader).request(FETCH_API_KEY, FETCH_VERSION, body)
-        entry = answer["responses"][0]["partitions"][0]
-        code = ErrorCode(entry["error_code"])
-        if code is ErrorCode.OFFSET_OUT_OF_RANGE and entry["log_start_offset"] > offset:
-            return [], int(entry["log_start_offset"]), int(entry["high_watermark"])
-        if code is not ErrorCode.NONE:
-            raise KafkaError(code, f"fetching {METADATA_TOPIC}-{metadata_partition} at {leader}")
-        values, next_offset = _decode_values(entry.get("records") or b"", offset)
-        return values, next_offset, int(entry["high_watermark"])
-
-
-def _read_values(
-    log_: Log, offset: int, high_watermark: int
-) -> tuple[list[tuple[int, bytes | None]], int]:
-    """Records of ``log_`` from ``offset`` below ``high_watermark`` (worker thread)."""
-    data = log_.read(offset, READ_BYTES, min_one=True, max_offset=high_watermark)
-    raw = data.records
-    chunk = raw if isinstance(raw, (bytes, bytearray)) else raw.read_bytes()
-    return _decode_values(chunk, offset)
-
-
-def _decode_values(
-    chunk: bytes | bytearray | memoryview, offset: int
-) -> tuple[list[tuple[int, bytes | None]], int]:
-    values: list[tuple[int, bytes | None]] = []
-    next_offset = offset
-    for header, records in decode_records(bytes(chunk), skip_control=False):
-        next_offset = max(next_offset, header.base_offset + header.last_offset_delta + 1)
-        if header.is_control:
-            continue
-        values.extend((r.offset, r.value) for r in records if r.offset >= offset)
-    return values, next_offset

@@ -6,7 +6,8 @@ Kafka's RLMTask family, per partition:
   (``MetadataTopic.load``) before anything reads the remote state;
 * as leader: the copy task (``samsa.tiered.copy_task``, unless
   ``remote.log.copy.disable``) and the expiration task
-  (``samsa.tiered.expiration_task``), each every
+  (``samsa.tiered.expiration_task``) followed by the orphan cleaner
+  (``samsa.tiered.orphans``), each every
   ``remote.log.manager.task.interval.ms``;
 * as follower: the highest offset the remote tier holds on its lineage,
   every interval, so its local retention may go on (Kafka's RLMFollowerTask).
@@ -14,7 +15,14 @@ Kafka's RLMTask family, per partition:
 ``TieredPartition`` holds those tasks; a role change cancels the old ones
 first (a copy in flight stops at its next await, its COPY_SEGMENT_STARTED
 stays behind for the next leader, which continues from the last FINISHED
-segment: no re-upload of what finished, no gap).
+segment: no re-upload of what finished, no gap, and deletes the abandoned
+copy once the orphan grace passed).
+
+The replay runs before any of them, and is retried until it succeeds; one
+that takes longer than the metadata's initialization timeout is logged as an
+error saying where it is stuck and counted (``replay_timeouts``), and the
+partition stays not ready (reads of its remote tier answer a retriable
+error) meanwhile.
 """
 
 from __future__ import annotations
@@ -22,15 +30,17 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 from collections.abc import Awaitable, Callable
 
-from samsa.replication.tiering.metadata_topic import MetadataTopic
+from samsa.replication.tiering.metadata_topic import MetadataNotReadyError, MetadataTopic
 from samsa.replication.tiering.tiered_log import PartitionTieredLog
 from samsa.storage.log import wall_clock_ms
 from samsa.tiered.copy_task import RemoteLogCopyTask
 from samsa.tiered.expiration_task import RemoteLogExpirationTask
 from samsa.tiered.lineage import highest_remote_offset
 from samsa.tiered.metadata.model import RemoteLogSegmentId, TopicIdPartition
+from samsa.tiered.orphans import OrphanCleaner
 from samsa.tiered.quota import RateQuota
 from samsa.tiered.segment_objects import RemoteStorageManager
 from samsa.tiered.store.base import RetriableRemoteStorageError
@@ -54,6 +64,7 @@ class TieredPartition:
         broker_id: int,
         interval_s: Callable[[], float],
         copy_quota: RateQuota,
+        orphan_grace_ms: Callable[[], int],
     ) -> None:
         self.log = tiered_log
         self.metadata = metadata
@@ -61,10 +72,14 @@ class TieredPartition:
         self.broker_id = broker_id
         self._interval_s = interval_s
         self._copy_quota = copy_quota
+        self._orphan_grace_ms = orphan_grace_ms
         self.role: str | None = None
         self.copy_enabled = False
         self.copy: RemoteLogCopyTask | None = None
         self.expiration: RemoteLogExpirationTask | None = None
+        self.orphans: OrphanCleaner | None = None
+        self.replay_timeouts = 0
+        """Loads of this partition's remote metadata that timed out."""
         self._tasks: list[asyncio.Task[None]] = []
         self._cancelled: list[asyncio.Task[None]] = []
         self.loaded = asyncio.ensure_future(self._load())
@@ -88,9 +103,12 @@ class TieredPartition:
                 return
             except asyncio.CancelledError:
                 raise
+            except MetadataNotReadyError as exc:
+                self.replay_timeouts += 1
+                log.error("[%s] %s; trying again", self.tip, exc)
             except Exception as exc:
                 log.warning("[%s] replaying its remote log metadata failed: %s", self.tip, exc)
-                await asyncio.sleep(1.0)
+            await asyncio.sleep(self.metadata.settings.initialization_retry_ms / 1000)
 
     # ------------------------------------------------------------------ roles
     def become(self, role: str, *, copy_enabled: bool) -> None:
@@ -119,6 +137,16 @@ class TieredPartition:
                 wall_clock_ms=wall_clock_ms,
                 being_copied=expiration_being_copied,
             )
+            self.orphans = OrphanCleaner(
+                self.tip,
+                self.metadata.manager,
+                self.storage,
+                delete_segment=self.expiration.delete_segment,
+                being_copied=expiration_being_copied,
+                grace_ms=self._orphan_grace_ms,
+                monotonic_ms=_monotonic_ms,
+                wall_clock_ms=wall_clock_ms,
+            )
             self._spawn(self._periodic("expiration", self._expire))
         else:
             self._spawn(self._periodic("follower", self._follow))
@@ -139,12 +167,15 @@ class TieredPartition:
             self.copy.cancel()
         if self.expiration is not None:
             self.expiration.cancel()
+        if self.orphans is not None:
+            self.orphans.cancel()
         for task in self._tasks:
             task.cancel()
         self._cancelled = [t for t in (*self._cancelled, *self._tasks) if not t.done()]
         self._tasks = []
         self.copy = None
         self.expiration = None
+        self.orphans = None
         self.role = None
 
     async def stop(self) -> None:
@@ -187,8 +218,11 @@ class TieredPartition:
             await asyncio.sleep(self._interval_s())
 
     async def _expire(self) -> None:
-        if self.expiration is not None:
-            await self.expiration.run_once()
+        expiration, orphans = self.expiration, self.orphans
+        if expiration is not None:
+            await expiration.run_once()
+        if orphans is not None:
+            await orphans.run_once()
 
     async def _follow(self) -> None:
         """Kafka's RLMFollowerTask: the highest remote offset on this replica's
@@ -205,3 +239,7 @@ class TieredPartition:
     def copied_offset(self) -> int:
         """The highest offset in the remote tier as this replica knows it (-1: none)."""
         return self.log.partition.log.highest_offset_in_remote_storage
+
+
+def _monotonic_ms() -> int:
+    return int(time.monotonic() * 1000)

@@ -108,6 +108,8 @@ class RemoteLogManager:
             window_s=settings.fetch_quota_window_s,
         )
         self.partitions: dict[TopicPartition, TieredPartition] = {}
+        self.replay_timeouts = 0
+        """Replay timeouts of partitions no longer hosted here (theirs go with them)."""
         self._background: set[asyncio.Task[None]] = set()
         self.reads_waiting = 0
         self.reader_slots = asyncio.Semaphore(settings.reader_threads)
@@ -197,6 +199,7 @@ class RemoteLogManager:
             broker_id=self.node_id,
             interval_s=self.interval_s,
             copy_quota=self.copy_quota,
+            orphan_grace_ms=lambda: self.settings.orphan_grace_ms,
         )
         self.partitions[(partition.topic, partition.index)] = state
         log.info("[%s] tiered storage on", state.tip)
@@ -206,9 +209,8 @@ class RemoteLogManager:
         """Stop ``state``; its leader deletes its remote data when ``delete``."""
         self.partitions.pop(key, None)
         was_leader = state.role == LEADER
-        partition = state.log.partition
-        self.snapshots.forget(partition)
-        self._spawn(self._retire(state, delete=delete and was_leader))
+        leftover = self.snapshots.forget(state.log.partition)
+        self._spawn(self._retire(state, delete=delete and was_leader, leftover=leftover))
 
     def on_partition_deleted(self, partition: Partition) -> None:
         """The partition's topic was deleted: its last leader deletes the remote data."""
@@ -216,8 +218,8 @@ class RemoteLogManager:
         if state is None:
             return
         was_leader = state.role == LEADER
-        self.snapshots.forget(partition)
-        self._spawn(self._retire(state, delete=was_leader, topic_deleted=True))
+        leftover = self.snapshots.forget(partition)
+        self._spawn(self._retire(state, delete=was_leader, topic_deleted=True, leftover=leftover))
 
     def _spawn(self, coroutine: Awaitable[None]) -> None:
         task = asyncio.ensure_future(coroutine)
@@ -225,19 +227,29 @@ class RemoteLogManager:
         task.add_done_callback(self._background.discard)
 
     async def _retire(
-        self, state: TieredPartition, *, delete: bool, topic_deleted: bool = False
+        self,
+        state: TieredPartition,
+        *,
+        delete: bool,
+        topic_deleted: bool = False,
+        leftover: Path | None = None,
     ) -> None:
+        """Stop ``state``'s tasks (deleting its remote data first when
+        ``delete``), and remove its last producer snapshot file, off the loop."""
+        if leftover is not None:
+            await asyncio.to_thread(leftover.unlink, missing_ok=True)
         if delete:
             state.stop_role_tasks()  # the replay goes on until the deletes are applied
             try:
                 await asyncio.wait_for(asyncio.shield(state.loaded), 60)
                 await self._delete_remote_partition(state.tip, topic_deleted=topic_deleted)
                 if not topic_deleted:
-                    log_ = state.log.partition.log
-                    log_.update_log_start_offset_from_remote(log_.local_log_start_offset)
+                    local_start = state.log.local_log_start_offset()
+                    await state.log.update_log_start_offset_from_remote(local_start)
             except Exception:
                 log.exception("[%s] deleting its remote data failed", state.tip)
         await state.stop()
+        self.replay_timeouts += state.replay_timeouts
         self.metadata.unload(state.tip)
 
     async def _delete_remote_partition(self, tip: TopicIdPartition, *, topic_deleted: bool) -> None:

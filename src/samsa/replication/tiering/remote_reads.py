@@ -188,7 +188,7 @@ async def rebuild_follower(
         epoch_of_local_start, earlier_epoch_end, leader_local_log_start
     )
     aux = await follower_state.fetch_aux_state(cache, rlm.storage, epoch, leader_local_log_start)
-    partition.restore_from_remote(
+    await partition.restore_from_remote(
         aux.next_offset, leader_log_start, aux.leader_epochs, aux.producer_snapshot
     )
     log.info(

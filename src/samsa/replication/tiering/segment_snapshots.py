@@ -76,39 +76,41 @@ class SegmentSnapshots:
 
         partition.log.on_roll = on_roll
 
-    def forget(self, partition: Partition) -> None:
+    def forget(self, partition: Partition) -> Path | None:
+        """Stop watching ``partition``; the path of its last snapshot file, for
+        the caller to remove off the loop (None: there is none)."""
         partition.log.on_roll = None
         self._encoded.pop(partition.name, None)
-        path = self._written.pop(partition.name, None)
-        if path is not None:
-            path.unlink(missing_ok=True)
+        return self._written.pop(partition.name, None)
 
     async def snapshot_at(self, partition: Partition, offset: int) -> Path:
         """A snapshot file of ``partition``'s producers before ``offset``."""
         name = partition.name
         encoded = self._encoded.get(name, {})
         data = encoded.get(offset)
-        for stale in [o for o in encoded if o <= offset]:
-            del encoded[stale]
+        for taken in [o for o in encoded if o <= offset]:
+            del encoded[taken]
         target = self.directory / f"{name}-{offset:020d}.snapshot"
+        previous = self._written.get(name)
+        stale = previous if previous is not None and previous != target else None
         if data is not None:
-            await asyncio.to_thread(_write, target, data)
+            await asyncio.to_thread(_write, target, data, stale)
         else:
             log.debug("[%s] rebuilding the producer snapshot at %d from the log", name, offset)
-            await asyncio.to_thread(_rebuild, partition.log, offset, target)
-        previous = self._written.get(name)
+            await asyncio.to_thread(_rebuild, partition.log, offset, target, stale)
         self._written[name] = target
-        if previous is not None and previous != target:
-            previous.unlink(missing_ok=True)
         return target
 
 
-def _write(path: Path, data: bytes) -> None:
+def _write(path: Path, data: bytes, stale: Path | None = None) -> None:
+    """Write the snapshot and remove the partition's previous one (worker thread)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     atomic_write(path, data, sync=False)  # uploaded, then deleted: never recovered from
+    if stale is not None:
+        stale.unlink(missing_ok=True)
 
 
-def _rebuild(log_: Log, offset: int, target: Path) -> None:
+def _rebuild(log_: Log, offset: int, target: Path, stale: Path | None = None) -> None:
     """The producers before ``offset`` from the newest snapshot at or below it
     and the headers after it (worker thread; the log is thread-safe)."""
     start = log_.local_log_start_offset
@@ -138,4 +140,4 @@ def _rebuild(log_: Log, offset: int, target: Path) -> None:
                 )
             else:
                 state.replay_header(header)
-        _write(target, encode_snapshot(state.active_producers().values()))
+        _write(target, encode_snapshot(state.active_producers().values()), stale)

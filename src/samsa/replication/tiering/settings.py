@@ -7,10 +7,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from samsa.replication.tiering.metadata_topic import MetadataTopicSettings
+from samsa.tiered.orphans import DEFAULT_GRACE_MS
 
 __all__ = ["TieringSettings"]
 
-_RLMM = "rlmm.config.remote.log.metadata.topic."
+_RLMM = "rlmm.config.remote.log.metadata."
+_RLMM_TOPIC = _RLMM + "topic."
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,6 +35,9 @@ class TieringSettings:
     fetch_quota_window_s: int = 1
     index_cache_bytes: int = 1024 * 1024 * 1024
     """remote.log.index.file.cache.total.size.bytes."""
+    orphan_grace_ms: int = DEFAULT_GRACE_MS
+    """remote.log.manager.orphan.grace.ms (Samsa's): when dangling copies and
+    orphan objects are cleaned (``samsa.tiered.orphans``)."""
     metadata: MetadataTopicSettings = field(default_factory=MetadataTopicSettings)
 
     @classmethod
@@ -51,9 +56,13 @@ class TieringSettings:
             fetch_quota_windows=max(2, int(get("remote.log.manager.fetch.quota.window.num"))),
             fetch_quota_window_s=int(get("remote.log.manager.fetch.quota.window.size.seconds")),
             index_cache_bytes=int(get("remote.log.index.file.cache.total.size.bytes")),
+            orphan_grace_ms=int(get("remote.log.manager.orphan.grace.ms")),
             metadata=MetadataTopicSettings(
-                partitions=int(get(_RLMM + "num.partitions")),
-                replication_factor=int(get(_RLMM + "replication.factor")),
-                retention_ms=int(get(_RLMM + "retention.ms")),
+                partitions=int(get(_RLMM_TOPIC + "num.partitions")),
+                replication_factor=int(get(_RLMM_TOPIC + "replication.factor")),
+                retention_ms=int(get(_RLMM_TOPIC + "retention.ms")),
+                consume_wait_ms=int(get(_RLMM + "consume.wait.ms")),
+                initialization_timeout_ms=int(get(_RLMM + "initialization.retry.max.timeout.ms")),
+                initialization_retry_ms=int(get(_RLMM + "initialization.retry.interval.ms")),
             ),
         )

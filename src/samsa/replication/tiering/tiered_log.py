@@ -4,8 +4,10 @@ The copy and expiration tasks of ``samsa.tiered`` never import the Log or the
 Partition; this adapter gives them what they read (offsets, the leader epoch
 cache, the segments' files) and the two things they change (the highest
 offset in the remote tier, which lets local retention go on, and the log
-start).  Everything but ``producer_snapshot`` is in-memory state read on the
-event loop; the snapshot is written off it (``segment_snapshots``).
+start).  Everything but ``producer_snapshot`` and the log start's move is
+in-memory state read on the event loop; the snapshot is written off it
+(``segment_snapshots``), and so are the unlinks of segments below a new log
+start.
 
 The last stable offset comes from the Partition (the high watermark and the
 open transactions bound it), not the Log: a leader copies only data every
@@ -14,6 +16,7 @@ in-sync replica has and no open transaction may still abort.
 
 from __future__ import annotations
 
+import asyncio
 import bisect
 from pathlib import Path
 
@@ -99,8 +102,15 @@ class PartitionTieredLog:
     def retention_bytes(self) -> int:
         return self.partition.log.config.retention_bytes
 
+    def highest_offset_in_remote_storage(self) -> int:
+        return self.partition.log.highest_offset_in_remote_storage
+
     def update_highest_offset_in_remote_storage(self, offset: int) -> None:
         self.partition.log.update_highest_offset_in_remote_storage(offset)
 
-    def update_log_start_offset_from_remote(self, offset: int) -> None:
-        self.partition.log.update_log_start_offset_from_remote(offset)
+    async def update_log_start_offset_from_remote(self, offset: int) -> None:
+        """Deletes the local segments below ``offset`` in a worker thread (the
+        log is thread-safe), so their unlinks never hold the event loop."""
+        log = self.partition.log
+        if offset > log.log_start_offset:
+            await asyncio.to_thread(log.update_log_start_offset_from_remote, offset)

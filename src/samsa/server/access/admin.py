@@ -2,7 +2,7 @@
 or the topic to create it, DELETE to delete it, ALTER to add partitions,
 DESCRIBE_CONFIGS / ALTER_CONFIGS on the resource (the cluster for broker
 configs), and the cluster's ALTER or DESCRIBE for elections, reassignments and
-log dirs.  DescribeCluster's authorized operations come from the authorizer."""
+log dirs (a refused AlterReplicaLogDirs answers every partition it names).  DescribeCluster's authorized operations come from the authorizer."""
 
 from __future__ import annotations
 
@@ -30,6 +30,7 @@ from samsa.server.access.base import (
 from samsa.server.connections.router import Body, Handler, RequestContext, Router
 
 CREATE_TOPICS, DELETE_TOPICS, DESCRIBE_CONFIGS, ALTER_CONFIGS = 19, 20, 32, 33
+ALTER_REPLICA_LOG_DIRS = 34
 DESCRIBE_LOG_DIRS, CREATE_PARTITIONS, ELECT_LEADERS = 35, 37, 43
 INCREMENTAL_ALTER_CONFIGS = 44
 ALTER_PARTITION_REASSIGNMENTS, LIST_PARTITION_REASSIGNMENTS = 45, 46
@@ -205,6 +206,28 @@ def alter_quotas_check(
     return {"throttle_time_ms": 0, "entries": entries}
 
 
+def alter_log_dirs_check(
+    auth: StandardAuthorizer, ctx: RequestContext, req: Body, inner: Handler
+) -> Any:
+    """AlterReplicaLogDirs needs the cluster's ALTER; refused, every partition
+    named is answered CLUSTER_AUTHORIZATION_FAILED, one topic entry per dir and
+    topic (Kafka's ``getErrorResponse``; the response has no top-level error)."""
+    if can_cluster(auth, ctx, _Op.ALTER):
+        return inner(ctx, req)
+    results = [
+        {
+            "topic_name": topic["name"],
+            "partitions": [
+                {"partition_index": p, "error_code": CLUSTER_DENIED}
+                for p in topic["partitions"] or []
+            ],
+        }
+        for entry in req.get("dirs") or []
+        for topic in entry["topics"] or []
+    ]
+    return {"throttle_time_ms": 0, "results": results}
+
+
 def guard(router: Router, auth: StandardAuthorizer, broker: Any) -> None:
     guard_one(
         router,
@@ -231,6 +254,7 @@ def guard(router: Router, auth: StandardAuthorizer, broker: Any) -> None:
         router, INCREMENTAL_ALTER_CONFIGS, auth, configs_check(_Op.ALTER_CONFIGS, "responses")
     )
     guard_one(router, DESCRIBE_LOG_DIRS, auth, cluster_check(_Op.DESCRIBE, CLUSTER_DENIED))
+    guard_one(router, ALTER_REPLICA_LOG_DIRS, auth, alter_log_dirs_check)
     for key in (ELECT_LEADERS, ALTER_PARTITION_REASSIGNMENTS):
         guard_one(router, key, auth, cluster_check(_Op.ALTER, CLUSTER_DENIED))
     guard_one(

@@ -13,9 +13,11 @@ from collections.abc import Awaitable
 from typing import TYPE_CHECKING, Any
 
 from samsa.protocol.acl import AclOperation, ResourceType
+from samsa.replication.tiering.stats import PartitionTiers, partition_tiers
 from samsa.security.caller import Caller
 from samsa.server.access import guard_all
 from samsa.server.connections.router import Router
+from samsa.server.endpoints.console_registry import ConsoleRegistryPort
 from samsa.server.handlers import register_all
 from samsa.server.handlers.fetch import read_partitions
 
@@ -47,6 +49,7 @@ class ConsolePort:
         self._authorizer = broker.authorizer
         if self._authorizer is not None:
             guard_all(self._router, self._authorizer, broker)
+        self._registry: ConsoleRegistryPort | None = None
 
     @property
     def node_id(self) -> int:
@@ -73,6 +76,10 @@ class ConsolePort:
     def replica(self, topic: str, partition: int) -> Partition | None:
         return self._broker.replicas.get(topic, partition)
 
+    def tiers(self, topic: str, partition: int) -> PartitionTiers | None:
+        tiering = self._broker.replicas.tiering
+        return None if tiering is None else partition_tiers(tiering, topic, partition)
+
     def read_records(self, fetch: Body) -> list[Body]:
         responses, _ = read_partitions(self._broker, fetch, update_fetch_state=False)
         return responses
@@ -91,3 +98,11 @@ class ConsolePort:
         return authorizer.authorize(
             caller.principal_name, caller.host, operation, resource_type, name
         )
+
+    def schema_registry(self) -> ConsoleRegistryPort | None:
+        schema_ids = self._broker.schema_ids
+        if not schema_ids.exists():
+            return None
+        if self._registry is None:
+            self._registry = ConsoleRegistryPort(schema_ids, self._authorizer)
+        return self._registry

@@ -311,10 +311,13 @@ def _coordinator(
             )
         node = broker.transaction_coordinator_node(key)
     elif key_type == KEY_TYPE_GROUP:
+        # Kafka names the leader of the group's __consumer_offsets partition from
+        # its metadata; only while the topic is being created is there no answer.
+        # This node's own coordinator loading is no reason to send clients away.
         error = broker.ensure_group_coordinator()
-        if error is not None:
-            return error, "the group coordinator is loading", None
         node = broker.groups_coordinator_node(key)
+        if error is not None and node is None:
+            return error, "the group coordinator is loading", None
     elif key_type == KEY_TYPE_SHARE and version >= SHARE_KEY_VERSION:
         found = _share_coordinator(broker, key)
         if isinstance(found, tuple):

@@ -73,13 +73,13 @@ def _adapter(broker: BrokerApi, key: int, method: str) -> Any:
 
 
 async def _typed_members(described: Awaitable[Body]) -> Body:
-    """ConsumerGroupDescribe v1 (KIP-1099) tells each member's protocol: every
-    member of a Samsa consumer group speaks the consumer protocol (1); classic
-    members join classic groups only."""
+    """ConsumerGroupDescribe v1 (KIP-1099) tells each member's protocol: the
+    coordinator says which members joined with the classic protocol (0, KIP-848's
+    online migration); the others speak the consumer protocol (1)."""
     response = await described
     for group in response["groups"]:
         for member in group.get("members") or ():
-            member["member_type"] = CONSUMER_MEMBER
+            member.setdefault("member_type", CONSUMER_MEMBER)
     return response
 
 

@@ -1,7 +1,15 @@
 """Produce (key 0): validate batch headers and append them.
 
 Records are not decoded, except on compacted topics, where every record must
-have a key (INVALID_RECORD otherwise, as Kafka answers).
+have a key (INVALID_RECORD otherwise, as Kafka answers).  On a topic with
+``confluent.value.schema.validation`` (or ``.key.``) the five bytes in front
+of each value (key) are checked against the schema registry's ids
+(``replication.leader.schema_validation``): a request that needs them waits
+until this broker has read ``_schemas`` (the first time only), and a batch
+refused for an id the registry does not hold is checked once more after
+reading ``_schemas`` to its end, so a schema registered just before the
+produce is never missed.  The connection handles nothing else meanwhile, so
+the producer's batches stay in order.
 
 Versions 0-2 are advertised (librdkafka <= 2.11 only compresses when the broker
 lists Produce v0) but refused with UNSUPPORTED_VERSION, as Kafka 4 does.
@@ -16,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from samsa.errors import ErrorCode, InvalidRecordError, KafkaError
 from samsa.protocol.batches.record_batch import BATCH_HEADER_SIZE, read_batch_header
+from samsa.replication.leader.schema_validation import SchemaIdRefusal
 from samsa.replication.partition import Partition
 from samsa.server.connections.router import Body, RequestContext, Router
 from samsa.server.coordinators.txn_wiring import verify_partitions
@@ -75,15 +84,31 @@ def handle_produce(broker: BrokerApi, ctx: RequestContext, req: Body) -> Body | 
     return _produce(broker, req, general_error, {})
 
 
+Waiting = list[tuple[Partition, int, dict[str, Any]]]
+Recheck = list[tuple[str, int, Any, dict[str, Any]]]
+"""Partitions whose batch named a schema id the registry's state here lacks:
+topic, partition, records and the response entry to fill in after a refresh."""
+
+
 def _produce(
     broker: BrokerApi,
     req: Body,
     general_error: tuple[ErrorCode, str] | None,
     refused: dict[tuple[str, int], ErrorCode],
+    *,
+    wait_for_schema_ids: bool = True,
 ) -> Body | Any | None:
+    if (
+        wait_for_schema_ids
+        and general_error is None
+        and not broker.schema_ids.ready
+        and _checks_schema_ids(broker, req)
+    ):
+        return _produce_when_schema_ids_ready(broker, req, refused)
     acks = req["acks"]
     responses = []
-    waiting: list[tuple[Partition, int, dict[str, Any]]] = []
+    waiting: Waiting = []
+    recheck: Recheck = []
     for topic_data in req["topic_data"]:
         name = topic_data["name"]
         partition_responses = []
@@ -100,16 +125,81 @@ def _produce(
                     else _partition_error(index, code)
                 )
                 continue
-            entry, partition, end = _append(broker, name, index, pdata["records"], acks)
+            records = pdata["records"]
+            try:
+                entry, partition, end = _append(broker, name, index, records, acks)
+            except SchemaIdRefusal:
+                entry, partition, end = _partition_error(index, ErrorCode.NONE), None, 0
+                recheck.append((name, index, records, entry))
             partition_responses.append(entry)
             if partition is not None and partition.high_watermark < end:
                 waiting.append((partition, end, entry))
         responses.append({"name": name, "partition_responses": partition_responses})
+    body = {"responses": responses, "throttle_time_ms": 0}
+    if recheck:
+        return _recheck_schema_ids(broker, req, body, recheck, waiting)
     if acks == 0:
         return None
-    body = {"responses": responses, "throttle_time_ms": 0}
     if waiting:
         return _wait_for_replication(waiting, req["timeout_ms"], body)
+    return body
+
+
+def _checks_schema_ids(broker: BrokerApi, req: Body) -> bool:
+    """Some partition of the request is led here and validates schema ids."""
+    for topic_data in req["topic_data"]:
+        for pdata in topic_data["partition_data"]:
+            partition = broker.replicas.get(topic_data["name"], pdata["index"])
+            if partition is not None and partition.config.validates_schema_ids:
+                return True
+    return False
+
+
+async def _produce_when_schema_ids_ready(
+    broker: BrokerApi, req: Body, refused: dict[tuple[str, int], ErrorCode]
+) -> Body | None:
+    """The first produce to a validated topic: this broker reads ``_schemas`` first
+    (bounded by ``registry.timeout.ms``; after that the validated partitions are
+    answered REQUEST_TIMED_OUT, which producers retry)."""
+    await broker.schema_ids.wait_ready()
+    result = _produce(broker, req, None, refused, wait_for_schema_ids=False)
+    if inspect.isawaitable(result):
+        result = await result
+    return result
+
+
+async def _recheck_schema_ids(
+    broker: BrokerApi, req: Body, body: Body, recheck: Recheck, waiting: Waiting
+) -> Body | None:
+    """Read ``_schemas`` to its end, then append (or refuse for good) the rechecked batches."""
+    acks = req["acks"]
+    fresh = await broker.schema_ids.refresh()
+    for name, index, records, entry in recheck:
+        if fresh:
+            found, partition, end = _append(broker, name, index, records, acks, final=True)
+            if found["error_code"] == ErrorCode.NONE:
+                log.info(
+                    "produce to %s-%d: its schema ids were registered a moment ago (found after "
+                    "reading %s to its end)",
+                    name,
+                    index,
+                    broker.schema_ids.topic,
+                )
+        else:
+            found = _partition_error(
+                index,
+                ErrorCode.REQUEST_TIMED_OUT,
+                f"reading the schema registry's {broker.schema_ids.topic} took too long",
+            )
+            partition, end = None, 0
+        entry.clear()
+        entry.update(found)
+        if partition is not None and partition.high_watermark < end:
+            waiting.append((partition, end, entry))
+    if acks == 0:
+        return None
+    if waiting:
+        return await _wait_for_replication(waiting, req["timeout_ms"], body)
     return body
 
 
@@ -170,10 +260,12 @@ async def _wait_for_replication(
 
 
 def _append(
-    broker: BrokerApi, topic: str, index: int, records: Any, acks: int
+    broker: BrokerApi, topic: str, index: int, records: Any, acks: int, *, final: bool = False
 ) -> tuple[dict[str, Any], Partition | None, int]:
     """The partition's response entry; with acks=all also the partition and the
-    offset its high watermark must reach before the answer goes out."""
+    offset its high watermark must reach before the answer goes out.  Raises
+    SchemaIdRefusal for a batch that named an id the registry's state here
+    lacks, unless ``final`` (the state has just been read to its end)."""
     if topic in INTERNAL_TOPICS:
         return (
             _partition_error(
@@ -195,14 +287,16 @@ def _append(
             0,
         )
     try:
-        result = partition.append_from_client(records, required_acks=acks)
+        schema_ids = broker.schema_ids.check() if partition.config.validates_schema_ids else None
+        result = partition.append_from_client(records, required_acks=acks, schema_ids=schema_ids)
+    except SchemaIdRefusal as exc:
+        if exc.unregistered and not final:
+            raise
+        log.info("produce to %s-%d refused: %s", topic, index, exc)
+        return _refused_records(index, exc), None, 0
     except InvalidRecordError as exc:
         log.info("produce to %s-%d refused: %s", topic, index, exc)
-        refused = _partition_error(index, exc.code, exc.reason)
-        refused["record_errors"] = [
-            {"batch_index": exc.batch_index, "batch_index_error_message": exc.reason}
-        ]
-        return refused, None, 0
+        return _refused_records(index, exc), None, 0
     except KafkaError as exc:
         log.info("produce to %s-%d refused: %s", topic, index, exc)
         return _partition_error(index, exc.code, str(exc)), None, 0
@@ -219,3 +313,13 @@ def _append(
         "error_message": None,
     }
     return entry, (partition if acks == -1 else None), result.last_offset + 1
+
+
+def _refused_records(index: int, exc: InvalidRecordError) -> dict[str, Any]:
+    """INVALID_RECORD (INVALID_TIMESTAMP) with a RecordError per record, and Kafka's
+    summary message."""
+    refused = _partition_error(index, exc.code, exc.summary)
+    refused["record_errors"] = [
+        {"batch_index": at, "batch_index_error_message": why} for at, why in exc.record_errors
+    ]
+    return refused

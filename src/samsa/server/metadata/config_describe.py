@@ -11,7 +11,9 @@ topic, exactly as Kafka shows it.
 
 A broker (resource name = its id) lists every broker setting, read-only unless
 it is dynamic; the cluster default (resource name ``""``) lists only the
-dynamic defaults that are set.
+dynamic defaults that are set.  Types are Kafka 4.4's (broker_config_types);
+settings Kafka 4.x removed, and topic configs it no longer lists, show only
+where they are set.
 """
 
 from __future__ import annotations
@@ -27,25 +29,29 @@ from samsa.config.synonyms import (
     is_sensitive,
 )
 from samsa.errors import ConfigError
+from samsa.server.metadata.broker_config_types import (
+    KAFKA_BROKER_CONFIG_TYPES,
+    KAFKA_NULL_DEFAULTS,
+    PASSWORD,
+    REMOVED_IN_KAFKA_4,
+    TYPE_IDS,
+)
 from samsa.server.metadata.dynamic_broker_config import (
     SOURCE_DEFAULT,
     SOURCE_DYNAMIC_DEFAULT_BROKER,
     SOURCE_TOPIC_CONFIG,
     DynamicBrokerConfig,
 )
-from samsa.storage.topic_config.log_config import LOG_CONFIG_KEYS, ConfigType, LogConfig
+from samsa.storage.topic_config.log_config import (
+    DEPRECATED_KEYS,
+    LOG_CONFIG_KEYS,
+    ConfigType,
+    LogConfig,
+)
 
 Synonym = dict[str, Any]
 
-# DescribeConfigsResponse.ConfigType ids (v3+).
-_TYPE_IDS = {
-    ConfigType.BOOLEAN: 1,
-    ConfigType.STRING: 2,
-    ConfigType.INT: 3,
-    ConfigType.LONG: 5,
-    ConfigType.DOUBLE: 6,
-    ConfigType.LIST: 7,
-}
+_TYPE_IDS = TYPE_IDS
 # Broker settings Kafka declares as lists: written comma-joined without spaces.
 KAFKA_LIST_SETTINGS = frozenset(
     {
@@ -134,6 +140,8 @@ def topic_rows(
     for key in sorted(LOG_CONFIG_KEYS, key=lambda k: k.name):
         if wanted is not None and key.name not in wanted:
             continue
+        if key.name in DEPRECATED_KEYS and key.name not in overrides:
+            continue  # Kafka 4.x lists them no more
         value = values[key.name]
         chain = TOPIC_CONFIG_SYNONYMS.get(key.name)
         synonyms = broker_synonyms(dynamic, chain[0].name) if chain else []
@@ -160,6 +168,9 @@ def _as_kafka_list(name: str, value: str | None) -> str | None:
 
 
 def _broker_type(name: str) -> int:
+    kafka_type = KAFKA_BROKER_CONFIG_TYPES.get(name)
+    if kafka_type is not None:
+        return _TYPE_IDS[kafka_type]
     if name in KAFKA_LIST_SETTINGS:
         return _TYPE_IDS[ConfigType.LIST]
     topic = _TOPIC_KEY_OF_BROKER.get(name)
@@ -198,10 +209,17 @@ def broker_rows(
         synonyms = broker_synonyms(dynamic, name)
         if not per_broker:
             synonyms = [s for s in synonyms if s["source"] == SOURCE_DYNAMIC_DEFAULT_BROKER]
+        value = _as_kafka_list(name, dynamic.value_of(name) if per_broker else defaults[name])
+        if _unset_in_kafka(name, value, synonyms):
+            # Kafka's default is null here: no value, and no default synonym.
+            value = None
+            synonyms = [s for s in synonyms if s["source"] != SOURCE_DEFAULT]
+        if name in REMOVED_IN_KAFKA_4 and _only_default(synonyms):
+            continue
         rows.append(
             _row(
                 name,
-                _as_kafka_list(name, dynamic.value_of(name) if per_broker else defaults[name]),
+                value,
                 synonyms,
                 read_only=name not in DYNAMIC_BROKER_CONFIGS,
                 config_type=_broker_type(name),
@@ -210,3 +228,13 @@ def broker_rows(
             )
         )
     return rows
+
+
+def _unset_in_kafka(name: str, value: str | None, synonyms: list[Synonym]) -> bool:
+    """A setting whose Kafka default is null, still at Samsa's empty default."""
+    null_default = name in KAFKA_NULL_DEFAULTS or KAFKA_BROKER_CONFIG_TYPES.get(name) == PASSWORD
+    return null_default and not value and _only_default(synonyms)
+
+
+def _only_default(synonyms: list[Synonym]) -> bool:
+    return all(s["source"] == SOURCE_DEFAULT for s in synonyms)

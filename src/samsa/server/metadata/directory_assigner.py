@@ -8,6 +8,11 @@ the controller writes come back as a metadata change, which finds nothing left
 to send.  A failed send is retried after a backoff.  Only a broker with more
 than one log dir sends anything: with one dir there is nothing to choose
 between, and the single-dir default stays as it was.
+
+A replica moving between dirs (replication/dir_moves) is left to its move,
+which names the new dir itself (``assign_dir``) before the swap: until then
+the metadata may name the dir the replica is going to, not the one it is in.
+The broker hands this assigner only the partitions that are not moving.
 """
 
 from __future__ import annotations
@@ -82,6 +87,14 @@ class DirectoryAssigner:
             self._again = True
             return
         self._in_flight = asyncio.ensure_future(self._run())
+
+    async def assign_dir(self, topic_id: bytes, partition: int, log_dir: str) -> bool:
+        """Tell the controller now that one replica is in ``log_dir`` (a move's
+        target); True once the controller recorded it."""
+        dir_id = self.directory_ids.get(log_dir)
+        if dir_id is None:
+            return False
+        return await self._assign({dir_id: {topic_id: [partition]}})
 
     async def stop(self) -> None:
         if self._in_flight is not None:

@@ -294,6 +294,16 @@ def _remote_storage_families(view: BrokerView) -> Iterator[Metric]:
         "Remote reads waiting for a reader (RemoteLogReaderTaskQueueSize).",
         value=stats.reader_queue_size,
     )
+    yield GaugeMetricFamily(
+        "samsa_remote_log_metadata_not_ready_partitions",
+        "Tiered partitions here whose __remote_log_metadata is not replayed yet.",
+        value=stats.metadata_not_ready,
+    )
+    yield CounterMetricFamily(
+        "samsa_remote_log_metadata_replay_timeouts",
+        "Replays of a partition's remote metadata that ran out of time (each logged).",
+        value=stats.metadata_replay_timeouts,
+    )
 
 
 def build_registry(view: BrokerView, metrics: BrokerMetrics) -> CollectorRegistry:

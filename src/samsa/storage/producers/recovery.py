@@ -242,12 +242,14 @@ class ProducerStateRecovery(ProducerStateBase):
             return offset
         return self.load(log_start_offset, offset)
 
-    def truncate_fully_and_start_at(self, offset: int) -> None:
-        """Drop all state and snapshots: the log was emptied and restarts at ``offset``."""
+    def truncate_fully_and_start_at(self, offset: int, *, delete_snapshots: bool = True) -> None:
+        """Drop all state and (unless the caller already did, off the event
+        loop) the snapshot files: the log was emptied and restarts at ``offset``."""
         self._producers.clear()
         self._transactions.clear()
-        for path in list_snapshot_files(self.partition_dir).values():
-            path.unlink(missing_ok=True)
+        if delete_snapshots:
+            for path in list_snapshot_files(self.partition_dir).values():
+                path.unlink(missing_ok=True)
         self._map_end_offset = offset
 
     def remove_expired(

@@ -43,6 +43,27 @@ def _throttled_replicas(v: tuple[str, ...]) -> str | None:
     return "must be '*' or a list of partitionId:brokerId"
 
 
+STRATEGY_PACKAGE = "io.confluent.kafka.serializers.subject."
+SUBJECT_NAME_STRATEGIES = ("TopicNameStrategy", "RecordNameStrategy", "TopicRecordNameStrategy")
+TOPIC_NAME_STRATEGY = STRATEGY_PACKAGE + "TopicNameStrategy"
+
+
+def strategy_name(value: str) -> str:
+    """``TopicNameStrategy`` for ``io.confluent...subject.TopicNameStrategy`` or itself."""
+    return value.removeprefix(STRATEGY_PACKAGE)
+
+
+def _subject_name_strategy(v: str) -> str | None:
+    """Confluent's three strategies, by class name (short or in full)."""
+    if strategy_name(v) in SUBJECT_NAME_STRATEGIES:
+        return None
+    return "must be one of " + ", ".join(STRATEGY_PACKAGE + s for s in SUBJECT_NAME_STRATEGIES)
+
+
+DECOMPRESSED_MAX = 2147483639
+"""Kafka's default and largest ``max.decompressed.message.bytes`` (Integer.MAX_VALUE - 8)."""
+
+
 def _key(
     name: str,
     type_: ConfigType,
@@ -131,7 +152,7 @@ LOG_CONFIG_KEYS: tuple[ConfigKey, ...] = (
     _key(
         "message.timestamp.after.max.ms",
         _T.LONG,
-        LONG_MAX,
+        3600000,
         "how far in the future a CreateTime timestamp may be",
         at_least(0),
         "log.message.timestamp.after.max.ms",
@@ -315,8 +336,70 @@ LOG_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         False,
         "tiered storage: when remote.storage.enable turns false, delete the remote data",
     ),
+    # Confluent Server's broker-side schema id validation (samsa.registry):
+    # records must carry the magic byte and a schema id registered for the
+    # topic's subject (replication/leader/schema_validation.py checks them).
+    _key(
+        "confluent.key.schema.validation",
+        _T.BOOLEAN,
+        False,
+        "refuse records whose key lacks a schema id registered for the key subject",
+    ),
+    _key(
+        "confluent.key.subject.name.strategy",
+        _T.STRING,
+        TOPIC_NAME_STRATEGY,
+        "how the key subject is named: TopicNameStrategy, RecordNameStrategy, "
+        "TopicRecordNameStrategy",
+        _subject_name_strategy,
+    ),
+    _key(
+        "confluent.value.schema.validation",
+        _T.BOOLEAN,
+        False,
+        "refuse records whose value lacks a schema id registered for the value subject",
+    ),
+    _key(
+        "confluent.value.subject.name.strategy",
+        _T.STRING,
+        TOPIC_NAME_STRATEGY,
+        "how the value subject is named: TopicNameStrategy, RecordNameStrategy, "
+        "TopicRecordNameStrategy",
+        _subject_name_strategy,
+    ),
+    _key(
+        "remote.copy.lag.bytes",
+        _T.LONG,
+        -1,
+        "tiered storage: local bytes before a copy to remote storage (accepted, not used)",
+        at_least(-1),
+        "log.remote.copy.lag.bytes",
+    ),
+    _key(
+        "remote.copy.lag.ms",
+        _T.LONG,
+        0,
+        "tiered storage: age before a copy to remote storage (accepted, not used)",
+        at_least(-1),
+        "log.remote.copy.lag.ms",
+    ),
+    _key(
+        "max.decompressed.message.bytes",
+        _T.INT,
+        DECOMPRESSED_MAX,
+        "largest decompressed batch (accepted, not enforced: the broker does not decompress)",
+        between(1, DECOMPRESSED_MAX),
+        "max.decompressed.message.bytes",
+    ),
+    _key(
+        "errors.deadletterqueue.group.enable",
+        _T.BOOLEAN,
+        False,
+        "Kafka Streams groups' dead letter queue (accepted, not used)",
+    ),
     # Deprecated in Kafka 3.x and removed in 4.0, but older tools and client
-    # test suites still set them: accepted, stored and described, no effect.
+    # test suites still set them: accepted and stored, no effect; described only
+    # on a topic that sets them (Kafka 4.x no longer lists them, and refuses them).
     _key(
         "message.downconversion.enable",
         _T.BOOLEAN,

@@ -15,7 +15,12 @@ from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
 from samsa.errors import ConfigError
-from samsa.storage.topic_config.keys import DEPRECATED_KEYS, LOG_CONFIG_BY_NAME, LOG_CONFIG_KEYS
+from samsa.storage.topic_config.keys import (
+    DEPRECATED_KEYS,
+    LOG_CONFIG_BY_NAME,
+    LOG_CONFIG_KEYS,
+    TOPIC_NAME_STRATEGY,
+)
 from samsa.storage.topic_config.types import (
     INT_MAX,
     LONG_MAX,
@@ -56,7 +61,7 @@ class LogConfig:
     index_interval_bytes: int = 4096
     max_compaction_lag_ms: int = LONG_MAX
     max_message_bytes: int = 1048588
-    message_timestamp_after_max_ms: int = LONG_MAX
+    message_timestamp_after_max_ms: int = 3600000
     message_timestamp_before_max_ms: int = LONG_MAX
     message_timestamp_type: str = "CreateTime"
     min_cleanable_dirty_ratio: float = 0.5
@@ -80,6 +85,14 @@ class LogConfig:
     remote_storage_enable: bool = False
     remote_log_copy_disable: bool = False
     remote_log_delete_on_disable: bool = False
+    remote_copy_lag_bytes: int = -1
+    remote_copy_lag_ms: int = 0
+    max_decompressed_message_bytes: int = 2147483639
+    errors_deadletterqueue_group_enable: bool = False
+    confluent_key_schema_validation: bool = False
+    confluent_key_subject_name_strategy: str = TOPIC_NAME_STRATEGY
+    confluent_value_schema_validation: bool = False
+    confluent_value_subject_name_strategy: str = TOPIC_NAME_STRATEGY
     message_downconversion_enable: bool = True
     message_format_version: str = "3.0-IV1"
     message_timestamp_difference_max_ms: int = LONG_MAX
@@ -126,6 +139,11 @@ class LogConfig:
         return "compact" in self.cleanup_policy
 
     @property
+    def validates_schema_ids(self) -> bool:
+        """Produces are checked for Confluent schema ids (key, value or both)."""
+        return self.confluent_value_schema_validation or self.confluent_key_schema_validation
+
+    @property
     def delete(self) -> bool:
         return "delete" in self.cleanup_policy
 
@@ -140,7 +158,8 @@ class LogConfig:
         }
 
     def describe(self) -> list[ConfigEntry]:
-        """Every key with its value, for DescribeConfigs."""
+        """Every key with its value, for DescribeConfigs: the keys Kafka 4.x lists,
+        and a deprecated key only where this topic sets it."""
         return [
             ConfigEntry(
                 key.name,
@@ -151,6 +170,7 @@ class LogConfig:
                 key.doc,
             )
             for key in LOG_CONFIG_KEYS
+            if key.name not in DEPRECATED_KEYS or key.name in self.overrides
         ]
 
 

@@ -30,6 +30,7 @@ from samsa.tiered.metadata.model import RemoteLogMetadata, TopicIdPartition
 from samsa.tiered.metadata.partition_store import RemotePartitionMetadataStore
 from samsa.tiered.metadata.partitioner import DEFAULT_METADATA_TOPIC_PARTITIONS, metadata_partition
 from samsa.tiered.metadata.records import decode_remote_log_metadata, encode_remote_log_metadata
+from samsa.tiered.store.base import RetriableRemoteStorageError
 
 __all__ = ["Produce", "RemoteLogMetadataManager"]
 
@@ -44,10 +45,17 @@ class RemoteLogMetadataManager:
     """Publishes and applies remote log metadata for the partitions this broker holds."""
 
     def __init__(
-        self, produce: Produce, partitions: int = DEFAULT_METADATA_TOPIC_PARTITIONS
+        self,
+        produce: Produce,
+        partitions: int = DEFAULT_METADATA_TOPIC_PARTITIONS,
+        *,
+        consume_wait_ms: int = 120_000,
     ) -> None:
+        """``consume_wait_ms``: Kafka's ``remote.log.metadata.consume.wait.ms``,
+        the longest ``publish`` waits to see its event applied here."""
         self._produce = produce
         self.partitions = partitions
+        self.consume_wait_ms = consume_wait_ms
         self.store = RemotePartitionMetadataStore()
         self._applied: dict[int, int] = {}  # metadata partition -> next offset to apply
         self._caught_up = asyncio.Condition()
@@ -79,11 +87,20 @@ class RemoteLogMetadataManager:
     # -- the two directions -------------------------------------------------
 
     async def publish(self, event: RemoteLogMetadata) -> None:
-        """Write ``event`` to the topic and wait until it is applied here."""
+        """Write ``event`` to the topic and wait until it is applied here; a
+        replay that does not get there within ``consume_wait_ms`` raises
+        RetriableRemoteStorageError (the task tries again on its next run)."""
         target = self.metadata_partition(event.topic_id_partition)
         offset = await self._produce(target, encode_remote_log_metadata(event))
-        async with self._caught_up:
-            await self._caught_up.wait_for(lambda: self._applied.get(target, 0) > offset)
+        try:
+            async with asyncio.timeout(self.consume_wait_ms / 1000), self._caught_up:
+                await self._caught_up.wait_for(lambda: self._applied.get(target, 0) > offset)
+        except TimeoutError:
+            raise RetriableRemoteStorageError(
+                f"{event.topic_id_partition}: the event published at offset {offset} of "
+                f"__remote_log_metadata-{target} was not replayed here within "
+                f"{self.consume_wait_ms} ms (applied up to {self._applied.get(target, 0)})"
+            ) from None
 
     async def apply_record(self, partition: int, offset: int, value: bytes | None) -> None:
         """Apply the record at ``offset`` of metadata partition ``partition``.

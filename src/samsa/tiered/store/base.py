@@ -28,7 +28,7 @@ Errors, mirrored on Kafka's RemoteStorageException family:
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
@@ -61,10 +61,15 @@ class RemoteObjectNotFoundError(RemoteStorageError):
 
 @dataclass(frozen=True, slots=True)
 class ObjectInfo:
-    """One listed object: its full key and size."""
+    """One listed object: its full key, size and when it was last written.
+
+    ``last_modified_ms`` (wall clock, ms since the epoch; None when the store
+    does not say) is what the orphan cleaner ages an object by.  Equality
+    ignores it: two listings of the same objects compare equal."""
 
     key: str
     size: int
+    last_modified_ms: int | None = field(default=None, compare=False)
 
 
 class RemoteStore(Protocol):

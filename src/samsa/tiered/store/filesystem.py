@@ -157,9 +157,8 @@ class FileSystemRemoteStore:
                 key = name if rel == "." else f"{rel.replace(os.sep, '/')}/{name}"
                 if key.startswith(prefix):
                     with contextlib.suppress(FileNotFoundError):
-                        found.append(
-                            ObjectInfo(key, os.stat(os.path.join(directory, name)).st_size)
-                        )
+                        stat = os.stat(os.path.join(directory, name))
+                        found.append(ObjectInfo(key, stat.st_size, int(stat.st_mtime * 1000)))
         found.sort(key=lambda o: o.key)
         return found
 

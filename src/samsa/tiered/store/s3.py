@@ -179,7 +179,7 @@ class S3RemoteStore:
             raise ValueError(f"a list prefix is empty or ends with '/': {prefix!r}")
         try:
             found = [
-                ObjectInfo(meta["path"], meta["size"])
+                ObjectInfo(meta["path"], meta["size"], _epoch_ms(meta.get("last_modified")))
                 async for batch in obstore.list(self._store, prefix=prefix or None)
                 for meta in batch
             ]
@@ -216,6 +216,12 @@ class S3RemoteStore:
                 return RemoteStorageError(f"{where}: {detail}")
             return RetriableRemoteStorageError(f"{where}: {detail}")
         return RemoteStorageError(f"{where}: {detail}")
+
+
+def _epoch_ms(when: Any) -> int | None:
+    """A listed object's ``last_modified`` (a datetime) in ms since the epoch."""
+    timestamp = getattr(when, "timestamp", None)
+    return None if timestamp is None else int(timestamp() * 1000)
 
 
 def _first_line(exc: Exception) -> str:

@@ -8,7 +8,7 @@ the vector set-up costs about 40 µs, and a fetch of producer-sized batches
 (16 KiB, some 150 records of 100 B) holds hundreds of them.
 
 The one sequential step -- each record's start depends on the previous
-record's length -- is the same table-driven walk as ``record_index`` uses,
+record's length -- is the table-driven walk of ``protocol.batches.record_walk``,
 done per batch (:func:`walk_records`) so that a batch the walk declines (a
 record over 8 KiB, a long varint, damage) can be decoded on its own by the
 record-at-a-time reader while the others stay vectorised.
@@ -21,92 +21,15 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from samsa.client.consumer.fetch.record_index import _ADVANCE, _headers, _varints
+from samsa.client.consumer.fetch.record_index import _headers
+from samsa.protocol.batches.record_walk import short_varints as _short_varints
+from samsa.protocol.batches.record_walk import walk_records
 
 __all__ = ["FieldIndex", "index_fields", "walk_records"]
 
 _Ints = npt.NDArray[np.int64]
 _Bools = npt.NDArray[np.bool_]
 Headers = tuple[tuple[str, bytes | None], ...]
-
-
-# A run of equal-sized records shorter than this is not worth another vector
-# step: the rest of the batch is walked record by record instead.
-_MIN_RUN = 32
-# Guesses checked in one step: a window that grows while guesses hold, so a
-# wrong guess wastes little and a long run still takes few steps.
-_FIRST_WINDOW = 512
-
-
-def walk_records(
-    data: bytes | memoryview, u8: npt.NDArray[np.uint8], start: int, end: int, count: int
-) -> _Ints | None:
-    """End positions of the ``count`` records in ``data[start:end]``, or None to decode them one by one.
-
-    Records of one batch are often the same size for long runs (fixed-size
-    values; the size changes only where an offset delta or a key needs one
-    more byte), so the walk guesses that the next records all have the size
-    of the current one, checks every guessed start at once, and keeps the
-    run up to the first wrong guess.  Where runs are short it falls back to
-    the plain walk, one table lookup per record.
-    """
-    pos, left = start, count
-    window = _FIRST_WINDOW
-    runs: list[_Ints] = []
-    try:
-        while left:
-            b, c = data[pos], data[pos + 1]
-            stride = _ADVANCE[b | c << 8]
-            room = (end - pos) // stride if stride <= end - pos else 0
-            fits = min(left, room, window)
-            if fits == 0:
-                return None
-            guessed = pos + stride * np.arange(fits, dtype=np.int64)
-            # Same length varint bytes, same size (a sufficient test: cheaper than the table).
-            wrong = u8[guessed] != b
-            if b >= 0x80:
-                wrong |= u8[guessed + 1] != c
-            run = int(wrong.argmax()) if wrong.any() else fits
-            window = window * 4 if run == fits else _FIRST_WINDOW
-            runs.append(guessed[:run] + stride)
-            pos += run * stride
-            left -= run
-            if left and run < _MIN_RUN:
-                advance = _ADVANCE
-                rest = [pos := pos + advance[data[pos] | data[pos + 1] << 8] for _ in range(left)]
-                runs.append(np.array(rest, dtype=np.int64))
-                break
-    except IndexError:
-        return None
-    if pos != end:
-        return None
-    return runs[0] if len(runs) == 1 else np.concatenate(runs)
-
-
-def _short_varints(u8: npt.NDArray[np.uint8], p: _Ints) -> tuple[_Ints | None, _Ints]:
-    """Zig-zag varints at ``p`` and the positions after them; None when one is too long.
-
-    Up to three bytes (every field of ordinary records, offset deltas of
-    big batches included) in a few vector steps; longer varints go to ``record_index``'s general version.
-    """
-    b0 = u8[p]
-    more = b0 >= 0x80
-    if not more.any():
-        u = b0.astype(np.int64)
-        return (u >> 1) ^ -(u & 1), p + 1
-    # A varint's next byte lies inside its record; one off the buffer means a
-    # malformed record, and the IndexError sends the fetch to the record decoder.
-    b1 = u8[p + 1]
-    more2 = more & (b1 >= 0x80)
-    u = b0.astype(np.int64)
-    u = np.where(more, (u & 0x7F) | (b1.astype(np.int64) & 0x7F) << 7, u)
-    if not more2.any():
-        return (u >> 1) ^ -(u & 1), p + 1 + more
-    b2 = u8[p + 2]
-    if (more2 & (b2 >= 0x80)).any():
-        return _varints(u8, p)
-    u = np.where(more2, u | b2.astype(np.int64) << 14, u)
-    return (u >> 1) ^ -(u & 1), p + 1 + more + more2
 
 
 @dataclass(slots=True)

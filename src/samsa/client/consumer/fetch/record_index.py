@@ -2,11 +2,10 @@
 
 Why this exists: read one record at a time in Python, a 100-byte record costs
 about 0.9 µs, nearly all of it in the five or six varints in front of its key
-and value.  Yet only one thing in a batch is a true chain: each record's start
-depends on the length of the one before it.  So :func:`index_records` walks
-just the length varints in a tight Python loop (one table lookup per record),
-and numpy finds every other field of every record with a few vector
-operations over the record starts.  The consumer then cuts keys and values out
+and value.  So :func:`index_records` walks just the length varints in a tight
+Python loop (one table lookup per record), and numpy finds every other field
+of every record with a few vector operations over the record starts (the
+walk's table and the vector varints are ``protocol.batches.record_walk``'s).  The consumer then cuts keys and values out
 of the batch and builds its records with C-level ``map``/``zip`` (see
 :func:`records_between`), with no Python step per record.
 
@@ -31,6 +30,8 @@ import numpy.typing as npt
 
 from samsa.errors import DecodeError
 from samsa.protocol.batches.record_reader import _read_headers
+from samsa.protocol.batches.record_walk import ADVANCE as _ADVANCE
+from samsa.protocol.batches.record_walk import varints as _varints
 
 __all__ = ["MIN_RECORDS", "RecordIndex", "index_records", "records_between"]
 
@@ -40,30 +41,6 @@ MIN_RECORDS = 64
 
 _Ints = npt.NDArray[np.int64]
 
-# How far the position moves past a record whose length varint starts with the
-# bytes (b, c), indexed by ``b | c << 8``: the varint's width plus the length
-# it encodes.  Varints of three or more bytes, and negative lengths, map to
-# an advance far past any buffer, so the walk fails and the caller falls back.
-_PAST_ANY_BUFFER = 1 << 62
-
-
-def _advance_table() -> list[int]:
-    table = [_PAST_ANY_BUFFER] * (1 << 16)
-    for b in range(256):
-        for c in range(256):
-            if b < 0x80:
-                u, width = b, 1
-            elif c < 0x80:
-                u, width = (b & 0x7F) | c << 7, 2
-            else:
-                continue
-            length = (u >> 1) ^ -(u & 1)
-            if length >= 0:
-                table[b | c << 8] = width + length
-    return table
-
-
-_ADVANCE = _advance_table()
 _SAFE = 1 << 62
 
 
@@ -172,27 +149,6 @@ def _index(
         _slices(value_start, value_end, value_length),
         headers,
     )
-
-
-def _varints(u8: npt.NDArray[np.uint8], p: _Ints) -> tuple[_Ints | None, _Ints]:
-    """The zig-zag varints starting at positions ``p`` and the positions after them.
-
-    At most four bytes each (values within +-2**27); None when one is longer.
-    """
-    b = u8[p].astype(np.int64)
-    more = b >= 0x80
-    if not more.any():
-        return (b >> 1) ^ -(b & 1), p + 1
-    value = b & 0x7F
-    width = np.ones_like(p)
-    for shift in (7, 14, 21):
-        b = u8[np.where(more, p + width, p)].astype(np.int64)
-        value |= np.where(more, (b & 0x7F) << shift, 0)
-        width += more
-        more &= b >= 0x80
-        if not more.any():
-            return (value >> 1) ^ -(value & 1), p + width
-    return None, p
 
 
 def _slices(starts: _Ints, ends: _Ints, lengths: _Ints) -> tuple[list[int], list[int], list[int]]:
