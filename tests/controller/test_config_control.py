@@ -3,7 +3,7 @@ from typing import Any
 from tests.controller.harness import Cluster
 
 from samsa.controller.controller_config import ControllerConfig
-from samsa.controller.image.metadata_image import RESOURCE_BROKER, RESOURCE_TOPIC
+from samsa.controller.image.metadata_image import RESOURCE_BROKER, RESOURCE_GROUP, RESOURCE_TOPIC
 from samsa.errors import ErrorCode
 
 SET, DELETE, APPEND, SUBTRACT = 0, 1, 2, 3
@@ -142,6 +142,46 @@ def test_broker_resources() -> None:
     unknown = incremental(c, RESOURCE_BROKER, "", ("log.retention.mss", SET, "1"))
     assert unknown["error_code"] == ErrorCode.INVALID_CONFIG
     assert c.image.broker_configs("") == {"log.retention.ms": "60000", "min.insync.replicas": "2"}
+
+
+def test_group_resources_take_streams_group_configs_within_the_broker_bounds() -> None:
+    c = setup(static_broker_props={"group.streams.max.standby.replicas": "3"})
+    ok = incremental(
+        c,
+        RESOURCE_GROUP,
+        "app",
+        ("streams.session.timeout.ms", SET, "50000"),
+        ("streams.num.standby.replicas", SET, "3"),
+    )
+    assert ok["error_code"] == 0
+    assert c.image.group_configs("app") == {
+        "streams.session.timeout.ms": "50000",
+        "streams.num.standby.replicas": "3",
+    }
+    for name, value, message in (
+        (
+            "streams.session.timeout.ms",
+            "5",
+            "streams.session.timeout.ms must be in the range 45000 to 60000 inclusive.",
+        ),
+        (
+            "streams.num.standby.replicas",
+            "4",
+            "streams.num.standby.replicas must be less than or equal to 3",
+        ),
+        ("streams.heartbeat.interval.ms", "x", "Not a number of type INT"),
+        ("consumer.session.timeout.ms", "50000", "Unknown group config name"),
+    ):
+        refused = incremental(c, RESOURCE_GROUP, "app", (name, SET, value))
+        assert refused["error_code"] == ErrorCode.INVALID_CONFIG, name
+        assert message in refused["error_message"], refused
+    assert (
+        incremental(c, RESOURCE_GROUP, "app", ("streams.session.timeout.ms", DELETE, None))[
+            "error_code"
+        ]
+        == 0
+    )
+    assert c.image.group_configs("app") == {"streams.num.standby.replicas": "3"}
 
 
 def test_broker_list_settings_take_append_and_subtract() -> None:

@@ -5,9 +5,8 @@ prints every API its client knows with the range the broker advertises, or
 UNSUPPORTED.  Run against a real Kafka node and a Samsa node, the two outputs
 must agree line for line: the same client-facing APIs (none of the
 controller-only ones, which Samsa's default listener also serves to its
-quorum peers), the same version ranges.  The few APIs not built yet are named
-below with the phase that builds them, and must still be UNSUPPORTED on
-Samsa: one that becomes supported fails here until it is taken off the list.
+quorum peers), the same version ranges, with no exceptions left (issue 36's
+must-show 1: Streams groups and AlterReplicaLogDirs were the last APIs built).
 """
 
 from __future__ import annotations
@@ -25,13 +24,6 @@ from samsa.testing import BrokerProcess
 from samsa.testing.cluster import LocalCluster
 from samsa.testing.kafka import KafkaProcess
 from samsa.testing.kafka_reference import DEFAULT_KAFKA_VERSION, KafkaReference
-
-NOT_YET = {
-    "StreamsGroupHeartbeat(88)": "KIP-1071 Streams groups",
-    "StreamsGroupDescribe(89)": "KIP-1071 Streams groups",
-    "StreamsGroupTopologyDescriptionUpdate(93)": "KIP-1071 Streams groups",
-}
-"""Issue 36's later phase; Kafka 4.4 serves these, Samsa answers UNSUPPORTED."""
 
 _LINE = re.compile(r"^\s*(\w+\(\d+\)): (.*?),?$")
 
@@ -90,19 +82,11 @@ def test_same_apis_and_ranges_as_kafka(
     differences = {
         api: (kafka_answer[api], samsa_answer[api])
         for api in kafka_answer
-        if kafka_answer[api] != samsa_answer[api] and api not in NOT_YET
+        if kafka_answer[api] != samsa_answer[api]
     }
     assert not differences, "\n".join(
         f"{api}: Kafka {theirs}, Samsa {ours}" for api, (theirs, ours) in differences.items()
     )
-
-
-def test_the_apis_left_for_later_are_still_unsupported(
-    kafka_answer: dict[str, str], samsa_answer: dict[str, str]
-) -> None:
-    """Kafka serves them; when Samsa does too, take them off ``NOT_YET``."""
-    assert {api: samsa_answer[api] for api in NOT_YET} == dict.fromkeys(NOT_YET, "UNSUPPORTED")
-    assert all(kafka_answer[api] != "UNSUPPORTED" for api in NOT_YET)
 
 
 def test_no_controller_only_api_is_advertised(samsa_answer: dict[str, str]) -> None:

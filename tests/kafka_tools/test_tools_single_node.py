@@ -197,6 +197,9 @@ def test_features_describe_reports_metadata_version(node_tools: KafkaTools) -> N
     assert metadata["SupportedMaxVersion"] == "4.1-IV1"
     assert metadata["FinalizedVersionLevel"] == "4.1-IV1"
     assert int(metadata["Epoch"]) >= 0
+    # KIP-1071 streams groups, on as in a new Kafka 4.4 cluster.
+    streams = features["streams.version"]
+    assert (streams["SupportedMaxVersion"], streams["FinalizedVersionLevel"]) == ("1", "1")
 
 
 def test_broker_api_versions(node_tools: KafkaTools) -> None:

@@ -19,11 +19,16 @@ VERIFIABLE_CONSUMER = "org.apache.kafka.tools.VerifiableConsumer"
 CONSUMER_PERFORMANCE = "org.apache.kafka.tools.ConsumerPerformance"
 CONSOLE_SHARE_CONSUMER = "org.apache.kafka.tools.consumer.ConsoleShareConsumer"
 SHARE_GROUPS = "org.apache.kafka.tools.consumer.group.ShareGroupCommand"
+STREAMS_GROUPS = "org.apache.kafka.tools.streams.StreamsGroupCommand"
+DUMP_LOG_SEGMENTS = "org.apache.kafka.tools.DumpLogSegments"
 ACLS = "org.apache.kafka.tools.AclCommand"
 DELEGATION_TOKENS = "org.apache.kafka.tools.DelegationTokenCommand"
 
 # Tools that moved out of the Scala core after 4.1 (KAFKA-14525), by their 4.1 class.
-_BEFORE_4_2 = {CONFIGS: "kafka.admin.ConfigCommand"}
+_BEFORE_4_2 = {
+    CONFIGS: "kafka.admin.ConfigCommand",
+    DUMP_LOG_SEGMENTS: "kafka.tools.DumpLogSegments",
+}
 
 
 def _before_4_2(kafka_version: str) -> bool:

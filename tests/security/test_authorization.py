@@ -14,6 +14,7 @@ import sys
 import time
 import uuid
 from pathlib import Path
+from typing import Any
 
 import pytest
 from confluent_kafka import Consumer, KafkaError, KafkaException, Producer
@@ -397,3 +398,96 @@ def test_samsa_acls_command(acl_broker: AclBroker, admin: AdminClient, tmp_path:
     assert "Deleted 2 ACL(s)." in deleted.stdout
     error = produce_error(acl_broker.conf("bob"), topic)
     assert error is not None and error.code() == KafkaError.TOPIC_AUTHORIZATION_FAILED
+
+
+def streams_join(group: str, source: str, member: str = "m1") -> dict[str, Any]:
+    """A first StreamsGroupHeartbeat: one subtopology reading ``source`` into a store."""
+    internal = {"partitions": 0, "replication_factor": -1, "topic_configs": []}
+    return {
+        "group_id": group,
+        "member_id": member,
+        "member_epoch": 0,
+        "endpoint_information_epoch": -1,
+        "rebalance_timeout_ms": 30000,
+        "topology": {
+            "epoch": 0,
+            "subtopologies": [
+                {
+                    "subtopology_id": "0",
+                    "source_topics": [source],
+                    "source_topic_regex": [],
+                    "state_changelog_topics": [{"name": f"{group}-store-changelog", **internal}],
+                    "repartition_sink_topics": [],
+                    "repartition_source_topics": [],
+                    "copartition_groups": [],
+                }
+            ],
+        },
+        "process_id": "p1",
+        "client_tags": [],
+        "active_tasks": [],
+        "standby_tasks": [],
+        "warmup_tasks": [],
+    }
+
+
+def test_streams_groups_need_the_group_the_topics_and_create(
+    acl_broker: AclBroker, admin: AdminClient
+) -> None:
+    """Kafka's rules for StreamsGroupHeartbeat: READ on the group, DESCRIBE on every topic
+    of the topology, and CREATE (on the cluster or the topics) for the coordinator to
+    create the missing internal ones; StreamsGroupDescribe needs DESCRIBE on the group."""
+    group, source = unique("streams-app"), unique("streams-in")
+    create_topic(admin, source)
+    join = streams_join(group, source)
+    assert (
+        acl_broker.call("alice", 88, 1, join)["error_code"] == ErrorCode.GROUP_AUTHORIZATION_FAILED
+    )
+    described = acl_broker.call("alice", 89, 1, {"group_ids": [group]})
+    assert described["groups"][0]["error_code"] == ErrorCode.GROUP_AUTHORIZATION_FAILED
+    grant(admin, binding("alice", AclOperation.READ, group, ResourceType.GROUP))
+    assert (
+        acl_broker.call("alice", 88, 1, join)["error_code"] == ErrorCode.TOPIC_AUTHORIZATION_FAILED
+    )
+    grant(
+        admin,
+        binding("alice", AclOperation.DESCRIBE, source),
+        binding("alice", AclOperation.DESCRIBE, group, pattern=PREFIXED),
+    )
+    refused = acl_broker.call("alice", 88, 1, join)
+    assert refused["error_code"] == 0, refused
+    (status,) = refused["status"]
+    assert status["status_code"] == 3
+    assert status["status_detail"].endswith(
+        f"; Unauthorized to CREATE on topics {group}-store-changelog."
+    ), status
+    grant(admin, binding("alice", AclOperation.CREATE, group, pattern=PREFIXED))
+    acl_broker.call("alice", 88, 1, join)  # asks the controller for the changelog topic
+    deadline = time.monotonic() + 30
+    while f"{group}-store-changelog" not in admin.list_topics(timeout=10).topics:
+        assert time.monotonic() < deadline, "the changelog topic was never created"
+        time.sleep(0.2)
+    internal = {**join, "member_id": "m2"}
+    internal["topology"] = {**join["topology"]}
+    internal["topology"]["subtopologies"] = [
+        {**join["topology"]["subtopologies"][0], "source_topics": ["__consumer_offsets"]}
+    ]
+    prohibited = acl_broker.call("alice", 88, 1, internal)
+    assert prohibited["error_code"] == ErrorCode.STREAMS_INVALID_TOPOLOGY
+    assert prohibited["error_message"] == (
+        "Use of Kafka internal topics __consumer_offsets in a Kafka Streams topology is prohibited."
+    )
+    ready = acl_broker.call("alice", 88, 1, join)
+    assert ready["status"] is None and ready["active_tasks"], ready
+    grant(admin, binding("alice", AclOperation.DESCRIBE, group, ResourceType.GROUP))
+    described = acl_broker.call("alice", 89, 1, {"group_ids": [group]})
+    assert (described["groups"][0]["error_code"], described["groups"][0]["group_state"]) == (
+        0,
+        "Stable",
+    ), described
+    grant(admin, binding("bob", AclOperation.DESCRIBE, group, ResourceType.GROUP))
+    hidden = acl_broker.call("bob", 89, 1, {"group_ids": [group]})["groups"][0]
+    assert (hidden["error_code"], hidden["error_message"]) == (
+        ErrorCode.TOPIC_AUTHORIZATION_FAILED,
+        "The described group uses topics that the client is not authorized to describe.",
+    )

@@ -1,4 +1,4 @@
-"""Topic and broker configs: validation, ConfigRecords, and the settings they imply.
+"""Topic, broker and group configs: validation, ConfigRecords, and the settings they imply.
 
 Kafka's ``ConfigurationControlManager``.  Configs live in the image per
 (resource type, resource name); a change is a ConfigRecord per key (a null value
@@ -24,6 +24,7 @@ from typing import Any
 
 from samsa.config.broker_config import BrokerConfig
 from samsa.config.broker_keys import KEYS as BROKER_KEYS
+from samsa.config.group_configs import validate_group_configs
 from samsa.config.synonyms import (
     DYNAMIC_BROKER_CONFIGS,
     TOPIC_CONFIG_SYNONYMS,
@@ -33,7 +34,12 @@ from samsa.config.synonyms import (
 )
 from samsa.controller.controller_config import ControllerConfig
 from samsa.controller.controller_result import ControllerResult
-from samsa.controller.image.metadata_image import RESOURCE_BROKER, RESOURCE_TOPIC, MetadataImage
+from samsa.controller.image.metadata_image import (
+    RESOURCE_BROKER,
+    RESOURCE_GROUP,
+    RESOURCE_TOPIC,
+    MetadataImage,
+)
 from samsa.errors import ConfigError, ErrorCode, KafkaError
 from samsa.protocol.metadata_records import MetadataRecord, make_record
 from samsa.storage.topic_config.log_config import (
@@ -217,6 +223,9 @@ class ConfigControl:
                     ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
                     f"topic {resource_name!r} does not exist",
                 )
+        elif resource_type == RESOURCE_GROUP:
+            if not resource_name:
+                raise KafkaError(ErrorCode.INVALID_REQUEST, "Group name must not be empty")
         elif resource_type == RESOURCE_BROKER:
             if resource_name == "":
                 return
@@ -248,6 +257,9 @@ class ConfigControl:
         if resource_type == RESOURCE_TOPIC:
             existing = self.image.configs.get((RESOURCE_TOPIC, resource_name), {})
             self.validate_topic_configs(configs, existing)
+        elif resource_type == RESOURCE_GROUP:
+            props = self.config.static_broker_props
+            validate_group_configs(configs, lambda key: props.get(key, BROKER_KEYS[key].default))
         else:
             self.validate_broker_configs(
                 {k: v for k, v in configs.items() if touched is None or k in touched}

@@ -16,7 +16,7 @@ is never lowered: Samsa cannot tell which lower levels keep every record it
 wrote (Kafka allows the downgrades that change no record format).
 
 The levels decide what ApiVersions reports; the behaviours behind them
-(transactions v2, the consumer and share group protocols) stay on whatever
+(transactions v2, the consumer, share and streams group protocols) stay on whatever
 level is finalized.
 """
 
@@ -36,6 +36,8 @@ GROUP_VERSION = "group.version"
 """Level 1 is the KIP-848 consumer group protocol (ConsumerGroupHeartbeat)."""
 SHARE_VERSION = "share.version"
 """Level 1 is share groups (KIP-932), as Kafka 4.1 finalizes it to enable them."""
+STREAMS_VERSION = "streams.version"
+"""Level 1 is KIP-1071 streams groups (StreamsGroupHeartbeat), as Kafka 4.2+ finalizes it."""
 TRANSACTION_VERSION = "transaction.version"
 """Level 2 is KIP-890 part 2: an epoch bump per transaction, partitions added by the leaders."""
 
@@ -48,6 +50,7 @@ SUPPORTED_FEATURES: dict[str, tuple[int, int]] = {
     KRAFT_VERSION: (0, 1),
     GROUP_VERSION: (0, 1),
     SHARE_VERSION: (0, 1),
+    STREAMS_VERSION: (0, 1),
     TRANSACTION_VERSION: (0, 2),
 }
 """What every Samsa node supports (brokers register it, the controller checks it)."""
@@ -56,6 +59,7 @@ BOOTSTRAP_LEVELS: dict[str, int] = {
     METADATA_VERSION: METADATA_VERSION_RANGE[1],
     GROUP_VERSION: 1,
     SHARE_VERSION: 1,
+    STREAMS_VERSION: 1,
     TRANSACTION_VERSION: 2,
 }
 """The levels of a cluster whose log sets none (Samsa writes no bootstrap records)."""

@@ -1,8 +1,9 @@
-"""The group coordinator: classic groups, KIP-848 consumer groups and share-group membership.
+"""The group coordinator: classic groups, KIP-848 consumer groups, streams groups and share-group membership.
 
-Classic groups are here, KIP-848 consumer groups in ``consumer/``, share-group
-membership in ``share/``.  The broker builds one ``GroupCoordinator`` over an
-``OffsetsStore`` adapter of its log and calls one method per group API.  This
+Classic groups are here, KIP-848 consumer groups in ``consumer/``, KIP-1071
+streams groups in ``streams/``, share-group membership in ``share/``.  The
+broker builds one ``GroupCoordinator`` over an ``OffsetsStore`` adapter of its
+log and calls one method per group API.  This
 package imports only ``samsa.protocol``, ``samsa.errors`` and
 ``samsa.eventloop``; storage is wired in by the broker.
 """

@@ -25,6 +25,7 @@ from samsa.coordinator.group import JoinResult, SyncResult
 from samsa.coordinator.membership import JoinRequest, Membership
 from samsa.coordinator.registry import GroupRegistry
 from samsa.coordinator.share import ShareGroupManager
+from samsa.coordinator.streams import StreamsGroupAdmin
 from samsa.errors import ErrorCode
 
 Body = dict[str, Any]
@@ -40,6 +41,7 @@ class ClassicGroupApis:
     consumer_admin: ConsumerGroupAdmin
     classic_members: ClassicMembers
     share: ShareGroupManager
+    streams_admin: StreamsGroupAdmin
 
     # ----------------------------------------------------------- membership
 
@@ -97,10 +99,16 @@ class ClassicGroupApis:
         }
 
     async def _classic_join_refused(self, group_id: str) -> ErrorCode | None:
-        """The coordinator's own errors; and an empty consumer group of that id is
-        deleted so the classic group can start over (its offsets stay)."""
+        """The coordinator's own errors; a streams group of that id with members
+        (INCONSISTENT_GROUP_PROTOCOL); and an empty consumer or streams group of that id
+        is deleted so the classic group can start over (its offsets stay)."""
         error = self.registry.check(group_id)
         if error is not None:
+            return error
+        error = await self.streams_admin.delete(group_id)
+        if error is ErrorCode.NON_EMPTY_GROUP:
+            return ErrorCode.INCONSISTENT_GROUP_PROTOCOL
+        if error is not None and error is not ErrorCode.NONE:
             return error
         group = self.consumer.groups.get(group_id)
         if group is None or group.members:
@@ -212,7 +220,7 @@ class ClassicGroupApis:
         states = request.get("states_filter") if version >= 4 else None
         types = request.get("types_filter") if version >= 5 else None
         error, groups = self.admin.list(states, types)
-        consumer_groups = self.consumer.groups
+        modern = {*self.consumer.groups, *self.streams_admin.manager.groups}
         listed = [
             {
                 "group_id": g.group_id,
@@ -221,10 +229,12 @@ class ClassicGroupApis:
                 "group_type": g.group_type,
             }
             for g in groups
-            if g.group_id not in consumer_groups
+            if g.group_id not in modern
         ]
         if not types or "consumer" in {t.lower() for t in types}:
             listed += self.consumer_admin.listed({s.lower() for s in states} if states else None)
+        if not types or "streams" in {t.lower() for t in types}:
+            listed += self.streams_admin.listed({s.lower() for s in states} if states else None)
         if not types or "share" in {t.lower() for t in types}:
             wanted = {s.lower() for s in states} if states else None
             listed += [
@@ -241,6 +251,12 @@ class ClassicGroupApis:
             consumer_group = self.consumer_admin.get(group_id)
             if consumer_group is not None and self.registry.check(group_id) is None:
                 out.append(self.consumer_admin.described_as_classic(consumer_group))
+                continue
+            if (
+                self.streams_admin.get(group_id) is not None
+                and self.registry.check(group_id) is None
+            ):
+                out.append(_not_classic(group_id, version))
                 continue
             d = self.admin.describe(group_id)
             out.append(
@@ -270,6 +286,8 @@ class ClassicGroupApis:
         results = []
         for group_id in request.get("groups_names") or ():
             consumer_error = await self.consumer_admin.delete(group_id)
+            if consumer_error is None:
+                consumer_error = await self.streams_admin.delete(group_id)
             if consumer_error is not None and consumer_error is not ErrorCode.NONE:
                 results.append({"group_id": group_id, "error_code": int(consumer_error)})
                 continue
@@ -278,3 +296,17 @@ class ClassicGroupApis:
                 error = ErrorCode.NONE  # it had no offsets
             results.append({"group_id": group_id, "error_code": int(error)})
         return {"throttle_time_ms": 0, "results": results}
+
+
+def _not_classic(group_id: str, version: int) -> Body:
+    """DescribeGroups of a streams group: Kafka finds no classic group of that id (Dead
+    before v6, GROUP_ID_NOT_FOUND with its reason from v6)."""
+    return {
+        "error_code": int(ErrorCode.GROUP_ID_NOT_FOUND) if version >= 6 else 0,
+        "error_message": f"Group {group_id} is not a classic group." if version >= 6 else None,
+        "group_id": group_id,
+        "group_state": "Dead",
+        "protocol_type": "",
+        "protocol_data": "",
+        "members": [],
+    }

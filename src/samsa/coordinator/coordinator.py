@@ -15,8 +15,11 @@ Leave), ``OffsetManager`` (commit/fetch/delete/expire) and ``GroupAdmin``
 The API methods are mixins, one module per family: classic_apis (JoinGroup,
 SyncGroup, Heartbeat, LeaveGroup, ListGroups, DescribeGroups, DeleteGroups)
 and offset_apis (OffsetCommit, TxnOffsetCommit, OffsetFetch, OffsetDelete);
-this module builds the parts, runs the lifecycle and answers the KIP-848 and
-share group APIs, which their managers map themselves.
+streams.apis (StreamsGroupHeartbeat, StreamsGroupDescribe and
+StreamsGroupTopologyDescriptionUpdate); this module builds the parts, runs the
+lifecycle and answers the KIP-848 and share group APIs, which their managers
+map themselves.  Records of the newer group types reach their managers by key
+version (``_replay_modern``).
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ from samsa.coordinator.config import GroupConfig
 from samsa.coordinator.consumer.admin import ConsumerGroupAdmin
 from samsa.coordinator.consumer.classic_members import ClassicMembers
 from samsa.coordinator.consumer.config import ConsumerGroupConfig
+from samsa.coordinator.consumer.heartbeat_request import error_response as consumer_error_response
 from samsa.coordinator.consumer.manager import ConsumerGroupManager, TopicLookup
 from samsa.coordinator.group import GroupState, JoinResult, SyncResult
 from samsa.coordinator.membership import Membership
@@ -41,8 +45,17 @@ from samsa.coordinator.rebalance import Rebalancer, TransitionListener
 from samsa.coordinator.registry import GroupRegistry
 from samsa.coordinator.share import ShareGroupConfig, ShareGroupManager
 from samsa.coordinator.store import OffsetsStore
+from samsa.coordinator.streams import (
+    StreamsGroupAdmin,
+    StreamsGroupConfig,
+    StreamsGroupManager,
+    StreamsSettings,
+)
+from samsa.coordinator.streams.apis import StreamsGroupApis
+from samsa.coordinator.streams.config import GroupConfigs
 from samsa.coordinator.txn_offsets import TxnOffsets
 from samsa.errors import ErrorCode
+from samsa.protocol.internal_records.streams_group_records import is_streams_group_key
 
 Body = dict[str, Any]
 
@@ -62,13 +75,17 @@ def _no_topics() -> dict[str, tuple[bytes, int]]:
     return {}
 
 
+def _no_group_configs(group_id: str) -> dict[str, str]:
+    return {}
+
+
 def coordinator_key_type_supported(key_type: int) -> bool:
     """FindCoordinator key types this broker coordinates: groups (0) here and
     transactional ids (1) in ``samsa.transaction``."""
     return key_type in (KEY_TYPE_GROUP, KEY_TYPE_TRANSACTION)
 
 
-class GroupCoordinator(ClassicGroupApis, OffsetApis):
+class GroupCoordinator(ClassicGroupApis, OffsetApis, StreamsGroupApis):
     """Kafka's classic group coordinator for the partitions of ``__consumer_offsets`` we own."""
 
     def __init__(
@@ -82,6 +99,8 @@ class GroupCoordinator(ClassicGroupApis, OffsetApis):
         consumer_config: ConsumerGroupConfig | None = None,
         topics: TopicLookup = _no_topics,
         share_config: ShareGroupConfig | None = None,
+        streams_config: StreamsGroupConfig | None = None,
+        group_configs: GroupConfigs = _no_group_configs,
     ) -> None:
         self.config = config
         self.registry = GroupRegistry(store, config, time_ms)
@@ -96,10 +115,28 @@ class GroupCoordinator(ClassicGroupApis, OffsetApis):
         self.consumer_admin = ConsumerGroupAdmin(self.consumer)
         self.classic_members = ClassicMembers(self.consumer)
         self.consumer.migration = Migration(self.registry, self.rebalancer, self.consumer)
-        self.offsets.in_use_elsewhere = self.consumer_admin.has_members
+        self.streams = StreamsGroupManager(
+            self.registry,
+            StreamsSettings(streams_config or StreamsGroupConfig(), group_configs),
+            topics,
+            self._not_streams_group,
+        )
+        self.streams_admin = StreamsGroupAdmin(self.streams)
+        self.registry.replay_other = self._replay_modern
+        self.offsets.in_use_elsewhere = self._modern_group_in_use
         self.share = ShareGroupManager(
             self.registry, share_config or ShareGroupConfig(), topics, self._not_share_group
         )
+
+    def _replay_modern(self, key: bytes, value: bytes | None) -> None:
+        """A record of a KIP-848 or streams group, to the manager of its type."""
+        if is_streams_group_key(key):
+            self.streams.replay_raw(key, value)
+        else:
+            self.consumer.replay_raw(key, value)
+
+    def _modern_group_in_use(self, group_id: str) -> bool:
+        return self.consumer_admin.has_members(group_id) or self.streams_admin.has_members(group_id)
 
     # ------------------------------------------------------------ lifecycle
 
@@ -117,6 +154,7 @@ class GroupCoordinator(ClassicGroupApis, OffsetApis):
         """Become coordinator for ``partition``: replay its records; its groups answer LOAD_IN_PROGRESS meanwhile."""
         await self.registry.load(partition)
         self.consumer.loaded(partition)
+        self.streams.loaded(partition)
 
     async def load_all(self) -> None:
         """Load every partition (a single broker coordinates all groups)."""
@@ -126,6 +164,7 @@ class GroupCoordinator(ClassicGroupApis, OffsetApis):
     def unload(self, partition: int) -> None:
         """Stop coordinating ``partition``: waiting requests get NOT_COORDINATOR and retry elsewhere."""
         self.consumer.unload(partition)
+        self.streams.unload(partition)
         self.share.unload(partition)
         for group in self.registry.unload(partition):
             self.rebalancer.cancel_all(group)
@@ -140,6 +179,7 @@ class GroupCoordinator(ClassicGroupApis, OffsetApis):
         for partition in sorted(self.registry.owned):
             self.unload(partition)
         self.consumer.shutdown()
+        self.streams.shutdown()
         self.share.shutdown()
         await self.rebalancer.drain()
 
@@ -157,6 +197,13 @@ class GroupCoordinator(ClassicGroupApis, OffsetApis):
         self, request: Body, version: int, *, client_id: str = "", client_host: str = ""
     ) -> Body:
         """ConsumerGroupHeartbeat (68)."""
+        if request.get("group_id") in self.streams.groups:
+            return {
+                **consumer_error_response(
+                    ErrorCode.GROUP_ID_NOT_FOUND,
+                    f"Group {request['group_id']} is not a consumer group.",
+                ),
+            }
         return await self.consumer.heartbeat(
             request, version, client_id=client_id, client_host=client_host
         )
@@ -171,7 +218,21 @@ class GroupCoordinator(ClassicGroupApis, OffsetApis):
     # ------------------------------------------------------ share groups
 
     def _not_share_group(self, group_id: str) -> bool:
-        return group_id in self.consumer.groups or group_id in self.registry.groups
+        return (
+            group_id in self.consumer.groups
+            or group_id in self.streams.groups
+            or group_id in self.registry.groups
+        )
+
+    def _not_streams_group(self, group_id: str) -> bool:
+        """A consumer or share group, or a classic group with members, holds the id
+        (an empty classic group gives way, as Kafka converts it)."""
+        classic = self.registry.groups.get(group_id)
+        return (
+            group_id in self.consumer.groups
+            or group_id in self.share.groups
+            or (classic is not None and bool(classic.members or classic.pending_members))
+        )
 
     async def share_group_heartbeat(
         self, request: Body, version: int, *, client_id: str = "", client_host: str = ""

@@ -15,6 +15,7 @@ from typing import Any
 from samsa.coordinator.consumer.admin import ConsumerGroupAdmin
 from samsa.coordinator.offsets import OffsetManager, OffsetToCommit
 from samsa.coordinator.registry import GroupRegistry
+from samsa.coordinator.streams import StreamsGroupAdmin
 from samsa.coordinator.txn_offsets import TxnOffsets
 from samsa.errors import ErrorCode
 
@@ -47,6 +48,7 @@ class OffsetApis:
     offsets: OffsetManager
     txn_offsets: TxnOffsets
     consumer_admin: ConsumerGroupAdmin
+    streams_admin: StreamsGroupAdmin
 
     async def offset_commit(self, request: Body, version: int) -> Body:
         """OffsetCommit (8): durable once answered; errors per partition."""
@@ -66,6 +68,17 @@ class OffsetApis:
         generation = request.get("generation_id_or_member_epoch", -1)
         member_id = request.get("member_id") or ""
         instance_id = request.get("group_instance_id") if version >= 7 else None
+        streams_check = self.streams_admin.check_commit(
+            request["group_id"],
+            member_id,
+            generation,
+            instance_id,
+            [(o.topic, o.partition) for o in offsets],
+            transactional=False,
+            version=version,
+        )
+        if streams_check is not None:
+            return await self._streams_commit(request, topics, offsets, streams_check, retention)
         consumer_check = self.consumer_admin.check_commit(
             request["group_id"], member_id, generation
         )
@@ -88,6 +101,32 @@ class OffsetApis:
             "topics": _partition_errors(topics, results),
         }
 
+    async def _streams_commit(
+        self,
+        request: Body,
+        topics: Iterable[Body],
+        offsets: list[OffsetToCommit],
+        verdicts: Mapping[tuple[str, int], ErrorCode],
+        retention: int | None,
+    ) -> Body:
+        """A streams group's commit: the partitions its member may commit (by member
+        epoch, or by task assignment epoch for an older one) are stored as a
+        standalone commit would be; the others get their error."""
+        allowed = [o for o in offsets if verdicts[(o.topic, o.partition)] is ErrorCode.NONE]
+        results = dict(verdicts)
+        if allowed:
+            results.update(
+                await self.offsets.commit(
+                    request["group_id"],
+                    -1,
+                    "",
+                    None,
+                    retention if retention is not None else -1,
+                    allowed,
+                )
+            )
+        return {"throttle_time_ms": 0, "topics": _partition_errors(topics, results)}
+
     async def txn_offset_commit(self, request: Body, version: int) -> Body:
         """TxnOffsetCommit (28): offsets the group sees once the transaction commits.
 
@@ -96,11 +135,33 @@ class OffsetApis:
         validateTransactionalOffsetCommit)."""
         topics = request.get("topics") or ()
         group_id = request["group_id"]
+        offsets = [
+            OffsetToCommit(
+                t["name"],
+                p["partition_index"],
+                p["committed_offset"],
+                p.get("committed_leader_epoch", -1),
+                p.get("committed_metadata"),
+            )
+            for t in topics
+            for p in t.get("partitions") or ()
+        ]
         generation = request.get("generation_id", -1)
         member_id = request.get("member_id") or ""
         instance_id = request.get("group_instance_id")
         error = self.registry.check(group_id, allow_empty=True)
+        streams_check = None
         if error is None:
+            streams_check = self.streams_admin.check_commit(
+                group_id,
+                member_id,
+                generation,
+                instance_id,
+                [(o.topic, o.partition) for o in offsets],
+                transactional=True,
+                version=version,
+            )
+        if error is None and streams_check is None:
             error = self.consumer_admin.check_commit(
                 group_id, member_id, generation, instance_id, transactional=True
             )
@@ -110,9 +171,26 @@ class OffsetApis:
                 # Checked against member epochs: stored as a standalone commit would be.
                 error, generation, member_id, instance_id = None, -1, "", None
         if error is not None:
-            results = {
-                (t["name"], p["partition_index"]): error for t in topics for p in t["partitions"]
-            }
+            results = {(o.topic, o.partition): error for o in offsets}
+        elif streams_check is not None:
+            # Checked against the streams member (by member epoch, or by task
+            # assignment epoch for an older one): stored as a standalone commit would be.
+            allowed = [
+                o for o in offsets if streams_check[(o.topic, o.partition)] is ErrorCode.NONE
+            ]
+            results = dict(streams_check)
+            if allowed:
+                results.update(
+                    await self.txn_offsets.commit(
+                        group_id,
+                        request["producer_id"],
+                        request["producer_epoch"],
+                        -1,
+                        "",
+                        None,
+                        allowed,
+                    )
+                )
         else:
             results = await self.txn_offsets.commit(
                 group_id,
@@ -121,17 +199,7 @@ class OffsetApis:
                 generation,
                 member_id,
                 instance_id,
-                [
-                    OffsetToCommit(
-                        t["name"],
-                        p["partition_index"],
-                        p["committed_offset"],
-                        p.get("committed_leader_epoch", -1),
-                        p.get("committed_metadata"),
-                    )
-                    for t in topics
-                    for p in t.get("partitions") or ()
-                ],
+                offsets,
             )
         return {
             "throttle_time_ms": 0,
@@ -163,6 +231,10 @@ class OffsetApis:
         error = self.consumer_admin.check_fetch(
             group["group_id"], group.get("member_id"), group.get("member_epoch", -1)
         )
+        if error is ErrorCode.NONE:
+            error = self.streams_admin.check_fetch(
+                group["group_id"], group.get("member_id"), group.get("member_epoch", -1)
+            )
         if error is not ErrorCode.NONE:
             return {"group_id": group["group_id"], "topics": [], "error_code": int(error)}
         return self._fetch_group(group["group_id"], group.get("topics"), version)
@@ -216,7 +288,9 @@ class OffsetApis:
             (t["name"], p["partition_index"]) for t in topics for p in t.get("partitions") or ()
         ]
         # A consumer group's members still read their topics: those offsets stay.
-        subscribed = self.consumer_admin.subscribed_topics(request["group_id"])
+        subscribed = self.consumer_admin.subscribed_topics(
+            request["group_id"]
+        ) | self.streams_admin.subscribed_topics(request["group_id"])
         refused = {tp: ErrorCode.GROUP_SUBSCRIBED_TO_TOPIC for tp in wanted if tp[0] in subscribed}
         wanted = [tp for tp in wanted if tp not in refused]
         error, results = await self.offsets.delete(request["group_id"], wanted)

@@ -28,6 +28,7 @@ TASK_DUMP_END = "SIGUSR1: end of the task dump"  # the broker's last line after 
 # Fast settings for tests on one node (documented in docs/running-a-broker.md).
 TEST_SETTINGS = {
     "group.initial.rebalance.delay.ms": "0",
+    "group.streams.initial.rebalance.delay.ms": "0",
     "group.min.session.timeout.ms": "500",
     "offsets.topic.num.partitions": "4",
     "transaction.state.log.num.partitions": "4",

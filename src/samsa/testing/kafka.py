@@ -61,6 +61,7 @@ _LOG4J = """Configuration:
 # Single-node and test-speed settings, the Kafka twins of samsa.testing.TEST_SETTINGS.
 TEST_SETTINGS = {
     "group.initial.rebalance.delay.ms": "0",
+    "group.streams.initial.rebalance.delay.ms": "0",
     "group.min.session.timeout.ms": "500",
     "offsets.topic.num.partitions": "4",
     "num.partitions": "1",

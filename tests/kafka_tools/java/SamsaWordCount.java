@@ -22,13 +22,16 @@ import org.apache.kafka.streams.kstream.Produced;
  * SIGTERM; prints "RUNNING" once the application reaches the RUNNING state so
  * the test knows when to start producing.
  *
- * Usage: SamsaWordCount BOOTSTRAP APPLICATION_ID INPUT_TOPIC OUTPUT_TOPIC STATE_DIR [GUARANTEE [THREADS]]
+ * Usage: SamsaWordCount BOOTSTRAP APPLICATION_ID INPUT_TOPIC OUTPUT_TOPIC STATE_DIR [GUARANTEE [THREADS [GROUP_PROTOCOL]]]
  *
  * GUARANTEE is a processing.guarantee value (at_least_once by default,
  * exactly_once_v2 for transactional produce with offsets sent to the
  * transaction and read_committed consumers).  THREADS is num.stream.threads
  * (1 by default); under exactly_once_v2 each thread has a transactional
- * producer of its own.
+ * producer of its own.  GROUP_PROTOCOL is group.protocol: classic (the default,
+ * the consumer group protocol with Streams' own assignor) or streams (KIP-1071:
+ * the broker's streams group coordinator assigns tasks and creates the internal
+ * topics).
  *
  * The input line "halt now" makes the JVM halt (as SIGKILL would: no commit, no
  * abort, no LeaveGroup) in the middle of processing, so inside an open
@@ -50,8 +53,13 @@ public final class SamsaWordCount {
         props.put(StreamsConfig.COMMIT_INTERVAL_MS_CONFIG, 100);
         props.put(StreamsConfig.STATESTORE_CACHE_MAX_BYTES_CONFIG, 0);
         props.put(StreamsConfig.consumerPrefix("auto.offset.reset"), "earliest");
-        // A SIGKILLed instance's member leaves the group after this, not Streams' 45 s.
-        props.put(StreamsConfig.consumerPrefix("session.timeout.ms"), 6000);
+        String protocol = args.length > 7 ? args[7] : "classic";
+        props.put(StreamsConfig.GROUP_PROTOCOL_CONFIG, protocol);
+        if (protocol.equals("classic")) {
+            // A SIGKILLed instance's member leaves the group after this, not Streams' 45 s
+            // (under the streams protocol the broker's group.streams.session.timeout.ms decides).
+            props.put(StreamsConfig.consumerPrefix("session.timeout.ms"), 6000);
+        }
 
         StreamsBuilder builder = new StreamsBuilder();
         Path halted = Paths.get(args[4], "halted-once");

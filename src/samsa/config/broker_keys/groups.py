@@ -1,5 +1,6 @@
 """Broker keys of the group coordinator: classic and KIP-848 consumer groups,
-share groups (KIP-932) and their state topic, committed offsets."""
+share groups (KIP-932) and their state topic, KIP-1071 streams groups,
+committed offsets."""
 
 from __future__ import annotations
 
@@ -78,6 +79,74 @@ GROUP_KEYS: list[ConfigKey] = [
         int_between(100, 10_000),
         2000,
         "Share groups: records in flight per share partition.",
+    ),
+    ConfigKey(
+        "group.streams.session.timeout.ms",
+        int,
+        45000,
+        "Streams groups: a member silent this long is removed.",
+    ),
+    ConfigKey(
+        "group.streams.min.session.timeout.ms",
+        int,
+        45000,
+        "Streams groups: the smallest streams.session.timeout.ms a group may set.",
+    ),
+    ConfigKey(
+        "group.streams.max.session.timeout.ms",
+        int,
+        60000,
+        "Streams groups: the largest streams.session.timeout.ms a group may set.",
+    ),
+    ConfigKey(
+        "group.streams.heartbeat.interval.ms",
+        int,
+        5000,
+        "Streams groups: how often members are told to heartbeat.",
+    ),
+    ConfigKey(
+        "group.streams.min.heartbeat.interval.ms",
+        int,
+        5000,
+        "Streams groups: the smallest streams.heartbeat.interval.ms a group may set.",
+    ),
+    ConfigKey(
+        "group.streams.max.heartbeat.interval.ms",
+        int,
+        15000,
+        "Streams groups: the largest streams.heartbeat.interval.ms a group may set.",
+    ),
+    ConfigKey("group.streams.max.size", int, INT32_MAX, "Members per streams group."),
+    ConfigKey(
+        "group.streams.num.standby.replicas",
+        int,
+        0,
+        "Streams groups: standby replicas of each stateful task.",
+    ),
+    ConfigKey(
+        "group.streams.max.standby.replicas",
+        int,
+        2,
+        "Streams groups: the most streams.num.standby.replicas a group may set.",
+    ),
+    ConfigKey(
+        "group.streams.initial.rebalance.delay.ms",
+        int,
+        3000,
+        "Streams groups: wait for more members of a new group before the first assignment"
+        " (tests: 0).",
+    ),
+    ConfigKey(
+        "group.streams.task.offset.interval.ms",
+        int,
+        60000,
+        "Streams groups: how often members report their tasks' changelog offsets.",
+    ),
+    ConfigKey(
+        "group.streams.acceptable.recovery.lag",
+        int,
+        10000,
+        "Streams groups: the lag under which a member counts as caught up on a task.",
     ),
     ConfigKey(
         "share.coordinator.state.topic.num.partitions",

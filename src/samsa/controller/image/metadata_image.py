@@ -49,6 +49,7 @@ log = logging.getLogger(__name__)
 
 RESOURCE_TOPIC = 2
 RESOURCE_BROKER = 4
+RESOURCE_GROUP = 32
 
 FENCE = 1
 UNFENCE = -1
@@ -373,6 +374,10 @@ class MetadataImage:
         """Dynamic broker configs; name "" is the cluster-wide default."""
         return dict(self.configs.get((RESOURCE_BROKER, name), {}))
 
+    def group_configs(self, group_id: str) -> dict[str, str]:
+        """The configs set on a group (GROUP resources: ``streams.session.timeout.ms`` ...)."""
+        return dict(self.configs.get((RESOURCE_GROUP, group_id), {}))
+
     def is_active(self, broker_id: int) -> bool:
         """Unfenced and not in controlled shutdown: may lead and be in ISRs."""
         registration = self.brokers.get(broker_id)
@@ -443,6 +448,7 @@ def images_equal(a: MetadataImage, b: MetadataImage) -> bool:
 __all__ = [
     "NO_LEADER",
     "RESOURCE_BROKER",
+    "RESOURCE_GROUP",
     "RESOURCE_TOPIC",
     "MetadataImage",
     "MetadataReplayError",

@@ -1,6 +1,10 @@
 """Group checks (Kafka's KafkaApis): READ to join, sync, heartbeat, leave and
 commit; DESCRIBE to fetch offsets, describe and find the coordinator; DELETE
-to delete groups and offsets; topics READ (commit) or DESCRIBE (fetch)."""
+to delete groups and offsets; topics READ (commit) or DESCRIBE (fetch).
+Streams groups also need DESCRIBE on every topic of their topology, to
+heartbeat (TOPIC_AUTHORIZATION_FAILED) and to be described (that group only);
+CREATE on the internal topics is checked where they are created
+(``server/coordinators/streams_topics.py``)."""
 
 from __future__ import annotations
 
@@ -33,6 +37,7 @@ OFFSET_COMMIT, OFFSET_FETCH, FIND_COORDINATOR = 8, 9, 10
 JOIN_GROUP, HEARTBEAT, LEAVE_GROUP, SYNC_GROUP = 11, 12, 13, 14
 DESCRIBE_GROUPS, LIST_GROUPS, DELETE_GROUPS, OFFSET_DELETE = 15, 16, 42, 47
 CONSUMER_GROUP_HEARTBEAT, CONSUMER_GROUP_DESCRIBE = 68, 69
+STREAMS_GROUP_HEARTBEAT, STREAMS_GROUP_DESCRIBE, STREAMS_TOPOLOGY_DESCRIPTION_UPDATE = 88, 89, 93
 _Op = AclOperation
 GROUP_DENIED = ErrorCode.GROUP_AUTHORIZATION_FAILED
 TOPIC_DENIED = ErrorCode.TOPIC_AUTHORIZATION_FAILED
@@ -139,6 +144,59 @@ def check_list_groups(
     return visible_only(auth, ctx, inner(ctx, req), "groups", "group_id", GROUP)
 
 
+def check_streams_heartbeat(
+    auth: StandardAuthorizer, ctx: RequestContext, req: Body, inner: Handler
+) -> Any:
+    """READ on the group, then (Kafka's order) the topology's topic names, then DESCRIBE
+    on every topic the joining member's topology names."""
+    from samsa.coordinator.streams.heartbeat_request import error_response, refused_topic_names
+    from samsa.coordinator.streams.topology import topic_names_of_request
+
+    if not can(auth, ctx, _Op.READ, GROUP, req["group_id"]):
+        return error_response(GROUP_DENIED, None)
+    refused = refused_topic_names(req)
+    if refused is not None:
+        return error_response(refused.code, refused.message)
+    names = set(topic_names_of_request(req.get("topology")))
+    if any(not can(auth, ctx, _Op.DESCRIBE, TOPIC, n) for n in names):
+        return error_response(TOPIC_DENIED, None)
+    return inner(ctx, req)
+
+
+def check_streams_describe(
+    auth: StandardAuthorizer, ctx: RequestContext, req: Body, inner: Handler
+) -> Any:
+    """A described streams group whose topology names a topic the caller may not
+    DESCRIBE is answered TOPIC_AUTHORIZATION_FAILED instead (Kafka's message)."""
+
+    def finish(body: Body | None) -> Body | None:
+        for group in (body or {}).get("groups") or []:
+            topology = group.get("topology")
+            if group.get("error_code") or topology is None:
+                continue
+            names = {
+                name
+                for sub in topology.get("subtopologies") or ()
+                for name in [
+                    *sub["source_topics"],
+                    *sub["repartition_sink_topics"],
+                    *(t["name"] for t in sub["state_changelog_topics"]),
+                    *(t["name"] for t in sub["repartition_source_topics"]),
+                ]
+            }
+            if any(not can(auth, ctx, _Op.DESCRIBE, TOPIC, n) for n in names):
+                group.update(
+                    error_code=TOPIC_DENIED,
+                    error_message="The described group uses topics that the client is not"
+                    " authorized to describe.",
+                    members=[],
+                    topology=None,
+                )
+        return body
+
+    return then(inner(ctx, req), finish)
+
+
 def with_group_operations(check: Any) -> Any:
     """DescribeGroups / ConsumerGroupDescribe: the authorized operations the
     authorizer grants, when the client asked for them."""
@@ -177,6 +235,25 @@ def guard(router: Router, auth: StandardAuthorizer, broker: Any) -> None:
         _Op.DESCRIBE, GROUP, GROUP_DENIED, "group_ids", "groups", "group_id"
     )
     guard_one(router, CONSUMER_GROUP_DESCRIBE, auth, with_group_operations(consumer_describe))
+    guard_one(router, STREAMS_GROUP_HEARTBEAT, auth, check_streams_heartbeat)
+    guard_one(
+        router,
+        STREAMS_TOPOLOGY_DESCRIPTION_UPDATE,
+        auth,
+        one_check(_Op.READ, GROUP, "group_id", GROUP_DENIED),
+    )
+    streams_describe = names_check(
+        _Op.DESCRIBE, GROUP, GROUP_DENIED, "group_ids", "groups", "group_id"
+    )
+
+    def streams_describe_checks(
+        auth: StandardAuthorizer, ctx: RequestContext, req: Body, inner: Handler
+    ) -> Any:
+        return streams_describe(
+            auth, ctx, req, lambda c, r: check_streams_describe(auth, c, r, inner)
+        )
+
+    guard_one(router, STREAMS_GROUP_DESCRIBE, auth, with_group_operations(streams_describe_checks))
     guard_one(
         router,
         DELETE_GROUPS,

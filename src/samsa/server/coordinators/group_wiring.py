@@ -139,6 +139,7 @@ async def start_group_coordinator(broker: BrokerApi) -> None:
     from samsa.coordinator import GroupCoordinator
     from samsa.coordinator.consumer import ConsumerGroupConfig
     from samsa.coordinator.share import ShareGroupConfig
+    from samsa.coordinator.streams import StreamsGroupConfig
 
     config = broker.config
     partitions = int(config["offsets.topic.num.partitions"])
@@ -171,6 +172,8 @@ async def start_group_coordinator(broker: BrokerApi) -> None:
         partition_exists=partition_exists,
         consumer_config=ConsumerGroupConfig.from_properties(dict(config.items())),
         share_config=ShareGroupConfig.from_properties(dict(config.items())),
+        streams_config=StreamsGroupConfig.from_properties(dict(config.items())),
+        group_configs=lambda group_id: broker.image.group_configs(group_id),
         topics=topics,
     )
     started = time.monotonic()

@@ -16,8 +16,8 @@ own and change here.
 
 ListConfigResources names the resources one may describe, by type: v0 (then
 ListClientMetricsResources) client metrics subscriptions only, v1 (KIP-1142)
-topics, brokers and their loggers, client metrics and groups.  Samsa keeps no
-client metrics subscriptions or group configs, so those lists are empty; a
+topics, brokers and their loggers, client metrics and groups (those with
+configs set).  Samsa keeps no client metrics subscriptions, so that list is empty; a
 type outside the version's set is answered UNSUPPORTED_VERSION, as in Kafka.
 """
 
@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 from samsa.controller.partitions.topic_validation import validate_topic_name
 from samsa.errors import ErrorCode, KafkaError
 from samsa.server.connections.router import Body, RequestContext, Router
-from samsa.server.metadata.config_describe import broker_rows, topic_rows
+from samsa.server.metadata.config_describe import broker_rows, group_rows, topic_rows
 from samsa.server.observability import broker_loggers
 
 if TYPE_CHECKING:
@@ -80,6 +80,11 @@ def list_config_resources(broker: BrokerApi, listener: str, ctx: RequestContext,
         for b in sorted(broker.image.brokers.values(), key=lambda b: b.id)
         if not b.fenced and b.listener(listener) is not None
     ]
+    groups = sorted(name for rtype, name in broker.image.configs if rtype == RESOURCE_GROUP)
+    if RESOURCE_GROUP in wanted:
+        answer["config_resources"] += [
+            {"resource_name": name, "resource_type": RESOURCE_GROUP} for name in groups
+        ]
     for kind, names in (
         (RESOURCE_BROKER_LOGGER, brokers),
         (RESOURCE_BROKER, brokers),
@@ -127,6 +132,10 @@ def _describe_one(broker: BrokerApi, res: Body, req: Body) -> list[dict[str, Any
         if rname:
             _this_broker(broker, rname, or_default=True)
         return broker_rows(broker.dynamic_config, keys, per_broker=bool(rname), **options)
+    if rtype == RESOURCE_GROUP:
+        if not rname:
+            raise KafkaError(ErrorCode.INVALID_REQUEST, "Group name must not be empty")
+        return group_rows(broker.dynamic_config, broker.image.group_configs(rname), keys, **options)
     if rtype == RESOURCE_BROKER_LOGGER:
         if not rname:
             raise KafkaError(ErrorCode.INVALID_REQUEST, "Broker id must not be empty")

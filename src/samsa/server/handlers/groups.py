@@ -1,8 +1,11 @@
-"""Group APIs (8, 9, 11-16, 42, 47, 68, 69): thin adapters onto the group coordinator.
+"""Group APIs (8, 9, 11-16, 42, 47, 68, 69, 76, 77, 88, 89, 93): thin adapters onto the
+group coordinator.
 
 The coordinator answers each request with the response body for that version;
 while ``__consumer_offsets`` is still being created or loaded every call is
-answered COORDINATOR_LOAD_IN_PROGRESS (retriable), as Kafka does.
+answered COORDINATOR_LOAD_IN_PROGRESS (retriable), as Kafka does.  A streams
+group heartbeat also has the broker check its topology's topic names and create
+the internal topics the coordinator found missing (``streams_topics``).
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from samsa.errors import ErrorCode
 from samsa.server.access.authorized_operations import AUTHORIZED_OPS_UNSET, group_operations
 from samsa.server.connections.router import Body, RequestContext, Router
+from samsa.server.coordinators import streams_topics
 
 if TYPE_CHECKING:
     from samsa.server.broker_api import BrokerApi
@@ -32,6 +36,9 @@ APIS = {
     69: "consumer_group_describe",
     76: "share_group_heartbeat",
     77: "share_group_describe",
+    88: "streams_group_heartbeat",
+    89: "streams_group_describe",
+    93: "streams_group_topology_description_update",
 }
 
 
@@ -42,6 +49,9 @@ CONSUMER_GROUP_DESCRIBE = 69
 CONSUMER_MEMBER = 1
 CONSUMER_GROUP_HEARTBEAT = 68
 SHARE_GROUP_HEARTBEAT = 76
+STREAMS_GROUP_HEARTBEAT = 88
+STREAMS_GROUP_DESCRIBE = 89
+STREAMS_TOPOLOGY_DESCRIPTION_UPDATE = 93
 WITH_CLIENT = frozenset({JOIN_GROUP, CONSUMER_GROUP_HEARTBEAT, SHARE_GROUP_HEARTBEAT})
 
 
@@ -52,9 +62,15 @@ def register(router: Router, broker: BrokerApi) -> None:
 
 def _adapter(broker: BrokerApi, key: int, method: str) -> Any:
     def handle(ctx: RequestContext, req: Body) -> Body | Awaitable[Body]:
+        if key == STREAMS_GROUP_HEARTBEAT:
+            refused = streams_topics.invalid_topology(req)
+            if refused is not None:
+                return refused
         error = broker.ensure_group_coordinator()
         if error is not None:
             return loading_response(key, ctx.version, req, error)
+        if key == STREAMS_GROUP_HEARTBEAT:
+            return _streams_heartbeat(broker, ctx, req)
         if key in WITH_CLIENT:
             caller = ctx.caller
             host = caller.host if caller is not None else ""
@@ -70,6 +86,19 @@ def _adapter(broker: BrokerApi, key: int, method: str) -> Any:
         return result
 
     return handle
+
+
+async def _streams_heartbeat(broker: BrokerApi, ctx: RequestContext, req: Body) -> Body:
+    """StreamsGroupHeartbeat, then the internal topics the group still needs."""
+    caller = ctx.caller
+    host = caller.host if caller is not None else ""
+    result = await broker.groups.streams_group_heartbeat(
+        req, ctx.version, client_id=ctx.header.client_id or "", client_host=f"/{host}"
+    )
+    response: Body = result.response
+    if result.to_create:
+        streams_topics.create_internal_topics(broker, ctx, response, result.to_create)
+    return response
 
 
 async def _typed_members(described: Awaitable[Body]) -> Body:
@@ -159,6 +188,25 @@ def loading_response(key: int, version: int, req: Body, error: ErrorCode) -> Bod
             "skip_assignment": False,
             "member_id": req.get("member_id", ""),
             "members": [],
+        }
+    if key == STREAMS_GROUP_HEARTBEAT:
+        from samsa.coordinator.streams.heartbeat_request import error_response
+
+        return error_response(error, None)
+    if key == STREAMS_GROUP_DESCRIBE:
+        return {
+            "throttle_time_ms": 0,
+            "groups": [
+                {
+                    "error_code": error,
+                    "group_id": g,
+                    "group_state": "",
+                    "group_epoch": -1,
+                    "assignment_epoch": -1,
+                    "members": [],
+                }
+                for g in req["group_ids"]
+            ],
         }
     if key in (CONSUMER_GROUP_HEARTBEAT, SHARE_GROUP_HEARTBEAT):
         return {

@@ -1,4 +1,4 @@
-"""DescribeConfigs rows for topics and brokers, as Kafka's ``ConfigHelper`` writes them.
+"""DescribeConfigs rows for topics, brokers and groups, as Kafka's ``ConfigHelper`` writes them.
 
 A topic lists every topic config.  A config's synonyms are, in precedence
 order, the topic's own override (TOPIC_CONFIG) and then the broker settings that
@@ -13,7 +13,8 @@ A broker (resource name = its id) lists every broker setting, read-only unless
 it is dynamic; the cluster default (resource name ``""``) lists only the
 dynamic defaults that are set.  Types are Kafka 4.4's (broker_config_types);
 settings Kafka 4.x removed, and topic configs it no longer lists, show only
-where they are set.
+where they are set.  A group lists every group config Samsa serves, its own
+value (GROUP_CONFIG) over the broker setting it overrides.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from samsa.config.broker_keys import KEYS
+from samsa.config.group_configs import GROUP_CONFIG_KEYS
 from samsa.config.synonyms import (
     DYNAMIC_BROKER_CONFIGS,
     TOPIC_CONFIG_SYNONYMS,
@@ -224,6 +226,44 @@ def broker_rows(
                 read_only=name not in DYNAMIC_BROKER_CONFIGS,
                 config_type=_broker_type(name),
                 doc=KEYS[name].doc if include_documentation else None,
+                include_synonyms=include_synonyms,
+            )
+        )
+    return rows
+
+
+SOURCE_GROUP_CONFIG = 8
+"""DescribeConfigs' ConfigSource of a group's own config."""
+
+
+def group_rows(
+    dynamic: DynamicBrokerConfig,
+    overrides: dict[str, str],
+    keys: Iterable[str] | None,
+    *,
+    include_synonyms: bool,
+    include_documentation: bool,
+) -> list[dict[str, Any]]:
+    """Every group config of a group with these overrides."""
+    wanted = None if keys is None else set(keys)
+    rows = []
+    for name, key in sorted(GROUP_CONFIG_KEYS.items()):
+        if wanted is not None and name not in wanted:
+            continue
+        synonyms = broker_synonyms(dynamic, key.broker_key)
+        value = overrides.get(name)
+        if value is not None:
+            synonyms.insert(0, {"name": name, "value": value, "source": SOURCE_GROUP_CONFIG})
+        else:
+            value = str(dynamic.value_of(key.broker_key))
+        rows.append(
+            _row(
+                name,
+                value,
+                synonyms,
+                read_only=False,
+                config_type=_TYPE_IDS[ConfigType.INT],
+                doc=KEYS[key.broker_key].doc if include_documentation else None,
                 include_synonyms=include_synonyms,
             )
         )
