@@ -275,7 +275,7 @@ def _gzip_bounded(data: bytes | bytearray | memoryview, limit: int) -> bytes:
             piece = inflater.decompress(pending, out.room())
             out.add(piece)
             pending = inflater.unconsumed_tail
-            if not piece and not pending:
+            if not piece and not pending and not inflater.eof:
                 raise ValueError("truncated gzip stream")
         rest = inflater.unused_data
         if not rest.strip(b"\x00"):
