@@ -21,7 +21,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from confluent_kafka import OFFSET_BEGINNING, Consumer, TopicPartition
+from confluent_kafka import OFFSET_BEGINNING, Consumer, Producer, TopicPartition
+from confluent_kafka import KafkaError as ClientError
 from tests.integration.raw_client import RawClient
 
 from samsa.errors import ErrorCode
@@ -150,6 +151,34 @@ def test_a_bomb_is_invalid_record_and_the_broker_does_not_inflate_it(
     normal = produce(client, topic_name, batch(codec, [b"value-%d" % i for i in range(10)], now))
     assert normal["error_code"] == 0, normal
     assert normal["base_offset"] == 0  # nothing of the bomb was stored
+
+
+@pytest.mark.parametrize("codec", ["gzip", "snappy", "lz4", "zstd"])
+def test_librdkafka_batches_pass_within_the_limit_and_a_larger_record_is_refused(
+    broker: BrokerProcess, client: RawClient, topic_name: str, codec: str
+) -> None:
+    """librdkafka's own framings (xerial snappy, lz4 frames, ...) read through the
+    bounded path; its producer reports a record over the limit as INVALID_RECORD."""
+    create(
+        client,
+        topic_name,
+        {"cleanup.policy": "compact", "max.decompressed.message.bytes": str(LIMIT)},
+    )
+    producer = Producer(
+        {"bootstrap.servers": broker.bootstrap, "compression.type": codec, "linger.ms": 50}
+    )
+    outcomes: list[int | None] = []
+
+    def delivered(err: ClientError | None, _msg: object) -> None:
+        outcomes.append(None if err is None else err.code())
+
+    for i in range(200):
+        producer.produce(topic_name, key=b"k%d" % (i % 7), value=b"v" * 100, on_delivery=delivered)
+    assert producer.flush(20) == 0
+    assert outcomes == [None] * 200
+    producer.produce(topic_name, key=b"big", value=b"v" * (2 * LIMIT), on_delivery=delivered)
+    assert producer.flush(20) == 0
+    assert outcomes[200:] == [ClientError.INVALID_RECORD]
 
 
 def test_a_stored_batch_over_the_limit_fails_lookups_and_cleaning_but_stays_readable(

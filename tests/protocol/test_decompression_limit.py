@@ -111,7 +111,7 @@ def test_a_bomb_record_is_refused_after_inflating_at_most_its_records_bound(
         assert time.perf_counter() - started < 2.0
         assert peak < len(buf) + 4 * limit
         bound = records_bound(1, limit)
-        assert f"decompress to more than {bound} bytes" in message
+        assert f"batch of 1 record decompresses to more than {bound} bytes" in message
         assert f"max.decompressed.message.bytes={limit}" in message
 
 

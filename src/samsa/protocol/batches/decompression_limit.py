@@ -61,10 +61,11 @@ def decompress_records(
     try:
         return decompress(codec, data, limit=bound)
     except DecompressedTooLarge:
+        records = f"{records_count} record" + ("" if records_count == 1 else "s")
         raise KafkaError(
             ErrorCode.INVALID_RECORD,
-            f"the batch's {records_count} {Compression(codec).name} records decompress to "
-            f"more than {bound} bytes, more than {SETTING}={max_record_body} allows per record",
+            f"a {Compression(codec).name} batch of {records} decompresses to more than "
+            f"{bound} bytes, more than {SETTING}={max_record_body} allows per record",
         ) from None
 
 
