@@ -44,7 +44,7 @@ class SamsaBatchReader(DataSourceReader):
                     f"startingOffsets {start} of {tp.topic}-{tp.partition} is after its "
                     f"endingOffsets {ends[tp]}"
                 )
-        return plan_ranges(starts, ends, self.options.min_partitions)
+        return plan_ranges(starts, ends, self.options.min_partitions, self.options)
 
     def read(self, partition: Any) -> Iterator[Any]:
         return read_range(self.options, partition, self.typed)

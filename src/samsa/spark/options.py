@@ -59,6 +59,9 @@ class ReadOptions:
     min_partitions: int | None
     fail_on_data_loss: bool
     include_headers: bool
+    tiered: Any = None
+    """Direct reads of tiered history (``tieredReads``, ``rsm.config.*``): a
+    ``direct.options.TieredReadOptions``, which imports this module."""
     client_config: dict[str, str] = field(default_factory=dict)
     key_format: ColumnFormat = field(default_factory=lambda: ColumnFormat("key"))
     value_format: ColumnFormat = field(default_factory=lambda: ColumnFormat("value"))
@@ -166,6 +169,8 @@ def _bootstrap(options: Mapping[str, str]) -> str:
 
 
 def parse_read_options(options: Mapping[str, str], *, stream: bool) -> ReadOptions:
+    from samsa.spark.direct.options import parse_tiered_options
+
     bootstrap = _bootstrap(options)
     given = [k for k in ("subscribe", "subscribePattern", "assign") if options.get(k)]
     if len(given) != 1:
@@ -236,6 +241,7 @@ def parse_read_options(options: Mapping[str, str], *, stream: bool) -> ReadOptio
         min_partitions=_positive(options, "minPartitions"),
         fail_on_data_loss=_bool(options, "failOnDataLoss", True),
         include_headers=_bool(options, "includeHeaders", False),
+        tiered=parse_tiered_options(options),
         client_config=client,
         key_format=key_format,
         value_format=value_format,

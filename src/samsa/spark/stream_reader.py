@@ -118,7 +118,7 @@ class SamsaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         if missing:
             begin.update(self.resolver.earliest(missing))
         self._check_data_loss(begin, finish)
-        return plan_ranges(begin, finish, self.options.min_partitions)
+        return plan_ranges(begin, finish, self.options.min_partitions, self.options)
 
     def _check_data_loss(self, begin: Offsets, finish: Offsets) -> None:
         earliest = self.resolver.earliest([tp for tp in finish if finish[tp] > begin[tp]])

@@ -27,7 +27,7 @@ TXN_INDEX_SUFFIX = ".txnindex"
 _ENTRY = struct.Struct(">hqqqq")
 _VERSION = 0
 
-__all__ = ["TXN_INDEX_SUFFIX", "AbortedTxn", "TransactionIndex"]
+__all__ = ["TXN_INDEX_SUFFIX", "AbortedTxn", "TransactionIndex", "parse_entries"]
 
 
 class AbortedTxn(NamedTuple):
@@ -35,6 +35,13 @@ class AbortedTxn(NamedTuple):
     first_offset: int
     last_offset: int
     last_stable_offset: int
+
+
+def parse_entries(data: bytes | memoryview) -> list[AbortedTxn]:
+    """The whole entries of an index file's bytes (a torn last entry is left out):
+    also how a reader outside the broker reads a remote segment's ``.txnindex``."""
+    whole = len(data) - len(data) % _ENTRY.size
+    return [AbortedTxn(*fields) for _, *fields in _ENTRY.iter_unpack(data[:whole])]
 
 
 class TransactionIndex:
@@ -51,10 +58,8 @@ class TransactionIndex:
             exists = self.path is not None and self.path.exists()
         if exists and self.path is not None:
             data = self.path.read_bytes()
-            whole = len(data) - len(data) % _ENTRY.size
-            for _, *fields in _ENTRY.iter_unpack(data[:whole]):
-                self._entries.append(AbortedTxn(*fields))
-            if whole != len(data):
+            self._entries = parse_entries(data)
+            if len(data) % _ENTRY.size:
                 self._rewrite()
 
     @property

@@ -103,6 +103,11 @@ class PartitionRangeReader:
         self._fetcher = Fetcher(self._client, self._subs, cfg)
         self._offsets = OffsetFetcher(self._client, self._subs, 1 if self._read_committed else 0)
         self._closed = False
+        self.aborted_transactions: set[tuple[int, int]] = set()
+        """(first offset, producer id) of every aborted transaction the broker
+        listed with the records read so far (read_committed): what a reader of
+        the same partition elsewhere, e.g. straight from the remote tier, needs
+        to drop those transactions' records before this range."""
 
     # -- iteration -------------------------------------------------------------
     def __iter__(self) -> Iterator[Any]:
@@ -137,6 +142,7 @@ class PartitionRangeReader:
 
     def _convert(self, chunk: PartitionRecords, position: int) -> Any:
         data, batches, aborted = chunk.raw()
+        self.aborted_transactions.update(aborted)
         columns = fetched_columns(data, batches, position, self._end, aborted, self._check_crcs)
         return columns.to_arrow(
             self._tp.topic, self._tp.partition, self._include_headers, self._spark
