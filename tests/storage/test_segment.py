@@ -6,9 +6,11 @@ from pathlib import Path
 
 import pytest
 
+from samsa.errors import ErrorCode, KafkaError
 from samsa.protocol.batches.compression import Compression
 from samsa.protocol.batches.record_batch import iter_batches, read_batch_header, stamp_batch
 from samsa.storage.segments.segment import LogSegment, segment_file_name
+from samsa.storage.topic_config.keys import DECOMPRESSED_MAX as NO_LIMIT
 
 from .log_helpers import make_batch
 
@@ -74,10 +76,35 @@ def test_find_offset_by_timestamp_inside_compressed_batch(tmp_path: Path) -> Non
     segment = _open(tmp_path)
     batch = make_batch(5, timestamps=[100, 300, 200, 500, 400], compression=Compression.ZSTD)
     segment.append(batch, [read_batch_header(batch)])
-    assert segment.find_offset_by_timestamp(250, 0) == (1, 300)
-    assert segment.find_offset_by_timestamp(450, 0) == (3, 500)
-    assert segment.find_offset_by_timestamp(501, 0) is None
-    assert segment.record_with_max_timestamp() == (3, 500)
+    assert segment.find_offset_by_timestamp(250, 0, NO_LIMIT) == (1, 300)
+    assert segment.find_offset_by_timestamp(450, 0, NO_LIMIT) == (3, 500)
+    assert segment.find_offset_by_timestamp(501, 0, NO_LIMIT) is None
+    assert segment.record_with_max_timestamp(NO_LIMIT) == (3, 500)
+
+
+@pytest.mark.parametrize("codec", [Compression.GZIP, Compression.ZSTD])
+def test_timestamp_lookup_refuses_compressed_records_over_the_decompressed_limit(
+    tmp_path: Path, codec: Compression
+) -> None:
+    """max.decompressed.message.bytes: a record body of a compressed batch over it is
+    INVALID_RECORD, as Kafka's lookup; an uncompressed batch is not limited."""
+    segment = _open(tmp_path)
+    batch = make_batch(3, timestamps=[100, 200, 300], value_size=100, compression=codec)
+    segment.append(batch, [read_batch_header(batch)])
+    assert segment.find_offset_by_timestamp(150, 0, 120) == (1, 200)
+    for lookup in (
+        lambda: segment.find_offset_by_timestamp(150, 0, 100),
+        lambda: segment.record_with_max_timestamp(100),
+    ):
+        with pytest.raises(KafkaError) as refused:
+            lookup()
+        assert refused.value.code == ErrorCode.INVALID_RECORD
+        assert "max.decompressed.message.bytes" in str(refused.value)
+    (tmp_path / "plain").mkdir()
+    plain = _open(tmp_path / "plain")
+    batch = make_batch(3, timestamps=[100, 200, 300], value_size=100)
+    plain.append(batch, [read_batch_header(batch)])
+    assert plain.find_offset_by_timestamp(150, 0, 100) == (1, 200)
 
 
 def test_recover_truncates_torn_tail_and_rebuilds_indexes(tmp_path: Path) -> None:

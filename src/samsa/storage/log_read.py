@@ -119,12 +119,15 @@ class LogRead(LogState):
 
     def offset_for_timestamp(self, timestamp: int) -> tuple[int, int] | None:
         """(offset, timestamp) of the earliest record whose timestamp is >=
-        ``timestamp`` (ListOffsets by time), or None if there is none."""
+        ``timestamp`` (ListOffsets by time), or None if there is none.  Raises
+        KafkaError(INVALID_RECORD) when a compressed batch it must look into holds
+        records over ``max.decompressed.message.bytes``."""
+        limit = self.config.max_decompressed_message_bytes
         with self._lock:
             for segment in self._segments:
                 if 0 <= segment.max_timestamp < timestamp:
                     continue
-                found = segment.find_offset_by_timestamp(timestamp, self._log_start_offset)
+                found = segment.find_offset_by_timestamp(timestamp, self._log_start_offset, limit)
                 if found is not None:
                     return found
             return None
@@ -139,4 +142,4 @@ class LogRead(LogState):
                     best = segment
             if best is None or best.max_timestamp < 0:
                 return None
-            return best.record_with_max_timestamp()
+            return best.record_with_max_timestamp(self.config.max_decompressed_message_bytes)

@@ -162,6 +162,7 @@ async def find_offset_by_timestamp(
     local_log_start: int,
     timestamp: int,
     starting_offset: int,
+    max_record_body: int | None = None,
 ) -> TimestampAndOffset | None:
     """ListOffsets by timestamp in the remote tier (Kafka's ``findOffsetByTimestamp``).
 
@@ -173,7 +174,9 @@ async def find_offset_by_timestamp(
     )
     if segment is None or segment.start_offset >= local_log_start:
         return None
-    return await offset_for_timestamp(manager, indexes, segment, timestamp, starting_offset)
+    return await offset_for_timestamp(
+        manager, indexes, segment, timestamp, starting_offset, max_record_body=max_record_body
+    )
 
 
 async def offset_for_timestamp(
@@ -184,9 +187,11 @@ async def offset_for_timestamp(
     starting_offset: int,
     *,
     chunk_bytes: int = 1024 * 1024,
+    max_record_body: int | None = None,
 ) -> TimestampAndOffset | None:
     """The first record of ``segment`` at or after ``timestamp`` and
-    ``starting_offset``, or None."""
+    ``starting_offset``, or None; a compressed batch's records over
+    ``max_record_body`` raise KafkaError(INVALID_RECORD)."""
     position = await indexes.lookup_timestamp(segment, timestamp, starting_offset)
     length = chunk_bytes
     while True:
@@ -198,6 +203,7 @@ async def offset_for_timestamp(
             starting_offset,
             segment_size=segment.segment_size_bytes,
             chunk_bytes=chunk_bytes,
+            max_record_body=max_record_body,
         )
         if not isinstance(answer, ReadMore):
             return answer

@@ -126,17 +126,20 @@ def timestamp_from(
     *,
     segment_size: int,
     chunk_bytes: int = 1024 * 1024,
+    max_record_body: int | None = None,
 ) -> TimestampAndOffset | ReadMore | None:
     """The first record whose timestamp is >= ``timestamp`` and offset >=
     ``starting_offset``, in bytes read at ``data_position`` (the position the
-    time and offset indexes gave).  None when the segment has no such record."""
+    time and offset indexes gave).  None when the segment has no such record.
+    ``max_record_body``: the topic's ``max.decompressed.message.bytes``, over
+    which a compressed batch's records raise KafkaError(INVALID_RECORD)."""
     view = memoryview(data)
     consumed = 0
     for pos, header in iter_batches(view):
         consumed = pos + header.size
         if header.max_timestamp < timestamp or header.last_offset < starting_offset:
             continue
-        for record in decode_batch(view, pos, header):
+        for record in decode_batch(view, pos, header, max_record_body=max_record_body):
             if record.timestamp >= timestamp and record.offset >= starting_offset:
                 epoch = header.partition_leader_epoch
                 return TimestampAndOffset(

@@ -103,6 +103,7 @@ LOG_KEYS: list[ConfigKey] = [
         "max.decompressed.message.bytes",
         int,
         2147483639,
-        "Largest decompressed batch (accepted, not enforced).",
+        "Default largest record body of a compressed batch the broker decompresses"
+        " (topics' max.decompressed.message.bytes; INVALID_RECORD over it).",
     ),
 ]

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 from samsa.errors import DecodeError
 from samsa.protocol.batches.compression import Compression, decompress
+from samsa.protocol.batches.decompression_limit import check_record_bodies, decompress_records
 from samsa.protocol.batches.record_batch import (
     BATCH_HEADER_SIZE,
     COMPRESSION_MASK,
@@ -74,8 +75,15 @@ def decode_records(
         yield header, decode_batch(data, pos, header)
 
 
-def decode_batch(buf: BufferLike, pos: int, header: BatchHeader) -> list[Record]:
-    """Decode (and decompress) the records of the batch at *pos* described by *header*."""
+def decode_batch(
+    buf: BufferLike, pos: int, header: BatchHeader, *, max_record_body: int | None = None
+) -> list[Record]:
+    """Decode (and decompress) the records of the batch at *pos* described by *header*.
+
+    The broker passes its topic's ``max.decompressed.message.bytes`` as
+    ``max_record_body``: a compressed batch is then inflated only as far as
+    records within it can go, and a record over it raises KafkaError(INVALID_RECORD)
+    (``decompression_limit``)."""
     start = pos + BATCH_HEADER_SIZE
     end = pos + header.batch_length + 12
     if end > len(buf):
@@ -85,9 +93,14 @@ def decode_batch(buf: BufferLike, pos: int, header: BatchHeader) -> list[Record]
         data = buf if isinstance(buf, bytes) else bytes(buf[start:end])
         if data is not buf:
             start, end = 0, len(data)
-    else:
+    elif max_record_body is None:
         data = decompress(codec, memoryview(buf)[start:end])
         start, end = 0, len(data)
+    else:
+        count = header.records_count
+        data = decompress_records(codec, memoryview(buf)[start:end], count, max_record_body)
+        start, end = 0, len(data)
+        check_record_bodies(data, start, end, count, max_record_body)
     fixed_timestamp = header.max_timestamp if header.attributes & TIMESTAMP_TYPE_MASK else None
     return _decode_records_blob(
         data,

@@ -15,7 +15,9 @@ copying a body.
 
 A compressed batch is decompressed first (its records are inside the
 compressed blob); nothing is recompressed or rewritten, the bytes the
-producer sent are what the log keeps.
+producer sent are what the log keeps.  It is inflated only as far as the
+topic's ``max.decompressed.message.bytes`` lets its records go, and a record
+whose body is over that is refused (``decompression_limit``), as Kafka does.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ import numpy.typing as npt
 
 from samsa.errors import DecodeError
 from samsa.protocol.batches.compression import Compression, decompress
+from samsa.protocol.batches.decompression_limit import decompress_records, record_too_large
 from samsa.protocol.batches.record_batch import (
     BATCH_HEADER_SIZE,
     COMPRESSION_MASK,
@@ -66,33 +69,46 @@ class FieldIds:
 
 
 def batch_schema_ids(
-    buf: BufferLike, pos: int, header: BatchHeader, *, keys: bool = True, values: bool = True
+    buf: BufferLike,
+    pos: int,
+    header: BatchHeader,
+    *,
+    keys: bool = True,
+    values: bool = True,
+    max_record_body: int | None = None,
 ) -> tuple[FieldIds | None, FieldIds | None]:
     """(keys, values) of the batch at ``pos`` (None for a field not asked for); raises
     DecodeError for records that do not fit their batch (the caller answers
-    CORRUPT_MESSAGE)."""
+    CORRUPT_MESSAGE), and KafkaError(INVALID_RECORD) for a compressed batch whose
+    records are over ``max_record_body`` (``max.decompressed.message.bytes``)."""
     start = pos + BATCH_HEADER_SIZE
     end = pos + header.batch_length + LOG_OVERHEAD
     if end > len(buf):
         raise DecodeError(f"record batch at {pos} is truncated")
     count = header.records_count
-    if count < 0 or count > end - start:
-        raise DecodeError(f"record count {count} does not fit the batch at {pos}")
     codec = header.attributes & COMPRESSION_MASK
     # As bytes: the walk indexes single bytes, which bytes answer fastest (one
     # copy of the batch costs less than the slower indexing of a memoryview).
+    limit = None  # Kafka limits the records of compressed batches only
     if codec == Compression.NONE:
         data = bytes(memoryview(buf)[start:end])
-    else:
+    elif max_record_body is None:
         data = decompress(codec, memoryview(buf)[start:end])
+    else:
+        limit = max_record_body
+        data = decompress_records(codec, memoryview(buf)[start:end], count, limit)
     start, end = 0, len(data)
+    # Checked on the records themselves: a compressed batch of small, alike records
+    # is often fewer bytes than records.
+    if count < 0 or count > end:
+        raise DecodeError(f"record count {count} does not fit the batch at {pos}")
     if count == 0:
         none = _Fields(np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64))
         return none.ids(data) if keys else None, none.ids(data) if values else None
     u8 = np.frombuffer(data, dtype=np.uint8)
-    found = _vector_fields(data, u8, start, end, count)
+    found = _vector_fields(data, u8, start, end, count, limit)
     if found is None:
-        found = _each_record(data, start, end, count)
+        found = _each_record(data, start, end, count, limit)
     key_fields, value_fields = found
     return (
         key_fields.ids(data) if keys else None,
@@ -137,7 +153,12 @@ def _skip_varints(u8: npt.NDArray[np.uint8], p: _Ints) -> _Ints | None:
 
 
 def _vector_fields(
-    data: bytes, u8: npt.NDArray[np.uint8], start: int, end: int, count: int
+    data: bytes,
+    u8: npt.NDArray[np.uint8],
+    start: int,
+    end: int,
+    count: int,
+    max_record_body: int | None,
 ) -> tuple[_Fields, _Fields] | None:
     """Keys and values by vector steps, or None for the record-by-record walk."""
     ends = walk_records(data, u8, start, end, count)
@@ -146,6 +167,12 @@ def _vector_fields(
     starts = np.empty_like(ends)
     starts[0] = start
     starts[1:] = ends[:-1]
+    if max_record_body is not None:
+        # The walk took only one- and two-byte length varints.
+        bodies = ends - starts - 1 - (u8[starts] >= 0x80)
+        over = bodies > max_record_body
+        if over.any():
+            raise record_too_large(int(bodies[int(over.argmax())]), max_record_body)
     try:
         # Body: length varint (1-2 bytes, as the walk allowed), attributes byte, then
         # the timestamp and offset deltas, whose values are not needed.
@@ -172,12 +199,16 @@ def _vector_fields(
     return _Fields(key_start, key_length), _Fields(value_start, value_length)
 
 
-def _each_record(data: bytes, pos: int, end: int, count: int) -> tuple[_Fields, _Fields]:
+def _each_record(
+    data: bytes, pos: int, end: int, count: int, max_record_body: int | None
+) -> tuple[_Fields, _Fields]:
     """The record-by-record walk (long records, long varints), naming the fault of a bad one."""
     key_starts, key_lengths, value_starts, value_lengths = [], [], [], []
     try:
         for index in range(count):
             length, body = read_varint(data, pos)
+            if max_record_body is not None and length > max_record_body:
+                raise record_too_large(length, max_record_body)
             record_end = body + length
             if length < 0 or record_end > end:
                 raise DecodeError(f"record {index} does not fit its batch")

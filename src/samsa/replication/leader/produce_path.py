@@ -61,7 +61,7 @@ class ProducePath(PartitionBase):
         headers = validate_client_records(records, config)
         check_timestamps(headers, config, self._time_ms())
         if config.compact:
-            check_keys(records, headers, self.name)
+            check_keys(records, headers, self.name, config.max_decompressed_message_bytes)
         if config.validates_schema_ids:
             check_schema_ids(records, headers, config, self.topic, schema_ids)
         idempotent = [h for _, h in headers if h.producer_id >= 0]

@@ -91,15 +91,22 @@ def check_timestamps(
                 )
 
 
-def check_keys(records: memoryview, headers: list[tuple[int, BatchHeader]], name: str) -> None:
+def check_keys(
+    records: memoryview,
+    headers: list[tuple[int, BatchHeader]],
+    name: str,
+    max_record_body: int,
+) -> None:
     """A compacted topic keeps the latest record per key, so every record needs
     one: Kafka refuses the batch with INVALID_RECORD.  The only place the
-    broker decodes records a client sent, and only for compacted topics."""
+    broker decodes records a client sent, and only for compacted topics; a
+    compressed batch is inflated only within ``max.decompressed.message.bytes``
+    (``max_record_body``), else refused with INVALID_RECORD as well."""
     for pos, header in headers:
         if header.attributes & CONTROL_MASK:
             continue
         try:
-            batch = decode_batch(records, pos, header)
+            batch = decode_batch(records, pos, header, max_record_body=max_record_body)
         except DecodeError as exc:
             raise KafkaError(ErrorCode.CORRUPT_MESSAGE, str(exc)) from None
         for index, record in enumerate(batch):

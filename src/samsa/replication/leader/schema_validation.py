@@ -58,7 +58,8 @@ def check_schema_ids(
     check: SchemaIdCheck | None,
 ) -> None:
     """Raise SchemaIdRefusal naming every record that fails; KafkaError
-    (CORRUPT_MESSAGE) for records that do not fit their batch."""
+    (CORRUPT_MESSAGE) for records that do not fit their batch, (INVALID_RECORD)
+    for a compressed batch over ``max.decompressed.message.bytes``."""
     errors: list[tuple[int, str]] = []
     unregistered = False
     first = 0  # the index of the batch's first record among the request's records
@@ -73,6 +74,7 @@ def check_schema_ids(
                 header,
                 keys=config.confluent_key_schema_validation,
                 values=config.confluent_value_schema_validation,
+                max_record_body=config.max_decompressed_message_bytes,
             )
         except DecodeError as exc:
             raise KafkaError(ErrorCode.CORRUPT_MESSAGE, str(exc)) from None

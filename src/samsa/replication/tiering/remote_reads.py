@@ -148,6 +148,7 @@ async def offset_for_timestamp(
                 local_log_start=log_.local_log_start_offset,
                 timestamp=timestamp,
                 starting_offset=log_.log_start_offset,
+                max_record_body=log_.config.max_decompressed_message_bytes,
             )
     except TimeoutError:
         raise KafkaError(

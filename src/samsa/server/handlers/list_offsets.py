@@ -20,6 +20,7 @@ their position was not truncated away, followers to find where they diverge.
 from __future__ import annotations
 
 import asyncio
+import logging
 from typing import TYPE_CHECKING, Any
 
 from samsa.errors import KafkaError
@@ -39,6 +40,8 @@ READ_COMMITTED = 1
 EARLIEST_LOCAL = -4
 LATEST_TIERED = -5
 EARLIEST_PENDING_UPLOAD = -6
+
+log = logging.getLogger(__name__)
 
 
 def register(router: Router, broker: BrokerApi) -> None:
@@ -87,7 +90,11 @@ async def _with_remote_lookups(
             result["error_code"] = exc.code
             return
         if found is None:  # not in the remote tier: the local log has it, or nothing does
-            local = partition.log.offset_for_timestamp(timestamp)
+            try:
+                local = partition.log.offset_for_timestamp(timestamp)
+            except KafkaError as exc:
+                result["error_code"] = exc.code
+                return
             if local is not None:
                 result["offset"], result["timestamp"] = local
             return
@@ -135,12 +142,19 @@ def _lookup(
         result["offset"] = partition.log_start_offset
     elif timestamp in (LATEST_TIERED, EARLIEST_PENDING_UPLOAD):
         result["leader_epoch"] = -1
-    elif timestamp == MAX_TIMESTAMP:
-        found = partition.log.max_timestamp_and_offset()
-        if found is not None:
-            result["offset"], result["timestamp"] = found
     else:
-        found = partition.log.offset_for_timestamp(timestamp)
+        # These look inside a batch: a compressed one whose records are over
+        # max.decompressed.message.bytes answers INVALID_RECORD, as Kafka's
+        # InvalidRecordException does through Errors.forException.
+        try:
+            if timestamp == MAX_TIMESTAMP:
+                found = partition.log.max_timestamp_and_offset()
+            else:
+                found = partition.log.offset_for_timestamp(timestamp)
+        except KafkaError as exc:
+            log.info("ListOffsets %s-%d at %d: %s", topic, index, timestamp, exc)
+            result["error_code"] = exc.code
+            return result
         if found is not None:
             result["offset"], result["timestamp"] = found
     return result

@@ -56,11 +56,10 @@ from samsa.storage.cleaner.swap import (
     no_crash,
     swap_in,
 )
-from samsa.storage.cleaner.transactions import CleanedTransactions
+from samsa.storage.cleaner.transactions import AbortedBatches, CleanedTransactions
 from samsa.storage.log import Log
 from samsa.storage.producers.transaction_replay import parse_marker
 from samsa.storage.segments.segment import LogSegment
-from samsa.storage.segments.transaction_index import AbortedTxn
 
 logger = logging.getLogger("samsa.storage")
 
@@ -105,28 +104,6 @@ class _Stats:
             self.next_horizon = horizon_ms
 
 
-class AbortedBatches:
-    """Which transactional batches an ABORT marker voided (from the .txnindex).
-
-    Their records must neither shadow an older committed value of their key in
-    the offset map nor survive the pass: otherwise compaction would keep the
-    aborted value and drop the committed one (a TxnOffsetCommit aborted after a
-    committed one would lose the group's offset)."""
-
-    def __init__(self, txns: list[AbortedTxn]) -> None:
-        self._ranges: dict[int, list[tuple[int, int]]] = {}
-        for txn in txns:
-            self._ranges.setdefault(txn.producer_id, []).append((txn.first_offset, txn.last_offset))
-
-    def holds(self, header: BatchHeader) -> bool:
-        if not header.is_transactional or header.is_control:
-            return False
-        ranges = self._ranges.get(header.producer_id)
-        return ranges is not None and any(
-            first <= header.base_offset <= last for first, last in ranges
-        )
-
-
 class Cleaner:
     """Cleans one log at a time; not thread-safe (one cleaner thread)."""
 
@@ -148,7 +125,11 @@ class Cleaner:
         aborted_txns = log.collect_aborted_txns(log.log_start_offset, first_uncleanable)
         aborted = AbortedBatches(aborted_txns)
         txns = CleanedTransactions(aborted_txns)
-        end = self._build_offset_map(segments, first_dirty, first_uncleanable, aborted)
+        # Kafka's maxRecordBodySize for filterTo: a compressed batch is inflated only
+        # within it, and a record over it fails the pass (INVALID_RECORD); the
+        # manager then leaves the partition uncleanable, its segments untouched.
+        limit = log.config.max_decompressed_message_bytes
+        end = self._build_offset_map(segments, first_dirty, first_uncleanable, aborted, limit)
         to_clean = [s for s in segments if s.base_offset < end]
         last_batches = _last_batch_of_producers(to_clean)
         stats = _Stats()
@@ -170,7 +151,9 @@ class Cleaner:
             to_clean, log.config.segment_bytes, log.config.segment_index_bytes, end
         )
         for group in groups:
-            self._clean_group(log, group, end, retain, horizon, last_batches, stats, now_ms, txns)
+            self._clean_group(
+                log, group, end, retain, horizon, last_batches, stats, now_ms, txns, limit
+            )
         return CleanResult(
             first_dirty_offset=first_dirty,
             end_offset=end,
@@ -192,6 +175,7 @@ class Cleaner:
         first_dirty: int,
         first_uncleanable: int,
         aborted: AbortedBatches,
+        max_record_body: int,
     ) -> int:
         """Map the dirty section; return the offset the pass cleans up to."""
         offsets = self.offset_map
@@ -212,7 +196,8 @@ class Cleaner:
                 if not header.is_control and header.records_count and not aborted.holds(header):
                     if len(offsets) and not offsets.has_room_for(header.records_count):
                         return header.base_offset
-                    for record in iter_raw_records(records_blob(batch, header), header):
+                    blob = records_blob(batch, header, max_record_body)
+                    for record in iter_raw_records(blob, header, max_record_body):
                         if record.key is not None and record.offset >= first_dirty:
                             offsets.put(record.key, record.offset)
                 offsets.latest_offset = header.last_offset
@@ -231,6 +216,7 @@ class Cleaner:
         stats: _Stats,
         now_ms: int,
         txns: CleanedTransactions,
+        max_record_body: int,
     ) -> None:
         sizes = [s.size for s in group]
         cleaned = create_cleaned_segment(log.directory, group[0].base_offset, log.config, now_ms)
@@ -245,7 +231,16 @@ class Cleaner:
                         out = self._filter_marker(header, batch, end, txns, horizon, stats, now_ms)
                     else:
                         txns.on_data_batch(header)
-                        out = self._filter(header, batch, end, retain, horizon, last_batches, stats)
+                        out = self._filter(
+                            header,
+                            batch,
+                            end,
+                            retain,
+                            horizon,
+                            last_batches,
+                            stats,
+                            max_record_body,
+                        )
                     if out is None:
                         continue
                     buffer += out
@@ -279,6 +274,7 @@ class Cleaner:
         horizon: int,
         last_batches: dict[int, int],
         stats: _Stats,
+        max_record_body: int,
     ) -> bytes | None:
         if header.base_offset >= end:  # beyond what the offset map covers
             stats.records_retained += header.records_count
@@ -287,7 +283,14 @@ class Cleaner:
         is_last = (
             header.has_producer_id and last_batches.get(header.producer_id) == header.last_offset
         )
-        outcome = filter_batch(batch, header, retain, new_horizon_ms=horizon, retain_empty=is_last)
+        outcome = filter_batch(
+            batch,
+            header,
+            retain,
+            new_horizon_ms=horizon,
+            retain_empty=is_last,
+            max_record_body=max_record_body,
+        )
         stats.records_retained += outcome.retained_records
         stats.tombstones += outcome.retained_tombstones
         if outcome.retained_tombstones and outcome.delete_horizon_ms is not None:

@@ -10,7 +10,9 @@ copied byte for byte; only their timestamp delta is re-encoded when the batch's
 base timestamp becomes a delete horizon (KIP-534: attribute bit 6 set, base
 timestamp = the time after which tombstones and markers may be removed).
 Compressed batches are decompressed, filtered and recompressed with the same
-codec.
+codec; only as far as the topic's ``max.decompressed.message.bytes`` lets
+their records go, as Kafka's ``filterTo`` (a record over it raises
+INVALID_RECORD, and the cleaner leaves the partition as it was).
 
 Pure functions over bytes: no files, no clock.
 """
@@ -25,6 +27,7 @@ from crc32c import crc32c
 
 from samsa.errors import DecodeError
 from samsa.protocol.batches.compression import Compression, compress, decompress
+from samsa.protocol.batches.decompression_limit import decompress_records, record_too_large
 from samsa.protocol.batches.record_batch import (
     BATCH_HEADER_SIZE,
     COMPRESSION_MASK,
@@ -64,27 +67,38 @@ class RawRecord:
     end: int
 
 
-def records_blob(batch: bytes | memoryview, header: BatchHeader) -> bytes:
-    """The records of a batch, decompressed."""
+def records_blob(
+    batch: bytes | memoryview, header: BatchHeader, max_record_body: int | None = None
+) -> bytes:
+    """The records of a batch, decompressed (within ``max_record_body`` per record)."""
     raw = batch[BATCH_HEADER_SIZE : header.size]
     codec = header.attributes & COMPRESSION_MASK
     if codec == Compression.NONE:
         return bytes(raw)
-    return decompress(codec, raw)
+    if max_record_body is None:
+        return decompress(codec, raw)
+    return decompress_records(codec, raw, header.records_count, max_record_body)
 
 
-def iter_raw_records(blob: bytes, header: BatchHeader) -> list[RawRecord]:
+def iter_raw_records(
+    blob: bytes, header: BatchHeader, max_record_body: int | None = None
+) -> list[RawRecord]:
     """Decode the framing of ``header.records_count`` records of ``blob``.
 
     Raises DecodeError on malformed records (the batch's CRC already passed, so
-    this means a producer wrote garbage; the cleaner then keeps the batch)."""
+    this means a producer wrote garbage; the cleaner then keeps the batch), and
+    KafkaError(INVALID_RECORD) for a record of a compressed batch whose body is
+    over ``max_record_body`` (Kafka limits no other)."""
     records: list[RawRecord] = []
     pos = 0
     fixed_ts = header.max_timestamp if header.attributes & TIMESTAMP_TYPE_MASK else None
+    limit = max_record_body if header.attributes & COMPRESSION_MASK else None
     try:
         for _ in range(header.records_count):
             start = pos
             length, pos = read_varint(blob, pos)
+            if limit is not None and length > limit:
+                raise record_too_large(length, limit)
             end = pos + length
             if length < 0 or end > len(blob):
                 raise DecodeError(f"record length {length} at {start} overruns the batch")
@@ -139,18 +153,20 @@ def filter_batch(
     *,
     new_horizon_ms: int,
     retain_empty: bool,
+    max_record_body: int | None = None,
 ) -> FilterOutcome:
     """Keep the records ``retain`` accepts; control batches pass unchanged.
 
     ``new_horizon_ms`` is stamped as delete horizon on a batch that keeps a
     tombstone and has none yet.  ``retain_empty`` keeps a batch whose records
     all go as an empty batch (records_count 0): an idempotent producer's last
-    batch, whose sequence numbers the broker must still find."""
+    batch, whose sequence numbers the broker must still find.
+    ``max_record_body``: the topic's ``max.decompressed.message.bytes``."""
     horizon = header.base_timestamp if header.has_delete_horizon else None
     if header.is_control:
         return FilterOutcome(batch, header.records_count, 0, horizon)
-    blob = records_blob(batch, header)
-    records = iter_raw_records(blob, header)
+    blob = records_blob(batch, header, max_record_body)
+    records = iter_raw_records(blob, header, max_record_body)
     kept = [r for r in records if retain(header, r)]
     tombstones = sum(1 for r in kept if not r.has_value)
     if not kept:

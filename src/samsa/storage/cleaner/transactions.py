@@ -23,7 +23,7 @@ from samsa.protocol.batches.record_batch import BatchHeader
 from samsa.protocol.batches.record_builder import ControlType
 from samsa.storage.segments.transaction_index import AbortedTxn
 
-__all__ = ["CleanedTransactions"]
+__all__ = ["AbortedBatches", "CleanedTransactions"]
 
 
 class CleanedTransactions:
@@ -63,3 +63,25 @@ class CleanedTransactions:
                 return False
             return True
         return False
+
+
+class AbortedBatches:
+    """Which transactional batches an ABORT marker voided (from the .txnindex).
+
+    Their records must neither shadow an older committed value of their key in
+    the offset map nor survive the pass: otherwise compaction would keep the
+    aborted value and drop the committed one (a TxnOffsetCommit aborted after a
+    committed one would lose the group's offset)."""
+
+    def __init__(self, txns: list[AbortedTxn]) -> None:
+        self._ranges: dict[int, list[tuple[int, int]]] = {}
+        for txn in txns:
+            self._ranges.setdefault(txn.producer_id, []).append((txn.first_offset, txn.last_offset))
+
+    def holds(self, header: BatchHeader) -> bool:
+        if not header.is_transactional or header.is_control:
+            return False
+        ranges = self._ranges.get(header.producer_id)
+        return ranges is not None and any(
+            first <= header.base_offset <= last for first, last in ranges
+        )

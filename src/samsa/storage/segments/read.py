@@ -72,9 +72,13 @@ class SegmentReads(SegmentState):
             next_offset = header.next_offset
         return next_offset
 
-    def find_offset_by_timestamp(self, timestamp: int, start_offset: int) -> tuple[int, int] | None:
+    def find_offset_by_timestamp(
+        self, timestamp: int, start_offset: int, max_record_body: int
+    ) -> tuple[int, int] | None:
         """(offset, timestamp) of the first record at or after ``start_offset``
-        whose timestamp is >= ``timestamp``, or None if this segment has none."""
+        whose timestamp is >= ``timestamp``, or None if this segment has none.
+        ``max_record_body``: the topic's ``max.decompressed.message.bytes``
+        (``record_timestamps``)."""
         if 0 <= self._known_max_timestamp() < timestamp:
             return None
         _, from_offset = self.time_index.lookup(timestamp)
@@ -83,12 +87,14 @@ class SegmentReads(SegmentState):
             if header.last_offset < start_offset or header.max_timestamp < timestamp:
                 continue
             batch = self.log.read(pos, header.size)
-            found = first_record_at_or_after(batch, header, timestamp, start_offset)
+            found = first_record_at_or_after(
+                batch, header, timestamp, start_offset, max_record_body
+            )
             if found is not None:
                 return found
         return None
 
-    def record_with_max_timestamp(self) -> tuple[int, int] | None:
+    def record_with_max_timestamp(self, max_record_body: int) -> tuple[int, int] | None:
         """(offset, timestamp) of the record with the largest timestamp."""
         if self._known_max_timestamp() < 0:
             return None
@@ -96,4 +102,4 @@ class SegmentReads(SegmentState):
         if found is None:
             return None
         pos, header = found
-        return record_with_max_timestamp(self.log.read(pos, header.size), header)
+        return record_with_max_timestamp(self.log.read(pos, header.size), header, max_record_body)

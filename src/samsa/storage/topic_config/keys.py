@@ -387,7 +387,9 @@ LOG_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         "max.decompressed.message.bytes",
         _T.INT,
         DECOMPRESSED_MAX,
-        "largest decompressed batch (accepted, not enforced: the broker does not decompress)",
+        "largest record body a compressed batch may hold where the broker decompresses it "
+        "(compacted-topic key and schema id checks on produce, the cleaner, ListOffsets by "
+        "timestamp): a larger one is refused with INVALID_RECORD before it is inflated",
         between(1, DECOMPRESSED_MAX),
         "max.decompressed.message.bytes",
     ),
