@@ -38,6 +38,12 @@ DEFAULT_LIMIT, MAX_LIMIT = 50, 500
 DEFAULT_BYTES, MAX_BYTES = 1 << 20, 8 << 20
 MIN_PARTITION_BYTES = 16 * 1024
 LOG_APPEND_TIME = 0x08
+MAX_INFLATED_BATCH = 64 << 20
+"""The most one stored batch may inflate to when the console shows it.  The console
+runs in the broker's process, and a small compressed batch can claim gigabytes
+(the produce path lets it in on a topic without compaction or validation, as
+Kafka does); a page shows a few hundred records, so a batch past this is
+reported as not shown rather than inflated."""
 
 
 @dataclass(slots=True)
@@ -283,7 +289,7 @@ def _read_from(
     budget.spend(len(data))
     rows = []
     try:
-        for header, records in decode_records(data):
+        for header, records in decode_records(data, max_inflated=MAX_INFLATED_BATCH):
             timestamp_type = (
                 "LogAppendTime" if header.attributes & LOG_APPEND_TIME else "CreateTime"
             )

@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from samsa.console.messages import LOG_APPEND_TIME, record_row
+from samsa.console.messages import LOG_APPEND_TIME, MAX_INFLATED_BATCH, record_row
 from samsa.protocol.batches.record_batch import iter_batches, validate_batch
 from samsa.protocol.batches.record_reader import decode_batch
 
@@ -131,7 +131,7 @@ def scan_slice(
                 continue
             validate_batch(data, pos, header)
             kind = "LogAppendTime" if header.attributes & LOG_APPEND_TIME else "CreateTime"
-            batch = decode_batch(data, pos, header)
+            batch = decode_batch(data, pos, header, max_inflated=MAX_INFLATED_BATCH)
             records.extend((r, kind) for r in batch if lower <= r.offset < end)
             if not cursor.backward and len(records) >= scans:
                 break

@@ -58,13 +58,18 @@ _ZIGZAG = [(u >> 1) ^ -(u & 1) for u in range(1 << 14)]
 
 
 def decode_records(
-    buf: BufferLike, *, skip_control: bool = True, check_crc: bool = True
+    buf: BufferLike,
+    *,
+    skip_control: bool = True,
+    check_crc: bool = True,
+    max_inflated: int | None = None,
 ) -> Iterator[tuple[BatchHeader, list[Record]]]:
     """Yield ``(header, records)`` for every complete batch in *buf*.
 
     A truncated trailing batch ends the iteration without error.  A batch that
     is complete but damaged raises ``KafkaError(CORRUPT_MESSAGE)`` (CRC, when
-    *check_crc*) or ``DecodeError`` (malformed records).
+    *check_crc*) or ``DecodeError`` (malformed records); one that would inflate
+    past ``max_inflated`` bytes raises ``DecompressedTooLarge`` (see decode_batch).
     """
     data = buf if isinstance(buf, bytes) else bytes(buf)
     for pos, header in iter_batches(data):
@@ -72,18 +77,25 @@ def decode_records(
             validate_batch(data, pos, header)
         if skip_control and header.attributes & CONTROL_MASK:
             continue
-        yield header, decode_batch(data, pos, header)
+        yield header, decode_batch(data, pos, header, max_inflated=max_inflated)
 
 
 def decode_batch(
-    buf: BufferLike, pos: int, header: BatchHeader, *, max_record_body: int | None = None
+    buf: BufferLike,
+    pos: int,
+    header: BatchHeader,
+    *,
+    max_record_body: int | None = None,
+    max_inflated: int | None = None,
 ) -> list[Record]:
     """Decode (and decompress) the records of the batch at *pos* described by *header*.
 
     The broker passes its topic's ``max.decompressed.message.bytes`` as
     ``max_record_body``: a compressed batch is then inflated only as far as
     records within it can go, and a record over it raises KafkaError(INVALID_RECORD)
-    (``decompression_limit``)."""
+    (``decompression_limit``).  A reader inside the broker that only shows records
+    (the console) passes ``max_inflated`` instead: no batch inflates past that many
+    bytes, whatever its record count claims (``DecompressedTooLarge``)."""
     start = pos + BATCH_HEADER_SIZE
     end = pos + header.batch_length + 12
     if end > len(buf):
@@ -94,7 +106,7 @@ def decode_batch(
         if data is not buf:
             start, end = 0, len(data)
     elif max_record_body is None:
-        data = decompress(codec, memoryview(buf)[start:end])
+        data = decompress(codec, memoryview(buf)[start:end], limit=max_inflated)
         start, end = 0, len(data)
     else:
         count = header.records_count
