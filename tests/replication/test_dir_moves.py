@@ -239,7 +239,10 @@ async def _produce_while(partition: Partition, done: asyncio.Event, sent: list[i
     while not done.is_set():
         result = partition.append_from_client(memoryview(make_batch(2, tag=f"w{len(sent)}")))
         sent.append(result.base_offset)
-        await asyncio.sleep(0)
+        # Paced (about 1,000 batches a second): unpaced on a loaded machine the writer
+        # outran the copier thread by hundreds of thousands of offsets, and the log's
+        # 4,000-byte segments took more files than the process may open.
+        await asyncio.sleep(0.001)
 
 
 async def _until(predicate, timeout: float = 20.0) -> None:  # type: ignore[no-untyped-def]
