@@ -235,15 +235,16 @@ def test_tokens_for_other_owners_and_who_sees_them(tokens: TokenBroker) -> None:
         producer.close()
 
 
-def test_librdkafka_cannot_send_tokenauth_so_its_token_login_is_a_user_login(
-    tokens: TokenBroker,
-) -> None:
+def test_librdkafka_logs_in_by_token_without_the_extension(tokens: TokenBroker) -> None:
     """librdkafka (2.x, as confluent-kafka bundles it) has no setting for SCRAM
-    extensions: its first message is always ``n,,n=USER,r=NONCE``.  Without
-    ``tokenauth=true`` the token id is looked up as a SCRAM user, as on Kafka,
-    and refused: librdkafka clients cannot log in by delegation token."""
+    extensions: its first message is always ``n,,n=USER,r=NONCE``.  Kafka looks
+    the token id up as a SCRAM user and refuses it; Samsa, finding no such user,
+    looks it up as a token, so librdkafka clients log in by token as its owner,
+    under the owner's ACLs.  A wrong HMAC, and an expired token, are refused."""
     with tokens.admin("alice") as alice:
         token = alice.create_delegation_token()
+        doomed = alice.create_delegation_token()
+        alice.expire_delegation_token(doomed.hmac, 0)
     conf = {
         "bootstrap.servers": tokens.sasl_address,
         "security.protocol": "SASL_PLAINTEXT",
@@ -251,7 +252,15 @@ def test_librdkafka_cannot_send_tokenauth_so_its_token_login_is_a_user_login(
         "sasl.username": token.token_id,
         "sasl.password": base64.b64encode(token.hmac).decode(),
     }
-    assert "Authentication failed" in librdkafka_delivers(conf, "tok-orders")
+    assert librdkafka_delivers(conf, "tok-orders") == "delivered"
+    wrong = {**conf, "sasl.password": base64.b64encode(b"not the hmac").decode()}
+    assert "Authentication failed" in librdkafka_delivers(wrong, "tok-orders")
+    expired = {
+        **conf,
+        "sasl.username": doomed.token_id,
+        "sasl.password": base64.b64encode(doomed.hmac).decode(),
+    }
+    assert "Authentication failed" in librdkafka_delivers(expired, "tok-orders")
     alice_conf = {**conf, "sasl.username": "alice", "sasl.password": "alice-pw"}
     assert librdkafka_delivers(alice_conf, "tok-orders") == "delivered"
 

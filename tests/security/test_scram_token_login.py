@@ -69,13 +69,22 @@ def test_a_token_logs_in_as_its_owner_marked_token_authenticated(mechanism: str)
     assert plain.principal is not None and not plain.principal.token_authenticated
 
 
+def test_without_the_extension_a_token_id_that_is_no_user_logs_in_by_its_token() -> None:
+    """librdkafka cannot send ``tokenauth=true``; Samsa, unlike Kafka, then takes a
+    user name that is no SCRAM user but a token's id as a login by that token."""
+    session = login("SCRAM-SHA-256", TOKEN_ID, token_password(HMAC), tokenauth=False)
+    assert session.principal == KafkaPrincipal("User", "alice")
+    assert session.principal is not None and session.principal.token_authenticated
+
+
 @pytest.mark.parametrize(
     ("username", "password", "tokenauth", "expiry"),
     [
         (TOKEN_ID, "wrong", True, NOW + 1000),  # not the HMAC
         ("unknown", token_password(HMAC), True, NOW + 1000),  # no such token
         (TOKEN_ID, token_password(HMAC), True, NOW - 1),  # expired
-        (TOKEN_ID, token_password(HMAC), False, NOW + 1000),  # a token id is no user
+        (TOKEN_ID, token_password(HMAC), False, NOW - 1),  # expired, without the extension
+        (TOKEN_ID, "wrong", False, NOW + 1000),  # not the HMAC, without the extension
         ("alice", "alice-pw", True, NOW + 1000),  # a user is no token
     ],
 )

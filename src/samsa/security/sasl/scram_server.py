@@ -8,7 +8,11 @@ reveal whether the user exists.
 A client-first-message with the ``tokenauth=true`` extension logs in by
 delegation token (KIP-48): its user name is the token's id, checked against
 credentials salted from the token's HMAC, and the login is the token's owner
-(``User:<owner name>``, as Kafka's), marked token-authenticated.  A token whose
+(``User:<owner name>``, as Kafka's), marked token-authenticated.  Beyond Kafka, a
+login without the extension whose user name is no SCRAM user but a token's id
+logs in by that token too: librdkafka (confluent-kafka, kcat) has no way to send
+SCRAM extensions, so this is how its clients use tokens.  A SCRAM user of the
+same name wins (token ids are random, so that takes an operator's doing).  A token whose
 expiry has passed is refused (Kafka lets its login through only to end the
 session at once, then removes the token at the next expiry check).
 """
@@ -127,9 +131,14 @@ class ScramServer:
             credential = self._token_credential(user)
         else:
             found = self._lookup(user, self.mechanism)
-            if found is None:
+            if found is not None:
+                self._user, credential = user, found
+            elif self._tokens is not None:
+                # No such user: a token id, from a client that cannot send the
+                # extension (librdkafka).  Tokens still need their HMAC as the password.
+                credential = self._token_credential(user)
+            else:
                 raise DecodeError("unknown user")
-            self._user, credential = user, found
         self._credential = credential
         self._nonce = client_nonce + secrets.token_hex(16)  # alphanumeric, as Kafka's
         self._client_first_bare = bare
