@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import struct
 import zlib
+from collections.abc import Iterator
 from enum import IntEnum
 
 import cramjam
@@ -186,9 +187,13 @@ def _snappy_decompress(data: bytes | bytearray | memoryview) -> bytes:
     view = memoryview(data)
     if len(view) < 16 or view[:8] != _XERIAL_MAGIC:
         return bytes(cramjam.snappy.decompress_raw(view))
+    return b"".join(bytes(cramjam.snappy.decompress_raw(b)) for b in _xerial_blocks(view))
+
+
+def _xerial_blocks(view: memoryview) -> Iterator[memoryview]:
+    """The raw snappy blocks of a xerial stream (its 16-byte header checked by the caller)."""
     # Version/compat (bytes 8..16) are ignored on purpose: some producers write
     # them little-endian, and there has only ever been one xerial block layout.
-    out: list[bytes] = []
     pos = 16
     end = len(view)
     while pos < end:
@@ -201,9 +206,8 @@ def _snappy_decompress(data: bytes | bytearray | memoryview) -> bytes:
         pos += 4
         if size < 0 or pos + size > end:
             raise ValueError("truncated xerial snappy block")
-        out.append(bytes(cramjam.snappy.decompress_raw(view[pos : pos + size])))
+        yield view[pos : pos + size]
         pos += size
-    return b"".join(out)
 
 
 def _lz4_decompress(data: bytes | bytearray | memoryview) -> bytes:
@@ -289,22 +293,9 @@ def _snappy_bounded(data: bytes | bytearray | memoryview, limit: int) -> bytes:
     if len(view) < 16 or view[:8] != _XERIAL_MAGIC:
         out.promise(_snappy_length(view))
         return bytes(cramjam.snappy.decompress_raw(view))
-    pos = 16
-    end = len(view)
-    while pos < end:
-        if view[pos : pos + 8] == _XERIAL_MAGIC:
-            pos += 16
-            continue
-        if pos + 4 > end:
-            raise ValueError("truncated xerial snappy block length")
-        (size,) = _INT32.unpack_from(view, pos)
-        pos += 4
-        if size < 0 or pos + size > end:
-            raise ValueError("truncated xerial snappy block")
-        block = view[pos : pos + size]
+    for block in _xerial_blocks(view):
         out.promise(_snappy_length(block))
         out.add(bytes(cramjam.snappy.decompress_raw(block)))
-        pos += size
     return out.joined()
 
 
