@@ -192,6 +192,10 @@ def test_users_see_the_subjects_and_schemas_their_acls_allow(secured: tuple[str,
         producer.produce(name, value)
     assert producer.flush(30) == 0
 
+    anonymous = Console(console)  # no login: the subject pages are closed to it
+    for path in ("/api/subjects", "/api/subjects/open-value", "/api/subjects/closed-value"):
+        assert anonymous.get(path).status == 401, path
+
     alice = Console(console).login("alice")
     listed = alice.get("/api/subjects")
     assert listed.status == 200
