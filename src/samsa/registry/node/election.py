@@ -31,11 +31,11 @@ from samsa.registry.node.identity import (
     IdentityError,
     choose,
 )
+from samsa.registry.node.retrying_thread import RetryingThread
 
 log = logging.getLogger("samsa.registry")
 
 STEP_MS = 500
-RETRY_S = 1.0
 
 OnChange = Callable[[Assignment | None, bool, int], None]
 
@@ -64,17 +64,19 @@ class Election:
         the group rejoins under a new id and claims nothing."""
         self._stopping = threading.Event()
         self._rejoin = threading.Event()
-        self._thread: threading.Thread | None = None
+        self._thread = RetryingThread(
+            f"{self.name}-election",
+            self._member_loop,
+            self._stopping,
+            lambda exc: f"registry group {self.group_id}: {exc}; joining again",
+            after_failure=self.revoked,
+        )
 
     def start(self) -> None:
-        self._thread = threading.Thread(target=self._run, name=f"{self.name}-election", daemon=True)
         self._thread.start()
 
     async def stop(self) -> None:
-        self._stopping.set()
-        thread = self._thread
-        if thread is not None:
-            await asyncio.to_thread(thread.join, 10.0)
+        await self._thread.stop(10.0)
 
     def step_down(self) -> None:
         """The writer was fenced: another node writes now.  Stop claiming the role and rejoin."""
@@ -124,20 +126,7 @@ class Election:
         except RuntimeError:  # the loop closed while stopping
             self._stopping.set()
 
-    # -- the thread -----------------------------------------------------------------
-    def _run(self) -> None:
-        failures = 0
-        while not self._stopping.is_set():
-            try:
-                self._member_loop()
-                return
-            except Exception as exc:
-                failures += 1
-                logger = log.warning if failures == 1 or failures % 30 == 0 else log.debug
-                logger("registry group %s: %s; joining again", self.group_id, exc)
-                self.revoked()
-                self._stopping.wait(RETRY_S)
-
+    # -- the thread (retried by ``RetryingThread`` until stopped) ------------------------
     def _member_loop(self) -> None:
         # Imported here, on the election's thread: the client (numpy under it)
         # costs a second or two to import, never spent on the broker's loop.

@@ -25,12 +25,12 @@ import logging
 import threading
 from typing import Any
 
+from samsa.registry.node.retrying_thread import RetryingThread
 from samsa.registry.store import RegistryState
 
 log = logging.getLogger("samsa.registry")
 
 POLL_S = 0.5
-RETRY_S = 1.0
 
 Applied = tuple[bytes | None, bytes | None, int]
 
@@ -57,18 +57,19 @@ class StoreReader:
         """The next offset the reader will read, as applied on the loop."""
         self._position_waiters: list[tuple[int, asyncio.Future[None]]] = []
         self._stopping = threading.Event()
-        self._thread: threading.Thread | None = None
+        self._thread = RetryingThread(
+            f"{self.name}-reader",
+            self._tail,
+            self._stopping,
+            lambda exc: f"schema registry: reading {self.topic} failed ({exc}); retrying",
+        )
         self._next_offset = 0
 
     def start(self) -> None:
-        self._thread = threading.Thread(target=self._run, name=f"{self.name}-reader", daemon=True)
         self._thread.start()
 
     async def stop(self) -> None:
-        self._stopping.set()
-        thread = self._thread
-        if thread is not None:
-            await asyncio.to_thread(thread.join, 5.0)
+        await self._thread.stop(5.0)
         for _, waiter in self._waiters + self._position_waiters:
             if not waiter.done():
                 waiter.cancel()
@@ -136,19 +137,7 @@ class StoreReader:
         except RuntimeError:  # the loop closed while stopping
             self._stopping.set()
 
-    # -- on the thread --------------------------------------------------------------
-    def _run(self) -> None:
-        failures = 0
-        while not self._stopping.is_set():
-            try:
-                self._tail()
-                return
-            except Exception as exc:
-                failures += 1
-                logger = log.warning if failures == 1 or failures % 30 == 0 else log.debug
-                logger("schema registry: reading %s failed (%s); retrying", self.topic, exc)
-                self._stopping.wait(RETRY_S)
-
+    # -- on the thread (retried by ``RetryingThread`` until stopped) -------------------
     def _tail(self) -> None:
         from samsa.client import Consumer
 
