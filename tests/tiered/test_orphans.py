@@ -10,13 +10,11 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from tests.tiered.partition_log import TIP, Log, MetadataTopic
 
-from samsa.testing.object_store import S3Server
 from samsa.tiered.copy_task import RemoteLogCopyTask, TieringError
 from samsa.tiered.expiration_task import RemoteLogExpirationTask
 from samsa.tiered.metadata import (
@@ -36,35 +34,13 @@ from samsa.tiered.segment_objects import (
     orphan_keys,
 )
 from samsa.tiered.store import (
-    FileSystemRemoteStore,
     ObjectInfo,
     RemoteStore,
     RetriableRemoteStorageError,
 )
-from samsa.tiered.store.s3 import S3RemoteStore, S3Settings
 
 S = RemoteLogSegmentState
 GRACE = 10_000
-
-
-@pytest.fixture(params=["filesystem", "s3"])
-def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[RemoteStore]:
-    if request.param == "filesystem":
-        made: RemoteStore = FileSystemRemoteStore(tmp_path / "remote")
-    else:
-        server: S3Server = request.getfixturevalue("s3_server")
-        made = S3RemoteStore(
-            S3Settings(
-                request.getfixturevalue("s3_bucket"),
-                endpoint=server.endpoint,
-                access_key_id=server.access_key,
-                secret_access_key=server.secret_key,
-                path_style=True,
-                bulk_delete=False,
-            )
-        )
-    yield made
-    asyncio.run(made.close())
 
 
 def _segment(start: int, end: int, state: RemoteLogSegmentState) -> RemoteLogSegmentMetadata:

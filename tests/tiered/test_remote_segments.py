@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -11,7 +10,6 @@ from tests.tiered.segment_files import BuiltSegment, build_segment
 
 from samsa.storage.files.leader_epoch_checkpoint import format_leader_epoch_checkpoint
 from samsa.storage.segments.transaction_index import AbortedTxn
-from samsa.testing.object_store import S3Server
 from samsa.tiered import remote_fetch
 from samsa.tiered.metadata import (
     EpochEntry,
@@ -34,29 +32,8 @@ from samsa.tiered.segment_objects import (
     partition_prefix,
 )
 from samsa.tiered.store import FileSystemRemoteStore, RemoteObjectNotFoundError, RemoteStore
-from samsa.tiered.store.s3 import S3RemoteStore, S3Settings
 
 TIP = TopicIdPartition(bytes(range(16)), "orders.v2-eu_1", 4)
-
-
-@pytest.fixture(params=["filesystem", "s3"])
-def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[RemoteStore]:
-    if request.param == "filesystem":
-        made: RemoteStore = FileSystemRemoteStore(tmp_path / "remote")
-    else:
-        server: S3Server = request.getfixturevalue("s3_server")
-        made = S3RemoteStore(
-            S3Settings(
-                request.getfixturevalue("s3_bucket"),
-                endpoint=server.endpoint,
-                access_key_id=server.access_key,
-                secret_access_key=server.secret_key,
-                path_style=True,
-                bulk_delete=False,
-            )
-        )
-    yield made
-    asyncio.run(made.close())
 
 
 def _metadata(built: BuiltSegment, **kw: bool) -> RemoteLogSegmentMetadata:
