@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import functools
 from collections.abc import Callable, Coroutine
-from typing import Any
+from typing import Any, Self
 
 from samsa.coordinator import GroupConfig, GroupCoordinator, GroupState, MemoryOffsetsStore
 from samsa.errors import ErrorCode
@@ -30,6 +30,7 @@ CONFIG = GroupConfig(
 
 JOIN, SYNC, HEARTBEAT, LEAVE = 11, 14, 12, 13
 COMMIT, FETCH, LIST, DESCRIBE, DELETE, OFFSET_DELETE = 8, 9, 16, 15, 42, 47
+CONSUMER_HEARTBEAT, CONSUMER_DESCRIBE = 68, 69
 
 
 def async_test(fn: Callable[..., Coroutine[Any, Any, None]]) -> Callable[..., None]:
@@ -50,13 +51,18 @@ def partition_exists(topic: str, partition: int) -> bool:
 
 
 class Cluster:
-    """A coordinator over a store, with wire-checked calls and a transition log."""
+    """A coordinator over a store, with wire-checked calls and a transition log.
+
+    ``coordinator_kwargs`` go to the ``GroupCoordinator`` as they are (a consumer
+    group config and a topic list, for tests of KIP-848 groups beside classic ones).
+    """
 
     def __init__(
         self,
         store: MemoryOffsetsStore | None = None,
         config: GroupConfig = CONFIG,
         time_ms: Callable[[], int] | None = None,
+        **coordinator_kwargs: Any,
     ) -> None:
         self.store = store if store is not None else MemoryOffsetsStore()
         self.transitions: list[tuple[str, GroupState, GroupState]] = []
@@ -68,6 +74,7 @@ class Cluster:
             partition_exists=partition_exists,
             on_transition=self._on_transition,
             **kwargs,
+            **coordinator_kwargs,
         )
 
     def _on_transition(self, group: str, old: GroupState, new: GroupState) -> None:
@@ -83,7 +90,7 @@ class Cluster:
         self._watchers.append((group, state, fut))
         return fut
 
-    async def start(self) -> Cluster:
+    async def start(self) -> Self:
         await self.coordinator.load_all()
         return self
 
@@ -102,6 +109,8 @@ class Cluster:
             DESCRIBE: c.describe_groups,
             DELETE: c.delete_groups,
             OFFSET_DELETE: c.offset_delete,
+            CONSUMER_HEARTBEAT: c.consumer_group_heartbeat,
+            CONSUMER_DESCRIBE: c.consumer_group_describe,
         }[api_key]
         request = decode_message(
             api_key, version, encode_message(api_key, version, body, True), True

@@ -11,71 +11,37 @@ through the wire codec, state through a real (memory) store.
 from __future__ import annotations
 
 import asyncio
+from dataclasses import replace
 from typing import Any
 
-from samsa.coordinator import GroupConfig, GroupCoordinator, GroupState, MemoryOffsetsStore
+from samsa.coordinator import GroupState, MemoryOffsetsStore
 from samsa.coordinator.consumer import ConsumerGroupConfig
 from samsa.errors import ErrorCode
-from samsa.protocol.api import decode_message, encode_message
 from samsa.protocol.consumer_protocol import decode_assignment
 
 from .helpers import (
-    COMMIT,
-    HEARTBEAT,
-    JOIN,
-    LEAVE,
-    SYNC,
+    CONFIG,
+    CONSUMER_DESCRIBE,
+    CONSUMER_HEARTBEAT,
     Client,
+    Cluster,
     async_test,
-    partition_exists,
 )
 
 T = b"\x01" * 16
-CONSUMER_HEARTBEAT, CONSUMER_DESCRIBE = 68, 69
 
 
-class MixedCluster:
+class MixedCluster(Cluster):
     """A coordinator serving both protocols over topic ``t`` (6 partitions)."""
 
     def __init__(
         self, store: MemoryOffsetsStore | None = None, policy: str = "bidirectional"
     ) -> None:
-        self.store = store if store is not None else MemoryOffsetsStore()
-        self.coordinator = GroupCoordinator(
-            self.store,
-            GroupConfig(
-                group_initial_rebalance_delay_ms=0,
-                group_min_session_timeout_ms=10,
-                offsets_topic_num_partitions=2,
-            ),
-            partition_exists=partition_exists,
+        super().__init__(
+            store,
+            replace(CONFIG, offsets_topic_num_partitions=2),
             consumer_config=ConsumerGroupConfig(migration_policy=policy),
             topics=lambda: {"t": (T, 6)},
-        )
-
-    async def start(self) -> MixedCluster:
-        await self.coordinator.load_all()
-        return self
-
-    async def call(
-        self, api_key: int, version: int, body: dict[str, Any], **kw: Any
-    ) -> dict[str, Any]:
-        c = self.coordinator
-        method = {
-            JOIN: c.join_group,
-            SYNC: c.sync_group,
-            HEARTBEAT: c.heartbeat,
-            LEAVE: c.leave_group,
-            COMMIT: c.offset_commit,
-            CONSUMER_HEARTBEAT: c.consumer_group_heartbeat,
-            CONSUMER_DESCRIBE: c.consumer_group_describe,
-        }[api_key]
-        request = decode_message(
-            api_key, version, encode_message(api_key, version, body, True), True
-        )
-        response = await method(request, version, **kw)
-        return decode_message(
-            api_key, version, encode_message(api_key, version, response, False), False
         )
 
     async def beat(
@@ -113,7 +79,7 @@ def parts(answer: dict[str, Any]) -> set[int]:
 
 async def classic_group(cluster: MixedCluster, *names: str) -> list[Client]:
     """A Stable classic group of consumers ``names`` sharing ``t``."""
-    clients = [Client(cluster, "g", name) for name in names]  # type: ignore[arg-type]
+    clients = [Client(cluster, "g", name) for name in names]
     joins = await asyncio.gather(*(c.join() for c in clients))
     assert all(j["error_code"] == 0 for j in joins), joins
     for c in sorted(clients, key=lambda c: not c.is_leader):
@@ -217,7 +183,7 @@ async def test_a_classic_member_joins_a_consumer_group_and_survives_a_reload() -
     cluster = await MixedCluster(store).start()
     joined = await cluster.beat("m1", 0)
     assert parts(joined) == set(range(6))
-    late = Client(cluster, "g", "late", session_ms=4321)  # type: ignore[arg-type]
+    late = Client(cluster, "g", "late", session_ms=4321)
     first = await late.join()
     assert first["error_code"] == 0 and first["protocol_name"] == "range"
     # m1 gives up half; the classic member then gets it on its next rejoin.
@@ -238,7 +204,7 @@ async def test_a_classic_member_joins_a_consumer_group_and_survives_a_reload() -
 async def test_a_classic_member_that_stops_heartbeating_is_fenced() -> None:
     cluster = await MixedCluster().start()
     await cluster.beat("m1", 0)
-    silent = Client(cluster, "g", "silent", session_ms=50)  # type: ignore[arg-type]
+    silent = Client(cluster, "g", "silent", session_ms=50)
     assert (await silent.join())["error_code"] == 0
     for _ in range(100):
         if silent.member_id not in cluster.coordinator.consumer.groups["g"].members:
@@ -267,7 +233,7 @@ async def test_a_static_member_restarted_classic_downgrades_the_group_without_a_
     assert owned and not owned & held(a)
     # Static consumer members leave with -2 and keep their place.
     assert (await cluster.beat("m1", -2, instance_id="i1"))["error_code"] == 0
-    back = Client(cluster, "g", "back", instance_id="i1")  # type: ignore[arg-type]
+    back = Client(cluster, "g", "back", instance_id="i1")
     join = await back.join()
     assert join["error_code"] == 0, join
     assert not cluster.consumer_group_exists()
