@@ -33,15 +33,15 @@ from samsa.coordinator.consumer.group import (
     MemberState,
 )
 from samsa.coordinator.consumer.heartbeat_request import (
-    GroupError,
     check_epoch,
     error_response,
     joining_member,
     validate,
     with_request,
 )
-from samsa.coordinator.consumer.timers import Deadline, MemberTimers
 from samsa.coordinator.group import Group
+from samsa.coordinator.modern.errors import GroupError
+from samsa.coordinator.modern.timers import Deadline, MemberTimers
 from samsa.coordinator.registry import GroupRegistry
 from samsa.coordinator.store import group_store_error
 from samsa.errors import DecodeError, ErrorCode, KafkaError
@@ -324,14 +324,13 @@ class ConsumerGroupManager:
                 group_id, member_id, Deadline.SESSION, member.classic.session_timeout_ms
             )
             return
-        self.timers.start(group_id, member_id, Deadline.SESSION, self.config.session_timeout_ms)
-        if member.state is not MemberState.UNREVOKED_PARTITIONS:
-            self.timers.cancel(group_id, member_id, Deadline.REVOCATION)
-        elif not self.timers.running(group_id, member_id, Deadline.REVOCATION):
-            timeout_ms = member.rebalance_timeout_ms
-            if timeout_ms <= 0:
-                timeout_ms = self.config.session_timeout_ms
-            self.timers.start(group_id, member_id, Deadline.REVOCATION, timeout_ms)
+        self.timers.heartbeat(
+            group_id,
+            member_id,
+            session_timeout_ms=self.config.session_timeout_ms,
+            revoking=member.state is MemberState.UNREVOKED_PARTITIONS,
+            rebalance_timeout_ms=member.rebalance_timeout_ms,
+        )
 
     def _expired(self, group_id: str, member_id: str, kind: Deadline) -> None:
         task = asyncio.ensure_future(self._fence_expired(group_id, member_id, kind))

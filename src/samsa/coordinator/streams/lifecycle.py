@@ -2,7 +2,7 @@
 will be back), being fenced when their session or rebalance timeout runs out,
 and the first assignment of a group whose initial rebalance delay ends.
 
-Two deadlines per member, as for KIP-848 members (``consumer.timers``): the
+Two deadlines per member, as for KIP-848 members (``modern.timers``): the
 session restarts on every heartbeat; the revocation deadline starts when the
 member is asked to revoke tasks and is not restarted by heartbeats.
 """
@@ -14,7 +14,8 @@ import logging
 from dataclasses import replace
 from typing import Any
 
-from samsa.coordinator.consumer.timers import Deadline, MemberTimers
+from samsa.coordinator.modern.errors import GroupError
+from samsa.coordinator.modern.timers import Deadline, MemberTimers
 from samsa.coordinator.streams import records, target
 from samsa.coordinator.streams.group import (
     LEAVE_GROUP_STATIC_MEMBER_EPOCH,
@@ -22,7 +23,7 @@ from samsa.coordinator.streams.group import (
     StreamsGroup,
     StreamsMember,
 )
-from samsa.coordinator.streams.heartbeat_request import GroupError, error_response
+from samsa.coordinator.streams.heartbeat_request import error_response
 from samsa.coordinator.streams.state import StreamsGroups
 from samsa.coordinator.streams.tasks import NO_TASKS
 from samsa.errors import ErrorCode, KafkaError
@@ -122,17 +123,13 @@ class MemberLifecycle(StreamsGroups):
     # -------------------------------------------------------------- timers
 
     def _schedule(self, group_id: str, member: StreamsMember) -> None:
-        member_id = member.member_id
-        self.timers.start(
-            group_id, member_id, Deadline.SESSION, self.settings.session_timeout_ms(group_id)
+        self.timers.heartbeat(
+            group_id,
+            member.member_id,
+            session_timeout_ms=self.settings.session_timeout_ms(group_id),
+            revoking=member.state is MemberState.UNREVOKED_TASKS,
+            rebalance_timeout_ms=member.rebalance_timeout_ms,
         )
-        if member.state is not MemberState.UNREVOKED_TASKS:
-            self.timers.cancel(group_id, member_id, Deadline.REVOCATION)
-        elif not self.timers.running(group_id, member_id, Deadline.REVOCATION):
-            timeout_ms = member.rebalance_timeout_ms
-            if timeout_ms <= 0:
-                timeout_ms = self.settings.session_timeout_ms(group_id)
-            self.timers.start(group_id, member_id, Deadline.REVOCATION, timeout_ms)
 
     def _expired(self, group_id: str, member_id: str, kind: Deadline) -> None:
         self._spawn(self._fence_expired(group_id, member_id, kind))

@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from samsa.coordinator.modern.errors import GroupError
 from samsa.coordinator.store import group_store_error
 from samsa.coordinator.streams import records, target
 from samsa.coordinator.streams.group import (
@@ -28,7 +29,6 @@ from samsa.coordinator.streams.group import (
     StreamsMember,
 )
 from samsa.coordinator.streams.heartbeat_request import (
-    GroupError,
     check_epoch,
     check_tasks_exist,
     error_response,
