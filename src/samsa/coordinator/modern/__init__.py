@@ -1,4 +1,4 @@
-"""What consumer, streams and share groups share: request errors and member deadlines.
+"""What consumer, streams and share groups share: request errors, member deadlines, groups kept as records.
 
 Kafka calls these the modern groups (KIP-848's protocol, which KIP-932's share
 groups and KIP-1071's streams groups reuse): members heartbeat and the

@@ -15,7 +15,7 @@ from dataclasses import replace
 from typing import Any
 
 from samsa.coordinator.modern.errors import GroupError
-from samsa.coordinator.modern.timers import Deadline, MemberTimers
+from samsa.coordinator.modern.timers import Deadline
 from samsa.coordinator.streams import records, target
 from samsa.coordinator.streams.group import (
     LEAVE_GROUP_STATIC_MEMBER_EPOCH,
@@ -38,23 +38,14 @@ class MemberLifecycle(StreamsGroups):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.timers = MemberTimers(self._expired)
-        self._tasks: set[asyncio.Task[None]] = set()
         self._initial_assignments: dict[str, asyncio.TimerHandle] = {}
         """Groups waiting out their initial rebalance delay (one timer each)."""
 
-    def _cancel_group(self, group_id: str) -> None:
-        self.timers.cancel_group(group_id)
+    def _group_gone(self, group_id: str) -> None:
+        super()._group_gone(group_id)
         handle = self._initial_assignments.pop(group_id, None)
         if handle is not None:
             handle.cancel()
-
-    def _initial_delay_left(self, group: StreamsGroup, now: int) -> int:
-        if group.assignment_epoch != 0 or group.created_ms is None:
-            return 0
-        return max(
-            0, group.created_ms + self.settings.initial_rebalance_delay_ms(group.group_id) - now
-        )
 
     # --------------------------------------------------------------- leave
 
@@ -122,43 +113,27 @@ class MemberLifecycle(StreamsGroups):
 
     # -------------------------------------------------------------- timers
 
-    def _schedule(self, group_id: str, member: StreamsMember) -> None:
+    def schedule(self, group_id: str, member: StreamsMember) -> None:
         self.timers.heartbeat(
             group_id,
             member.member_id,
             session_timeout_ms=self.settings.session_timeout_ms(group_id),
-            revoking=member.state is MemberState.UNREVOKED_TASKS,
+            revoking=self._revoking(member),
             rebalance_timeout_ms=member.rebalance_timeout_ms,
         )
 
-    def _expired(self, group_id: str, member_id: str, kind: Deadline) -> None:
-        self._spawn(self._fence_expired(group_id, member_id, kind))
+    def _revoking(self, member: StreamsMember) -> bool:
+        return member.state is MemberState.UNREVOKED_TASKS
 
-    def _spawn(self, work: Any) -> None:
-        task = asyncio.ensure_future(work)
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
-
-    async def _fence_expired(self, group_id: str, member_id: str, kind: Deadline) -> None:
-        async with self.lock(group_id):
-            group = self.groups.get(group_id)
-            member = None if group is None else group.members.get(member_id)
-            if group is None or member is None or group.partition not in self.registry.owned:
-                return
-            if kind is Deadline.REVOCATION and member.state is not MemberState.UNREVOKED_TASKS:
-                return
-            log.info(
-                "[GroupId %s] Streams member %s fenced from the group because %s.",
-                group_id,
-                member_id,
-                "the member session expired"
-                if kind is Deadline.SESSION
-                else "it did not revoke its tasks in time",
-            )
-            try:
-                await self.remove_member(group, member_id)
-            except KafkaError as exc:
-                log.warning("group %s: could not fence member %s: %s", group_id, member_id, exc)
+    def _log_fenced(self, group_id: str, member_id: str, kind: Deadline) -> None:
+        log.info(
+            "[GroupId %s] Streams member %s fenced from the group because %s.",
+            group_id,
+            member_id,
+            "the member session expired"
+            if kind is Deadline.SESSION
+            else "it did not revoke its tasks in time",
+        )
 
     def _schedule_initial_assignment(self, group_id: str, delay_ms: int) -> None:
         if group_id in self._initial_assignments:
@@ -204,21 +179,8 @@ class MemberLifecycle(StreamsGroups):
             except KafkaError as exc:
                 log.warning("group %s: could not write its first assignment: %s", group_id, exc)
 
-    def loaded(self, partition: int) -> None:
-        """After a load: every member gets a fresh session (as Kafka does on fail-over)."""
-        for group in self.groups.values():
-            if group.partition == partition:
-                for member in group.members.values():
-                    self._schedule(group.group_id, member)
-
-    def unload(self, partition: int) -> None:
-        for group_id in [g for g, grp in self.groups.items() if grp.partition == partition]:
-            del self.groups[group_id]
-            self.task_offsets.pop(group_id, None)
-            self._cancel_group(group_id)
-
     def shutdown(self) -> None:
-        self.timers.cancel_all()
+        super().shutdown()
         for handle in self._initial_assignments.values():
             handle.cancel()
         self._initial_assignments.clear()

@@ -302,7 +302,7 @@ class StreamsGroupManager(MemberLifecycle):
             if not group.members and group_id in self.groups and group.group_epoch == 0:
                 del self.groups[group_id]
             raise
-        self._schedule(group_id, reconciled)
+        self.schedule(group_id, reconciled)
         if req.get("shutdown_application"):
             self._request_shutdown(group, member_id)
         return self._response(

@@ -137,23 +137,25 @@ class ConsumerGroupKey(GroupRecordKey):
     """Key of a consumer-group record; ``member_id`` is None for group-wide records."""
 
 
-RECORDS = GroupRecordFamily("consumer-group", ConsumerGroupKey, _SCHEMAS, MEMBER_KEYS)
-KEY_VERSIONS = RECORDS.key_versions
+CONSUMER_GROUP_RECORDS = GroupRecordFamily(
+    "consumer-group", ConsumerGroupKey, _SCHEMAS, MEMBER_KEYS
+)
+KEY_VERSIONS = CONSUMER_GROUP_RECORDS.key_versions
 
 
 def decode_consumer_group_key(data: bytes | memoryview) -> ConsumerGroupKey:
     """Decode the key of a consumer-group record (key versions 3-8)."""
-    return RECORDS.decode_key(data)
+    return CONSUMER_GROUP_RECORDS.decode_key(data)
 
 
 def encode_consumer_group_value(record_type: int, body: dict[str, Any]) -> bytes:
     """Encode the value of ``record_type`` (field names as in ``_SCHEMAS``)."""
-    return RECORDS.encode_value(record_type, body)
+    return CONSUMER_GROUP_RECORDS.encode_value(record_type, body)
 
 
 def decode_consumer_group_value(record_type: int, data: bytes | memoryview) -> dict[str, Any]:
     """Decode the value of ``record_type``; newer value versions are read as v0 (KIP-915)."""
-    return RECORDS.decode_value(record_type, data)
+    return CONSUMER_GROUP_RECORDS.decode_value(record_type, data)
 
 
 def assignment_to_wire(assignment: Assignment) -> list[dict[str, Any]]:

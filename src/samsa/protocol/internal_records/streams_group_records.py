@@ -167,25 +167,25 @@ class StreamsGroupKey(GroupRecordKey):
     """Key of a streams-group record; ``member_id`` is None for group-wide records."""
 
 
-RECORDS = GroupRecordFamily("streams-group", StreamsGroupKey, _SCHEMAS, MEMBER_KEYS)
-KEY_VERSIONS = RECORDS.key_versions
+STREAMS_GROUP_RECORDS = GroupRecordFamily("streams-group", StreamsGroupKey, _SCHEMAS, MEMBER_KEYS)
+KEY_VERSIONS = STREAMS_GROUP_RECORDS.key_versions
 
 
 def is_streams_group_key(data: bytes | memoryview) -> bool:
     """Whether a ``__consumer_offsets`` key opens with a streams-group record type."""
-    return RECORDS.is_key(data)
+    return STREAMS_GROUP_RECORDS.is_key(data)
 
 
 def decode_streams_group_key(data: bytes | memoryview) -> StreamsGroupKey:
     """Decode the key of a streams-group record (key versions 17 and 19-23)."""
-    return RECORDS.decode_key(data)
+    return STREAMS_GROUP_RECORDS.decode_key(data)
 
 
 def encode_streams_group_value(record_type: int, body: dict[str, Any]) -> bytes:
     """Encode the value of ``record_type`` (field names as in ``_SCHEMAS``)."""
-    return RECORDS.encode_value(record_type, body)
+    return STREAMS_GROUP_RECORDS.encode_value(record_type, body)
 
 
 def decode_streams_group_value(record_type: int, data: bytes | memoryview) -> dict[str, Any]:
     """Decode the value of ``record_type``; newer value versions are read as v0 (KIP-915)."""
-    return RECORDS.decode_value(record_type, data)
+    return STREAMS_GROUP_RECORDS.decode_value(record_type, data)
