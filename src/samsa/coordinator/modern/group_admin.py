@@ -16,26 +16,17 @@ from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from typing import Any, Generic, Protocol, TypeVar
 
-from samsa.coordinator.modern.record_groups import RecordGroups
+from samsa.coordinator.modern.record_groups import RecordGroup, RecordGroups
 from samsa.errors import ErrorCode, KafkaError
 
 Body = dict[str, Any]
 
 
-class AdministeredGroup(Protocol):
-    """What these views read of a group."""
-
-    @property
-    def group_id(self) -> str: ...
-
-    @property
-    def partition(self) -> int: ...
+class AdministeredGroup(RecordGroup[Any], Protocol):
+    """What these views read of a group, beyond what its records build."""
 
     @property
     def state(self) -> str: ...
-
-    @property
-    def members(self) -> Mapping[str, Any]: ...
 
     @property
     def target(self) -> Mapping[str, Any]: ...
