@@ -1,5 +1,6 @@
 """What the other group APIs see of KIP-848 groups: describe, list, delete, and the
-member-epoch checks of OffsetCommit/OffsetFetch."""
+member-epoch checks of OffsetCommit/OffsetFetch (what every record-backed group
+answers alike is ``modern.group_admin``'s)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,8 @@ from typing import Any
 from samsa.coordinator.consumer import records
 from samsa.coordinator.consumer.group import ConsumerGroup, ConsumerMember
 from samsa.coordinator.consumer.manager import ConsumerGroupManager
-from samsa.errors import ErrorCode, KafkaError
+from samsa.coordinator.modern.group_admin import ModernGroupAdmin
+from samsa.errors import ErrorCode
 from samsa.protocol.consumer_protocol import PROTOCOL_TYPE, encode_assignment, encode_subscription
 from samsa.protocol.internal_records.consumer_group_records import Assignment
 
@@ -18,24 +20,19 @@ CLASSIC_MEMBER, CONSUMER_MEMBER = 0, 1
 """ConsumerGroupDescribe v1's MemberType: the protocol the member speaks."""
 
 
-class ConsumerGroupAdmin:
+class ConsumerGroupAdmin(ModernGroupAdmin[ConsumerGroup, ConsumerGroupManager]):
     """Read views and deletion of consumer groups, for the coordinator façade."""
 
-    def __init__(self, manager: ConsumerGroupManager) -> None:
-        self.manager = manager
+    group_type = GROUP_TYPE
+    protocol_type = PROTOCOL_TYPE
 
-    def get(self, group_id: str) -> ConsumerGroup | None:
-        return self.manager.groups.get(group_id)
+    def _removal(self, group: ConsumerGroup) -> list[records.Change]:
+        return records.group_removal(group.group_id, list(group.target))
 
     def subscribed_topics(self, group_id: str) -> frozenset[str]:
         """The topics a consumer group's members read now (empty for other groups)."""
         group = self.manager.groups.get(group_id)
         return frozenset(group.topics) if group is not None and group.members else frozenset()
-
-    def has_members(self, group_id: str) -> bool:
-        """Whether a consumer group of that id is in use (its offsets do not expire)."""
-        group = self.manager.groups.get(group_id)
-        return group is not None and bool(group.members)
 
     # --------------------------------------------------------- offsets
 
@@ -49,18 +46,12 @@ class ConsumerGroupAdmin:
         transactional: bool = False,
     ) -> ErrorCode | None:
         """None when the group is not a consumer group (the classic rules apply) or the
-        commit is allowed; else Kafka's error (STALE_MEMBER_EPOCH, UNKNOWN_MEMBER_ID).
-
-        As Kafka's ConsumerGroup.validateOffsetCommit: a commit without a member
-        epoch is an admin's, allowed only while nobody consumes; a transactional
-        one that names no member at all (TxnOffsetCommit before v3, as aiokafka
-        sends it) is not checked against the members."""
+        commit is allowed; else Kafka's error (STALE_MEMBER_EPOCH, UNKNOWN_MEMBER_ID),
+        as Kafka's ConsumerGroup.validateOffsetCommit."""
         group = self.get(group_id)
         if group is None:
             return None
-        if member_epoch < 0 and not group.members:
-            return None
-        if transactional and member_epoch == -1 and not member_id and instance_id is None:
+        if self.commits_unchecked(group, member_id, member_epoch, instance_id, transactional):
             return None
         return _check_member(group, member_id, member_epoch)
 
@@ -73,36 +64,12 @@ class ConsumerGroupAdmin:
 
     # ----------------------------------------------------------- views
 
-    def listed(self, states: set[str] | None) -> list[Body]:
-        out = []
-        for group in self.manager.groups.values():
-            if group.partition not in self.manager.registry.owned:
-                continue
-            if states is not None and group.state.lower() not in states:
-                continue
-            out.append(
-                {
-                    "group_id": group.group_id,
-                    "protocol_type": PROTOCOL_TYPE,
-                    "group_state": group.state,
-                    "group_type": GROUP_TYPE,
-                }
-            )
-        return out
-
     def describe(self, group_id: str) -> Body:
         """One group of a ConsumerGroupDescribe (69) response."""
-        err = self.manager.registry.check(group_id)
-        group = self.get(group_id)
-        if err is None and group is None:
-            err = ErrorCode.GROUP_ID_NOT_FOUND
-        if err is not None or group is None:
+        group, failed = self._to_describe(group_id)
+        if group is None:
             return {
-                "error_code": int(err or ErrorCode.GROUP_ID_NOT_FOUND),
-                "error_message": f"Group {group_id} not found."
-                if err is ErrorCode.GROUP_ID_NOT_FOUND
-                else None,
-                "group_id": group_id,
+                **failed,
                 "group_state": "",
                 "group_epoch": -1,
                 "assignment_epoch": -1,
@@ -147,24 +114,6 @@ class ConsumerGroupAdmin:
             "protocol_data": self.manager.assignor_of(group),
             "members": [_classic_member(group, m) for m in group.members.values()],
         }
-
-    # ---------------------------------------------------------- delete
-
-    async def delete(self, group_id: str) -> ErrorCode | None:
-        """Tombstone an empty consumer group; None if ``group_id`` is not one."""
-        group = self.get(group_id)
-        if group is None:
-            return None
-        async with self.manager.lock(group_id):
-            if group.members:
-                return ErrorCode.NON_EMPTY_GROUP
-            try:
-                await self.manager.write(
-                    group.partition, records.group_removal(group_id, list(group.target))
-                )
-            except KafkaError as exc:
-                return exc.code
-        return ErrorCode.NONE
 
 
 def _check_member(group: ConsumerGroup, member_id: str, member_epoch: int) -> ErrorCode:

@@ -36,9 +36,9 @@ from samsa.coordinator.consumer.group import (
     ConsumerMember,
     MemberState,
 )
-from samsa.coordinator.consumer.timers import Deadline
 from samsa.coordinator.group import JoinResult, SyncResult
 from samsa.coordinator.membership import JoinRequest
+from samsa.coordinator.modern.timers import Deadline
 from samsa.errors import DecodeError, ErrorCode, KafkaError
 from samsa.protocol.consumer_protocol import (
     ASSIGNMENT,

@@ -18,19 +18,11 @@ from samsa.coordinator.consumer.group import (
     MemberState,
 )
 from samsa.coordinator.consumer.subscription import InvalidRegex, compile_regex
+from samsa.coordinator.modern.errors import GroupError
 from samsa.errors import ErrorCode
 from samsa.protocol.internal_records.consumer_group_records import assignment_from_wire
 
 Body = dict[str, Any]
-
-
-class GroupError(Exception):
-    """A heartbeat refused with ``code`` (and Kafka's kind of message)."""
-
-    def __init__(self, code: ErrorCode, message: str | None = None) -> None:
-        super().__init__(message or code.name)
-        self.code = code
-        self.message = message
 
 
 def error_response(code: ErrorCode, message: str | None) -> Body:

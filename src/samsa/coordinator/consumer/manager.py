@@ -13,7 +13,6 @@ the target moved elsewhere.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import uuid
 from collections import Counter
@@ -33,24 +32,24 @@ from samsa.coordinator.consumer.group import (
     MemberState,
 )
 from samsa.coordinator.consumer.heartbeat_request import (
-    GroupError,
     check_epoch,
     error_response,
     joining_member,
     validate,
     with_request,
 )
-from samsa.coordinator.consumer.timers import Deadline, MemberTimers
 from samsa.coordinator.group import Group
+from samsa.coordinator.modern.errors import GroupError
+from samsa.coordinator.modern.record_groups import RecordGroups
+from samsa.coordinator.modern.timers import Deadline
 from samsa.coordinator.registry import GroupRegistry
 from samsa.coordinator.store import group_store_error
-from samsa.errors import DecodeError, ErrorCode, KafkaError
+from samsa.errors import ErrorCode, KafkaError
 from samsa.protocol.internal_records.consumer_group_records import (
+    CONSUMER_GROUP_RECORDS,
+    ConsumerGroupKey,
     assignment_from_wire,
     assignment_to_wire,
-    decode_consumer_group_key,
-    decode_consumer_group_value,
-    encode_consumer_group_value,
 )
 from samsa.protocol.internal_records.group_records import encode_group_metadata_key
 
@@ -76,70 +75,24 @@ class Migration(Protocol):
         ...
 
 
-class ConsumerGroupManager:
-    """Every KIP-848 group of the ``__consumer_offsets`` partitions this coordinator owns."""
+class ConsumerGroupManager(RecordGroups[ConsumerGroup, ConsumerGroupKey]):
+    """Every KIP-848 group of the ``__consumer_offsets`` partitions this coordinator owns
+    (replay, writes, locks and deadlines in ``RecordGroups``)."""
+
+    record_family = CONSUMER_GROUP_RECORDS
 
     def __init__(
         self, registry: GroupRegistry, config: ConsumerGroupConfig, topics: TopicLookup
     ) -> None:
-        self.registry = registry
+        super().__init__(registry)
         self.config = config
         self.topics = topics
-        self.groups: dict[str, ConsumerGroup] = {}
-        self._locks: dict[str, asyncio.Lock] = {}
-        self.timers = MemberTimers(self._expired)
-        self._tasks: set[asyncio.Task[None]] = set()
         registry.replay_other = self.replay_raw
         self.migration: Migration | None = None
         """Conversions to and from classic groups (coordinator/migration.py)."""
 
-    # ------------------------------------------------------------ records
-
-    def replay_raw(self, key: bytes, value: bytes | None) -> None:
-        """Load one consumer-group record (called by the registry for key versions 3-8)."""
-        try:
-            decoded = decode_consumer_group_key(key)
-            body = (
-                None if value is None else decode_consumer_group_value(decoded.record_type, value)
-            )
-        except DecodeError as exc:
-            log.warning("skipping undecodable consumer-group record: %s", exc)
-            return
-        self.apply((decoded, body))
-
-    def apply(self, change: records.Change) -> None:
-        key, value = change
-        group = self.groups.get(key.group_id)
-        if group is None:
-            if value is None:
-                return
-            group = ConsumerGroup(key.group_id, self.registry.partition_for(key.group_id))
-            self.groups[key.group_id] = group
-        group.replay(key, value)
-        if group.deleted:
-            del self.groups[key.group_id]
-            self.timers.cancel_group(key.group_id)
-
-    async def write(self, partition: int, changes: list[records.Change]) -> None:
-        """Append the changes durably, then apply them; raises KafkaError."""
-        if not changes:
-            return
-        encoded = [
-            (
-                key.encode(),
-                None if value is None else encode_consumer_group_value(key.record_type, value),
-            )
-            for key, value in changes
-        ]
-
-        def apply() -> None:
-            for change in changes:
-                self.apply(change)
-
-        await self.registry.write(partition, encoded, apply=apply)
-
-    def lock(self, group_id: str) -> asyncio.Lock:
-        return self._locks.setdefault(group_id, asyncio.Lock())
+    def _new_group(self, group_id: str, partition: int) -> ConsumerGroup:
+        return ConsumerGroup(group_id, partition)
 
     # ----------------------------------------------------------- heartbeat
 
@@ -324,52 +277,13 @@ class ConsumerGroupManager:
                 group_id, member_id, Deadline.SESSION, member.classic.session_timeout_ms
             )
             return
-        self.timers.start(group_id, member_id, Deadline.SESSION, self.config.session_timeout_ms)
-        if member.state is not MemberState.UNREVOKED_PARTITIONS:
-            self.timers.cancel(group_id, member_id, Deadline.REVOCATION)
-        elif not self.timers.running(group_id, member_id, Deadline.REVOCATION):
-            timeout_ms = member.rebalance_timeout_ms
-            if timeout_ms <= 0:
-                timeout_ms = self.config.session_timeout_ms
-            self.timers.start(group_id, member_id, Deadline.REVOCATION, timeout_ms)
+        self.timers.heartbeat(
+            group_id,
+            member_id,
+            session_timeout_ms=self.config.session_timeout_ms,
+            revoking=self._revoking(member),
+            rebalance_timeout_ms=member.rebalance_timeout_ms,
+        )
 
-    def _expired(self, group_id: str, member_id: str, kind: Deadline) -> None:
-        task = asyncio.ensure_future(self._fence_expired(group_id, member_id, kind))
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
-
-    async def _fence_expired(self, group_id: str, member_id: str, kind: Deadline) -> None:
-        async with self.lock(group_id):
-            group = self.groups.get(group_id)
-            member = None if group is None else group.members.get(member_id)
-            if group is None or member is None or group.partition not in self.registry.owned:
-                return
-            if kind is Deadline.REVOCATION and member.state is not (
-                MemberState.UNREVOKED_PARTITIONS
-            ):
-                return
-            log.info(
-                "group %s: member %s missed its %s deadline, fencing it",
-                group_id,
-                member_id,
-                kind.value,
-            )
-            try:
-                await self.fence(group, {member_id})
-            except KafkaError as exc:
-                log.warning("group %s: could not fence member %s: %s", group_id, member_id, exc)
-
-    def loaded(self, partition: int) -> None:
-        """After a load: every member gets a fresh session (as Kafka does on fail-over)."""
-        for group in self.groups.values():
-            if group.partition == partition:
-                for member in group.members.values():
-                    self.schedule(group.group_id, member)
-
-    def unload(self, partition: int) -> None:
-        for group_id in [g for g, grp in self.groups.items() if grp.partition == partition]:
-            self.timers.cancel_group(group_id)
-            del self.groups[group_id]
-
-    def shutdown(self) -> None:
-        self.timers.cancel_all()
+    def _revoking(self, member: ConsumerMember) -> bool:
+        return member.state is MemberState.UNREVOKED_PARTITIONS

@@ -20,8 +20,9 @@ import logging
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from samsa.coordinator.consumer.heartbeat_request import GroupError, error_response
-from samsa.coordinator.consumer.timers import Deadline, MemberTimers
+from samsa.coordinator.consumer.heartbeat_request import error_response
+from samsa.coordinator.modern.errors import GroupError
+from samsa.coordinator.modern.timers import Deadline, MemberTimers
 from samsa.coordinator.registry import GroupRegistry
 from samsa.coordinator.share.assignor import share_assignment
 from samsa.coordinator.share.config import ShareGroupConfig

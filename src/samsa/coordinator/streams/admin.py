@@ -1,13 +1,15 @@
 """What the other group APIs see of streams groups: StreamsGroupDescribe, ListGroups
 entries, DeleteGroups, and the member-epoch checks of OffsetCommit,
 TxnOffsetCommit and OffsetFetch (Kafka's StreamsGroup.validateOffsetCommit with
-KIP-1251's per-task assignment epochs, validateOffsetFetch)."""
+KIP-1251's per-task assignment epochs, validateOffsetFetch).  What every
+record-backed group answers alike is ``modern.group_admin``'s."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 from typing import Any
 
+from samsa.coordinator.modern.group_admin import ModernGroupAdmin
 from samsa.coordinator.streams import records
 from samsa.coordinator.streams.assignor import NAME as ASSIGNOR_NAME
 from samsa.coordinator.streams.group import StreamsGroup, StreamsMember
@@ -15,7 +17,7 @@ from samsa.coordinator.streams.internal_topics import ConfiguredTopology, Intern
 from samsa.coordinator.streams.manager import StreamsGroupManager
 from samsa.coordinator.streams.tasks import EMPTY_TASKS, TaskSet, tasks_to_wire
 from samsa.coordinator.streams.topology import TopicInfo, sorted_topic_infos
-from samsa.errors import ErrorCode, KafkaError
+from samsa.errors import ErrorCode
 
 Body = dict[str, Any]
 TopicPartition = tuple[str, int]
@@ -25,18 +27,17 @@ NOT_REQUESTED, NOT_STORED = 0, 1
 """TopologyDescriptionStatus values (KIP-1331)."""
 
 
-class StreamsGroupAdmin:
+class StreamsGroupAdmin(ModernGroupAdmin[StreamsGroup, StreamsGroupManager]):
     """Read views, deletion and offset checks of streams groups, for the façade."""
 
-    def __init__(self, manager: StreamsGroupManager) -> None:
-        self.manager = manager
+    group_type = GROUP_TYPE
+    protocol_type = PROTOCOL_TYPE
 
-    def get(self, group_id: str) -> StreamsGroup | None:
-        return self.manager.groups.get(group_id)
+    def _removal(self, group: StreamsGroup) -> list[records.Change]:
+        return records.group_removal(group.group_id, list(group.target))
 
-    def has_members(self, group_id: str) -> bool:
-        group = self.get(group_id)
-        return group is not None and bool(group.members)
+    def _listed_state(self, group: StreamsGroup) -> str:
+        return "not_ready" if group.state == "NotReady" else group.state.lower()
 
     def subscribed_topics(self, group_id: str) -> frozenset[str]:
         """The topics a non-empty group's topology reads (their offsets may not be deleted)."""
@@ -69,9 +70,7 @@ class StreamsGroupAdmin:
         def every(code: ErrorCode) -> dict[TopicPartition, ErrorCode]:
             return dict.fromkeys(wanted, code)
 
-        if member_epoch < 0 and not group.members:
-            return every(ErrorCode.NONE)
-        if transactional and member_epoch == -1 and not member_id and instance_id is None:
+        if self.commits_unchecked(group, member_id, member_epoch, instance_id, transactional):
             return every(ErrorCode.NONE)
         member = group.members.get(member_id)
         if member is None:
@@ -97,36 +96,12 @@ class StreamsGroupAdmin:
 
     # ----------------------------------------------------------- views
 
-    def listed(self, states: set[str] | None) -> list[Body]:
-        out = []
-        for group in self.manager.groups.values():
-            if group.partition not in self.manager.registry.owned:
-                continue
-            if states is not None and _lower_state(group.state) not in states:
-                continue
-            out.append(
-                {
-                    "group_id": group.group_id,
-                    "protocol_type": PROTOCOL_TYPE,
-                    "group_state": group.state,
-                    "group_type": GROUP_TYPE,
-                }
-            )
-        return out
-
     def describe(self, group_id: str, version: int, include_description: bool) -> Body:
         """One group of a StreamsGroupDescribe (89) response."""
-        err = self.manager.registry.check(group_id)
-        group = self.get(group_id)
-        if err is None and group is None:
-            err = ErrorCode.GROUP_ID_NOT_FOUND
-        if err is not None or group is None:
+        group, failed = self._to_describe(group_id)
+        if group is None:
             return {
-                "error_code": int(err or ErrorCode.GROUP_ID_NOT_FOUND),
-                "error_message": f"Group {group_id} not found."
-                if err is ErrorCode.GROUP_ID_NOT_FOUND
-                else None,
-                "group_id": group_id,
+                **failed,
                 "group_state": "",
                 "group_epoch": -1,
                 "assignment_epoch": -1,
@@ -162,28 +137,6 @@ class StreamsGroupAdmin:
         if group is None or group.topology is None:
             return []
         return group.topology.all_topic_names()
-
-    # ---------------------------------------------------------- delete
-
-    async def delete(self, group_id: str) -> ErrorCode | None:
-        """Tombstone an empty streams group; None if ``group_id`` is not one."""
-        group = self.get(group_id)
-        if group is None:
-            return None
-        async with self.manager.lock(group_id):
-            if group.members:
-                return ErrorCode.NON_EMPTY_GROUP
-            try:
-                await self.manager.write(
-                    group.partition, records.group_removal(group_id, list(group.target))
-                )
-            except KafkaError as exc:
-                return exc.code
-        return ErrorCode.NONE
-
-
-def _lower_state(state: str) -> str:
-    return "not_ready" if state == "NotReady" else state.lower()
 
 
 def _assignment_epoch_check(

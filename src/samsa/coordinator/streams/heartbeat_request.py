@@ -12,6 +12,7 @@ import re
 from dataclasses import replace
 from typing import Any
 
+from samsa.coordinator.modern.errors import GroupError
 from samsa.coordinator.streams.group import (
     LEAVE_GROUP_STATIC_MEMBER_EPOCH,
     StreamsMember,
@@ -21,15 +22,6 @@ from samsa.coordinator.streams.topology import topic_names_of_request
 from samsa.errors import ErrorCode
 
 Body = dict[str, Any]
-
-
-class GroupError(Exception):
-    """A heartbeat refused with ``code`` and Kafka's message."""
-
-    def __init__(self, code: ErrorCode, message: str | None = None) -> None:
-        super().__init__(message or code.name)
-        self.code = code
-        self.message = message
 
 
 def error_response(code: ErrorCode, message: str | None) -> Body:

@@ -2,7 +2,7 @@
 will be back), being fenced when their session or rebalance timeout runs out,
 and the first assignment of a group whose initial rebalance delay ends.
 
-Two deadlines per member, as for KIP-848 members (``consumer.timers``): the
+Two deadlines per member, as for KIP-848 members (``modern.timers``): the
 session restarts on every heartbeat; the revocation deadline starts when the
 member is asked to revoke tasks and is not restarted by heartbeats.
 """
@@ -14,7 +14,8 @@ import logging
 from dataclasses import replace
 from typing import Any
 
-from samsa.coordinator.consumer.timers import Deadline, MemberTimers
+from samsa.coordinator.modern.errors import GroupError
+from samsa.coordinator.modern.timers import Deadline
 from samsa.coordinator.streams import records, target
 from samsa.coordinator.streams.group import (
     LEAVE_GROUP_STATIC_MEMBER_EPOCH,
@@ -22,7 +23,7 @@ from samsa.coordinator.streams.group import (
     StreamsGroup,
     StreamsMember,
 )
-from samsa.coordinator.streams.heartbeat_request import GroupError, error_response
+from samsa.coordinator.streams.heartbeat_request import error_response
 from samsa.coordinator.streams.state import StreamsGroups
 from samsa.coordinator.streams.tasks import NO_TASKS
 from samsa.errors import ErrorCode, KafkaError
@@ -37,23 +38,14 @@ class MemberLifecycle(StreamsGroups):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.timers = MemberTimers(self._expired)
-        self._tasks: set[asyncio.Task[None]] = set()
         self._initial_assignments: dict[str, asyncio.TimerHandle] = {}
         """Groups waiting out their initial rebalance delay (one timer each)."""
 
-    def _cancel_group(self, group_id: str) -> None:
-        self.timers.cancel_group(group_id)
+    def _group_gone(self, group_id: str) -> None:
+        super()._group_gone(group_id)
         handle = self._initial_assignments.pop(group_id, None)
         if handle is not None:
             handle.cancel()
-
-    def _initial_delay_left(self, group: StreamsGroup, now: int) -> int:
-        if group.assignment_epoch != 0 or group.created_ms is None:
-            return 0
-        return max(
-            0, group.created_ms + self.settings.initial_rebalance_delay_ms(group.group_id) - now
-        )
 
     # --------------------------------------------------------------- leave
 
@@ -121,47 +113,27 @@ class MemberLifecycle(StreamsGroups):
 
     # -------------------------------------------------------------- timers
 
-    def _schedule(self, group_id: str, member: StreamsMember) -> None:
-        member_id = member.member_id
-        self.timers.start(
-            group_id, member_id, Deadline.SESSION, self.settings.session_timeout_ms(group_id)
+    def schedule(self, group_id: str, member: StreamsMember) -> None:
+        self.timers.heartbeat(
+            group_id,
+            member.member_id,
+            session_timeout_ms=self.settings.session_timeout_ms(group_id),
+            revoking=self._revoking(member),
+            rebalance_timeout_ms=member.rebalance_timeout_ms,
         )
-        if member.state is not MemberState.UNREVOKED_TASKS:
-            self.timers.cancel(group_id, member_id, Deadline.REVOCATION)
-        elif not self.timers.running(group_id, member_id, Deadline.REVOCATION):
-            timeout_ms = member.rebalance_timeout_ms
-            if timeout_ms <= 0:
-                timeout_ms = self.settings.session_timeout_ms(group_id)
-            self.timers.start(group_id, member_id, Deadline.REVOCATION, timeout_ms)
 
-    def _expired(self, group_id: str, member_id: str, kind: Deadline) -> None:
-        self._spawn(self._fence_expired(group_id, member_id, kind))
+    def _revoking(self, member: StreamsMember) -> bool:
+        return member.state is MemberState.UNREVOKED_TASKS
 
-    def _spawn(self, work: Any) -> None:
-        task = asyncio.ensure_future(work)
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
-
-    async def _fence_expired(self, group_id: str, member_id: str, kind: Deadline) -> None:
-        async with self.lock(group_id):
-            group = self.groups.get(group_id)
-            member = None if group is None else group.members.get(member_id)
-            if group is None or member is None or group.partition not in self.registry.owned:
-                return
-            if kind is Deadline.REVOCATION and member.state is not MemberState.UNREVOKED_TASKS:
-                return
-            log.info(
-                "[GroupId %s] Streams member %s fenced from the group because %s.",
-                group_id,
-                member_id,
-                "the member session expired"
-                if kind is Deadline.SESSION
-                else "it did not revoke its tasks in time",
-            )
-            try:
-                await self.remove_member(group, member_id)
-            except KafkaError as exc:
-                log.warning("group %s: could not fence member %s: %s", group_id, member_id, exc)
+    def _log_fenced(self, group_id: str, member_id: str, kind: Deadline) -> None:
+        log.info(
+            "[GroupId %s] Streams member %s fenced from the group because %s.",
+            group_id,
+            member_id,
+            "the member session expired"
+            if kind is Deadline.SESSION
+            else "it did not revoke its tasks in time",
+        )
 
     def _schedule_initial_assignment(self, group_id: str, delay_ms: int) -> None:
         if group_id in self._initial_assignments:
@@ -207,21 +179,8 @@ class MemberLifecycle(StreamsGroups):
             except KafkaError as exc:
                 log.warning("group %s: could not write its first assignment: %s", group_id, exc)
 
-    def loaded(self, partition: int) -> None:
-        """After a load: every member gets a fresh session (as Kafka does on fail-over)."""
-        for group in self.groups.values():
-            if group.partition == partition:
-                for member in group.members.values():
-                    self._schedule(group.group_id, member)
-
-    def unload(self, partition: int) -> None:
-        for group_id in [g for g, grp in self.groups.items() if grp.partition == partition]:
-            del self.groups[group_id]
-            self.task_offsets.pop(group_id, None)
-            self._cancel_group(group_id)
-
     def shutdown(self) -> None:
-        self.timers.cancel_all()
+        super().shutdown()
         for handle in self._initial_assignments.values():
             handle.cancel()
         self._initial_assignments.clear()

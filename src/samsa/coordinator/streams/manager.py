@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from samsa.coordinator.modern.errors import GroupError
 from samsa.coordinator.store import group_store_error
 from samsa.coordinator.streams import records, target
 from samsa.coordinator.streams.group import (
@@ -28,7 +29,6 @@ from samsa.coordinator.streams.group import (
     StreamsMember,
 )
 from samsa.coordinator.streams.heartbeat_request import (
-    GroupError,
     check_epoch,
     check_tasks_exist,
     error_response,
@@ -302,7 +302,7 @@ class StreamsGroupManager(MemberLifecycle):
             if not group.members and group_id in self.groups and group.group_epoch == 0:
                 del self.groups[group_id]
             raise
-        self._schedule(group_id, reconciled)
+        self.schedule(group_id, reconciled)
         if req.get("shutdown_application"):
             self._request_shutdown(group, member_id)
         return self._response(

@@ -1,5 +1,6 @@
-"""The streams groups of this coordinator as records make them: replay, the write path,
-the per-group locks, and each group's topology configured against the cluster.
+"""The streams groups of this coordinator as records make them (replay, the write path
+and the per-group locks are ``modern.record_groups``'s), and each group's
+topology configured against the cluster.
 
 ``StreamsGroupManager`` (heartbeats) and ``MemberLifecycle`` (leaving, fencing,
 timers) stand on this: every change is a record written to
@@ -9,22 +10,20 @@ rebuilds a group when a partition is loaded.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from samsa.coordinator.modern.record_groups import RecordGroups
 from samsa.coordinator.registry import GroupRegistry
-from samsa.coordinator.streams import records, target
+from samsa.coordinator.streams import target
 from samsa.coordinator.streams.config import StreamsSettings
 from samsa.coordinator.streams.group import StreamsGroup
 from samsa.coordinator.streams.internal_topics import ConfiguredTopology, configure
 from samsa.coordinator.streams.topology import StreamsTopology
-from samsa.errors import DecodeError
 from samsa.protocol.internal_records.streams_group_records import (
-    decode_streams_group_key,
-    decode_streams_group_value,
-    encode_streams_group_value,
+    STREAMS_GROUP_RECORDS,
+    StreamsGroupKey,
 )
 
 log = logging.getLogger("samsa.coordinator")
@@ -39,8 +38,10 @@ def _no_other_group(group_id: str) -> bool:
     return False
 
 
-class StreamsGroups:
+class StreamsGroups(RecordGroups[StreamsGroup, StreamsGroupKey]):
     """Every streams group of the ``__consumer_offsets`` partitions this coordinator owns."""
+
+    record_family = STREAMS_GROUP_RECORDS
 
     def __init__(
         self,
@@ -49,64 +50,19 @@ class StreamsGroups:
         topics: TopicLookup,
         other_group: OtherGroup = _no_other_group,
     ) -> None:
-        self.registry = registry
+        super().__init__(registry)
         self.settings = settings
         self.topics = topics
         self.other_group = other_group
-        self.groups: dict[str, StreamsGroup] = {}
         self.task_offsets: dict[str, dict[str, dict[tuple[str, int], int]]] = {}
         """Soft state: each member's last reported changelog offset sums (for the assignor)."""
-        self._locks: dict[str, asyncio.Lock] = {}
 
-    # ------------------------------------------------------------ records
+    def _new_group(self, group_id: str, partition: int) -> StreamsGroup:
+        return StreamsGroup(group_id, partition)
 
-    def replay_raw(self, key: bytes, value: bytes | None) -> None:
-        """Load one streams-group record (key versions 17 and 19-23)."""
-        try:
-            decoded = decode_streams_group_key(key)
-            body = None if value is None else decode_streams_group_value(decoded.record_type, value)
-        except DecodeError as exc:
-            log.warning("skipping undecodable streams-group record: %s", exc)
-            return
-        self._apply((decoded, body))
-
-    def _apply(self, change: records.Change) -> None:
-        key, value = change
-        group = self.groups.get(key.group_id)
-        if group is None:
-            if value is None:
-                return
-            group = StreamsGroup(key.group_id, self.registry.partition_for(key.group_id))
-            self.groups[key.group_id] = group
-        group.replay(key, value)
-        if group.deleted:
-            del self.groups[key.group_id]
-            self.task_offsets.pop(key.group_id, None)
-            self._cancel_group(key.group_id)
-
-    async def write(self, partition: int, changes: list[records.Change]) -> None:
-        """Append the changes durably, then apply them; raises KafkaError."""
-        if not changes:
-            return
-        encoded = [
-            (
-                key.encode(),
-                None if value is None else encode_streams_group_value(key.record_type, value),
-            )
-            for key, value in changes
-        ]
-
-        def apply() -> None:
-            for change in changes:
-                self._apply(change)
-
-        await self.registry.write(partition, encoded, apply=apply)
-
-    def lock(self, group_id: str) -> asyncio.Lock:
-        return self._locks.setdefault(group_id, asyncio.Lock())
-
-    def _cancel_group(self, group_id: str) -> None:
-        """A group is gone (deleted, unloaded): stop what runs for it."""
+    def _group_gone(self, group_id: str) -> None:
+        self.task_offsets.pop(group_id, None)
+        super()._group_gone(group_id)
 
     def _configured(
         self,

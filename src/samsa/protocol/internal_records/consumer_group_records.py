@@ -13,9 +13,10 @@ opens the key) name the record type, as Kafka's coordinator-key ``apiKey``:
 8   ConsumerGroupCurrentMemberAssignment         key: group, member
 ==  ==========================================  ==========================
 
-Keys are not flexible; values are flexible version 0 and carry tagged fields
-that Kafka added later, which we write with their defaults and ignore on read;
-a member's ``classic_member_metadata`` (its JoinGroup session timeout and
+Keys and values are framed as ``modern_group_records`` says (streams groups
+share the frame): keys are not flexible; values are flexible version 0 and
+carry tagged fields that Kafka added later, which we write with their defaults
+and ignore on read; a member's ``classic_member_metadata`` (its JoinGroup session timeout and
 protocols, for a member of a consumer group that speaks the classic protocol) is
 written and read.
 Assignments are keyed by topic id (16 bytes), as Kafka stores them.
@@ -23,18 +24,11 @@ Assignments are keyed by topic id (16 bytes), as Kafka stores them.
 
 from __future__ import annotations
 
-import struct
 from dataclasses import dataclass
 from typing import Any
 
-from samsa.errors import DecodeError
-from samsa.protocol.internal_records.group_records import (
-    _decode_key_body,
-    _decode_value,
-    _encode,
-    _encode_value,
-)
-from samsa.protocol.schema import DataSchema, F, Field
+from samsa.protocol.internal_records.modern_group_records import GroupRecordFamily, GroupRecordKey
+from samsa.protocol.schema import DataSchema, F
 
 GROUP_METADATA = 3
 PARTITION_METADATA = 4
@@ -42,11 +36,7 @@ MEMBER_METADATA = 5
 TARGET_ASSIGNMENT_METADATA = 6
 TARGET_ASSIGNMENT_MEMBER = 7
 CURRENT_MEMBER_ASSIGNMENT = 8
-KEY_VERSIONS = frozenset(range(GROUP_METADATA, CURRENT_MEMBER_ASSIGNMENT + 1))
-
-_GROUP_KEY: tuple[Field, ...] = (F("group_id", "string"),)
-_MEMBER_KEY: tuple[Field, ...] = (F("group_id", "string"), F("member_id", "string"))
-_I16 = struct.Struct(">h")
+MEMBER_KEYS = frozenset({MEMBER_METADATA, TARGET_ASSIGNMENT_MEMBER, CURRENT_MEMBER_ASSIGNMENT})
 
 Assignment = dict[bytes, frozenset[int]]
 """Partitions by topic id."""
@@ -143,47 +133,29 @@ _SCHEMAS: dict[int, DataSchema] = {
 
 
 @dataclass(frozen=True, slots=True)
-class ConsumerGroupKey:
+class ConsumerGroupKey(GroupRecordKey):
     """Key of a consumer-group record; ``member_id`` is None for group-wide records."""
 
-    record_type: int
-    group_id: str
-    member_id: str | None = None
 
-    def encode(self) -> bytes:
-        if self.member_id is None:
-            body = {"group_id": self.group_id}
-            return _I16.pack(self.record_type) + _encode(_GROUP_KEY, 0, False, body)
-        body = {"group_id": self.group_id, "member_id": self.member_id}
-        return _I16.pack(self.record_type) + _encode(_MEMBER_KEY, 0, False, body)
+CONSUMER_GROUP_RECORDS = GroupRecordFamily(
+    "consumer-group", ConsumerGroupKey, _SCHEMAS, MEMBER_KEYS
+)
+KEY_VERSIONS = CONSUMER_GROUP_RECORDS.key_versions
 
 
 def decode_consumer_group_key(data: bytes | memoryview) -> ConsumerGroupKey:
     """Decode the key of a consumer-group record (key versions 3-8)."""
-    buf = memoryview(data)
-    if len(buf) < 2:
-        raise DecodeError("__consumer_offsets key is too short to hold a version")
-    (record_type,) = _I16.unpack_from(buf, 0)
-    if record_type not in KEY_VERSIONS:
-        raise DecodeError(f"key version {record_type} is not a consumer-group record")
-    member_key = record_type in (
-        MEMBER_METADATA,
-        TARGET_ASSIGNMENT_MEMBER,
-        CURRENT_MEMBER_ASSIGNMENT,
-    )
-    body = _decode_key_body(_MEMBER_KEY if member_key else _GROUP_KEY, buf)
-    return ConsumerGroupKey(record_type, body["group_id"], body.get("member_id"))
+    return CONSUMER_GROUP_RECORDS.decode_key(data)
 
 
 def encode_consumer_group_value(record_type: int, body: dict[str, Any]) -> bytes:
     """Encode the value of ``record_type`` (field names as in ``_SCHEMAS``)."""
-    return _encode_value(_SCHEMAS[record_type], 0, body)
+    return CONSUMER_GROUP_RECORDS.encode_value(record_type, body)
 
 
 def decode_consumer_group_value(record_type: int, data: bytes | memoryview) -> dict[str, Any]:
     """Decode the value of ``record_type``; newer value versions are read as v0 (KIP-915)."""
-    _version, body = _decode_value(_SCHEMAS[record_type], data)
-    return body
+    return CONSUMER_GROUP_RECORDS.decode_value(record_type, data)
 
 
 def assignment_to_wire(assignment: Assignment) -> list[dict[str, Any]]:

@@ -14,26 +14,20 @@ record that Kafka dropped before release and no longer writes:
 23  StreamsGroupTopology                         key: group
 ==  ==========================================  ==========================
 
-Keys are not flexible; values are flexible version 0, with the tagged fields
-Kafka 4.4 defines (the validated topology epoch, the last assignment configs,
-the assignment timestamp, the per-task assignment epochs of KIP-1251).  Tasks
-are ``(subtopology id, partitions)`` lists sorted by subtopology.
+Keys and values are framed as ``modern_group_records`` says (consumer groups
+share the frame): keys are not flexible; values are flexible version 0, with
+the tagged fields Kafka 4.4 defines (the validated topology epoch, the last
+assignment configs, the assignment timestamp, the per-task assignment epochs of
+KIP-1251).  Tasks are ``(subtopology id, partitions)`` lists sorted by subtopology.
 """
 
 from __future__ import annotations
 
-import struct
 from dataclasses import dataclass
 from typing import Any
 
-from samsa.errors import DecodeError
-from samsa.protocol.internal_records.group_records import (
-    _decode_key_body,
-    _decode_value,
-    _encode,
-    _encode_value,
-)
-from samsa.protocol.schema import DataSchema, F, Field
+from samsa.protocol.internal_records.modern_group_records import GroupRecordFamily, GroupRecordKey
+from samsa.protocol.schema import DataSchema, F
 
 GROUP_METADATA = 17
 MEMBER_METADATA = 19
@@ -41,21 +35,7 @@ TARGET_ASSIGNMENT_METADATA = 20
 TARGET_ASSIGNMENT_MEMBER = 21
 CURRENT_MEMBER_ASSIGNMENT = 22
 TOPOLOGY = 23
-KEY_VERSIONS = frozenset(
-    {
-        GROUP_METADATA,
-        MEMBER_METADATA,
-        TARGET_ASSIGNMENT_METADATA,
-        TARGET_ASSIGNMENT_MEMBER,
-        CURRENT_MEMBER_ASSIGNMENT,
-        TOPOLOGY,
-    }
-)
 MEMBER_KEYS = frozenset({MEMBER_METADATA, TARGET_ASSIGNMENT_MEMBER, CURRENT_MEMBER_ASSIGNMENT})
-
-_GROUP_KEY: tuple[Field, ...] = (F("group_id", "string"),)
-_MEMBER_KEY: tuple[Field, ...] = (F("group_id", "string"), F("member_id", "string"))
-_I16 = struct.Struct(">h")
 
 _KEY_VALUE = [F("key", "string"), F("value", "string")]
 _TASK_IDS = [F("subtopology_id", "string"), F("partitions", "[]int32")]
@@ -183,45 +163,29 @@ _SCHEMAS: dict[int, DataSchema] = {
 
 
 @dataclass(frozen=True, slots=True)
-class StreamsGroupKey:
+class StreamsGroupKey(GroupRecordKey):
     """Key of a streams-group record; ``member_id`` is None for group-wide records."""
 
-    record_type: int
-    group_id: str
-    member_id: str | None = None
 
-    def encode(self) -> bytes:
-        if self.member_id is None:
-            body = {"group_id": self.group_id}
-            return _I16.pack(self.record_type) + _encode(_GROUP_KEY, 0, False, body)
-        body = {"group_id": self.group_id, "member_id": self.member_id}
-        return _I16.pack(self.record_type) + _encode(_MEMBER_KEY, 0, False, body)
+STREAMS_GROUP_RECORDS = GroupRecordFamily("streams-group", StreamsGroupKey, _SCHEMAS, MEMBER_KEYS)
+KEY_VERSIONS = STREAMS_GROUP_RECORDS.key_versions
 
 
 def is_streams_group_key(data: bytes | memoryview) -> bool:
     """Whether a ``__consumer_offsets`` key opens with a streams-group record type."""
-    return len(data) >= 2 and _I16.unpack_from(data, 0)[0] in KEY_VERSIONS
+    return STREAMS_GROUP_RECORDS.is_key(data)
 
 
 def decode_streams_group_key(data: bytes | memoryview) -> StreamsGroupKey:
     """Decode the key of a streams-group record (key versions 17 and 19-23)."""
-    buf = memoryview(data)
-    if len(buf) < 2:
-        raise DecodeError("__consumer_offsets key is too short to hold a version")
-    (record_type,) = _I16.unpack_from(buf, 0)
-    if record_type not in KEY_VERSIONS:
-        raise DecodeError(f"key version {record_type} is not a streams-group record")
-    member_key = record_type in MEMBER_KEYS
-    body = _decode_key_body(_MEMBER_KEY if member_key else _GROUP_KEY, buf)
-    return StreamsGroupKey(record_type, body["group_id"], body.get("member_id"))
+    return STREAMS_GROUP_RECORDS.decode_key(data)
 
 
 def encode_streams_group_value(record_type: int, body: dict[str, Any]) -> bytes:
     """Encode the value of ``record_type`` (field names as in ``_SCHEMAS``)."""
-    return _encode_value(_SCHEMAS[record_type], 0, body)
+    return STREAMS_GROUP_RECORDS.encode_value(record_type, body)
 
 
 def decode_streams_group_value(record_type: int, data: bytes | memoryview) -> dict[str, Any]:
     """Decode the value of ``record_type``; newer value versions are read as v0 (KIP-915)."""
-    _version, body = _decode_value(_SCHEMAS[record_type], data)
-    return body
+    return STREAMS_GROUP_RECORDS.decode_value(record_type, data)

@@ -1,13 +1,15 @@
-"""Deadlines of KIP-848 members: the session and, while revoking, the rebalance timeout.
+"""Deadlines of group members: the session and, while revoking, the rebalance timeout.
 
-As in Kafka: the session timer restarts on every heartbeat; the revocation
-timer starts when the member is asked to revoke and is *not* restarted by
-heartbeats, so a member that keeps heartbeating but never gives its partitions
-up is still fenced after its rebalance timeout.  A member speaking the classic
-protocol has, instead of the revocation timer, a join deadline (told to rejoin,
-it must within its rebalance timeout) and a sync deadline (joined, it must send
-SyncGroup as soon).  Expiry calls ``on_expired(group_id, member_id, kind)`` on
-the event loop.
+Shared because consumer, streams and share groups time their members by the
+same rule (Kafka's modern groups): the session timer restarts on every
+heartbeat; the revocation timer starts when the member is asked to revoke and
+is *not* restarted by heartbeats, so a member that keeps heartbeating but never
+gives its partitions (or tasks) up is still fenced after its rebalance timeout.
+A consumer-group member speaking the classic protocol has, instead of the
+revocation timer, a join deadline (told to rejoin, it must within its
+rebalance timeout) and a sync deadline (joined, it must send SyncGroup as
+soon).  Expiry calls ``on_expired(group_id, member_id, kind)`` on the event
+loop.
 """
 
 from __future__ import annotations
@@ -41,6 +43,25 @@ class MemberTimers:
         self._handles[key] = asyncio.get_running_loop().call_later(
             timeout_ms / 1000, self._fire, key
         )
+
+    def heartbeat(
+        self,
+        group_id: str,
+        member_id: str,
+        *,
+        session_timeout_ms: int,
+        revoking: bool,
+        rebalance_timeout_ms: int,
+    ) -> None:
+        """After a heartbeat: restart the session; start the revocation deadline when the
+        member must revoke (and it is not running yet), drop it once the member has.  A
+        member with no rebalance timeout of its own revokes within its session timeout."""
+        self.start(group_id, member_id, Deadline.SESSION, session_timeout_ms)
+        if not revoking:
+            self.cancel(group_id, member_id, Deadline.REVOCATION)
+        elif not self.running(group_id, member_id, Deadline.REVOCATION):
+            timeout_ms = rebalance_timeout_ms if rebalance_timeout_ms > 0 else session_timeout_ms
+            self.start(group_id, member_id, Deadline.REVOCATION, timeout_ms)
 
     def start_if_absent(
         self, group_id: str, member_id: str, kind: Deadline, timeout_ms: int
