@@ -12,7 +12,8 @@ classic registry, which already persists and expires them.
 
 from samsa.coordinator.streams.admin import StreamsGroupAdmin
 from samsa.coordinator.streams.config import StreamsGroupConfig, StreamsSettings
-from samsa.coordinator.streams.manager import HeartbeatResult, StreamsGroupManager
+from samsa.coordinator.streams.heartbeat_response import HeartbeatResult
+from samsa.coordinator.streams.manager import StreamsGroupManager
 
 __all__ = [
     "HeartbeatResult",

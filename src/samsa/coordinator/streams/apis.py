@@ -11,7 +11,8 @@ from __future__ import annotations
 from typing import Any
 
 from samsa.coordinator.streams.admin import StreamsGroupAdmin
-from samsa.coordinator.streams.manager import HeartbeatResult, StreamsGroupManager
+from samsa.coordinator.streams.heartbeat_response import HeartbeatResult
+from samsa.coordinator.streams.manager import StreamsGroupManager
 from samsa.errors import ErrorCode
 
 Body = dict[str, Any]

@@ -14,8 +14,7 @@ Leaving, fencing and the timers are ``lifecycle``'s.
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from typing import Any
 
 from samsa.coordinator.modern.errors import GroupError
@@ -35,31 +34,26 @@ from samsa.coordinator.streams.heartbeat_request import (
     validate,
     with_request,
 )
+from samsa.coordinator.streams.heartbeat_response import (
+    HeartbeatResult,
+    heartbeat_response,
+    status_entry,
+    tasks_text,
+)
 from samsa.coordinator.streams.internal_topics import (
     ASSIGNMENT_DELAYED,
-    SHUTDOWN_APPLICATION,
     STALE_TOPOLOGY,
-    ConfiguredTopology,
-    InternalTopic,
     InvalidTopology,
 )
 from samsa.coordinator.streams.lifecycle import MemberLifecycle
 from samsa.coordinator.streams.reconciliation import FencedMember, Reconciler
-from samsa.coordinator.streams.tasks import TaskSet, task_set_from_request, tasks_to_wire
+from samsa.coordinator.streams.tasks import TaskSet, task_set_from_request
 from samsa.coordinator.streams.topology import StreamsTopology
 from samsa.errors import ErrorCode, KafkaError
 
 log = logging.getLogger("samsa.coordinator")
 
 Body = dict[str, Any]
-
-
-@dataclass(slots=True)
-class HeartbeatResult:
-    """The response, and the internal topics the broker should create for the group."""
-
-    response: Body
-    to_create: Mapping[str, InternalTopic] = field(default_factory=dict)
 
 
 class StreamsGroupManager(MemberLifecycle):
@@ -188,7 +182,7 @@ class StreamsGroupManager(MemberLifecycle):
         topology = self._topology(group, req, changes)
         if topology.epoch > updated.topology_epoch:
             statuses.append(
-                _status(
+                status_entry(
                     STALE_TOPOLOGY,
                     f"The member's topology epoch {updated.topology_epoch} is behind the group's"
                     f" topology epoch {topology.epoch}.",
@@ -240,7 +234,7 @@ class StreamsGroupManager(MemberLifecycle):
             delay = self._initial_delay_left(group, now)
             if delay > 0:
                 statuses.append(
-                    _status(
+                    status_entry(
                         ASSIGNMENT_DELAYED,
                         "Assignment delayed due to the configured initial rebalance delay.",
                     )
@@ -263,7 +257,7 @@ class StreamsGroupManager(MemberLifecycle):
                     "[GroupId %s] Computed a new target assignment for epoch %d: %s.",
                     group_id,
                     group_epoch,
-                    {m: _tasks_text(t) for m, t in sorted(targets.items())},
+                    {m: tasks_text(t) for m, t in sorted(targets.items())},
                 )
 
         # 5. Reconcile the member towards its target.
@@ -289,8 +283,8 @@ class StreamsGroupManager(MemberLifecycle):
                     reconciled.member_epoch,
                     reconciled.previous_member_epoch,
                     reconciled.state.name,
-                    _tasks_text(reconciled.assigned.as_task_set()),
-                    _tasks_text(reconciled.pending_revocation.as_task_set()),
+                    tasks_text(reconciled.assigned.as_task_set()),
+                    tasks_text(reconciled.pending_revocation.as_task_set()),
                 )
         # Decided before the write: replaying it updates ``member`` in place.
         assignment_changed = reconciled.assigned != member.assigned
@@ -305,8 +299,15 @@ class StreamsGroupManager(MemberLifecycle):
         self.schedule(group_id, reconciled)
         if req.get("shutdown_application"):
             self._request_shutdown(group, member_id)
-        return self._response(
-            group, req, assignment_changed, reconciled, configured, statuses, topic_metadata
+        return heartbeat_response(
+            self.settings,
+            group,
+            req,
+            assignment_changed,
+            reconciled,
+            configured,
+            statuses,
+            topic_metadata,
         )
 
     def _topology(
@@ -332,86 +333,6 @@ class StreamsGroupManager(MemberLifecycle):
         if group.topology != topology:
             raise GroupError(ErrorCode.INVALID_REQUEST, "Topology updates are not supported yet.")
         return group.topology
-
-    def _response(
-        self,
-        group: StreamsGroup,
-        req: Body,
-        assignment_changed: bool,
-        member: StreamsMember,
-        configured: ConfiguredTopology,
-        statuses: list[Body],
-        topic_metadata: Mapping[str, tuple[bytes, int]],
-    ) -> HeartbeatResult:
-        group_id = group.group_id
-        lag = self.settings.config.acceptable_recovery_lag
-        response: Body = {
-            "throttle_time_ms": 0,
-            "error_code": 0,
-            "error_message": None,
-            "member_id": member.member_id,
-            "member_epoch": member.member_epoch,
-            "heartbeat_interval_ms": self.settings.heartbeat_interval_ms(group_id),
-            "acceptable_recovery_lag_legacy": min(lag, 2**31 - 1),
-            "task_offset_interval_ms": self.settings.config.task_offset_interval_ms,
-            "acceptable_recovery_lag": lag,
-            "status": None,
-            "active_tasks": None,
-            "standby_tasks": None,
-            "warmup_tasks": None,
-            "topology_description_required": False,
-            "endpoint_information_epoch": group.endpoint_information_epoch,
-            "partitions_by_user_endpoint": None,
-        }
-        if req["member_epoch"] == 0 or assignment_changed:
-            response["active_tasks"] = tasks_to_wire(member.assigned.active_tasks())
-            response["standby_tasks"] = tasks_to_wire(member.assigned.standby)
-            response["warmup_tasks"] = tasks_to_wire(member.assigned.warmup)
-            if member.user_endpoint is not None and assignment_changed:
-                group.endpoint_information_epoch += 1
-                response["endpoint_information_epoch"] = group.endpoint_information_epoch
-        if req.get("endpoint_information_epoch") != group.endpoint_information_epoch:
-            response["partitions_by_user_endpoint"] = target.endpoint_partitions(
-                group, configured, topic_metadata
-            )
-        to_create: Mapping[str, InternalTopic] = {}
-        if configured.error is not None:
-            to_create = configured.to_create
-            statuses.append(_status(configured.error.status, configured.error.message))
-        if group.shutdown_requested_by is not None:
-            statuses.append(
-                _status(
-                    SHUTDOWN_APPLICATION,
-                    f"Streams group member {group.shutdown_requested_by} encountered a fatal error"
-                    " and requested a shutdown for the entire application.",
-                )
-            )
-        if statuses:
-            response["status"] = statuses
-        return HeartbeatResult(response, to_create)
-
-
-def _tasks_text(tasks: TaskSet) -> str:
-    def part(role: str, t: Mapping[str, frozenset[int]]) -> str:
-        return role + "=" + ",".join(f"{s}_{p}" for s in sorted(t) for p in sorted(t[s]))
-
-    return (
-        "["
-        + " ".join(
-            part(r, t)
-            for r, t in (
-                ("active", tasks.active),
-                ("standby", tasks.standby),
-                ("warmup", tasks.warmup),
-            )
-            if t
-        )
-        + "]"
-    )
-
-
-def _status(code: int, detail: str) -> Body:
-    return {"status_code": code, "status_detail": detail}
 
 
 def _epoch_relevant(old: StreamsMember, new: StreamsMember) -> bool:
