@@ -12,7 +12,9 @@ their own (topics, configs, groups, group_offsets, records, cluster, acls,
 transactions, ...), functions that call back into the plumbing of its base,
 ``AdminChannel`` (channel.py: one request to a node within a deadline, the
 controller, a group's coordinator, the brokers, the partitions' leaders),
-through the narrow ``plumbing.AdminPlumbing``.
+through the narrow ``plumbing.AdminPlumbing``.  The security calls (ACLs,
+SCRAM users, delegation tokens) come from the base between the two,
+``SecurityAdmin`` (security_admin.py).
 
 Threading: one application thread at a time; calls are serialised by the
 network client's lock.
@@ -23,7 +25,6 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from samsa.client.admin.families.acls import create_acls, delete_acls, describe_acls
 from samsa.client.admin.families.cluster import describe_cluster
 from samsa.client.admin.families.configs import (
     alter_configs,
@@ -33,13 +34,6 @@ from samsa.client.admin.families.configs import (
 from samsa.client.admin.families.consumer_groups import (
     ConsumerGroupDescription,
     describe_consumer_groups,
-)
-from samsa.client.admin.families.delegation_tokens import (
-    DelegationToken,
-    create_delegation_token,
-    describe_delegation_tokens,
-    expire_delegation_token,
-    renew_delegation_token,
 )
 from samsa.client.admin.families.elections import ElectionType, elect_leaders
 from samsa.client.admin.families.group_offsets import (
@@ -67,10 +61,6 @@ from samsa.client.admin.families.reassignments import (
     list_partition_reassignments,
 )
 from samsa.client.admin.families.records import delete_records, list_offsets
-from samsa.client.admin.families.scram_users import (
-    alter_user_scram_credentials,
-    describe_user_scram_credentials,
-)
 from samsa.client.admin.families.share_groups import (
     ShareGroupDescription,
     alter_share_group_offsets,
@@ -103,20 +93,16 @@ from samsa.client.admin.results import (
     TopicDescription,
 )
 from samsa.client.admin.retry import retry_coordinator_errors
+from samsa.client.admin.security_admin import SecurityAdmin
 from samsa.client.consumer.fetch.offsets import EARLIEST, LATEST
 from samsa.client.consumer.records import OffsetAndMetadata
 from samsa.client.metadata import TopicPartition
 from samsa.errors import KafkaError
-from samsa.protocol.acl import ANY_ACL, AclBinding, AclFilter
-
-__all__ = ["EARLIEST", "LATEST", "Admin"]
-
-from samsa.client.admin.channel import AdminChannel
 
 __all__ = ["EARLIEST", "LATEST", "Admin"]
 
 
-class Admin(AdminChannel):
+class Admin(SecurityAdmin):
     """Kafka's Admin client (see the module doc); ``with Admin(config) as admin:``."""
 
     # -- topics (topics.py) -----------------------------------------------------------
@@ -317,71 +303,12 @@ class Admin(AdminChannel):
     ) -> dict[TopicPartition, PartitionReassignment]:
         return list_partition_reassignments(self, partitions, self._ms(timeout))
 
-    def describe_user_scram_credentials(
-        self, users: Iterable[str] | None = None, timeout: float | None = None
-    ) -> dict[str, dict[str, int]]:
-        """{user: {mechanism: iterations}} of ``users``, or of every SCRAM user."""
-        return describe_user_scram_credentials(self, users, self._ms(timeout))
-
-    def alter_user_scram_credentials(
-        self,
-        upsertions: Mapping[tuple[str, str], tuple[str, int]] | None = None,
-        deletions: Iterable[tuple[str, str]] = (),
-        timeout: float | None = None,
-    ) -> dict[str, KafkaError | None]:
-        """Set {(user, mechanism): (password, iterations)}, delete (user, mechanism)."""
-        return alter_user_scram_credentials(self, upsertions or {}, deletions, self._ms(timeout))
-
-    def create_delegation_token(
-        self,
-        renewers: Iterable[str] = (),
-        owner: str | None = None,
-        max_lifetime_ms: int = -1,
-        timeout: float | None = None,
-    ) -> DelegationToken:
-        """A delegation token of ``owner`` (default: the caller), renewable by
-        ``renewers`` (``User:name``); -1 takes the broker's maximum lifetime."""
-        return create_delegation_token(self, renewers, owner, max_lifetime_ms, self._ms(timeout))
-
-    def renew_delegation_token(
-        self, hmac: bytes, renew_period_ms: int = -1, timeout: float | None = None
-    ) -> int:
-        """Renew the token of ``hmac`` (-1: by the broker's period); its new expiry."""
-        return renew_delegation_token(self, hmac, renew_period_ms, self._ms(timeout))
-
-    def expire_delegation_token(
-        self, hmac: bytes, expiry_time_period_ms: int = -1, timeout: float | None = None
-    ) -> int:
-        """Expire the token of ``hmac`` after the period (negative: now); its expiry."""
-        return expire_delegation_token(self, hmac, expiry_time_period_ms, self._ms(timeout))
-
-    def describe_delegation_tokens(
-        self, owners: Iterable[str] | None = None, timeout: float | None = None
-    ) -> list[DelegationToken]:
-        """The delegation tokens of ``owners`` (default: all the caller may see)."""
-        return describe_delegation_tokens(self, owners, self._ms(timeout))
-
     def describe_topic_configs(
         self, topics: Iterable[str], keys: Iterable[str] | None = None,
         timeout: float | None = None,
     ) -> dict[str, dict[str, str | None]]:  # fmt: skip
         """Configs of many topics in one request: topic -> name -> value."""
         return describe_topic_configs(self, topics, keys, self._ms(timeout))
-
-    def create_acls(self, bindings: Iterable[AclBinding], timeout: float | None = None) -> None:
-        create_acls(self, bindings, self._ms(timeout))
-
-    def describe_acls(
-        self, acl_filter: AclFilter = ANY_ACL, timeout: float | None = None
-    ) -> list[AclBinding]:
-        """The ACLs matching ``acl_filter`` (default: all of them)."""
-        return describe_acls(self, acl_filter, self._ms(timeout))
-
-    def delete_acls(
-        self, filters: Iterable[AclFilter], timeout: float | None = None
-    ) -> list[AclBinding]:
-        """Delete the ACLs each filter matches; the ones deleted."""
-        return delete_acls(self, filters, self._ms(timeout))
 
     def list_transactions(
         self, states: Iterable[str] = (), producer_ids: Iterable[int] = (),

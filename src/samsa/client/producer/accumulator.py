@@ -2,7 +2,8 @@
 
 ``send()`` appends here and returns; the Sender thread asks which brokers have
 something worth sending (``ready``) and takes at most one batch per partition
-per request (``drain``).  This is Kafka's RecordAccumulator:
+per request (``drain``), a policy that lives in ``sendable``.  This is Kafka's
+RecordAccumulator:
 
 * each partition has a deque of ProducerBatch guarded by its own lock, so
   application threads writing to different partitions do not contend;
@@ -27,7 +28,6 @@ import random
 import threading
 from collections import deque
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from samsa.client.errors import ProducerClosedError
@@ -40,12 +40,13 @@ from samsa.client.producer.batch import (
 )
 from samsa.client.producer.buffer_pool import BufferPool
 from samsa.client.producer.future import FutureRecordMetadata
+from samsa.client.producer.sendable import ReadyCheckResult, drain_batches, ready_nodes
 from samsa.protocol.batches.record_builder import RecordHeader as Header
 
 if TYPE_CHECKING:
     from samsa.client.producer.idempotence import TransactionManager
 
-__all__ = ["PartitionQueue", "ReadyCheckResult", "RecordAccumulator"]
+__all__ = ["PartitionQueue", "RecordAccumulator"]
 
 TP = tuple[str, int]
 
@@ -60,13 +61,6 @@ class PartitionQueue:
         self.batches: deque[ProducerBatch] = deque()
         # The batch appends go to while it is ``open`` (the deque's last one).
         self.open_batch: ProducerBatch | None = None
-
-
-@dataclass(slots=True)
-class ReadyCheckResult:
-    ready_nodes: set[int] = field(default_factory=set)
-    next_ready_check_delay_ms: int = 2**31 - 1
-    unknown_leader_topics: set[str] = field(default_factory=set)
 
 
 class RecordAccumulator:
@@ -243,12 +237,6 @@ class RecordAccumulator:
         base = min(self.retry_backoff_max_ms, self.retry_backoff_ms * (2 ** min(attempts - 1, 20)))
         return int(base * self._rng.uniform(0.8, 1.2)) if base else 0
 
-    @staticmethod
-    def _backoff_left(batch: ProducerBatch, now_ms: int) -> int:
-        if not batch.in_retry:
-            return 0
-        return max(0, batch.last_attempt_ms + batch.retry_backoff_ms - now_ms)
-
     def next_expiry_delay_ms(self, now_ms: int) -> int | None:
         """Time until the oldest queued batch passes delivery.timeout.ms (None: nothing
         queued): the Sender must wake for it even when nothing else happens."""
@@ -261,84 +249,25 @@ class RecordAccumulator:
         return max(0, oldest + self.delivery_timeout_ms - now_ms)
 
     def ready(self, cluster: Cluster, now_ms: int) -> ReadyCheckResult:
-        """Nodes with sendable data, and how long until the next one might be."""
-        result = ReadyCheckResult()
+        """Nodes with sendable data, and how long until the next one might be (sendable.py)."""
         exhausted = self.pool.queued() > 0
         force = exhausted or self.closed or self._flushes_in_progress > 0
-        linger = self.linger_ms
-        for tp, q in list(self._queues.items()):
-            dq = q.batches
-            if not dq:
-                continue
-            leader = cluster.leaders.get(tp)
-            if leader is None:
-                result.unknown_leader_topics.add(tp[0])
-                continue
-            if leader in result.ready_nodes or tp in self.muted:
-                continue
-            with q.lock:
-                if not dq:
-                    continue
-                first = dq[0]
-                full = len(dq) > 1 or first.full
-                if first.in_retry:
-                    left = self._backoff_left(first, now_ms)
-                    if left > 0:
-                        result.next_ready_check_delay_ms = min(
-                            result.next_ready_check_delay_ms, left
-                        )
-                        continue
-                    sendable = True
-                else:
-                    waited = now_ms - first.created_ms
-                    sendable = full or force or waited >= linger
-                    if not sendable:
-                        result.next_ready_check_delay_ms = min(
-                            result.next_ready_check_delay_ms, linger - waited
-                        )
-            if sendable:
-                result.ready_nodes.add(leader)
-        return result
+        return ready_nodes(self._queues, cluster, now_ms, self.linger_ms, force, self.muted)
 
     def drain(
         self, cluster: Cluster, nodes: Sequence[int], max_size: int, now_ms: int
     ) -> dict[int, list[ProducerBatch]]:
-        """At most one batch per partition per node, up to ``max_size`` bytes each."""
-        out: dict[int, list[ProducerBatch]] = {}
-        txn = self.txn
-        for node in nodes:
-            parts = cluster.partitions_by_node.get(node)
-            if not parts:
-                continue
-            n = len(parts)
-            start = self._drain_index.get(node, 0) % n
-            self._drain_index[node] = (start + 1) % n
-            size = 0
-            ready: list[ProducerBatch] = []
-            for i in range(n):
-                tp = parts[(start + i) % n]
-                q = self._queues.get(tp)
-                if q is None or not q.batches or tp in self.muted:
-                    continue
-                with q.lock:
-                    dq = q.batches
-                    if not dq:
-                        continue
-                    first = dq[0]
-                    if self._backoff_left(first, now_ms) > 0:
-                        continue
-                    if ready and size + first.size_bytes > max_size:
-                        break
-                    first.seal()  # appends stop before the record count is used
-                    if txn is not None and not txn.prepare_for_drain(tp, first):
-                        continue
-                    dq.popleft()
-                first.drained_ms = now_ms
-                size += first.size_bytes
-                ready.append(first)
-            if ready:
-                out[node] = ready
-        return out
+        """At most one batch per partition per node, up to ``max_size`` bytes each (sendable.py)."""
+        return drain_batches(
+            self._queues,
+            cluster,
+            nodes,
+            max_size,
+            now_ms,
+            drain_index=self._drain_index,
+            muted=self.muted,
+            txn=self.txn,
+        )
 
     def expired_batches(self, now_ms: int) -> list[ProducerBatch]:
         """Remove and return queued batches older than delivery.timeout.ms."""

@@ -41,11 +41,8 @@ from samsa.client.producer.future import (
 from samsa.client.producer.idempotence import TransactionManager
 from samsa.client.producer.partitioner import Partitioner
 from samsa.client.producer.sender import Sender
-from samsa.client.producer.transactions import (
-    TransactionalManager,
-    TransactionStep,
-    TxnClientState,
-)
+from samsa.client.producer.transaction_calls import TransactionCalls
+from samsa.client.producer.transactions import TransactionalManager
 from samsa.errors import ErrorCode, KafkaError
 from samsa.protocol.batches.record_builder import RecordHeader as Header
 
@@ -137,6 +134,15 @@ class Producer:
             guarantee_order=cfg["max.in.flight.requests.per.connection"] == 1,
             transaction_manager=self._txn,
         )
+        self._transactions: TransactionCalls | None = None
+        if isinstance(self._txn, TransactionalManager):
+            self._transactions = TransactionCalls(
+                self._txn,
+                max_block_ms=self._max_block_ms,
+                wakeup=self._sender.wakeup,
+                flush=self.flush,
+                abort_undrained=self._accumulator.abort_undrained,
+            )
         self._closed = False
         # send()'s fast path: keyless records, nothing user-defined to run first.
         self._fast = (
@@ -215,8 +221,8 @@ class Producer:
         """The general path: interceptors, metadata wait, serializers, partitioner, append."""
         if self._closed:
             raise ProducerClosedError("cannot send after the producer is closed")
-        if isinstance(self._txn, TransactionalManager):
-            self._check_in_transaction(self._txn, "send")
+        if self._transactions is not None:
+            self._transactions.check_in_transaction("send")
         if self._interceptors:
             topic, value, key, headers, partition, timestamp = self._on_send(
                 topic, value, key, headers, partition, timestamp
@@ -297,97 +303,35 @@ class Producer:
 
         return on_done
 
-    # -- transactions (transactional.id) ------------------------------------------------
+    # -- transactions (transactional.id; transaction_calls.py) ----------------------------
     def init_transactions(self, timeout: float | None = None) -> None:
         """Get the producer id and epoch of ``transactional.id``, fencing older instances
         (whose open transaction the coordinator aborts)."""
-        txn = self._transactional()
-        self._run_step(txn, txn.init_step(), timeout)
+        self._transactional().init(timeout)
 
     def begin_transaction(self) -> None:
-        txn = self._transactional()
-        if txn.state is not TxnClientState.READY:
-            raise KafkaError(
-                ErrorCode.INVALID_TXN_STATE, f"cannot begin in state {txn.state.value}"
-            )
-        txn.state = TxnClientState.IN_TRANSACTION
+        self._transactional().begin()
 
     def send_offsets_to_transaction(
         self, offsets: Mapping[Any, Any], group: Any, timeout: float | None = None
     ) -> None:
         """Commit a consumer's ``offsets`` (int or OffsetAndMetadata per partition) with
         the transaction; ``group`` is ``Consumer.group_metadata()`` or a group id."""
-        txn = self._transactional()
-        self._check_in_transaction(txn, "send offsets")
-        wanted = {
-            (tp[0], tp[1]): (o, None) if isinstance(o, int) else (o.offset, o.metadata)
-            for tp, o in offsets.items()
-        }
-        if isinstance(group, str):
-            group_id, generation, member, instance = group, -1, "", None
-        else:
-            group_id, generation = group.group_id, group.generation_id
-            member, instance = group.member_id, group.group_instance_id
-        step = txn.offsets_steps(wanted, group_id, generation, member, instance)
-        self._run_step(txn, step, timeout)
+        self._transactional().send_offsets(offsets, group, timeout)
 
     def commit_transaction(self, timeout: float | None = None) -> None:
         """Send what is queued, then commit; a failed send raises and the transaction
         must be aborted."""
-        txn = self._transactional()
-        self._check_in_transaction(txn, "commit")
-        self.flush(timeout)
-        if txn.fatal_error is not None:
-            raise txn.fatal_error
-        if txn.abortable_error is not None:
-            raise KafkaError(
-                ErrorCode.INVALID_TXN_STATE,
-                f"the transaction must be aborted: {txn.abortable_error}",
-            )
-        txn.state = TxnClientState.COMMITTING
-        self._run_step(txn, txn.end_step(commit=True), timeout)
+        self._transactional().commit(timeout)
 
     def abort_transaction(self, timeout: float | None = None) -> None:
         """Drop what is queued, wait for what is in flight, then abort."""
-        txn = self._transactional()
-        if txn.state not in (TxnClientState.IN_TRANSACTION, TxnClientState.ABORTABLE_ERROR):
-            raise KafkaError(
-                ErrorCode.INVALID_TXN_STATE, f"cannot abort in state {txn.state.value}"
-            )
-        txn.state = TxnClientState.ABORTING
-        self._accumulator.abort_undrained(KafkaError(ErrorCode.INVALID_TXN_STATE, "aborted"))
-        self.flush(timeout)
-        self._run_step(txn, txn.end_step(commit=False), timeout)
+        self._transactional().abort(timeout)
 
-    def _transactional(self) -> TransactionalManager:
-        txn = self._txn
-        if not isinstance(txn, TransactionalManager):
+    def _transactional(self) -> TransactionCalls:
+        if self._transactions is None:
             raise KafkaError(ErrorCode.INVALID_TXN_STATE, "the producer has no transactional.id")
-        if txn.fatal_error is not None:
-            raise txn.fatal_error
-        return txn
-
-    @staticmethod
-    def _check_in_transaction(txn: TransactionalManager, what: str) -> None:
-        if txn.fatal_error is not None:
-            raise txn.fatal_error
-        if txn.state is TxnClientState.ABORTABLE_ERROR:
-            raise KafkaError(
-                ErrorCode.INVALID_TXN_STATE,
-                f"cannot {what}: the transaction must be aborted ({txn.abortable_error})",
-            )
-        if txn.state is not TxnClientState.IN_TRANSACTION:
-            raise KafkaError(
-                ErrorCode.INVALID_TXN_STATE,
-                f"cannot {what} in state {txn.state.value}: call begin_transaction() first",
-            )
-
-    def _run_step(
-        self, txn: TransactionalManager, step: TransactionStep, timeout: float | None
-    ) -> None:
-        txn.enqueue(step)
-        self._sender.wakeup()
-        step.wait(self._max_block_ms / 1000 if timeout is None else timeout)
+        return self._transactions
 
     # -- flush / metadata / close ------------------------------------------------------
     def flush(self, timeout: float | None = None) -> None:

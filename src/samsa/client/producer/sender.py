@@ -1,6 +1,7 @@
 """Sender: the producer's background I/O thread (Kafka's Sender).
 
-Each loop: obtain a producer id if idempotence needs one; ask the accumulator
+Each loop: obtain a producer id if idempotence needs one (``producer_id_requests``),
+or send the next transactional step (``txn_sender``); ask the accumulator
 which leaders have sendable data; keep only those whose connection is ready
 (this is where ``max.in.flight.requests.per.connection`` bites); drain at most
 one batch per partition into one Produce request per broker; fail batches past
@@ -36,6 +37,7 @@ from samsa.client.network.network_client import NetworkClient
 from samsa.client.producer.accumulator import RecordAccumulator
 from samsa.client.producer.batch import ProducerBatch
 from samsa.client.producer.idempotence import TransactionManager
+from samsa.client.producer.producer_id_requests import ProducerIdRequests
 from samsa.client.producer.transactions import TransactionalManager
 from samsa.client.producer.txn_sender import TransactionalRequests
 from samsa.errors import ErrorCode, KafkaError
@@ -45,7 +47,6 @@ __all__ = ["Sender"]
 log = logging.getLogger(__name__)
 
 PRODUCE = 0
-INIT_PRODUCER_ID = 22
 
 # Errors after which our idea of who leads the partition is likely stale.
 _INVALIDATES_METADATA = frozenset(
@@ -98,11 +99,13 @@ class Sender:
         self.running = True
         self.forced = False
         self._in_flight_batches: dict[int, ProducerBatch] = {}  # id(batch) -> batch
-        self._txn_requests = (
-            TransactionalRequests(client, transaction_manager, accumulator.retry_backoff_ms)
-            if isinstance(transaction_manager, TransactionalManager)
-            else None
-        )
+        self._txn_requests: TransactionalRequests | None = None
+        self._pid_requests: ProducerIdRequests | None = None
+        backoff_ms = accumulator.retry_backoff_ms
+        if isinstance(transaction_manager, TransactionalManager):
+            self._txn_requests = TransactionalRequests(client, transaction_manager, backoff_ms)
+        elif transaction_manager is not None:
+            self._pid_requests = ProducerIdRequests(client, transaction_manager, backoff_ms)
         self._thread: threading.Thread | None = None
 
     # -- thread lifecycle ------------------------------------------------------------
@@ -153,11 +156,7 @@ class Sender:
                 self._abort_all(txn.fatal_error)
             elif self._txn_requests is not None:
                 self._txn_requests.maybe_send(now)
-            elif (
-                txn.needs_init_producer_id()
-                and now >= txn.retry_after_ms
-                and self._send_init_producer_id(now)
-            ):
+            elif self._pid_requests is not None and self._pid_requests.maybe_send(now):
                 self.client.poll(self.request_timeout_ms, now)
                 return
         timeout = self._send_producer_data(now)
@@ -391,47 +390,3 @@ class Sender:
             self._fail(batch, error, 0)
         for batch in self.accumulator.incomplete_batches():
             self._finish(batch, -1, -1, error)
-
-    # -- idempotence ---------------------------------------------------------------------
-    def _send_init_producer_id(self, now: int) -> bool:
-        """Send InitProducerId to the least loaded node; False if none is ready yet."""
-        txn = self.txn
-        assert txn is not None
-        node = self.client.least_loaded_node(now)
-        if node is None or not self.client.ready(node, now):
-            return False
-        version = self.client.api_version(node, INIT_PRODUCER_ID)
-        if version is None:
-            txn.fail_fatally(
-                KafkaError(ErrorCode.UNSUPPORTED_VERSION, "broker does not support InitProducerId")
-            )
-            return False
-        txn.init_in_flight = True
-        request = ClientRequest(
-            node,
-            INIT_PRODUCER_ID,
-            txn.init_request_body(version),
-            callback=self._handle_init_producer_id,
-            created_ms=now,
-        )
-        self.client.send(request, now)
-        return True
-
-    def _handle_init_producer_id(self, resp: ClientResponse) -> None:
-        txn = self.txn
-        assert txn is not None
-        txn.init_in_flight = False
-        if resp.body is None:
-            # Disconnected: try again after the backoff.
-            txn.retry_after_ms = resp.received_ms + self.accumulator.retry_backoff_ms
-            return
-        code = ErrorCode(resp.body["error_code"])
-        if code is ErrorCode.NONE:
-            txn.set_producer_id_and_epoch(resp.body["producer_id"], resp.body["producer_epoch"])
-        elif code.retriable:
-            log.info("InitProducerId failed with %s; retrying", code.name)
-            txn.retry_after_ms = resp.received_ms + self.accumulator.retry_backoff_ms
-        elif code in (ErrorCode.INVALID_PRODUCER_EPOCH, ErrorCode.PRODUCER_FENCED):
-            txn.producer_id = -1  # start over with a fresh id
-        else:
-            txn.fail_fatally(KafkaError(code, "InitProducerId failed"))

@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any, NamedTuple
 
 from samsa.client.admin.item_errors import item_error
-from samsa.client.admin.plumbing import AdminPlumbing
+from samsa.client.admin.plumbing import AdminPlumbing, TopicsPlumbing
 from samsa.client.consumer.errors import kafka_error
 from samsa.client.errors import KafkaTimeoutError
 from samsa.client.metadata import TopicPartition
@@ -25,7 +25,7 @@ DESCRIBE_LOG_DIRS = 35
 
 
 def describe_log_dirs(
-    admin: AdminPlumbing, topics: list[str] | None, timeout_ms: int
+    admin: TopicsPlumbing, topics: list[str] | None, timeout_ms: int
 ) -> dict[int, dict[TopicPartition, int]]:
     """Broker id -> partition -> bytes on disk (all partitions when ``topics`` is None)."""
     admin._controller(timeout_ms)  # learn every broker

@@ -5,10 +5,11 @@ This is the consumer's hot path, so it does not go through the shared
 fetcher would then copy).  :class:`PartitionRecords` walks only the 61-byte
 batch headers when a response arrives -- enough to know the next fetch offset,
 so the next Fetch goes out before any record is decoded -- and decodes records
-lazily as ``poll()`` drains them, about as many as it asks for.  CRCs are
-checked per batch (crc32c in C) just before its first records are decoded, so
-damage surfaces on the ``poll`` that reaches it, with the position exactly
-after the last record handed out.
+lazily as ``poll()`` drains them, about as many as it asks for.  Each batch
+is opened just before its first records are decoded (``batch_cursor``: CRC,
+aborted transactions and control batches dropped, decompression), so damage
+surfaces on the ``poll`` that reaches it, with the position exactly after the
+last record handed out.
 
 Batches of at least ``record_index.MIN_RECORDS`` records are indexed when
 opened: numpy finds every record's fields at once, and each chunk's keys,
@@ -30,10 +31,6 @@ out, right after the young collection that the new records would otherwise
 trigger, lets an application's records die before a collection sees them.
 Headers are tuples, the shared ``()`` when there are none (as aiokafka hands
 them out), not a fresh list per record.
-
-read_committed: batches of an aborted transaction are dropped from the first
-offset the broker names until that producer's ABORT marker, as Kafka's
-consumer does.  Control batches are never handed out.
 """
 
 from __future__ import annotations
@@ -43,26 +40,12 @@ from collections.abc import Callable
 from typing import Any
 
 from samsa.client.consumer.fetch.aborted import AbortedTransactions
-from samsa.client.consumer.fetch.record_index import (
-    MIN_RECORDS,
-    RecordIndex,
-    index_records,
-    records_between,
-)
+from samsa.client.consumer.fetch.batch_cursor import BatchCursor, complete_batches, open_batch
+from samsa.client.consumer.fetch.record_index import records_between
 from samsa.client.consumer.records import ConsumerRecord
 from samsa.client.metadata import TopicPartition
 from samsa.errors import DecodeError, SamsaError
-from samsa.protocol.batches.compression import Compression, decompress
-from samsa.protocol.batches.record_batch import (
-    BATCH_HEADER_SIZE,
-    COMPRESSION_MASK,
-    CONTROL_MASK,
-    LOG_OVERHEAD,
-    TIMESTAMP_TYPE_MASK,
-    BatchHeader,
-    iter_batches,
-    validate_batch,
-)
+from samsa.protocol.batches.record_batch import BatchHeader
 from samsa.protocol.batches.record_reader import _read_headers
 from samsa.protocol.primitives import read_varint
 
@@ -82,41 +65,6 @@ _ZIGZAG = _PAYLOAD_ZIGZAG[:0x80] + _PAYLOAD_ZIGZAG
 _new_record: Any = tuple.__new__  # ConsumerRecord(...) runs a Python-level __new__
 # Fewer records per chunk would cost more in per-chunk work than GC saves.
 _MIN_CHUNK = 64
-
-
-class _Cursor:
-    """Where decoding stands inside one batch: records are decoded a chunk at a time."""
-
-    __slots__ = (
-        "base_offset",
-        "base_timestamp",
-        "data",
-        "end",
-        "fixed_timestamp",
-        "index",
-        "leader_epoch",
-        "left",
-        "pos",
-        "taken",
-        "timestamp_type",
-    )
-
-    def __init__(
-        self, data: bytes, pos: int, end: int, header: BatchHeader, index: RecordIndex | None
-    ) -> None:
-        self.data = data
-        self.pos = pos
-        self.end = end
-        self.index = index  # every record's field positions, when the batch could be indexed
-        self.taken = 0  # records decoded so far
-        self.left = header.records_count
-        self.base_offset = header.base_offset
-        self.base_timestamp = header.base_timestamp
-        attributes = header.attributes
-        self.fixed_timestamp = header.max_timestamp if attributes & TIMESTAMP_TYPE_MASK else None
-        self.timestamp_type = (attributes >> 3) & 1
-        epoch = header.partition_leader_epoch
-        self.leader_epoch = epoch if epoch >= 0 else None
 
 
 class PartitionRecords:
@@ -166,18 +114,12 @@ class PartitionRecords:
         self._transactions = AbortedTransactions(aborted)  # consumed as batches open
         self._kd = key_deserializer
         self._vd = value_deserializer
-        self._batches = list(iter_batches(data))
+        self._batches, self.next_offset = complete_batches(data, fetch_offset)
         self._next_batch = 0
-        self._cursor: _Cursor | None = None
+        self._cursor: BatchCursor | None = None
         self._records: list[ConsumerRecord] = []
         self._index = 0
         self._error: SamsaError | None = None
-        next_offset = fetch_offset
-        for _pos, header in self._batches:
-            last = header.base_offset + header.last_offset_delta + 1
-            if last > next_offset:
-                next_offset = last
-        self.next_offset = next_offset
 
     def raw(
         self,
@@ -248,7 +190,13 @@ class PartitionRecords:
                     return False
                 pos, header = self._batches[self._next_batch]
                 self._next_batch += 1
-                cursor = self._cursor = self._open_batch(pos, header)
+                data = self._data
+                if not isinstance(data, bytes):
+                    # Records are sliced out as bytes; the columnar path never needs this copy.
+                    data = self._data = bytes(data)
+                cursor = self._cursor = open_batch(
+                    data, pos, header, self._check_crcs, self._transactions
+                )
                 if cursor is None:
                     continue
             records = self._decode_chunk(cursor, max(want, _MIN_CHUNK))
@@ -256,38 +204,7 @@ class PartitionRecords:
                 self._records, self._index = records, 0
                 return True
 
-    def _open_batch(self, pos: int, header: BatchHeader) -> _Cursor | None:
-        """Check a batch and get its records' bytes; None when it has none to hand out."""
-        data = self._data
-        if not isinstance(data, bytes):
-            # Records are sliced out as bytes; the columnar path never needs this copy.
-            data = self._data = bytes(data)
-        if self._check_crcs:
-            validate_batch(data, pos, header)
-        attributes = header.attributes
-        if self._transactions.drops(data, pos, header):
-            return None
-        if attributes & CONTROL_MASK or header.records_count == 0:
-            return None
-        start = pos + BATCH_HEADER_SIZE
-        end = pos + header.batch_length + LOG_OVERHEAD
-        codec = attributes & COMPRESSION_MASK
-        if codec != Compression.NONE:
-            data = decompress(codec, memoryview(data)[start:end])
-            start, end = 0, len(data)
-        count = header.records_count
-        if count < 0:
-            raise DecodeError(f"negative record count {count}")
-        if count > end - start:  # every record takes at least 7 bytes; cheap sanity bound
-            raise DecodeError(f"record count {count} does not fit in {end - start} bytes")
-        index = None
-        if count >= MIN_RECORDS:
-            index = index_records(
-                data, start, end, count, header.base_offset, header.base_timestamp
-            )
-        return _Cursor(data, start, end, header, index)
-
-    def _decode_chunk(self, cursor: _Cursor, want: int) -> list[ConsumerRecord]:
+    def _decode_chunk(self, cursor: BatchCursor, want: int) -> list[ConsumerRecord]:
         """The batch's next ``want`` records (fewer at its end), as ConsumerRecords.
 
         The collector is paused while they are built, and the young collection
@@ -337,16 +254,9 @@ class PartitionRecords:
         finally:
             if gc_enabled:
                 gc.enable()
-        end = cursor.end
-        if pos > end:
-            raise DecodeError(f"records overrun their batch by {pos - end} bytes")
-        cursor.pos = pos
-        cursor.taken += count
-        cursor.left -= count
-        if not cursor.left:
+        if cursor.advance(pos, count):
             self._cursor = None
-            if pos != end:
-                raise DecodeError(f"{end - pos} bytes after the last record of the batch")
+            cursor.check_filled()
         if cursor.base_offset < self._fetch_offset:
             records = [r for r in records if r[2] >= self._fetch_offset]
         if self._kd is not None or self._vd is not None:

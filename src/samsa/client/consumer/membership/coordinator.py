@@ -4,7 +4,8 @@ On top of ``GroupMembership`` this adds what a *consumer* group means: the
 subscription sent in JoinGroup (topics and, for cooperative assignors, the
 partitions owned now), the leader's call into the assignor, applying the
 received assignment with the rebalance listener callbacks, and offsets --
-OffsetCommit / OffsetFetch, synchronous, asynchronous and automatic.
+OffsetCommit / OffsetFetch, synchronous, asynchronous and automatic (the
+messages' shapes are ``offset_requests``'s).
 
 Callbacks: ``on_revoke`` runs before partitions are given up (eager: all of
 them before every rebalance; cooperative: only the ones moved away) and is the
@@ -22,12 +23,22 @@ from typing import Any
 from samsa.client.consumer.assignors import Assignor, build_assignors
 from samsa.client.consumer.errors import CommitFailedError, kafka_error
 from samsa.client.consumer.membership.group import COORDINATOR_ERRORS, GroupMembership, MemberState
+from samsa.client.consumer.membership.offset_requests import (
+    OFFSET_COMMIT,
+    OFFSET_FETCH,
+    commit_error,
+    committed_offsets,
+    normalize_offsets,
+    offset_commit_body,
+    offset_fetch_body,
+    offset_fetch_group,
+)
 from samsa.client.consumer.network import ConsumerNetworkClient, RequestFuture
 from samsa.client.consumer.records import OffsetAndMetadata
 from samsa.client.consumer.subscription import SubscriptionState
 from samsa.client.errors import KafkaTimeoutError
 from samsa.client.metadata import TopicPartition
-from samsa.errors import ErrorCode, KafkaError, SamsaError
+from samsa.errors import ErrorCode, KafkaError
 from samsa.protocol.consumer_protocol import (
     decode_assignment,
     decode_subscription,
@@ -40,8 +51,6 @@ __all__ = ["ConsumerCoordinator", "RebalanceCallback"]
 log = logging.getLogger(__name__)
 
 METADATA = 3
-OFFSET_COMMIT = 8
-OFFSET_FETCH = 9
 
 RebalanceCallback = Callable[[Any, list[TopicPartition]], None]
 CommitCallback = Callable[[dict[TopicPartition, OffsetAndMetadata], BaseException | None], None]
@@ -238,26 +247,14 @@ class ConsumerCoordinator(GroupMembership):
 
     # -- commits ------------------------------------------------------------------------
     def _commit_body(self, offsets: Mapping[TopicPartition, OffsetAndMetadata]) -> dict[str, Any]:
-        topics: dict[str, list[dict[str, Any]]] = {}
-        for tp, om in offsets.items():
-            topics.setdefault(tp.topic, []).append(
-                {
-                    "partition_index": tp.partition,
-                    "committed_offset": om.offset,
-                    "committed_leader_epoch": -1 if om.leader_epoch is None else om.leader_epoch,
-                    "commit_timestamp": -1,
-                    "committed_metadata": om.metadata,
-                }
-            )
         stable = self.state is MemberState.STABLE and self.subscriptions.has_auto_assignment
-        return {
-            "group_id": self.group_id,
-            "generation_id_or_member_epoch": self.generation_id if stable else -1,
-            "member_id": self.member_id if stable else "",
-            "group_instance_id": self.group_instance_id,
-            "retention_time_ms": -1,
-            "topics": [{"name": t, "partitions": ps} for t, ps in topics.items()],
-        }
+        return offset_commit_body(
+            offsets,
+            self.group_id,
+            self.generation_id if stable else -1,
+            self.member_id if stable else "",
+            self.group_instance_id,
+        )
 
     def _send_commit(self, offsets: Mapping[TopicPartition, OffsetAndMetadata]) -> RequestFuture:
         """OffsetCommit; the returned future fails with the first partition error."""
@@ -271,26 +268,22 @@ class ConsumerCoordinator(GroupMembership):
                 self.mark_coordinator_unknown(str(f.exception))
                 result.fail(f.exception)
                 return
-            for t in f.value["topics"]:
-                for p in t["partitions"]:
-                    code = p["error_code"]
-                    if not code:
-                        continue
-                    err = kafka_error(code, f"commit of {t['name']}-{p['partition_index']}")
-                    if err.code in COORDINATOR_ERRORS:
-                        self.mark_coordinator_unknown(str(err))
-                    elif err.code in _FENCED:
-                        if err.code is not ErrorCode.REBALANCE_IN_PROGRESS:
-                            self.reset_generation()
-                        self.request_rejoin("commit fenced")
-                        err = CommitFailedError(
-                            err.code,
-                            "the group rebalanced and the partitions may have moved; "
-                            "records since the last commit will be consumed again",
-                        )
-                    result.fail(err)
-                    return
-            result.complete(None)
+            err = commit_error(f.value)
+            if err is None:
+                result.complete(None)
+                return
+            if err.code in COORDINATOR_ERRORS:
+                self.mark_coordinator_unknown(str(err))
+            elif err.code in _FENCED:
+                if err.code is not ErrorCode.REBALANCE_IN_PROGRESS:
+                    self.reset_generation()
+                self.request_rejoin("commit fenced")
+                err = CommitFailedError(
+                    err.code,
+                    "the group rebalanced and the partitions may have moved; "
+                    "records since the last commit will be consumed again",
+                )
+            result.fail(err)
 
         sent.add_callback(done)
         return result
@@ -299,7 +292,7 @@ class ConsumerCoordinator(GroupMembership):
         self, offsets: Mapping[TopicPartition, OffsetAndMetadata | int], timeout_ms: int
     ) -> None:
         """Commit and wait; retries coordinator moves, raises CommitFailedError when fenced."""
-        normalized = _normalize(offsets)
+        normalized = normalize_offsets(offsets)
         if not normalized:
             return
         deadline = self.client.now_ms() + timeout_ms
@@ -324,7 +317,7 @@ class ConsumerCoordinator(GroupMembership):
         offsets: Mapping[TopicPartition, OffsetAndMetadata | int],
         callback: CommitCallback | None,
     ) -> None:
-        normalized = _normalize(offsets)
+        normalized = normalize_offsets(offsets)
         if self.coordinator_unknown():
             err = KafkaError(ErrorCode.COORDINATOR_NOT_AVAILABLE, "coordinator unknown")
             if callback is not None:
@@ -348,23 +341,7 @@ class ConsumerCoordinator(GroupMembership):
         wanted = [TopicPartition(*tp) for tp in partitions]
         if not wanted:
             return {}
-        topics: dict[str, list[int]] = {}
-        for tp in wanted:
-            topics.setdefault(tp.topic, []).append(tp.partition)
-        topic_list = [{"name": t, "partition_indexes": ps} for t, ps in topics.items()]
-        body = {
-            "group_id": self.group_id,
-            "topics": topic_list,
-            "groups": [
-                {
-                    "group_id": self.group_id,
-                    "member_id": None,
-                    "member_epoch": -1,
-                    "topics": topic_list,
-                }
-            ],
-            "require_stable": False,
-        }
+        body = offset_fetch_body(self.group_id, wanted)
         deadline = self.client.now_ms() + timeout_ms
         while True:
             if not self.ensure_coordinator(deadline):
@@ -376,7 +353,7 @@ class ConsumerCoordinator(GroupMembership):
             except KafkaError as exc:
                 self.mark_coordinator_unknown(str(exc))
                 continue
-            group = resp["groups"][0] if resp.get("groups") else resp
+            group = offset_fetch_group(resp)
             code = group.get("error_code", 0)
             if code:
                 err = kafka_error(code, "OffsetFetch")
@@ -387,20 +364,7 @@ class ConsumerCoordinator(GroupMembership):
                     self.client.poll(self.retry_backoff_ms)
                     continue
                 raise err
-            result: dict[TopicPartition, OffsetAndMetadata | None] = dict.fromkeys(wanted)
-            for t in group["topics"]:
-                for p in t["partitions"]:
-                    if p["error_code"]:
-                        raise kafka_error(p["error_code"], f"OffsetFetch {t['name']}")
-                    tp = TopicPartition(t["name"], p["partition_index"])
-                    if p["committed_offset"] >= 0:
-                        epoch = p.get("committed_leader_epoch", -1)
-                        result[tp] = OffsetAndMetadata(
-                            p["committed_offset"],
-                            p.get("metadata") or "",
-                            epoch if epoch >= 0 else None,
-                        )
-            return result
+            return committed_offsets(group, wanted)
 
     # -- leaving ------------------------------------------------------------------------
     def close_group(self, timeout_ms: int) -> None:
@@ -423,18 +387,3 @@ class ConsumerCoordinator(GroupMembership):
         if self.subscriptions.assignment and self.subscriptions.has_auto_assignment:
             self._invoke(self.on_revoke, list(self.subscriptions.assignment))
         self.maybe_leave_group("the consumer unsubscribed")
-
-
-def _normalize(
-    offsets: Mapping[Any, OffsetAndMetadata | int],
-) -> dict[TopicPartition, OffsetAndMetadata]:
-    out: dict[TopicPartition, OffsetAndMetadata] = {}
-    for tp, value in offsets.items():
-        key = TopicPartition(*tp)
-        if isinstance(value, OffsetAndMetadata):
-            out[key] = value
-        elif isinstance(value, int) and not isinstance(value, bool):
-            out[key] = OffsetAndMetadata(value)
-        else:
-            raise SamsaError(f"offset for {key} must be an int or OffsetAndMetadata")
-    return out
