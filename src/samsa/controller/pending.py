@@ -14,7 +14,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any
 
-from samsa.controller.image.metadata_image import FENCE, UNFENCE, MetadataImage, collision_key
+from samsa.controller.image.broker_replay import FENCE, UNFENCE
+from samsa.controller.image.metadata_image import MetadataImage, collision_key
 from samsa.controller.image.registrations import (
     NO_LEADER,
     BrokerRegistration,

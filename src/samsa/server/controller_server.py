@@ -3,8 +3,9 @@
 Kafka's QuorumController runs every write on one thread; here writes take one
 asyncio lock.  A write computes its records against the committed image,
 appends them through Raft as one batch, waits until the loader has replayed
-them into the image, and only then answers: a client never hears "done" about
-a change a failover could still lose, and the next write sees this one.
+them into the image (``controller_commit``), and only then answers: a client
+never hears "done" about a change a failover could still lose, and the next
+write sees this one.
 
 A node is the active controller when it leads the Raft quorum AND its image
 has caught up with everything written before its epoch (the entry that opened
@@ -28,16 +29,15 @@ from samsa.controller.controller_result import ControllerResult
 from samsa.controller.image.metadata_delta import MetadataDelta
 from samsa.controller.image.metadata_image import MetadataImage
 from samsa.controller.quorum_controller import QuorumController
-from samsa.controller.steps import PARTITIONS_PER_STEP
 from samsa.errors import DecodeError, ErrorCode
 from samsa.eventloop.cancellation import acquire_within, cancel_and_wait
 from samsa.eventloop.held_loop_clock import HeldLoopClock
-from samsa.eventloop.loop_slices import in_slices, run_in_steps
+from samsa.eventloop.loop_slices import run_in_steps
 from samsa.protocol.envelope import RequestOrigin, unwrap_request, wrap_response
-from samsa.protocol.metadata_records import MetadataRecord, encode_metadata_record, make_record
+from samsa.protocol.metadata_records import make_record
 from samsa.raft.driver import RaftDriver
-from samsa.raft.errors import NotLeaderError
 from samsa.server import controller_token_apis as token_apis
+from samsa.server.controller_commit import RecordCommitter
 from samsa.server.metadata.loader import MetadataLoader
 from samsa.server.not_controller import (
     ADD_RAFT_VOTER,
@@ -137,6 +137,7 @@ class ControllerServer:
         self.controller = QuorumController(loader.image, config, random.Random())
         self.controller.features.node_id = node_id
         self._write_lock = asyncio.Lock()
+        self._commits = RecordCommitter(node_id, raft, loader, self._deactivate)
         self._epoch_start: int | None = None
         self._active = False
         self._poll_task: asyncio.Task[None] | None = None
@@ -163,7 +164,7 @@ class ControllerServer:
             # The previous controller died inside a write: end it as aborted, so
             # no node ever applies its first half.
             log.warning("controller: aborting the transaction the previous controller left open")
-            if not await self._commit_raw(
+            if not await self._commits.append_and_wait(
                 [make_record("AbortTransactionRecord", reason="failover")]
             ):
                 return
@@ -171,7 +172,7 @@ class ControllerServer:
             self._clock_task = self._held_loop_clock.start()
         self.controller.activate(self._clock())
         seeds = self.controller.scram.seed_records(self._config.scram_seeds)
-        if seeds and not await self._commit(seeds):
+        if seeds and not await self._commits.commit(seeds):
             return
         self._active = True
         log.info("node %d is the active controller (epoch %d)", self.node_id, epoch)
@@ -293,7 +294,7 @@ class ControllerServer:
                 result = token_apis.run(controller, api_key, body, origin)
             else:
                 raise ValueError(f"api key {api_key} is not a controller API")
-            if not await self._commit_result(result):
+            if not await self._commits.commit_result(result):
                 return not_controller_response(api_key, body)
         return result.response or {}
 
@@ -324,7 +325,7 @@ class ControllerServer:
             if not self.is_active():
                 return not_controller_response(BROKER_HEARTBEAT, body)
             result = self.controller.broker_heartbeat(body, self._clock())
-            if not await self._commit_result(result):
+            if not await self._commits.commit_result(result):
                 return not_controller_response(BROKER_HEARTBEAT, body)
         finally:
             self._write_lock.release()
@@ -351,63 +352,6 @@ class ControllerServer:
             )
         return wire.encode_response(api_key, version, response, self._raft.listener_name)
 
-    async def _commit_result(self, result: ControllerResult) -> bool:
-        """Commit ``result``'s records: in one transaction if it is atomic, else
-        as they are, so that every node's loader may replay them a step at a
-        time (metadata_loader.RECORDS_PER_STEP) and serve requests in between.
-
-        Safe because a non-atomic result's records each stand alone (see
-        ControllerResult): a reader between two steps sees some partitions
-        already moved and others not yet, every one of them in a state the
-        controller wrote whole; and a failover before the last of them
-        commits loses only the rest, which the next controller computes again
-        from the image."""
-        if result.atomic:
-            return await self._commit(result.records)
-        if not result.records:
-            return True
-        return await self._append_and_wait(result.records)
-
-    async def _commit_raw(self, records: list[MetadataRecord]) -> bool:
-        return await self._append_and_wait(records)
-
-    async def _commit(self, records: list[MetadataRecord]) -> bool:
-        """Append, wait for the loader to apply; False if leadership was lost."""
-        if not records:
-            return True
-        if len(records) > 1:
-            # One write, several records: a transaction, so every node applies it
-            # whole or (cut short by a failover, then aborted) not at all.
-            records = [
-                make_record("BeginTransactionRecord"),
-                *records,
-                make_record("EndTransactionRecord"),
-            ]
-        return await self._append_and_wait(records)
-
-    async def _append_and_wait(self, records: list[MetadataRecord]) -> bool:
-        payloads: list[bytes] = []
-        async for part in in_slices(records, PARTITIONS_PER_STEP):
-            # Encoded a slice at a time: a thousand records are ~10 ms of the loop.
-            payloads.extend(encode_metadata_record(record) for record in part)
-        try:
-            last = self._raft.append(payloads)
-        except NotLeaderError:
-            self._deactivate()
-            return False
-        epoch = self._raft.epoch
-        waiting = asyncio.ensure_future(self._loader.wait_applied(last))
-        while not waiting.done():
-            changed = asyncio.ensure_future(self._raft.wait_leader_change())
-            await asyncio.wait({waiting, changed}, return_when=asyncio.FIRST_COMPLETED)
-            changed.cancel()
-            if not waiting.done() and (
-                self._raft.leader_id != self.node_id or self._raft.epoch != epoch
-            ):
-                waiting.cancel()
-                return False
-        return True
-
     async def _poll_loop(self) -> None:
         while True:
             await asyncio.sleep(POLL_INTERVAL_MS / 1000)
@@ -420,7 +364,7 @@ class ControllerServer:
                     result: ControllerResult = self.controller.poll(
                         self._clock(), token_apis.wall_ms()
                     )
-                    await self._commit_result(result)
+                    await self._commits.commit_result(result)
             except asyncio.CancelledError:
                 raise
             except Exception:

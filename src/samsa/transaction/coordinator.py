@@ -5,7 +5,8 @@ placement, ``partitioning.partition_for``); the leader of that partition is
 its coordinator and keeps its state in memory, rebuilt from the log when it
 becomes leader (:meth:`load`).  Every change is written to the log before it
 is kept or answered, so a new coordinator finds exactly what the old one
-acknowledged.
+acknowledged: that state and its log are :mod:`state_manager`'s, the
+decisions over them (one lock per id) this module's.
 
 A commit or abort is Kafka's two phases: ``PrepareCommit``/``PrepareAbort`` is
 written (after that the outcome is decided, whatever crashes), then a marker
@@ -27,18 +28,12 @@ import logging
 import time
 from collections.abc import Callable, Iterable
 
-from samsa.coordinator.partitioning import partition_for
-from samsa.errors import DecodeError, ErrorCode, KafkaError
-from samsa.protocol.internal_records.transaction_records import (
-    decode_transaction_key,
-    decode_transaction_value,
-    encode_transaction_key,
-    encode_transaction_value,
-)
+from samsa.errors import ErrorCode, KafkaError
 from samsa.transaction.completion import MarkerCompletion
 from samsa.transaction.config import TransactionConfig
 from samsa.transaction.epoch_bump import completed, decide_end_txn_v2, epoch_exhausted
 from samsa.transaction.metadata import MAX_EPOCH, TransactionMetadata, TxnState
+from samsa.transaction.state_manager import TransactionStateManager
 from samsa.transaction.store import MarkerWriter, ProducerIdSource, TransactionStore
 
 log = logging.getLogger("samsa.transaction")
@@ -47,7 +42,6 @@ __all__ = ["TransactionCoordinator"]
 
 TopicPartition = tuple[str, int]
 S = TxnState
-_NOT_COORDINATOR = frozenset({ErrorCode.NOT_LEADER_OR_FOLLOWER, ErrorCode.KAFKA_STORAGE_ERROR})
 
 
 def _wall_clock_ms() -> int:
@@ -64,80 +58,45 @@ class TransactionCoordinator:
         *,
         time_ms: Callable[[], int] = _wall_clock_ms,
     ) -> None:
-        self.store = store
         self.config = config
         self.time_ms = time_ms
         self._allocate = allocate_producer_id
-        self._txns: dict[str, TransactionMetadata] = {}
-        self._owned: dict[int, int] = {}  # partition -> coordinator epoch
-        self._loading: set[int] = set()
+        self.state = TransactionStateManager(store, config.num_partitions)
         self._locks: dict[str, asyncio.Lock] = {}
         self.completion = MarkerCompletion(markers, self._complete, config.marker_retry_backoff_ms)
 
-    # ------------------------------------------------------------ ownership
+    # ------------------------------------------------------------ ownership (state_manager)
     def partition_for(self, transactional_id: str) -> int:
-        return partition_for(transactional_id, self.config.num_partitions)
+        return self.state.partition_for(transactional_id)
 
     def owns(self, partition: int) -> bool:
-        return partition in self._owned
+        return self.state.owns(partition)
 
     def is_loading(self, partition: int) -> bool:
-        return partition in self._loading
+        return self.state.is_loading(partition)
 
     def coordinator_error(self, transactional_id: str) -> ErrorCode | None:
         """NOT_COORDINATOR or COORDINATOR_LOAD_IN_PROGRESS unless this coordinator serves the id."""
-        partition = self.partition_for(transactional_id)
-        if partition in self._loading:
-            return ErrorCode.COORDINATOR_LOAD_IN_PROGRESS
-        if partition not in self._owned:
-            return ErrorCode.NOT_COORDINATOR
-        return None
+        return self.state.coordinator_error(transactional_id)
 
     async def load(self, partition: int, coordinator_epoch: int) -> None:
         """Rebuild the partition's transactional ids; finish transactions left prepared."""
-        if partition in self._owned or partition in self._loading:
-            return
-        self._loading.add(partition)
-        loaded: dict[str, TransactionMetadata] = {}
-        try:
-            for n, (key, value) in enumerate(self.store.read(partition), 1):
-                try:
-                    transactional_id = decode_transaction_key(key)
-                    if value is None:
-                        loaded.pop(transactional_id, None)
-                    else:
-                        loaded[transactional_id] = TransactionMetadata.from_record(
-                            transactional_id, decode_transaction_value(value)
-                        )
-                except (DecodeError, ValueError) as exc:
-                    log.warning("skipping undecodable __transaction_state record: %s", exc)
-                if n % 1000 == 0:
-                    await asyncio.sleep(0)
-        finally:
-            self._loading.discard(partition)
-        self._txns.update(loaded)
-        self._owned[partition] = max(coordinator_epoch, 0)
-        for meta in loaded.values():
-            if meta.state.is_prepare:
-                self.completion.start(meta, self._owned[partition])
-        log.info("loaded %d transactional ids of __transaction_state-%d", len(loaded), partition)
+        for meta in await self.state.load(partition, coordinator_epoch):
+            self.completion.start(meta, self.state.coordinator_epoch(meta))
 
     def unload(self, partition: int) -> None:
-        self._owned.pop(partition, None)
-        for transactional_id in [t for t in self._txns if self.partition_for(t) == partition]:
-            del self._txns[transactional_id]
+        self.state.unload(partition)
         self.completion.cancel_partition(partition, self.partition_for)
 
     async def shutdown(self) -> None:
         await self.completion.cancel_all()
         await self.completion.markers.close()
 
-    # ------------------------------------------------------------ queries
     def transactions(self) -> list[TransactionMetadata]:
-        return list(self._txns.values())
+        return self.state.transactions()
 
     def get(self, transactional_id: str) -> TransactionMetadata | None:
-        return self._txns.get(transactional_id)
+        return self.state.get(transactional_id)
 
     # ------------------------------------------------------------ InitProducerId
     async def init_producer_id(
@@ -174,7 +133,7 @@ class TransactionCoordinator:
         self, transactional_id: str, timeout_ms: int, producer_id: int, producer_epoch: int
     ) -> tuple[ErrorCode, int, int] | None:
         """The answer, or None while a transaction of the id is being completed."""
-        meta = self._txns.get(transactional_id)
+        meta = self.state.get(transactional_id)
         if meta is None:
             pid = await self._allocate()
             meta = TransactionMetadata(transactional_id, pid, -1, timeout_ms, S.EMPTY)
@@ -192,7 +151,7 @@ class TransactionCoordinator:
                 state=S.PREPARE_ABORT, last_update_ms=self.time_ms()
             )
             await self._persist(prepared)
-            self.completion.start(prepared, self._epoch_of(meta))
+            self.completion.start(prepared, self.state.coordinator_epoch(meta))
             return None
         bumped = await self._bump_epoch(meta)
         ready = bumped.but(
@@ -226,7 +185,7 @@ class TransactionCoordinator:
         if error is not None:
             return error
         async with self._lock(transactional_id):
-            meta = self._txns.get(transactional_id)
+            meta = self.state.get(transactional_id)
             error = self._check_producer(meta, producer_id, producer_epoch)
             if error is not None:
                 return error
@@ -238,7 +197,7 @@ class TransactionCoordinator:
                 return ErrorCode.NONE
             now = self.time_ms()
             start = meta.start_ms if meta.state is S.ONGOING else now
-            return await self._persist_or_error(
+            return await self.state.write(
                 meta.but(
                     state=S.ONGOING,
                     partitions=meta.partitions | wanted if meta.state is S.ONGOING else wanted,
@@ -257,7 +216,7 @@ class TransactionCoordinator:
         """KIP-890 verification for a partition leader (AddPartitionsToTxn v4
         ``verify_only``): is each partition in the producer's open transaction?"""
         wanted = list(partitions)
-        meta = self._txns.get(transactional_id)
+        meta = self.state.get(transactional_id)
         code = self.coordinator_error(transactional_id) or self._check_producer(
             meta, producer_id, producer_epoch
         )
@@ -292,7 +251,7 @@ class TransactionCoordinator:
         if error is not None:
             return error, -1, -1
         async with self._lock(transactional_id):
-            meta = self._txns.get(transactional_id)
+            meta = self.state.get(transactional_id)
             if meta is not None and self.completion.busy(transactional_id):
                 return ErrorCode.CONCURRENT_TRANSACTIONS, -1, -1
             next_pid = -1
@@ -308,18 +267,18 @@ class TransactionCoordinator:
             if decision.prepared is None:
                 return decision.error, decision.producer_id, decision.producer_epoch
             assert meta is not None
-            error = await self._persist_or_error(decision.prepared)
+            error = await self.state.write(decision.prepared)
             if error is not ErrorCode.NONE:
                 return error, -1, -1
             # Decided: the markers follow even if this coordinator dies now.
-            self.completion.start(decision.prepared, self._epoch_of(meta))
+            self.completion.start(decision.prepared, self.state.coordinator_epoch(meta))
         await self.completion.wait(transactional_id, self.config.end_txn_wait_ms / 1000)
         return ErrorCode.NONE, decision.producer_id, decision.producer_epoch
 
     async def _end_txn(
         self, transactional_id: str, producer_id: int, producer_epoch: int, commit: bool
     ) -> ErrorCode:
-        meta = self._txns.get(transactional_id)
+        meta = self.state.get(transactional_id)
         error = self._check_producer(meta, producer_id, producer_epoch)
         if error is not None:
             return error
@@ -330,10 +289,10 @@ class TransactionCoordinator:
                 state=S.PREPARE_COMMIT if commit else S.PREPARE_ABORT,
                 last_update_ms=self.time_ms(),
             )
-            error = await self._persist_or_error(prepared)
+            error = await self.state.write(prepared)
             if error is ErrorCode.NONE:
                 # Decided: the markers follow even if this coordinator dies now.
-                self.completion.start(prepared, self._epoch_of(meta))
+                self.completion.start(prepared, self.state.coordinator_epoch(meta))
             return error
         if state in (S.COMPLETE_COMMIT, S.COMPLETE_ABORT):
             done_commit = state is S.COMPLETE_COMMIT
@@ -356,17 +315,10 @@ class TransactionCoordinator:
     async def abort_timed_out(self, now_ms: int | None = None) -> int:
         """Abort (fencing the producer with a bumped epoch) transactions open past their timeout."""
         now = self.time_ms() if now_ms is None else now_ms
-        expired = [
-            m
-            for m in self._txns.values()
-            if m.state is S.ONGOING
-            and m.start_ms + m.timeout_ms < now
-            and self.owns(self.partition_for(m.transactional_id))
-        ]
         aborted = 0
-        for meta in expired:
+        for meta in self.state.timed_out(now):
             async with self._lock(meta.transactional_id):
-                current = self._txns.get(meta.transactional_id)
+                current = self.state.get(meta.transactional_id)
                 if current is None or current.state is not S.ONGOING:
                     continue
                 log.info(
@@ -377,8 +329,8 @@ class TransactionCoordinator:
                 )
                 bumped = await self._bump_epoch(current)
                 prepared = bumped.but(state=S.PREPARE_ABORT, last_update_ms=now)
-                if await self._persist_or_error(prepared) is ErrorCode.NONE:
-                    self.completion.start(prepared, self._epoch_of(current))
+                if await self.state.write(prepared) is ErrorCode.NONE:
+                    self.completion.start(prepared, self.state.coordinator_epoch(current))
                     aborted += 1
         return aborted
 
@@ -388,25 +340,16 @@ class TransactionCoordinator:
         now = self.time_ms() if now_ms is None else now_ms
         idle = [
             m
-            for m in self._txns.values()
-            if m.state in (S.EMPTY, S.COMPLETE_COMMIT, S.COMPLETE_ABORT)
-            and m.last_update_ms + self.config.id_expiration_ms < now
-            and not self.completion.busy(m.transactional_id)
+            for m in self.state.idle(now, self.config.id_expiration_ms)
+            if not self.completion.busy(m.transactional_id)
         ]
         expired = 0
         for meta in idle:
             async with self._lock(meta.transactional_id):
-                if self._txns.get(meta.transactional_id) is not meta:
+                if self.state.get(meta.transactional_id) is not meta:
                     continue  # used meanwhile
-                partition = self.partition_for(meta.transactional_id)
-                try:
-                    await self.store.append(
-                        partition, [(encode_transaction_key(meta.transactional_id), None)]
-                    )
-                except KafkaError as exc:
-                    log.warning("expiring %r failed: %s", meta.transactional_id, exc)
+                if not await self.state.forget(meta):
                     continue
-                del self._txns[meta.transactional_id]
                 self._locks.pop(meta.transactional_id, None)
                 expired += 1
         return expired
@@ -415,35 +358,15 @@ class TransactionCoordinator:
     async def _complete(self, meta: TransactionMetadata) -> None:
         """After the markers: CompleteCommit/CompleteAbort (called by the completion)."""
         async with self._lock(meta.transactional_id):
-            current = self._txns.get(meta.transactional_id)
+            current = self.state.get(meta.transactional_id)
             if current is None or not current.state.is_prepare:
                 return
-            await self._persist_or_error(completed(current, self.time_ms()))
+            await self.state.write(completed(current, self.time_ms()))
 
     async def _persist(self, meta: TransactionMetadata) -> None:
-        code = await self._persist_or_error(meta)
+        code = await self.state.write(meta)
         if code is not ErrorCode.NONE:
             raise KafkaError(code, f"could not write the state of {meta.transactional_id!r}")
-
-    async def _persist_or_error(self, meta: TransactionMetadata) -> ErrorCode:
-        partition = self.partition_for(meta.transactional_id)
-        record = (
-            encode_transaction_key(meta.transactional_id),
-            encode_transaction_value(meta.to_record(), meta.record_version),
-        )
-        try:
-            await self.store.append(partition, [record])
-        except KafkaError as exc:
-            log.warning("writing %r to __transaction_state failed: %s", meta.transactional_id, exc)
-            if exc.code in _NOT_COORDINATOR:
-                return ErrorCode.NOT_COORDINATOR
-            return ErrorCode.COORDINATOR_NOT_AVAILABLE
-        if partition in self._owned:
-            self._txns[meta.transactional_id] = meta
-        return ErrorCode.NONE
-
-    def _epoch_of(self, meta: TransactionMetadata) -> int:
-        return self._owned.get(self.partition_for(meta.transactional_id), 0)
 
     def _lock(self, transactional_id: str) -> asyncio.Lock:
         lock = self._locks.get(transactional_id)

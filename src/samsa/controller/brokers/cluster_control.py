@@ -31,7 +31,8 @@ from samsa.controller.brokers.broker_heartbeats import BrokerControlState, Broke
 from samsa.controller.brokers.directory_assignment import take_offline_dirs_out
 from samsa.controller.controller_config import ControllerConfig
 from samsa.controller.controller_result import ControllerResult
-from samsa.controller.image.metadata_image import FENCE, UNFENCE, MetadataImage
+from samsa.controller.image.broker_replay import FENCE, UNFENCE
+from samsa.controller.image.metadata_image import MetadataImage
 from samsa.controller.image.registrations import BrokerRegistration
 from samsa.controller.partitions.replication_control import ReplicationControl
 from samsa.controller.pending import PendingChanges

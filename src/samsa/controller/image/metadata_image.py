@@ -4,9 +4,10 @@ What the image holds: topics (name, id, partitions), brokers (registrations),
 configs per (resource type, resource name), client quotas per entity, the next
 producer id, feature levels, SCRAM credentials (``scram_image``), ACLs,
 delegation tokens (``delegation_token_image``), and the offset and epoch of
-the last record applied.  ``replay`` is the only mutator;
-every node (controller or broker) builds the same image from the same
-committed records, so there is nothing else to keep in sync.
+the last record applied.  ``replay`` is the only mutator (the broker lifecycle
+records through ``broker_replay``); every node (controller or broker) builds
+the same image from the same committed records, so there is nothing else to
+keep in sync.
 
 Why it is mutable, unlike Kafka's immutable ``MetadataImage``: a cluster holds
 100,000 partitions and a batch touches a handful; copying the maps per batch is
@@ -30,9 +31,11 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
+from samsa.controller.image import broker_replay
+from samsa.controller.image.broker_replay import BrokerReplay, BrokerReplayError
 from samsa.controller.image.brokers_to_isrs import BrokersToIsrs
 from samsa.controller.image.delegation_token_image import DelegationTokenImage
 from samsa.controller.image.registrations import (
@@ -50,9 +53,6 @@ log = logging.getLogger(__name__)
 RESOURCE_TOPIC = 2
 RESOURCE_BROKER = 4
 RESOURCE_GROUP = 32
-
-FENCE = 1
-UNFENCE = -1
 
 
 class MetadataReplayError(ValueError):
@@ -89,16 +89,16 @@ class MetadataImage:
             "PartitionChangeRecord": self._replay_partition_change,
             "RemoveTopicRecord": self._replay_remove_topic,
             "ConfigRecord": self._replay_config,
-            "RegisterBrokerRecord": self._replay_register_broker,
-            "UnregisterBrokerRecord": self._replay_unregister_broker,
-            "FenceBrokerRecord": self._replay_fence_broker,
-            "UnfenceBrokerRecord": self._replay_unfence_broker,
-            "BrokerRegistrationChangeRecord": self._replay_broker_change,
+            "RegisterBrokerRecord": self._on_brokers(broker_replay.replay_register),
+            "UnregisterBrokerRecord": self._on_brokers(broker_replay.replay_unregister),
+            "FenceBrokerRecord": self._on_brokers(broker_replay.replay_fence),
+            "UnfenceBrokerRecord": self._on_brokers(broker_replay.replay_unfence),
+            "BrokerRegistrationChangeRecord": self._on_brokers(broker_replay.replay_change),
             "ProducerIdsRecord": self._replay_producer_ids,
             "FeatureLevelRecord": self._replay_feature_level,
             "NoOpRecord": self._replay_noop,
-            "UserScramCredentialRecord": self._replay_scram(ScramImage.replay_upsert),
-            "RemoveUserScramCredentialRecord": self._replay_scram(ScramImage.replay_remove),
+            "UserScramCredentialRecord": lambda body: self.scram.replay_upsert(body),
+            "RemoveUserScramCredentialRecord": lambda body: self.scram.replay_remove(body),
             "AccessControlEntryRecord": self._replay_acl,
             "RemoveAccessControlEntryRecord": self._replay_remove_acl,
             "ClientQuotaRecord": self._replay_client_quota,
@@ -142,7 +142,11 @@ class MetadataImage:
         handler = self._handlers.get(record.name)
         if handler is None:
             raise MetadataReplayError(f"unknown metadata record {record.name!r}")
-        handler(record.body)
+        try:
+            handler(record.body)
+        except (BrokerReplayError, ScramReplayError) as exc:
+            # The parts' own errors (broker_replay, scram_image), as the image's.
+            raise MetadataReplayError(str(exc)) from None
         self.last_offset = self.last_offset + 1 if offset is None else offset
         if epoch > self.last_epoch:
             self.last_epoch = epoch
@@ -150,6 +154,9 @@ class MetadataImage:
     def replay_all(self, records: list[MetadataRecord]) -> None:
         for record in records:
             self.replay(record)
+
+    def _on_brokers(self, replay: BrokerReplay) -> Callable[[Mapping[str, Any]], None]:
+        return lambda body: replay(self.brokers, body)
 
     def _replay_acl(self, body: Mapping[str, Any]) -> None:
         acl_id = bytes(body["id"])
@@ -272,61 +279,6 @@ class MetadataImage:
         key = (body["resource_type"], body["resource_name"])
         _set_or_remove(self.configs, key, body["name"], body.get("value"))
 
-    def _replay_register_broker(self, body: Mapping[str, Any]) -> None:
-        registration = BrokerRegistration.from_record(body)
-        previous = self.brokers.get(registration.id)
-        self.brokers[registration.id] = registration
-        if previous is None:
-            log.info("registered broker %d at epoch %d", registration.id, registration.epoch)
-        else:
-            log.info(
-                "re-registered broker %d at epoch %d (was epoch %d)",
-                registration.id,
-                registration.epoch,
-                previous.epoch,
-            )
-
-    def _broker(self, broker_id: int, epoch: int, what: str) -> BrokerRegistration:
-        registration = self.brokers.get(broker_id)
-        if registration is None:
-            raise MetadataReplayError(f"{what} for unregistered broker {broker_id}")
-        if registration.epoch != epoch:
-            raise MetadataReplayError(
-                f"{what} for broker {broker_id} at epoch {epoch}, but its registration "
-                f"has epoch {registration.epoch}"
-            )
-        return registration
-
-    def _replay_unregister_broker(self, body: Mapping[str, Any]) -> None:
-        self._broker(body["broker_id"], body["broker_epoch"], "UnregisterBrokerRecord")
-        del self.brokers[body["broker_id"]]
-        log.info("unregistered broker %d", body["broker_id"])
-
-    def _replay_fence_broker(self, body: Mapping[str, Any]) -> None:
-        registration = self._broker(body["id"], body["epoch"], "FenceBrokerRecord")
-        self.brokers[registration.id] = replace(registration, fenced=True)
-
-    def _replay_unfence_broker(self, body: Mapping[str, Any]) -> None:
-        registration = self._broker(body["id"], body["epoch"], "UnfenceBrokerRecord")
-        self.brokers[registration.id] = replace(registration, fenced=False)
-
-    def _replay_broker_change(self, body: Mapping[str, Any]) -> None:
-        registration = self._broker(
-            body["broker_id"], body["broker_epoch"], "BrokerRegistrationChangeRecord"
-        )
-        fencing = body.get("fenced", 0)
-        shutdown = body.get("in_controlled_shutdown", 0)
-        if fencing not in (FENCE, UNFENCE, 0) or shutdown not in (0, 1):
-            raise MetadataReplayError(
-                f"BrokerRegistrationChangeRecord for broker {registration.id} has fenced="
-                f"{fencing}, in_controlled_shutdown={shutdown}"
-            )
-        fenced = registration.fenced if fencing == 0 else fencing == FENCE
-        in_shutdown = registration.in_controlled_shutdown or shutdown == 1
-        self.brokers[registration.id] = replace(
-            registration, fenced=fenced, in_controlled_shutdown=in_shutdown
-        )
-
     def _replay_producer_ids(self, body: Mapping[str, Any]) -> None:
         next_id = body["next_producer_id"]
         if next_id <= self.next_producer_id:
@@ -344,17 +296,6 @@ class MetadataImage:
 
     def _replay_noop(self, body: Mapping[str, Any]) -> None:
         pass
-
-    def _replay_scram(
-        self, apply: Callable[[ScramImage, Mapping[str, Any]], None]
-    ) -> Callable[[Mapping[str, Any]], None]:
-        def replay(body: Mapping[str, Any]) -> None:
-            try:
-                apply(self.scram, body)
-            except ScramReplayError as exc:
-                raise MetadataReplayError(str(exc)) from None
-
-        return replay
 
     def _replay_client_quota(self, body: Mapping[str, Any]) -> None:
         entity = make_entity([(e["entity_type"], e["entity_name"]) for e in body["entity"]])

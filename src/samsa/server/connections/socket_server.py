@@ -7,7 +7,8 @@ be answered at once (most produce and metadata calls) are answered inline from
 fetch, a group join) parks the connection's queue until its response is written.
 
 A malformed or oversized frame closes only that connection, with a log line;
-every other connection carries on.
+every other connection carries on.  How a response's bytes and file regions
+leave (sendfile) is ``response_writer``'s.
 """
 
 from __future__ import annotations
@@ -15,25 +16,21 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import os
 import socket
 import time
 from collections import deque
 from collections.abc import Awaitable, Callable
 from types import CoroutineType
-from typing import IO, Any, cast
+from typing import Any, cast
 
 from samsa.security.principal import ANONYMOUS, KafkaPrincipal
 from samsa.server.connections import eager
 from samsa.server.connections.connection_quotas import Admission, ConnectionQuotas
 from samsa.server.connections.framing import FrameReader, FrameTooLarge
+from samsa.server.connections.response_writer import write_response
 
 log = logging.getLogger("samsa.server")
 
-
-# Below this size a region is cheaper to pread and write than to sendfile
-# (sendfile waits for the transport's buffer to drain first).
-SENDFILE_MIN_BYTES = 64 * 1024
 
 # A handler returns output chunks, None (no response, e.g. acks=0), or an awaitable of either.
 Result = list[Any] | None
@@ -253,48 +250,9 @@ class Connection(asyncio.BufferedProtocol):
         self._process()
 
     def write(self, chunks: list[Any]) -> Awaitable[None] | None:
-        """Write a response; large file regions go out with ``os.sendfile``.
-
-        Returns an awaitable when a region is being sent zero-copy (the
-        connection stays busy until it completes, keeping responses in order),
-        or None when everything was handed to the transport at once.
-        """
-        if self._closed or self.transport is None:
-            return None
-        out = []
-        for chunk in chunks:
-            if isinstance(chunk, (bytes, bytearray, memoryview)):
-                out.append(chunk)
-            elif len(chunk) >= SENDFILE_MIN_BYTES and self.server.use_sendfile:
-                return self._write_with_sendfile(chunks)
-            else:
-                out.append(chunk.read_bytes())
-        self.transport.writelines(out)
-        return None
-
-    async def _write_with_sendfile(self, chunks: list[Any]) -> None:
-        loop = asyncio.get_running_loop()
-        pending: list[bytes | bytearray | memoryview] = []
-        for chunk in chunks:
-            if self._closed or self.transport is None:
-                return
-            if isinstance(chunk, (bytes, bytearray, memoryview)):
-                pending.append(chunk)
-            elif len(chunk) < SENDFILE_MIN_BYTES:
-                pending.append(chunk.read_bytes())
-            else:
-                if pending:
-                    self.transport.writelines(pending)
-                    pending = []
-                await loop.sendfile(
-                    self.transport,
-                    cast(IO[bytes], _RegionFile(chunk)),
-                    chunk.position,
-                    len(chunk),
-                    fallback=True,
-                )
-        if pending and not self._closed and self.transport is not None:
-            self.transport.writelines(pending)
+        """Write a response (``response_writer``): an awaitable while a file
+        region is still being sent zero-copy, else None."""
+        return write_response(self, chunks, self.server.use_sendfile)
 
     def close_after_failed_authentication(self, reason: str) -> None:
         """Kafka's delayed close: log now, hang up after
@@ -317,35 +275,6 @@ class Connection(asyncio.BufferedProtocol):
             self._queue.clear()
             if self.transport is not None:
                 self.transport.close()
-
-
-class _RegionFile:
-    """File-like view of a FileRegion for ``loop.sendfile``.
-
-    Reads are positional (pread), so sending never moves the offset of the
-    segment's shared file descriptor; ``seek`` only sets this view's position
-    (used by asyncio's copy fallback when sendfile is unavailable).
-    """
-
-    mode = "rb"
-
-    def __init__(self, region: Any) -> None:
-        self._region = region
-        self._pos = region.position
-
-    def fileno(self) -> int:
-        fd: int = self._region.fileno()
-        return fd
-
-    def seek(self, pos: int, whence: int = 0) -> int:
-        self._pos = pos
-        return pos
-
-    def readinto(self, buf: memoryview) -> int:
-        data = os.pread(self.fileno(), len(buf), self._pos)
-        buf[: len(data)] = data
-        self._pos += len(data)
-        return len(data)
 
 
 class SocketServer:

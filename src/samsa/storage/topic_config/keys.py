@@ -4,27 +4,30 @@ The single table of every key: its type, default, validator, the
 broker-level synonym (``log.segment.bytes`` for ``segment.bytes``) and a
 one-line doc, so DescribeConfigs can list them with ``is_default``/``read_only``
 and the broker can take defaults from ``server.properties``.  A module of its
-own because it is data: adding a key is one entry here and one field on
-``LogConfig`` (log_config.py checks the two agree at import).
+own because it is data: adding a key is one entry here (or in its family's
+module: ``tiered_keys``, ``schema_validation_keys``) and one field on
+``LogConfig`` (log_config.py checks the two agree at import).  The order is
+the table's, not the user's: DescribeConfigs sorts by name.
 """
 
 from __future__ import annotations
 
 import re
-from typing import Any
 
 from samsa.protocol.kafka_versions import EXPECTED as KAFKA_VERSION
 from samsa.protocol.kafka_versions import is_kafka_version
+from samsa.storage.topic_config.schema_validation_keys import SCHEMA_VALIDATION_KEYS
+from samsa.storage.topic_config.tiered_keys import TIERED_STORAGE_KEYS
 from samsa.storage.topic_config.types import (
     LONG_MAX,
     ConfigKey,
     ConfigType,
-    Validator,
     at_least,
     between,
     each_of,
     one_of,
     one_of_ints,
+    topic_key,
 )
 
 
@@ -43,41 +46,13 @@ def _throttled_replicas(v: tuple[str, ...]) -> str | None:
     return "must be '*' or a list of partitionId:brokerId"
 
 
-STRATEGY_PACKAGE = "io.confluent.kafka.serializers.subject."
-SUBJECT_NAME_STRATEGIES = ("TopicNameStrategy", "RecordNameStrategy", "TopicRecordNameStrategy")
-TOPIC_NAME_STRATEGY = STRATEGY_PACKAGE + "TopicNameStrategy"
-
-
-def strategy_name(value: str) -> str:
-    """``TopicNameStrategy`` for ``io.confluent...subject.TopicNameStrategy`` or itself."""
-    return value.removeprefix(STRATEGY_PACKAGE)
-
-
-def _subject_name_strategy(v: str) -> str | None:
-    """Confluent's three strategies, by class name (short or in full)."""
-    if strategy_name(v) in SUBJECT_NAME_STRATEGIES:
-        return None
-    return "must be one of " + ", ".join(STRATEGY_PACKAGE + s for s in SUBJECT_NAME_STRATEGIES)
-
-
 DECOMPRESSED_MAX = 2147483639
 """Kafka's default and largest ``max.decompressed.message.bytes`` (Integer.MAX_VALUE - 8)."""
 
 
-def _key(
-    name: str,
-    type_: ConfigType,
-    default: Any,
-    doc: str,
-    validator: Validator | None = None,
-    synonym: str | None = None,
-) -> ConfigKey:
-    return ConfigKey(name, name.replace(".", "_"), type_, default, doc, validator, synonym)
-
-
 _T = ConfigType
 LOG_CONFIG_KEYS: tuple[ConfigKey, ...] = (
-    _key(
+    topic_key(
         "cleanup.policy",
         _T.LIST,
         ("delete",),
@@ -85,7 +60,7 @@ LOG_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         each_of("delete", "compact"),
         "log.cleanup.policy",
     ),
-    _key(
+    topic_key(
         "compression.type",
         _T.STRING,
         "producer",
@@ -93,7 +68,7 @@ LOG_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         one_of("uncompressed", "zstd", "lz4", "snappy", "gzip", "producer"),
         "compression.type",
     ),
-    _key(
+    topic_key(
         "delete.retention.ms",
         _T.LONG,
         86400000,
@@ -101,7 +76,7 @@ LOG_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         at_least(0),
         "log.cleaner.delete.retention.ms",
     ),
-    _key(
+    topic_key(
         "file.delete.delay.ms",
         _T.LONG,
         60000,
@@ -109,7 +84,7 @@ LOG_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         at_least(0),
         "log.segment.delete.delay.ms",
     ),
-    _key(
+    topic_key(
         "flush.messages",
         _T.LONG,
         LONG_MAX,
@@ -117,7 +92,7 @@ LOG_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         at_least(1),
         "log.flush.interval.messages",
     ),
-    _key(
+    topic_key(
         "flush.ms",
         _T.LONG,
         LONG_MAX,
@@ -125,7 +100,7 @@ LOG_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         at_least(0),
         "log.flush.interval.ms",
     ),
-    _key(
+    topic_key(
         "index.interval.bytes",
         _T.INT,
         4096,
@@ -133,7 +108,7 @@ LOG_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         at_least(0),
         "log.index.interval.bytes",
     ),
-    _key(
+    topic_key(
         "max.compaction.lag.ms",
         _T.LONG,
         LONG_MAX,
@@ -141,7 +116,7 @@ LOG_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         at_least(1),
         "log.cleaner.max.compaction.lag.ms",
     ),
-    _key(
+    topic_key(
         "max.message.bytes",
         _T.INT,
         1048588,
@@ -149,7 +124,7 @@ LOG_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         at_least(0),
         "message.max.bytes",
     ),
-    _key(
+    topic_key(
         "message.timestamp.after.max.ms",
         _T.LONG,
         3600000,
@@ -157,7 +132,7 @@ LOG_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         at_least(0),
         "log.message.timestamp.after.max.ms",
     ),
-    _key(
+    topic_key(
         "message.timestamp.before.max.ms",
         _T.LONG,
         LONG_MAX,
@@ -165,7 +140,7 @@ LOG_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         at_least(0),
         "log.message.timestamp.before.max.ms",
     ),
-    _key(
+    topic_key(
         "message.timestamp.type",
         _T.STRING,
         "CreateTime",
@@ -173,7 +148,7 @@ LOG_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         one_of("CreateTime", "LogAppendTime"),
         "log.message.timestamp.type",
     ),
-    _key(
+    topic_key(
         "min.cleanable.dirty.ratio",
         _T.DOUBLE,
         0.5,
@@ -181,7 +156,7 @@ LOG_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         between(0, 1),
         "log.cleaner.min.cleanable.ratio",
     ),
-    _key(
+    topic_key(
         "min.compaction.lag.ms",
         _T.LONG,
         0,
@@ -189,7 +164,7 @@ LOG_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         at_least(0),
         "log.cleaner.min.compaction.lag.ms",
     ),
-    _key(
+    topic_key(
         "min.insync.replicas",
         _T.INT,
         1,
@@ -197,7 +172,7 @@ LOG_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         at_least(1),
         "min.insync.replicas",
     ),
-    _key(
+    topic_key(
         "preallocate",
         _T.BOOLEAN,
         False,
@@ -205,7 +180,7 @@ LOG_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         None,
         "log.preallocate",
     ),
-    _key(
+    topic_key(
         "retention.bytes",
         _T.LONG,
         -1,
@@ -213,7 +188,7 @@ LOG_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         None,
         "log.retention.bytes",
     ),
-    _key(
+    topic_key(
         "retention.ms",
         _T.LONG,
         604800000,
@@ -221,7 +196,7 @@ LOG_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         at_least(-1),
         "log.retention.ms",
     ),
-    _key(
+    topic_key(
         "segment.bytes",
         _T.INT,
         1073741824,
@@ -229,7 +204,7 @@ LOG_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         at_least(14),
         "log.segment.bytes",
     ),
-    _key(
+    topic_key(
         "segment.index.bytes",
         _T.INT,
         10485760,
@@ -237,7 +212,7 @@ LOG_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         at_least(4),
         "log.index.size.max.bytes",
     ),
-    _key(
+    topic_key(
         "segment.jitter.ms",
         _T.LONG,
         0,
@@ -245,7 +220,7 @@ LOG_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         at_least(0),
         "log.roll.jitter.ms",
     ),
-    _key(
+    topic_key(
         "segment.ms",
         _T.LONG,
         604800000,
@@ -253,7 +228,7 @@ LOG_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         at_least(1),
         "log.roll.ms",
     ),
-    _key(
+    topic_key(
         "unclean.leader.election.enable",
         _T.BOOLEAN,
         False,
@@ -263,8 +238,8 @@ LOG_CONFIG_KEYS: tuple[ConfigKey, ...] = (
     ),
     # Kafka 3.x/4.x topic configs for features Samsa does not have (codec
     # levels, replication throttling): accepted, stored and described so tools
-    # that set them work.  Then tiered storage's (remote_rules checks them).
-    _key(
+    # that set them work.
+    topic_key(
         "compression.gzip.level",
         _T.INT,
         -1,
@@ -272,7 +247,7 @@ LOG_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         one_of_ints((-1, -1), (1, 9)),
         "compression.gzip.level",
     ),
-    _key(
+    topic_key(
         "compression.lz4.level",
         _T.INT,
         9,
@@ -280,7 +255,7 @@ LOG_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         between(1, 17),
         "compression.lz4.level",
     ),
-    _key(
+    topic_key(
         "compression.zstd.level",
         _T.INT,
         3,
@@ -288,102 +263,24 @@ LOG_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         between(-131072, 22),
         "compression.zstd.level",
     ),
-    _key(
+    topic_key(
         "leader.replication.throttled.replicas",
         _T.LIST,
         (),
         "replicas throttled on the leader side (accepted, not applied)",
         _throttled_replicas,
     ),
-    _key(
+    topic_key(
         "follower.replication.throttled.replicas",
         _T.LIST,
         (),
         "replicas throttled on the follower side (accepted, not applied)",
         _throttled_replicas,
     ),
-    _key(
-        "local.retention.bytes",
-        _T.LONG,
-        -2,
-        "tiered storage: local size retention (-2 = retention.bytes)",
-        at_least(-2),
-        "log.local.retention.bytes",
-    ),
-    _key(
-        "local.retention.ms",
-        _T.LONG,
-        -2,
-        "tiered storage: local time retention (-2 = retention.ms)",
-        at_least(-2),
-        "log.local.retention.ms",
-    ),
-    _key(
-        "remote.storage.enable",
-        _T.BOOLEAN,
-        False,
-        "tiered storage: copy closed segments to the remote store, serve old reads from it",
-    ),
-    _key(
-        "remote.log.copy.disable",
-        _T.BOOLEAN,
-        False,
-        "tiered storage: stop copying; remote data stays readable until it expires",
-    ),
-    _key(
-        "remote.log.delete.on.disable",
-        _T.BOOLEAN,
-        False,
-        "tiered storage: when remote.storage.enable turns false, delete the remote data",
-    ),
-    # Confluent Server's broker-side schema id validation (samsa.registry):
-    # records must carry the magic byte and a schema id registered for the
-    # topic's subject (replication/leader/schema_validation.py checks them).
-    _key(
-        "confluent.key.schema.validation",
-        _T.BOOLEAN,
-        False,
-        "refuse records whose key lacks a schema id registered for the key subject",
-    ),
-    _key(
-        "confluent.key.subject.name.strategy",
-        _T.STRING,
-        TOPIC_NAME_STRATEGY,
-        "how the key subject is named: TopicNameStrategy, RecordNameStrategy, "
-        "TopicRecordNameStrategy",
-        _subject_name_strategy,
-    ),
-    _key(
-        "confluent.value.schema.validation",
-        _T.BOOLEAN,
-        False,
-        "refuse records whose value lacks a schema id registered for the value subject",
-    ),
-    _key(
-        "confluent.value.subject.name.strategy",
-        _T.STRING,
-        TOPIC_NAME_STRATEGY,
-        "how the value subject is named: TopicNameStrategy, RecordNameStrategy, "
-        "TopicRecordNameStrategy",
-        _subject_name_strategy,
-    ),
-    _key(
-        "remote.copy.lag.bytes",
-        _T.LONG,
-        -1,
-        "tiered storage: local bytes before a copy to remote storage (accepted, not used)",
-        at_least(-1),
-        "log.remote.copy.lag.bytes",
-    ),
-    _key(
-        "remote.copy.lag.ms",
-        _T.LONG,
-        0,
-        "tiered storage: age before a copy to remote storage (accepted, not used)",
-        at_least(-1),
-        "log.remote.copy.lag.ms",
-    ),
-    _key(
+    # Families of their own: tiered storage's, Confluent's schema id validation.
+    *TIERED_STORAGE_KEYS,
+    *SCHEMA_VALIDATION_KEYS,
+    topic_key(
         "max.decompressed.message.bytes",
         _T.INT,
         DECOMPRESSED_MAX,
@@ -393,7 +290,7 @@ LOG_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         between(1, DECOMPRESSED_MAX),
         "max.decompressed.message.bytes",
     ),
-    _key(
+    topic_key(
         "errors.deadletterqueue.group.enable",
         _T.BOOLEAN,
         False,
@@ -402,7 +299,7 @@ LOG_CONFIG_KEYS: tuple[ConfigKey, ...] = (
     # Deprecated in Kafka 3.x and removed in 4.0, but older tools and client
     # test suites still set them: accepted and stored, no effect; described only
     # on a topic that sets them (Kafka 4.x no longer lists them, and refuses them).
-    _key(
+    topic_key(
         "message.downconversion.enable",
         _T.BOOLEAN,
         True,
@@ -410,7 +307,7 @@ LOG_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         None,
         "log.message.downconversion.enable",
     ),
-    _key(
+    topic_key(
         "message.format.version",
         _T.STRING,
         "3.0-IV1",
@@ -418,7 +315,7 @@ LOG_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         _kafka_version,
         "log.message.format.version",
     ),
-    _key(
+    topic_key(
         "message.timestamp.difference.max.ms",
         _T.LONG,
         LONG_MAX,
@@ -435,3 +332,4 @@ DEPRECATED_KEYS = frozenset(
     )
 )
 LOG_CONFIG_BY_NAME: dict[str, ConfigKey] = {k.name: k for k in LOG_CONFIG_KEYS}
+assert len(LOG_CONFIG_BY_NAME) == len(LOG_CONFIG_KEYS), "a topic config key is declared twice"

@@ -3,9 +3,8 @@
 ``LogConfig`` is the parsed, immutable value a ``Log`` reads its settings
 from; changing a topic's config builds a new one.  The table of every key
 (type, default, validator, broker-level synonym, doc) is ``LOG_CONFIG_KEYS`` in
-log_config_keys, and the types, validators and value parsing it is written
-with are in log_config_types; both are re-exported here, where callers have
-always found them.
+``keys``, and the types, validators and value parsing it is written with are
+in ``types``; both are re-exported here, where callers have always found them.
 """
 
 from __future__ import annotations
@@ -15,12 +14,8 @@ from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
 from samsa.errors import ConfigError
-from samsa.storage.topic_config.keys import (
-    DEPRECATED_KEYS,
-    LOG_CONFIG_BY_NAME,
-    LOG_CONFIG_KEYS,
-    TOPIC_NAME_STRATEGY,
-)
+from samsa.storage.topic_config.keys import DEPRECATED_KEYS, LOG_CONFIG_BY_NAME, LOG_CONFIG_KEYS
+from samsa.storage.topic_config.schema_validation_keys import TOPIC_NAME_STRATEGY
 from samsa.storage.topic_config.types import (
     INT_MAX,
     LONG_MAX,

@@ -1,9 +1,10 @@
 """How a topic config key is described, checked, parsed and shown.
 
-The vocabulary the key table (log_config_keys) is written in, kept apart from
-the table itself so the 40-odd entries read as data: Kafka's ConfigDef types,
-the validators the entries name, the ``ConfigKey`` record, and the parsing
-and formatting of values as Kafka's tools send and show them.
+The vocabulary the key table (``keys`` and its families, ``tiered_keys`` and
+``schema_validation_keys``) is written in, kept apart from the table itself so
+the 40-odd entries read as data: Kafka's ConfigDef types, the validators the
+entries name, the ``ConfigKey`` record and its ``topic_key`` constructor, and
+the parsing and formatting of values as Kafka's tools send and show them.
 """
 
 from __future__ import annotations
@@ -74,6 +75,18 @@ class ConfigKey:
     validator: Validator | None = None
     synonym: str | None = None  # broker-level key that supplies the default
     read_only: bool = False
+
+
+def topic_key(
+    name: str,
+    type_: ConfigType,
+    default: Any,
+    doc: str,
+    validator: Validator | None = None,
+    synonym: str | None = None,
+) -> ConfigKey:
+    """A table entry: its attribute is the name with dots as underscores (LogConfig's field)."""
+    return ConfigKey(name, name.replace(".", "_"), type_, default, doc, validator, synonym)
 
 
 def parse_value(key: ConfigKey, raw: str) -> Any:
