@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from samsa.coordinator.streams.assignor import AssignedMember, SubtopologyShape, assign
+from samsa.coordinator.streams.assignment.assignor import AssignedMember, SubtopologyShape, assign
 from samsa.coordinator.streams.tasks import TaskSet
 
 STATELESS = {"0": SubtopologyShape(4, stateful=False)}

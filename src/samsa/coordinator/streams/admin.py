@@ -11,7 +11,7 @@ from typing import Any
 
 from samsa.coordinator.modern.group_admin import ModernGroupAdmin
 from samsa.coordinator.streams import records
-from samsa.coordinator.streams.assignor import NAME as ASSIGNOR_NAME
+from samsa.coordinator.streams.assignment.assignor import NAME as ASSIGNOR_NAME
 from samsa.coordinator.streams.group import StreamsGroup, StreamsMember
 from samsa.coordinator.streams.internal_topics import ConfiguredTopology, InternalTopic
 from samsa.coordinator.streams.manager import StreamsGroupManager

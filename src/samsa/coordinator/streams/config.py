@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from samsa.coordinator.streams.assignor import NAME as STICKY
+from samsa.coordinator.streams.assignment.assignor import NAME as STICKY
 
 _INT32_MAX = 2**31 - 1
 

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from samsa.coordinator.streams import target
+from samsa.coordinator.streams.assignment import target
 from samsa.coordinator.streams.config import StreamsSettings
 from samsa.coordinator.streams.group import StreamsGroup, StreamsMember
 from samsa.coordinator.streams.internal_topics import (

@@ -19,7 +19,8 @@ from typing import Any
 
 from samsa.coordinator.modern.errors import GroupError
 from samsa.coordinator.store import group_store_error
-from samsa.coordinator.streams import records, target
+from samsa.coordinator.streams import records
+from samsa.coordinator.streams.assignment import target
 from samsa.coordinator.streams.group import (
     LEAVE_GROUP_MEMBER_EPOCH,
     LEAVE_GROUP_STATIC_MEMBER_EPOCH,

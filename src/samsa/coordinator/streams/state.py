@@ -16,7 +16,7 @@ from typing import Any
 
 from samsa.coordinator.modern.record_groups import RecordGroups
 from samsa.coordinator.registry import GroupRegistry
-from samsa.coordinator.streams import target
+from samsa.coordinator.streams.assignment import target
 from samsa.coordinator.streams.config import StreamsSettings
 from samsa.coordinator.streams.group import StreamsGroup
 from samsa.coordinator.streams.internal_topics import ConfiguredTopology, configure

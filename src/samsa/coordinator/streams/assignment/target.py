@@ -11,7 +11,12 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from samsa.coordinator.streams import records
-from samsa.coordinator.streams.assignor import AssignedMember, SubtopologyShape, TaskId, assign
+from samsa.coordinator.streams.assignment.assignor import (
+    AssignedMember,
+    SubtopologyShape,
+    TaskId,
+    assign,
+)
 from samsa.coordinator.streams.group import StreamsGroup, StreamsMember
 from samsa.coordinator.streams.internal_topics import ConfiguredSubtopology, ConfiguredTopology
 from samsa.coordinator.streams.tasks import EMPTY_TASKS, TaskSet
