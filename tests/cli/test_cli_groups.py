@@ -18,13 +18,8 @@ TOPIC, GROUP = "cli-groups", "cli-group"
 
 @pytest.fixture(scope="module")
 def broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BrokerProcess]:
-    proc = BrokerProcess(tmp_path_factory.mktemp("cli-groups") / "data")
-    proc.start()
-    try:
+    with BrokerProcess(tmp_path_factory.mktemp("cli-groups") / "data") as proc:
         yield proc
-    finally:
-        proc.stop()
-        proc.kill()
 
 
 @pytest.fixture(scope="module")

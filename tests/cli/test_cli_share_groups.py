@@ -23,13 +23,8 @@ def broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BrokerProcess]:
         "share.auto.offset.reset": "earliest",
         "share.coordinator.state.topic.num.partitions": "2",
     }
-    proc = BrokerProcess(tmp_path_factory.mktemp("cli-share") / "data", settings)
-    proc.start()
-    try:
+    with BrokerProcess(tmp_path_factory.mktemp("cli-share") / "data", settings) as proc:
         yield proc
-    finally:
-        proc.stop()
-        proc.kill()
 
 
 def read_all(bootstrap: str, count: int) -> ShareConsumer:

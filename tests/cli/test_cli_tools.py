@@ -23,13 +23,8 @@ from samsa.testing import BrokerProcess
 
 @pytest.fixture(scope="module")
 def broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BrokerProcess]:
-    proc = BrokerProcess(tmp_path_factory.mktemp("cli-tools") / "data")
-    proc.start()
-    try:
+    with BrokerProcess(tmp_path_factory.mktemp("cli-tools") / "data") as proc:
         yield proc
-    finally:
-        proc.stop()
-        proc.kill()
 
 
 def samsa(

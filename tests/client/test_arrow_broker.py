@@ -36,15 +36,10 @@ Row = tuple[int, int, bytes | None, bytes | None, list[tuple[str, bytes | None]]
 @pytest.fixture(scope="module")
 def broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BrokerProcess]:
     """One broker for the module, its cleaner running every 100 ms for the compaction case."""
-    proc = BrokerProcess(
+    with BrokerProcess(
         tmp_path_factory.mktemp("arrow") / "data", {"log.cleaner.backoff.ms": "100"}
-    )
-    proc.start()
-    try:
+    ) as proc:
         yield proc
-    finally:
-        proc.stop()
-        proc.kill()
 
 
 def _create(bootstrap: str, partitions: int, config: dict[str, str] | None = None) -> str:

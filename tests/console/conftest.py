@@ -50,13 +50,8 @@ def console_address(proc: BrokerProcess) -> str:
 @contextlib.contextmanager
 def console_broker(data: Path, settings: dict[str, str] | None = None) -> Iterator[BrokerProcess]:
     """A running broker with its console on, stopped (and killed) afterwards."""
-    proc = BrokerProcess(data, settings=settings, args=CONSOLE_ARGS)
-    proc.start()
-    try:
+    with BrokerProcess(data, settings=settings, args=CONSOLE_ARGS) as proc:
         yield proc
-    finally:
-        proc.stop()
-        proc.kill()
 
 
 @pytest.fixture(scope="module")

@@ -18,13 +18,8 @@ _names = itertools.count()
 @pytest.fixture(scope="module")
 def broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BrokerProcess]:
     """One broker shared by a test module (each test uses its own topics)."""
-    proc = BrokerProcess(tmp_path_factory.mktemp("broker") / "data")
-    proc.start()
-    try:
+    with BrokerProcess(tmp_path_factory.mktemp("broker") / "data") as proc:
         yield proc
-    finally:
-        proc.stop()
-        proc.kill()
 
 
 @pytest.fixture
@@ -51,10 +46,5 @@ KIP848_SETTINGS = {
 @pytest.fixture(scope="module")
 def kip848_broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BrokerProcess]:
     """One broker with KIP848_SETTINGS shared by a test module."""
-    proc = BrokerProcess(tmp_path_factory.mktemp("kip848") / "data", KIP848_SETTINGS)
-    proc.start()
-    try:
+    with BrokerProcess(tmp_path_factory.mktemp("kip848") / "data", KIP848_SETTINGS) as proc:
         yield proc
-    finally:
-        proc.stop()
-        proc.kill()

@@ -35,17 +35,12 @@ SMALL_WINDOWS = {"quota.window.num": "2", "quota.window.size.seconds": "1"}
 
 @pytest.fixture(scope="module")
 def broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BrokerProcess]:
-    proc = BrokerProcess(
+    with BrokerProcess(
         tmp_path_factory.mktemp("quotas") / "data",
         SMALL_WINDOWS,
         args=["--metrics-listen", "127.0.0.1:0"],
-    )
-    proc.start()
-    try:
+    ) as proc:
         yield proc
-    finally:
-        proc.stop()
-        proc.kill()
 
 
 def entity(**names: str | None) -> list[dict[str, Any]]:

@@ -19,16 +19,11 @@ API_VERSIONS = 18
 
 @pytest.fixture(scope="module")
 def broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BrokerProcess]:
-    proc = BrokerProcess(
+    with BrokerProcess(
         tmp_path_factory.mktemp("limits") / "data",
         {"listener.name.plaintext.max.connections": "2"},
-    )
-    proc.start()
-    try:
+    ) as proc:
         yield proc
-    finally:
-        proc.stop()
-        proc.kill()
 
 
 def _answers(client: RawClient) -> bool:

@@ -37,15 +37,10 @@ MB = 1 << 20
 
 @pytest.fixture(scope="module")
 def broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BrokerProcess]:
-    proc = BrokerProcess(
+    with BrokerProcess(
         tmp_path_factory.mktemp("bomb") / "data", {"log.cleaner.backoff.ms": "100"}
-    )
-    proc.start()
-    try:
+    ) as proc:
         yield proc
-    finally:
-        proc.stop()
-        proc.kill()
 
 
 @pytest.fixture

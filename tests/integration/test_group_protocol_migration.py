@@ -44,13 +44,8 @@ CONSUMER_GROUP_DESCRIBE, LIST_GROUPS = 69, 16
 
 @pytest.fixture(scope="module")
 def migrating_broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BrokerProcess]:
-    proc = BrokerProcess(tmp_path_factory.mktemp("migration") / "data", KIP848_SETTINGS)
-    proc.start()
-    try:
+    with BrokerProcess(tmp_path_factory.mktemp("migration") / "data", KIP848_SETTINGS) as proc:
         yield proc
-    finally:
-        proc.stop()
-        proc.kill()
 
 
 def wait_for(check: Callable[[], Any], timeout: float, what: str) -> Any:

@@ -33,15 +33,10 @@ def endpoint_url(broker: BrokerProcess, name: str) -> str:
 
 @pytest.fixture(scope="module")
 def broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BrokerProcess]:
-    proc = BrokerProcess(
+    with BrokerProcess(
         tmp_path_factory.mktemp("metrics") / "data", args=["--metrics-listen", "127.0.0.1:0"]
-    )
-    proc.start()
-    try:
+    ) as proc:
         yield proc
-    finally:
-        proc.stop()
-        proc.kill()
 
 
 Samples = dict[tuple[str, tuple[tuple[str, str], ...]], float]

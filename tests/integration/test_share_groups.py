@@ -41,13 +41,8 @@ Received = tuple[int, int]  # partition, offset
 
 @pytest.fixture(scope="module")
 def share_broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BrokerProcess]:
-    proc = BrokerProcess(tmp_path_factory.mktemp("share") / "data", SHARE_SETTINGS)
-    proc.start()
-    try:
+    with BrokerProcess(tmp_path_factory.mktemp("share") / "data", SHARE_SETTINGS) as proc:
         yield proc
-    finally:
-        proc.stop()
-        proc.kill()
 
 
 def share_consumer(bootstrap: str, group: str, **extra: object) -> ShareConsumer:

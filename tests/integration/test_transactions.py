@@ -27,17 +27,12 @@ pytestmark = pytest.mark.integration
 
 @pytest.fixture(scope="module")
 def txn_broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BrokerProcess]:
-    proc = BrokerProcess(
+    with BrokerProcess(
         tmp_path_factory.mktemp("txn") / "data",
         {"transaction.abort.timed.out.transaction.cleanup.interval.ms": "200"},
         args=["--metrics-listen", "127.0.0.1:0"],
-    )
-    proc.start()
-    try:
+    ) as proc:
         yield proc
-    finally:
-        proc.stop()
-        proc.kill()
 
 
 def new_topic(bootstrap: str, partitions: int = 1) -> str:

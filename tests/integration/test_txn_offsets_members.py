@@ -35,13 +35,8 @@ RECORDS = 20
 
 @pytest.fixture(scope="module")
 def txn_group_broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BrokerProcess]:
-    proc = BrokerProcess(tmp_path_factory.mktemp("txn-groups") / "data", KIP848_SETTINGS)
-    proc.start()
-    try:
+    with BrokerProcess(tmp_path_factory.mktemp("txn-groups") / "data", KIP848_SETTINGS) as proc:
         yield proc
-    finally:
-        proc.stop()
-        proc.kill()
 
 
 def new_topics(bootstrap: str, *names: str, partitions: int = 2) -> None:

@@ -47,13 +47,8 @@ def registry_url(proc: BrokerProcess, timeout: float = READY_TIMEOUT_S, since: i
 def registry_broker(
     data: Path, settings: dict[str, str] | None = None, args: list[str] | None = None
 ) -> Iterator[BrokerProcess]:
-    proc = BrokerProcess(data, settings=settings, args=args or REGISTRY_ARGS)
-    proc.start()
-    try:
+    with BrokerProcess(data, settings=settings, args=args or REGISTRY_ARGS) as proc:
         yield proc
-    finally:
-        proc.stop()
-        proc.kill()
 
 
 @dataclass

@@ -67,10 +67,5 @@ def spark() -> Iterator[Any]:
 
 @pytest.fixture(scope="session")
 def broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BrokerProcess]:
-    proc = BrokerProcess(tmp_path_factory.mktemp("spark-broker") / "data")
-    proc.start()
-    try:
+    with BrokerProcess(tmp_path_factory.mktemp("spark-broker") / "data") as proc:
         yield proc
-    finally:
-        proc.stop()
-        proc.kill()

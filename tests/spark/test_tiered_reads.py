@@ -55,13 +55,8 @@ def connector(kafka_reference: KafkaReference, spark: Any) -> None:
 
 @pytest.fixture(scope="module")
 def fs_broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BrokerProcess]:
-    proc = BrokerProcess(tmp_path_factory.mktemp("tiered-fs") / "data", SETTINGS)
-    proc.start()
-    try:
+    with BrokerProcess(tmp_path_factory.mktemp("tiered-fs") / "data", SETTINGS) as proc:
         yield proc
-    finally:
-        proc.stop()
-        proc.kill()
 
 
 def fs_options(broker: BrokerProcess) -> dict[str, str]:

@@ -55,17 +55,12 @@ def broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BrokerProcess]:
         # A secret the describe test checks is never shown (the store ignores it).
         "rsm.config.storage.aws.secret.access.key": "not-shown-anywhere",
     }
-    proc = BrokerProcess(
+    with BrokerProcess(
         tmp_path_factory.mktemp("one-node") / "data",
         settings,
         args=["--metrics-listen", "127.0.0.1:0"],
-    )
-    proc.start()
-    try:
+    ) as proc:
         yield proc
-    finally:
-        proc.stop()
-        proc.kill()
 
 
 def remote_dir(broker: BrokerProcess) -> Path:

@@ -16,6 +16,7 @@ import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Self
 
 import pytest
 
@@ -151,6 +152,17 @@ class BrokerProcess(LoggedProcess):
     def restart(self) -> str:
         self.stop()
         return self.start()
+
+    def __enter__(self) -> Self:
+        """Started for the block (a module's broker fixture: ``with BrokerProcess(...) as
+        proc: yield proc``)."""
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        """A clean stop that must exit 0, then a kill for whatever is left."""
+        self.stop()
+        self.kill()
 
 
 @pytest.fixture
