@@ -194,20 +194,7 @@ def loading_response(key: int, version: int, req: Body, error: ErrorCode) -> Bod
 
         return error_response(error, None)
     if key == STREAMS_GROUP_DESCRIBE:
-        return {
-            "throttle_time_ms": 0,
-            "groups": [
-                {
-                    "error_code": error,
-                    "group_id": g,
-                    "group_state": "",
-                    "group_epoch": -1,
-                    "assignment_epoch": -1,
-                    "members": [],
-                }
-                for g in req["group_ids"]
-            ],
-        }
+        return _modern_describe_error(req, error)
     if key in (CONSUMER_GROUP_HEARTBEAT, SHARE_GROUP_HEARTBEAT):
         return {
             "throttle_time_ms": 0,
@@ -216,21 +203,7 @@ def loading_response(key: int, version: int, req: Body, error: ErrorCode) -> Bod
             "heartbeat_interval_ms": 0,
         }
     if key in (69, 77):  # ConsumerGroupDescribe, ShareGroupDescribe
-        return {
-            "throttle_time_ms": 0,
-            "groups": [
-                {
-                    "error_code": error,
-                    "group_id": g,
-                    "group_state": "",
-                    "group_epoch": -1,
-                    "assignment_epoch": -1,
-                    "assignor_name": "",
-                    "members": [],
-                }
-                for g in req["group_ids"]
-            ],
-        }
+        return _modern_describe_error(req, error, assignor_name="")
     if key == 13:  # LeaveGroup
         return {"throttle_time_ms": 0, "error_code": error, "members": []}
     if key == 14:  # SyncGroup
@@ -242,3 +215,23 @@ def loading_response(key: int, version: int, req: Body, error: ErrorCode) -> Bod
             "assignment": b"",
         }
     return {"throttle_time_ms": 0, "error_code": error}  # Heartbeat
+
+
+def _modern_describe_error(req: Body, error: ErrorCode, **fields: Any) -> Body:
+    """Consumer, share and streams groups' Describe refused whole: each asked group with
+    ``error`` (``fields``: the response's own extra fields, e.g. a consumer group's assignor)."""
+    return {
+        "throttle_time_ms": 0,
+        "groups": [
+            {
+                "error_code": error,
+                "group_id": g,
+                "group_state": "",
+                "group_epoch": -1,
+                "assignment_epoch": -1,
+                **fields,
+                "members": [],
+            }
+            for g in req["group_ids"]
+        ],
+    }
